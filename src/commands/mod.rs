@@ -1,0 +1,5 @@
+//! One module per command; each validates its flags, runs, and reports.
+
+pub mod echo;
+pub mod load;
+pub mod serve;

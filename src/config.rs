@@ -1,0 +1,303 @@
+//! Validated run configurations built from the flags. Engines never see clap types,
+//! and every bad combination is refused here with one sentence (exit 2).
+
+use crate::cli::{EchoArgs, LoadArgs, ServerArgs};
+use crate::engine::Plan;
+use crate::error::{Error, Result};
+use crate::net::tls::Trust;
+use crate::units::{parse_bytes, parse_duration, parse_size_range};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn duration_flag(flag: &str, text: &str) -> Result<Duration> {
+    parse_duration(text).map_err(|e| Error::usage(format!("{flag}: {e}")))
+}
+
+fn at_least_one(flag: &str, v: usize) -> Result<usize> {
+    if v == 0 {
+        Err(Error::usage(format!("{flag} must be at least 1")))
+    } else {
+        Ok(v)
+    }
+}
+
+/// What to print and write.
+#[derive(Clone, Debug)]
+pub struct OutputOptions {
+    pub progress: Duration,
+    pub quiet: bool,
+    pub histogram_bucket_us: Option<u64>,
+    pub json: Option<PathBuf>,
+}
+
+/// A validated load shape, shared by every load command.
+#[derive(Clone, Debug)]
+pub struct LoadConfig {
+    pub threads: usize,
+    pub connections: usize,
+    pub pipeline: usize,
+    pub plan: Plan,
+    pub rate: Option<f64>,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    pub nodelay: bool,
+    pub tls: Option<Trust>,
+    pub output: OutputOptions,
+}
+
+impl LoadConfig {
+    pub fn from_args(a: &LoadArgs) -> Result<Self> {
+        let threads = at_least_one(
+            "--threads",
+            a.threads.unwrap_or_else(crate::sys::affinity_cpus),
+        )?;
+        let connections = at_least_one("--connections", a.connections)?;
+        let pipeline = at_least_one("--pipeline", a.pipeline)?;
+        let batch = a.iterations.is_some() || a.reconnects.is_some() || a.sleep.is_some();
+        let plan = match (batch, &a.duration, a.requests) {
+            (true, Some(_), _) | (true, _, Some(_)) => {
+                return Err(Error::usage(
+                    "--iterations/--reconnects/--sleep make a batch plan: combine it with neither -d nor -n",
+                ))
+            }
+            (false, Some(_), Some(_)) => return Err(Error::usage("choose one of -d/--duration and -n/--requests")),
+            (true, None, None) => {
+                let iterations = a.iterations.unwrap_or(1);
+                let reconnects = a.reconnects.unwrap_or(1);
+                if iterations == 0 || reconnects == 0 {
+                    return Err(Error::usage("--iterations and --reconnects must be at least 1"));
+                }
+                Plan::Batch {
+                    iterations,
+                    reconnects,
+                    sleep: Duration::from_millis(a.sleep.unwrap_or(0)),
+                }
+            }
+            (false, None, Some(0)) => return Err(Error::usage("-n/--requests must be at least 1")),
+            (false, None, Some(n)) => Plan::Count(n),
+            (false, d, None) => {
+                let d = duration_flag("--duration", d.as_deref().unwrap_or("10s"))?;
+                if d.is_zero() {
+                    return Err(Error::usage("--duration must be longer than zero"));
+                }
+                Plan::Duration(d)
+            }
+        };
+        if let Some(r) = a.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(Error::usage(format!(
+                    "--rate must be a positive number of requests per second, not {r}"
+                )));
+            }
+            if batch {
+                return Err(Error::usage(
+                    "--rate does not combine with a batch plan (--iterations/--reconnects)",
+                ));
+            }
+        }
+        let warmup = duration_flag("--warmup", &a.warmup)?;
+        if batch && !warmup.is_zero() {
+            return Err(Error::usage(
+                "--warmup does not apply to a batch plan, which counts every reply",
+            ));
+        }
+        let timeout = duration_flag("--timeout", &a.timeout)?;
+        if timeout.is_zero() {
+            return Err(Error::usage("--timeout must be longer than zero"));
+        }
+        let progress = duration_flag("--progress", &a.progress)?;
+        if progress < Duration::from_millis(10) {
+            return Err(Error::usage("--progress must be at least 10ms"));
+        }
+        if a.histogram == Some(0) {
+            return Err(Error::usage(
+                "--histogram bucket width must be at least 1 microsecond",
+            ));
+        }
+        let tls = match (a.tls, a.insecure, &a.ca) {
+            (false, true, _) | (false, _, Some(_)) => {
+                return Err(Error::usage("--insecure and --ca only apply with --tls"))
+            }
+            (true, true, Some(_)) => return Err(Error::usage("choose one of --insecure and --ca")),
+            (true, true, None) => Some(Trust::Insecure),
+            (true, false, Some(p)) => Some(Trust::CaFile(p.clone())),
+            (true, false, None) => Some(Trust::System),
+            (false, false, None) => None,
+        };
+        Ok(LoadConfig {
+            threads,
+            connections,
+            pipeline,
+            plan,
+            rate: a.rate,
+            warmup,
+            timeout,
+            nodelay: !a.no_nodelay,
+            tls,
+            output: OutputOptions {
+                progress,
+                quiet: a.quiet,
+                histogram_bucket_us: a.histogram,
+                json: a.json.clone(),
+            },
+        })
+    }
+
+    /// Sockets this load needs at once (one per connection).
+    pub fn sockets(&self) -> u64 {
+        self.threads as u64 * self.connections as u64
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let plan = match self.plan {
+            Plan::Duration(d) => json!({"type": "duration", "duration_s": d.as_secs_f64()}),
+            Plan::Count(n) => json!({"type": "count", "requests": n}),
+            Plan::Batch {
+                iterations,
+                reconnects,
+                sleep,
+            } => {
+                json!({"type": "batch", "iterations": iterations, "reconnects": reconnects, "sleep_ms": sleep.as_millis() as u64})
+            }
+        };
+        json!({
+            "threads": self.threads,
+            "connections_per_thread": self.connections,
+            "pipeline": self.pipeline,
+            "plan": plan,
+            "rate": self.rate,
+            "warmup_s": self.warmup.as_secs_f64(),
+            "timeout_s": self.timeout.as_secs_f64(),
+            "nodelay": self.nodelay,
+            "tls": self.tls.is_some(),
+        })
+    }
+}
+
+/// `wirebench echo`, validated.
+#[derive(Clone, Debug)]
+pub struct EchoConfig {
+    pub load: LoadConfig,
+    /// None: start the built-in server.
+    pub target: Option<(SocketAddr, String)>,
+    pub min_payload: usize,
+    pub max_payload: usize,
+    pub server_threads: usize,
+}
+
+impl EchoConfig {
+    pub fn from_args(a: &EchoArgs) -> Result<Self> {
+        let load = LoadConfig::from_args(&a.load)?;
+        let (min, max) =
+            parse_size_range(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
+        let limit = crate::proto::echo::codec::MAX_PAYLOAD as u64;
+        if max > limit {
+            return Err(Error::usage(format!(
+                "--size: at most {limit} payload bytes per message"
+            )));
+        }
+        let target = a
+            .target
+            .as_deref()
+            .map(crate::net::addr::resolve)
+            .transpose()?;
+        if target.is_some() && a.server_threads.is_some() {
+            return Err(Error::usage(
+                "--server-threads only applies to the built-in server (no target)",
+            ));
+        }
+        let server_threads =
+            at_least_one("--server-threads", a.server_threads.unwrap_or(load.threads))?;
+        Ok(EchoConfig {
+            target,
+            min_payload: min as usize,
+            max_payload: max as usize,
+            server_threads,
+            load,
+        })
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.load.to_json();
+        v["size_min"] = json!(self.min_payload);
+        v["size_max"] = json!(self.max_payload);
+        v["frame_header_bytes"] = json!(crate::proto::echo::codec::HEADER_LEN);
+        v["builtin_server"] = json!(self.target.is_none());
+        if self.target.is_none() {
+            v["server_threads"] = json!(self.server_threads);
+        }
+        v
+    }
+}
+
+/// How a built-in server gets its TLS certificate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServerTlsChoice {
+    Off,
+    Files { cert: PathBuf, key: PathBuf },
+    SelfSigned,
+}
+
+/// `wirebench serve ...`, validated (protocol-independent part).
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub listen: SocketAddr,
+    pub threads: usize,
+    pub max_conns_per_thread: usize,
+    pub read_buffer: usize,
+    pub tls: ServerTlsChoice,
+    pub stats: Option<Duration>,
+    pub debug: bool,
+    pub nodelay: bool,
+}
+
+impl ServeConfig {
+    pub fn from_args(a: &ServerArgs) -> Result<Self> {
+        let (listen, _) = crate::net::addr::resolve(&a.listen)?;
+        let threads = at_least_one(
+            "--threads",
+            a.threads.unwrap_or_else(crate::sys::affinity_cpus),
+        )?;
+        let read_buffer =
+            parse_bytes(&a.read_buffer).map_err(|e| Error::usage(format!("--read-buffer: {e}")))?;
+        if !(512..=64 << 20).contains(&read_buffer) {
+            return Err(Error::usage(
+                "--read-buffer must be between 512 bytes and 64m",
+            ));
+        }
+        let tls = match (a.tls, &a.cert, &a.key) {
+            (false, None, None) => ServerTlsChoice::Off,
+            (false, _, _) => return Err(Error::usage("--cert and --key only apply with --tls")),
+            (true, None, None) => ServerTlsChoice::SelfSigned,
+            (true, Some(c), Some(k)) => ServerTlsChoice::Files {
+                cert: c.clone(),
+                key: k.clone(),
+            },
+            (true, _, _) => {
+                return Err(Error::usage(
+                    "--tls takes both --cert and --key, or neither",
+                ))
+            }
+        };
+        let stats = a
+            .stats
+            .as_deref()
+            .map(|s| duration_flag("--stats", s))
+            .transpose()?;
+        if stats.is_some_and(|d| d < Duration::from_millis(10)) {
+            return Err(Error::usage("--stats interval must be at least 10ms"));
+        }
+        Ok(ServeConfig {
+            listen,
+            threads,
+            max_conns_per_thread: a.max_conns_per_thread,
+            read_buffer: read_buffer as usize,
+            tls,
+            stats,
+            debug: a.debug,
+            nodelay: !a.no_nodelay,
+        })
+    }
+}

@@ -1,0 +1,340 @@
+//! One client connection driven by hand-written polling: in one poll it sends what the
+//! plan allows, writes, reads, decodes every complete reply and records it, and arms a
+//! single timer for whichever comes first (reply timeout, next scheduled send, end of run).
+//! Reading and writing in the same poll means a large pipeline never deadlocks against a
+//! server that stops reading while its replies are unread.
+
+use super::protocol::{ClientProtocol, Decode, InFlight, Verdict};
+use super::shared::Shared;
+use crate::stats::ErrorKind;
+use std::collections::VecDeque;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Sleep;
+
+/// How a connection's run ended.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum End {
+    /// The plan has nothing more for it and every reply is in.
+    Done,
+    /// The connection must be dropped; requests still in flight end as this kind.
+    Failed(ErrorKind),
+}
+
+/// Polls in a row before yielding to the other connections of the worker.
+const FAIRNESS_ROUNDS: u32 = 32;
+const INITIAL_READ_BUFFER: usize = 16 * 1024;
+
+pub struct Conn<P> {
+    proto: P,
+    seq: u64,
+    inflight: VecDeque<InFlight>,
+    out: Vec<u8>,
+    wpos: usize,
+    rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
+    /// Batch plans: requests this connection may still send in this iteration.
+    pub local_budget: Option<u64>,
+    /// Open loop: nanoseconds between this connection's scheduled sends, and the next one.
+    interval_ns: u64,
+    next_intended: u64,
+    sleep: Pin<Box<Sleep>>,
+    sleep_at: u64,
+}
+
+impl<P: ClientProtocol> Conn<P> {
+    pub fn new(proto: P, pipeline: usize, schedule: Option<(u64, u64)>) -> Self {
+        let (interval_ns, next_intended) = schedule.unwrap_or((0, 0));
+        Conn {
+            proto,
+            seq: 0,
+            inflight: VecDeque::with_capacity(pipeline),
+            out: Vec::with_capacity(4096),
+            wpos: 0,
+            rbuf: vec![0; INITIAL_READ_BUFFER],
+            rstart: 0,
+            rend: 0,
+            local_budget: None,
+            interval_ns,
+            next_intended,
+            sleep: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
+            sleep_at: u64::MAX,
+        }
+    }
+
+    /// A fresh connection: new protocol state, empty buffers; the send schedule goes on.
+    pub fn reset(&mut self, proto: P) {
+        self.proto = proto;
+        self.seq = 0;
+        self.inflight.clear();
+        self.out.clear();
+        self.wpos = 0;
+        self.rstart = 0;
+        self.rend = 0;
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    /// Ends every request still in flight as `kind` (the connection is gone).
+    pub fn abandon(&mut self, kind: ErrorKind, shared: &Shared) {
+        let mut stats = shared.stats.borrow_mut();
+        for r in self.inflight.drain(..) {
+            stats.record_error(r.measured, kind, 0);
+        }
+    }
+
+    /// Requests left unanswered when the connection task ends without a failure.
+    pub fn leave_in_flight(&mut self, shared: &Shared) {
+        let mut stats = shared.stats.borrow_mut();
+        for r in self.inflight.drain(..) {
+            stats.phase(r.measured).in_flight += 1;
+        }
+    }
+
+    /// Whether the plan lets this connection send a request intended at `intended`.
+    #[inline]
+    fn may_send(&self, intended: u64, shared: &Shared) -> bool {
+        if shared.stopping() || shared.deadline_ns.is_some_and(|d| intended >= d) {
+            return false;
+        }
+        if self.local_budget == Some(0) {
+            return false;
+        }
+        !(intended >= shared.measure_start_ns
+            && shared.budget.as_ref().is_some_and(|b| b.get() == 0))
+    }
+
+    fn open_loop(&self) -> bool {
+        self.interval_ns > 0
+    }
+
+    /// Encodes as many requests as the pipeline, the schedule and the budget allow.
+    fn fill(&mut self, now: u64, shared: &Shared) {
+        let mut stats = None;
+        while self.inflight.len() < shared.pipeline {
+            let intended = if self.open_loop() {
+                if self.next_intended > now {
+                    break;
+                }
+                self.next_intended
+            } else {
+                now
+            };
+            if !self.may_send(intended, shared) {
+                break;
+            }
+            let measured = intended >= shared.measure_start_ns;
+            if measured {
+                if let Some(b) = shared.budget.as_ref() {
+                    b.set(b.get() - 1);
+                }
+            }
+            if let Some(l) = self.local_budget.as_mut() {
+                *l -= 1;
+            }
+            if self.open_loop() {
+                self.next_intended += self.interval_ns;
+            }
+            let before = self.out.len();
+            let tag = self.proto.encode(self.seq, now, &mut self.out);
+            let bytes = (self.out.len() - before) as u64;
+            self.inflight.push_back(InFlight {
+                seq: self.seq,
+                intended_ns: intended,
+                sent_ns: now,
+                tag,
+                measured,
+            });
+            self.seq += 1;
+            stats
+                .get_or_insert_with(|| shared.stats.borrow_mut())
+                .record_sent(measured, bytes);
+        }
+    }
+
+    /// Decodes and records every complete reply in the read buffer.
+    fn consume(&mut self, now: u64, shared: &Shared) -> Option<End> {
+        let mut stats = shared.stats.borrow_mut();
+        while let Some(req) = self.inflight.front() {
+            match self.proto.decode(&self.rbuf[self.rstart..self.rend], req) {
+                Decode::Incomplete => break,
+                Decode::Reply { used, verdict } => {
+                    self.rstart += used;
+                    let bytes = used as u64;
+                    match verdict {
+                        Verdict::Ok => stats.record_ok(
+                            req.measured,
+                            now.saturating_sub(req.intended_ns),
+                            now.saturating_sub(req.sent_ns),
+                            bytes,
+                        ),
+                        Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
+                        Verdict::Fatal(k) => {
+                            stats.record_error(req.measured, k, bytes);
+                            self.inflight.pop_front();
+                            return Some(End::Failed(ErrorKind::Dropped));
+                        }
+                    }
+                    self.inflight.pop_front();
+                }
+            }
+        }
+        if self.rstart == self.rend {
+            self.rstart = 0;
+            self.rend = 0;
+        } else if self.rend == self.rbuf.len() {
+            // Make room: move the partial reply to the front, or grow for a large one.
+            if self.rstart > 0 {
+                self.rbuf.copy_within(self.rstart..self.rend, 0);
+                self.rend -= self.rstart;
+                self.rstart = 0;
+            } else {
+                let n = self.rbuf.len() * 2;
+                self.rbuf.resize(n, 0);
+            }
+        }
+        None
+    }
+
+    /// Drives the connection until the plan is done or the connection fails.
+    pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
+        &mut self,
+        io: &mut S,
+        shared: &Shared,
+    ) -> End {
+        poll_fn(|cx| self.poll_run(cx, io, shared)).await
+    }
+
+    fn poll_run<S: AsyncRead + AsyncWrite + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        io: &mut S,
+        shared: &Shared,
+    ) -> Poll<End> {
+        let mut rounds = 0;
+        loop {
+            let now = shared.clock.now_ns();
+            if let Some(oldest) = self.inflight.front() {
+                if now.saturating_sub(oldest.sent_ns) >= shared.timeout_ns {
+                    // The late request is a timeout; the rest of its connection is dropped.
+                    let r = self.inflight.pop_front().expect("front exists");
+                    shared
+                        .stats
+                        .borrow_mut()
+                        .record_error(r.measured, ErrorKind::Timeout, 0);
+                    return Poll::Ready(End::Failed(ErrorKind::Dropped));
+                }
+            }
+            self.fill(now, shared);
+
+            // Write what is pending; a partial write keeps the rest for the next poll.
+            let mut wrote = false;
+            while self.wpos < self.out.len() {
+                match Pin::new(&mut *io).poll_write(cx, &self.out[self.wpos..]) {
+                    Poll::Ready(Ok(0)) => return Poll::Ready(End::Failed(ErrorKind::Closed)),
+                    Poll::Ready(Ok(n)) => {
+                        self.wpos += n;
+                        wrote = true;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(End::Failed(ErrorKind::from_io(&e))),
+                    Poll::Pending => break,
+                }
+            }
+            if wrote {
+                if let Poll::Ready(Err(e)) = Pin::new(&mut *io).poll_flush(cx) {
+                    return Poll::Ready(End::Failed(ErrorKind::from_io(&e)));
+                }
+            }
+            if self.wpos == self.out.len() {
+                self.out.clear();
+                self.wpos = 0;
+            }
+
+            // Read whatever has arrived and settle every complete reply.
+            let mut progressed = false;
+            let mut rb = ReadBuf::new(&mut self.rbuf[self.rend..]);
+            match Pin::new(&mut *io).poll_read(cx, &mut rb) {
+                Poll::Ready(Ok(())) => {
+                    let n = rb.filled().len();
+                    if n == 0 {
+                        let idle = self.inflight.is_empty() && self.out.is_empty();
+                        return Poll::Ready(if idle {
+                            End::Done
+                        } else {
+                            End::Failed(ErrorKind::Closed)
+                        });
+                    }
+                    self.rend += n;
+                    progressed = true;
+                    let now = shared.clock.now_ns();
+                    if let Some(end) = self.consume(now, shared) {
+                        return Poll::Ready(end);
+                    }
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(End::Failed(ErrorKind::from_io(&e))),
+                Poll::Pending => {}
+            }
+
+            let now = shared.clock.now_ns();
+            let idle = self.inflight.is_empty() && self.out.is_empty();
+            let next_send = if self.open_loop() {
+                self.next_intended
+            } else {
+                now
+            };
+            let can_send = self.may_send(next_send, shared);
+            if idle && !can_send {
+                return Poll::Ready(End::Done);
+            }
+            if progressed {
+                rounds += 1;
+                if rounds >= FAIRNESS_ROUNDS {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                continue;
+            }
+
+            // Nothing to do until a reply arrives or one timer: the oldest request's
+            // timeout, the next scheduled send, or the end of the run for an idle sender.
+            let mut wake = u64::MAX;
+            if let Some(oldest) = self.inflight.front() {
+                wake = oldest.sent_ns + shared.timeout_ns;
+            }
+            if can_send && self.inflight.len() < shared.pipeline {
+                if self.open_loop() {
+                    wake = wake.min(self.next_intended);
+                } else if self.out.is_empty() {
+                    // Closed loop with room and permission: send now.
+                    continue;
+                }
+            }
+            if let Some(d) = shared.deadline_ns {
+                if idle {
+                    wake = wake.min(d);
+                }
+            }
+            if wake == u64::MAX {
+                return Poll::Pending;
+            }
+            if wake < self.sleep_at {
+                self.sleep_at = wake;
+                self.sleep
+                    .as_mut()
+                    .reset(shared.clock.instant_at(wake).into());
+            }
+            match self.sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    self.sleep_at = u64::MAX;
+                    continue;
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}

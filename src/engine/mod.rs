@@ -1,0 +1,193 @@
+//! The load engine, shared by every protocol: worker threads (one current-thread runtime
+//! each) own the connections; this module starts them, gathers their interval snapshots
+//! for progress, and merges their statistics exactly at the end.
+
+pub mod conn;
+pub mod connector;
+pub mod protocol;
+pub mod shared;
+pub mod worker;
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::stats::snapshot::IntervalAggregator;
+use crate::stats::{Counters, IntervalRow, Latency};
+use connector::Connector;
+use protocol::ProtocolFactory;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use worker::{run_worker, WorkerArgs};
+
+/// When a run stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Plan {
+    /// Send for this long (after the warm-up), then collect the replies in flight.
+    Duration(Duration),
+    /// Send exactly this many measured requests in total.
+    Count(u64),
+    /// evh_perf's plan: per reconnect round open the connections; per iteration send
+    /// `pipeline` requests on each and wait for every reply; sleep between rounds.
+    Batch {
+        iterations: u64,
+        reconnects: u64,
+        sleep: Duration,
+    },
+}
+
+/// A validated load: what every protocol's load command hands the engine.
+pub struct LoadSpec {
+    pub connector: Connector,
+    pub threads: usize,
+    /// Connections per thread.
+    pub connections: usize,
+    /// Requests in flight per connection.
+    pub pipeline: usize,
+    pub plan: Plan,
+    /// Open loop: requests per second over all connections.
+    pub rate: Option<f64>,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    /// Snapshot and progress interval.
+    pub interval: Duration,
+    /// Set it (Ctrl-C) to stop sending and let replies drain.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl LoadSpec {
+    /// The number of correct replies the plan asks for, when it names one.
+    pub fn expected(&self) -> Option<u64> {
+        match self.plan {
+            Plan::Duration(_) => None,
+            Plan::Count(n) => Some(n),
+            Plan::Batch {
+                iterations,
+                reconnects,
+                ..
+            } => Some(
+                self.threads as u64
+                    * self.connections as u64
+                    * self.pipeline as u64
+                    * iterations
+                    * reconnects,
+            ),
+        }
+    }
+}
+
+/// Told about the run while it goes on (progress display, server sampling).
+pub trait Observer {
+    /// The warm-up is over; the measured phase begins.
+    fn on_measure_start(&mut self) {}
+    /// An interval of the measured phase is complete (`latency` is the interval's).
+    fn on_interval(&mut self, _row: &IntervalRow, _latency: &Latency) {}
+}
+
+/// Everything the engine measured; protocols turn it into a `RunResult`.
+pub struct EngineOutput {
+    pub measured: Counters,
+    pub warmup: Counters,
+    pub latency: Latency,
+    pub uncorrected: Option<Latency>,
+    pub intervals: Vec<IntervalRow>,
+    /// The measured phase: from the end of the warm-up to the last reply.
+    pub elapsed: Duration,
+    /// CPU time of the worker threads during the measured phase.
+    pub client_cpu: Duration,
+    pub expected: Option<u64>,
+}
+
+/// Runs the load to its end.
+pub fn run<F: ProtocolFactory>(
+    spec: LoadSpec,
+    factory: F,
+    observer: &mut dyn Observer,
+) -> Result<EngineOutput> {
+    let spec = Arc::new(spec);
+    let factory = Arc::new(factory);
+    let clock = Clock::new();
+    let measure_start_ns = spec.warmup.as_nanos() as u64;
+    let (tx, rx) = mpsc::channel();
+    let budgets: Vec<Option<u64>> = (0..spec.threads)
+        .map(|w| match spec.plan {
+            Plan::Count(n) => {
+                let t = spec.threads as u64;
+                Some(n / t + u64::from((w as u64) < n % t))
+            }
+            _ => None,
+        })
+        .collect();
+
+    let mut handles = Vec::with_capacity(spec.threads);
+    for (index, budget) in budgets.into_iter().enumerate() {
+        let args = WorkerArgs {
+            index,
+            spec: spec.clone(),
+            factory: factory.clone(),
+            clock,
+            measure_start_ns,
+            budget,
+            snapshots: tx.clone(),
+        };
+        let h = std::thread::Builder::new()
+            .name(format!("wb-load-{index}"))
+            .spawn(move || run_worker(args))
+            .map_err(|e| Error::runtime(format!("cannot start a load thread: {e}")))?;
+        handles.push(h);
+    }
+    drop(tx);
+
+    let mut agg = IntervalAggregator::new(spec.threads);
+    let measure_at = clock.instant_at(measure_start_ns);
+    let mut started = false;
+    loop {
+        let wait = if started {
+            Duration::from_secs(1)
+        } else {
+            measure_at.saturating_duration_since(Instant::now())
+        };
+        match rx.recv_timeout(wait) {
+            Ok(snap) => {
+                for (row, lat) in agg.push(snap) {
+                    observer.on_interval(&row, &lat);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if !started && Instant::now() >= measure_at {
+            started = true;
+            observer.on_measure_start();
+        }
+    }
+
+    let mut out = EngineOutput {
+        measured: Counters::default(),
+        warmup: Counters::default(),
+        latency: Latency::new(),
+        uncorrected: spec.rate.map(|_| Latency::new()),
+        intervals: Vec::new(),
+        elapsed: Duration::ZERO,
+        client_cpu: Duration::ZERO,
+        expected: spec.expected(),
+    };
+    let mut finish_ns = measure_start_ns;
+    for h in handles {
+        let w = h
+            .join()
+            .map_err(|_| Error::runtime("a load thread failed unexpectedly"))?
+            .map_err(|e| Error::runtime(format!("cannot start a load runtime: {e}")))?;
+        out.measured.add(&w.stats.measured);
+        out.warmup.add(&w.stats.warmup);
+        out.latency.add(&w.stats.latency);
+        if let (Some(all), Some(u)) = (out.uncorrected.as_mut(), w.stats.uncorrected.as_ref()) {
+            all.add(u);
+        }
+        out.client_cpu += w.cpu;
+        finish_ns = finish_ns.max(w.finish_ns);
+    }
+    out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
+    out.intervals = agg.into_rows();
+    Ok(out)
+}

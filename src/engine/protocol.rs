@@ -1,0 +1,53 @@
+//! The seam between the engine (connections, time, counting) and a protocol (bytes).
+//! A protocol client encodes requests into the engine's output buffer and tells,
+//! looking at the input buffer, whether the oldest request's reply is complete.
+
+use crate::stats::ErrorKind;
+
+/// A request on the wire, awaiting its reply. Kept by the engine in send order.
+#[derive(Clone, Copy, Debug)]
+pub struct InFlight {
+    pub seq: u64,
+    /// When the schedule wanted it sent (open loop); equal to `sent_ns` in closed loop.
+    pub intended_ns: u64,
+    pub sent_ns: u64,
+    /// Protocol-owned detail of the request (for echo: its payload length).
+    pub tag: u32,
+    /// Sent after the warm-up, so it counts in the results.
+    pub measured: bool,
+}
+
+/// What the protocol makes of the bytes received so far.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decode {
+    /// The reply to the oldest request is not complete yet.
+    Incomplete,
+    /// It is: `used` bytes belong to it.
+    Reply { used: usize, verdict: Verdict },
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum Verdict {
+    Ok,
+    /// A wrong reply; the stream is still in step, so the connection goes on.
+    Error(ErrorKind),
+    /// A wrong reply after which the stream cannot be trusted: the connection is dropped.
+    Fatal(ErrorKind),
+}
+
+/// One connection's protocol state.
+pub trait ClientProtocol: 'static {
+    /// Appends request `seq`, sent at `sent_ns`, to `out`; returns its tag.
+    fn encode(&mut self, seq: u64, sent_ns: u64, out: &mut Vec<u8>) -> u32;
+
+    /// Looks for the reply to `req` at the start of `input`.
+    fn decode(&mut self, input: &[u8], req: &InFlight) -> Decode;
+}
+
+/// Makes a protocol client for each new connection.
+pub trait ProtocolFactory: Send + Sync + 'static {
+    type Client: ClientProtocol;
+
+    /// `conn_id` is unique within the run.
+    fn client(&self, conn_id: u64) -> Self::Client;
+}

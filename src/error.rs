@@ -1,0 +1,43 @@
+//! The three ways a wirebench command ends badly, each with its exit code.
+
+use std::fmt;
+
+/// An error that reaches the user as one sentence and an exit code.
+#[derive(Debug)]
+pub enum Error {
+    /// Bad input: flags, files, addresses, impossible plans. Exit code 2.
+    Usage(String),
+    /// Something failed while running (I/O, a thread that died). Exit code 2.
+    Runtime(String),
+    /// The run completed but missed its target (errors, missing replies). Exit code 1.
+    ShortFall(String),
+}
+
+impl Error {
+    pub fn usage(msg: impl Into<String>) -> Self {
+        Error::Usage(msg.into())
+    }
+
+    pub fn runtime(msg: impl Into<String>) -> Self {
+        Error::Runtime(msg.into())
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::ShortFall(_) => 1,
+            Error::Usage(_) | Error::Runtime(_) => 2,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(m) | Error::Runtime(m) | Error::ShortFall(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

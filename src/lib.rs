@@ -1,0 +1,31 @@
+//! wirebench: measure network servers (messages, requests, connections and bytes per
+//! second, HDR latency, errors, CPU cost). Data flows one way:
+//! flags (`cli`) -> validated config (`config`) -> `engine` -> `stats::RunResult` -> `report`.
+
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod net;
+pub mod proto;
+pub mod report;
+pub mod rng;
+pub mod server;
+pub mod stats;
+pub mod sys;
+pub mod units;
+
+use cli::{Cli, Command, ServeCommand};
+pub use error::{Error, Result};
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Echo(a) => commands::echo::run(&a),
+        Command::Serve {
+            server: ServeCommand::Echo(a),
+        } => commands::serve::serve(&a.server, proto::echo::server::EchoHandlerFactory, "echo"),
+    }
+}

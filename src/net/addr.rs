@@ -1,0 +1,46 @@
+//! Turning what the user typed into socket addresses, with one clear sentence on failure.
+
+use crate::error::{Error, Result};
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// Parses and resolves `HOST:PORT` (`127.0.0.1:8081`, `localhost:8081`, `[::1]:8081`).
+/// Returns the address and the host part (for TLS server names).
+pub fn resolve(text: &str) -> Result<(SocketAddr, String)> {
+    let bad = || {
+        Error::usage(format!(
+            "'{text}' is not a HOST:PORT address (for example 127.0.0.1:8081 or [::1]:8081)"
+        ))
+    };
+    if let Ok(a) = text.parse::<SocketAddr>() {
+        return Ok((a, a.ip().to_string()));
+    }
+    let (host, port) = text.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(bad());
+    }
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let addr = text
+        .to_socket_addrs()
+        .map_err(|e| Error::usage(format!("cannot resolve '{text}': {e}")))?
+        .next()
+        .ok_or_else(|| Error::usage(format!("'{text}' resolves to no address")))?;
+    Ok((addr, host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_forms() {
+        assert_eq!(resolve("127.0.0.1:80").unwrap().0.port(), 80);
+        assert_eq!(resolve("[::1]:81").unwrap().1, "::1");
+        assert_eq!(resolve("localhost:82").unwrap().1, "localhost");
+        for bad in ["127.0.0.1", "nohost:", ":80", "1.2.3.4:99999", "a b:1"] {
+            assert!(resolve(bad).is_err(), "{bad}");
+        }
+    }
+}

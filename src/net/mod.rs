@@ -1,0 +1,5 @@
+//! Addresses, listeners, socket options and TLS configurations.
+
+pub mod addr;
+pub mod listen;
+pub mod tls;

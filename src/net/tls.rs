@@ -1,0 +1,221 @@
+//! TLS configurations (rustls with the ring provider): a server config from PEM files
+//! or a self-signed certificate made at start, and client configs that verify against
+//! the system roots, a given CA, or nothing (`--insecure`).
+
+use crate::error::{Error, Result};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureScheme};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::Arc;
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A server's TLS setup and the SHA-256 fingerprint of its certificate.
+pub struct ServerTls {
+    pub config: Arc<ServerConfig>,
+    pub fingerprint: String,
+    /// The certificate in PEM when it was generated here, so clients can trust it.
+    pub generated_pem: Option<String>,
+}
+
+pub fn fingerprint(der: &[u8]) -> String {
+    Sha256::digest(der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+    let certs: Vec<_> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| {
+            Error::usage(format!(
+                "cannot read certificate file {}: {e}",
+                path.display()
+            ))
+        })?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| {
+            Error::usage(format!(
+                "certificate file {} is not valid PEM: {e}",
+                path.display()
+            ))
+        })?;
+    if certs.is_empty() {
+        return Err(Error::usage(format!(
+            "certificate file {} holds no certificate",
+            path.display()
+        )));
+    }
+    Ok(certs)
+}
+
+fn build_server(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Arc<ServerConfig>> {
+    let cfg = ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::runtime(format!("TLS setup failed: {e}")))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| {
+            Error::usage(format!(
+                "the TLS certificate and key do not work together: {e}"
+            ))
+        })?;
+    Ok(Arc::new(cfg))
+}
+
+/// TLS from a certificate chain and private key in PEM files.
+pub fn server_from_files(cert: &Path, key: &Path) -> Result<ServerTls> {
+    let certs = read_certs(cert)?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+        Error::usage(format!(
+            "cannot read a private key from {}: {e}",
+            key.display()
+        ))
+    })?;
+    let fp = fingerprint(&certs[0]);
+    Ok(ServerTls {
+        config: build_server(certs, key)?,
+        fingerprint: fp,
+        generated_pem: None,
+    })
+}
+
+/// TLS with a self-signed certificate for localhost, 127.0.0.1 and ::1, made now.
+pub fn server_self_signed() -> Result<ServerTls> {
+    let names = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+    ];
+    let ck = rcgen::generate_simple_self_signed(names)
+        .map_err(|e| Error::runtime(format!("cannot generate a certificate: {e}")))?;
+    let der = ck.cert.der().clone();
+    let key = PrivateKeyDer::try_from(ck.key_pair.serialize_der())
+        .map_err(|e| Error::runtime(format!("generated key unusable: {e}")))?;
+    Ok(ServerTls {
+        fingerprint: fingerprint(&der),
+        generated_pem: Some(ck.cert.pem()),
+        config: build_server(vec![der], key)?,
+    })
+}
+
+/// How a client decides to trust a server.
+#[derive(Clone, Debug)]
+pub enum Trust {
+    /// The operating system's root certificates.
+    System,
+    /// Only the CA certificates in this PEM file.
+    CaFile(std::path::PathBuf),
+    /// CA certificates given as PEM text (the built-in server's own certificate).
+    CaPem(String),
+    /// Anything (self-signed servers): signatures are still checked, names and chains are not.
+    Insecure,
+}
+
+pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>> {
+    let builder = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::runtime(format!("TLS setup failed: {e}")))?;
+    let mut roots = RootCertStore::empty();
+    let add_all = |roots: &mut RootCertStore,
+                   certs: Vec<CertificateDer<'static>>,
+                   from: &str|
+     -> Result<()> {
+        for c in certs {
+            roots.add(c).map_err(|e| {
+                Error::usage(format!("{from} holds an unusable CA certificate: {e}"))
+            })?;
+        }
+        Ok(())
+    };
+    let cfg = match trust {
+        Trust::Insecure => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider())))
+            .with_no_client_auth(),
+        Trust::CaFile(p) => {
+            add_all(&mut roots, read_certs(p)?, &p.display().to_string())?;
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+        Trust::CaPem(pem) => {
+            let certs: Vec<_> = CertificateDer::pem_slice_iter(pem.as_bytes())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| Error::runtime(format!("CA PEM unusable: {e}")))?;
+            add_all(&mut roots, certs, "the built-in certificate")?;
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+        Trust::System => {
+            let found = rustls_native_certs::load_native_certs();
+            for c in found.certs {
+                let _ = roots.add(c);
+            }
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+    };
+    Ok(Arc::new(cfg))
+}
+
+/// The server name to verify: a DNS name or an IP address.
+pub fn server_name(host: &str) -> Result<ServerName<'static>> {
+    ServerName::try_from(host.to_string())
+        .map_err(|_| Error::usage(format!("'{host}' is not a usable TLS server name")))
+}
+
+/// `--insecure`: accepts any certificate, still checks the handshake signatures.
+#[derive(Debug)]
+struct AcceptAnyCert(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnyCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

@@ -1,0 +1,5 @@
+//! TCP echo: frames, the load client and the server handler.
+
+pub mod client;
+pub mod codec;
+pub mod server;

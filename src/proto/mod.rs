@@ -1,0 +1,3 @@
+//! Protocols: each owns its bytes (codec, client state, server handler), nothing else.
+
+pub mod echo;

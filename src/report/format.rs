@@ -1,0 +1,52 @@
+//! Number formatting for humans.
+
+/// 1234567 -> "1,234,567".
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rate with grouping and no decimals: "411,522".
+pub fn rate(v: f64) -> String {
+    group(v.round().max(0.0) as u64)
+}
+
+/// Microseconds with sensible precision: "12.3", "1,204".
+pub fn micros(us: f64) -> String {
+    if us < 100.0 {
+        format!("{us:.1}")
+    } else {
+        group(us.round() as u64)
+    }
+}
+
+pub fn seconds(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.3}s")
+    } else {
+        format!("{:.1}ms", s * 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouping() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1234567), "1,234,567");
+        assert_eq!(micros(12.34), "12.3");
+        assert_eq!(micros(1204.4), "1,204");
+    }
+}

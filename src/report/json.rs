@@ -1,0 +1,36 @@
+//! JSON results. The file is opened before the run starts, so a bad path fails early.
+
+use crate::error::{Error, Result};
+use crate::stats::RunResult;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub struct JsonSink {
+    path: PathBuf,
+    file: File,
+}
+
+impl JsonSink {
+    pub fn create(path: &Path) -> Result<Self> {
+        let file = File::create(path).map_err(|e| {
+            Error::usage(format!(
+                "cannot write the JSON result to {}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(JsonSink {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    pub fn write(self, r: &RunResult) -> Result<()> {
+        let mut w = BufWriter::new(self.file);
+        serde_json::to_writer_pretty(&mut w, r)
+            .map_err(|e| Error::runtime(format!("cannot write {}: {e}", self.path.display())))?;
+        w.write_all(b"\n")
+            .and_then(|_| w.flush())
+            .map_err(|e| Error::runtime(format!("cannot write {}: {e}", self.path.display())))
+    }
+}

@@ -1,0 +1,6 @@
+//! Rendering results: text (configuration, progress, summary, histogram) and JSON.
+
+pub mod format;
+pub mod json;
+pub mod progress;
+pub mod text;

@@ -1,0 +1,210 @@
+//! Text output: the configuration table at start, the summary and the histogram at the end.
+
+use super::format::{group, micros, rate};
+use crate::stats::{Latency, LatencySummary, RunResult};
+use std::fmt::Write as _;
+
+const RULE: &str = "----------------------------------------------------------------------------------------------------";
+
+/// A two-column table of the run's settings, printed before it starts.
+pub fn config_table(title: &str, rows: &[(&str, String)]) -> String {
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
+    let mut s = format!("{title}\n{RULE}\n");
+    for (k, v) in rows {
+        let _ = writeln!(s, "{:<width$} {v}", format!("{k}:"));
+    }
+    s.push_str(RULE);
+    s.push('\n');
+    s
+}
+
+fn latency_line(l: &LatencySummary) -> String {
+    format!(
+        "min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
+        micros(l.min),
+        micros(l.mean),
+        micros(l.p50),
+        micros(l.p90),
+        micros(l.p99),
+        micros(l.p99_9),
+        micros(l.p99_99),
+        micros(l.max)
+    )
+}
+
+/// The final summary of a run.
+pub fn summary(r: &RunResult) -> String {
+    let t = &r.totals;
+    let mut s = String::new();
+    let _ = writeln!(s, "{RULE}");
+    match &r.outcome.reason {
+        None => {
+            let _ = writeln!(s, "result:       ok");
+        }
+        Some(why) => {
+            let _ = writeln!(s, "result:       FELL SHORT: {why}");
+        }
+    }
+    let expected = t
+        .expected
+        .map(|e| format!(" (expected {})", group(e)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "messages:     {} ok of {} sent{expected}",
+        group(t.ok),
+        group(t.sent)
+    );
+    let _ = writeln!(
+        s,
+        "accounting:   sent {} = ok {} + errors {} + in flight {}  [{}]",
+        group(t.sent),
+        group(t.ok),
+        group(t.errors),
+        group(t.in_flight),
+        if t.invariant_holds {
+            "holds"
+        } else {
+            "VIOLATED"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "bytes:        {} received, {} sent",
+        group(t.bytes_received),
+        group(t.bytes_sent)
+    );
+    let _ = writeln!(s, "elapsed:      {:.3} s (measured phase)", r.elapsed_s);
+    let _ = writeln!(
+        s,
+        "throughput:   {} msgs/s  {:.2} MB/s",
+        rate(r.throughput.msgs_per_s),
+        r.throughput.mb_per_s
+    );
+    let _ = writeln!(
+        s,
+        "connections:  {} opened, {} failed attempts",
+        group(t.connections),
+        group(t.connect_errors)
+    );
+    let _ = writeln!(s, "latency (us): {}", latency_line(&r.latency_us));
+    if let Some(u) = &r.latency_uncorrected_us {
+        let _ = writeln!(
+            s,
+            "uncorrected:  {}  (from actual send time)",
+            latency_line(u)
+        );
+    }
+    if !r.errors.is_empty() {
+        let list: Vec<String> = r
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{k} {}", group(*n)))
+            .collect();
+        let _ = writeln!(s, "errors:       {}", list.join(", "));
+    }
+    let mut cpu = format!(
+        "client {:.2} s ({:.2} us/msg)",
+        r.cpu.client_s, r.cpu.client_us_per_msg
+    );
+    if let (Some(sv), Some(per)) = (r.cpu.server_s, r.cpu.server_us_per_msg) {
+        let _ = write!(cpu, ", server {sv:.2} s ({per:.2} us/msg)");
+    }
+    let _ = writeln!(s, "cpu:          {cpu}");
+    if r.warmup.duration_s > 0.0 {
+        let _ = writeln!(
+            s,
+            "warm-up:      {:.1} s, {} sent, {} ok (excluded)",
+            r.warmup.duration_s,
+            group(r.warmup.sent),
+            group(r.warmup.ok)
+        );
+    }
+    s
+}
+
+/// Most non-empty buckets listed before the rest is folded into one line.
+const MAX_BUCKET_LINES: usize = 60;
+
+/// evh_perf's histogram: fixed-width buckets in microseconds, non-empty ones only.
+pub fn histogram(l: &Latency, bucket_us: u64) -> String {
+    let h = l.inner();
+    let total = h.len();
+    let mut s = format!("latency histogram ({bucket_us} us buckets)\n");
+    if total == 0 {
+        s.push_str("  (no replies)\n");
+        return s;
+    }
+    let step = bucket_us * 1000;
+    let mut rows: Vec<(u64, u64)> = Vec::new();
+    for v in h.iter_linear(step) {
+        let n = v.count_since_last_iteration();
+        if n > 0 {
+            // value_iterated_to is the bucket's upper edge, in ns.
+            let start = (v.value_iterated_to() + 1).saturating_sub(step) / 1000;
+            rows.push((start, n));
+        }
+    }
+    let folded: u64 = rows.iter().skip(MAX_BUCKET_LINES).map(|r| r.1).sum();
+    let fold_from = rows.get(MAX_BUCKET_LINES).map(|r| r.0);
+    rows.truncate(MAX_BUCKET_LINES);
+    let peak = rows.iter().map(|r| r.1).max().unwrap_or(1).max(folded);
+    let bar = |n: u64| "=".repeat(((n * 50).div_ceil(peak)) as usize);
+    for (start, n) in &rows {
+        let _ = writeln!(
+            s,
+            "[{:>8} us - {:>8} us] {}> {} ({:.2}%)",
+            group(*start),
+            group(start + bucket_us),
+            bar(*n),
+            group(*n),
+            *n as f64 * 100.0 / total as f64
+        );
+    }
+    if let Some(from) = fold_from {
+        let _ = writeln!(
+            s,
+            "[{:>8} us - {:>8} us] {}> {} ({:.2}%)",
+            group(from),
+            group(h.max() / 1000 + 1),
+            bar(folded),
+            group(folded),
+            folded as f64 * 100.0 / total as f64
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_exact() {
+        let mut l = Latency::new();
+        for _ in 0..3 {
+            l.record(5_000); // 5 us
+        }
+        l.record(25_000); // 25 us
+        let text = histogram(&l, 10);
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].starts_with("[       0 us -       10 us]"),
+            "{text}"
+        );
+        assert!(lines[0].ends_with("3 (75.00%)"), "{text}");
+        assert!(
+            lines[1].starts_with("[      20 us -       30 us]"),
+            "{text}"
+        );
+        assert!(lines[1].ends_with("1 (25.00%)"), "{text}");
+    }
+
+    #[test]
+    fn table_aligns() {
+        let t = config_table("t", &[("a", "1".into()), ("long key", "2".into())]);
+        assert!(t.contains("a:        1"), "{t}");
+        assert!(t.contains("long key: 2"), "{t}");
+    }
+}

@@ -1,0 +1,67 @@
+//! Server counters: one set per server thread, written by that thread only and read
+//! by the stats printer. Single-writer updates are a plain load and store, no lock.
+
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+#[derive(Default)]
+#[repr(align(128))]
+pub struct ThreadCounters {
+    pub accepts: AtomicU64,
+    pub closes: AtomicU64,
+    pub reads: AtomicU64,
+    pub bytes_in: AtomicU64,
+    pub bytes_out: AtomicU64,
+    /// Connections closed at once because the thread was at `--max-conns-per-thread`.
+    pub rejected: AtomicU64,
+    pub tls_failures: AtomicU64,
+}
+
+/// Adds to a counter that only the calling thread writes.
+#[inline]
+pub fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ServerTotals {
+    pub accepts: u64,
+    pub closes: u64,
+    pub active: u64,
+    pub reads: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub rejected: u64,
+    pub tls_failures: u64,
+}
+
+impl ServerTotals {
+    pub fn sum(threads: &[std::sync::Arc<ThreadCounters>]) -> Self {
+        let mut t = ServerTotals::default();
+        for c in threads {
+            t.accepts += c.accepts.load(Relaxed);
+            t.closes += c.closes.load(Relaxed);
+            t.reads += c.reads.load(Relaxed);
+            t.bytes_in += c.bytes_in.load(Relaxed);
+            t.bytes_out += c.bytes_out.load(Relaxed);
+            t.rejected += c.rejected.load(Relaxed);
+            t.tls_failures += c.tls_failures.load(Relaxed);
+        }
+        t.active = t.accepts.saturating_sub(t.closes);
+        t
+    }
+
+    /// The change since `earlier` (active stays as now).
+    pub fn since(&self, earlier: &ServerTotals) -> ServerTotals {
+        ServerTotals {
+            accepts: self.accepts - earlier.accepts,
+            closes: self.closes - earlier.closes,
+            active: self.active,
+            reads: self.reads - earlier.reads,
+            bytes_in: self.bytes_in - earlier.bytes_in,
+            bytes_out: self.bytes_out - earlier.bytes_out,
+            rejected: self.rejected - earlier.rejected,
+            tls_failures: self.tls_failures - earlier.tls_failures,
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! The seam between the server runtime (sockets, buffers, TLS, backpressure) and a
+//! protocol (bytes in, bytes out).
+
+/// What a handler made of the bytes it was given.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// The whole input is the reply (echo): written straight from the read buffer.
+    EchoInput,
+    /// `used` bytes were consumed (the rest waits for more); the reply is in `out`.
+    Consumed(usize),
+    /// Write `out`, then close the connection (a protocol error, or the peer's request).
+    Close,
+}
+
+/// One connection's protocol state on the server side.
+pub trait Handler: 'static {
+    /// `input` holds everything received and not yet consumed; append replies to `out`.
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>) -> Reply;
+}
+
+pub trait HandlerFactory: Send + Sync + 'static {
+    type Handler: Handler;
+
+    fn handler(&self) -> Self::Handler;
+}

@@ -1,0 +1,146 @@
+//! Latency histograms: HDR, nanoseconds, 3 significant digits. Adding two is exact,
+//! so per-worker histograms merge into the run's without losing anything, and the
+//! whole histogram is stored in results (V2, deflate, base64) to merge runs later.
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest latency tracked: one hour. Longer values are recorded as one hour.
+const HIGHEST_NS: u64 = 3_600_000_000_000;
+
+#[derive(Clone, Debug)]
+pub struct Latency {
+    h: Histogram<u64>,
+}
+
+impl Latency {
+    pub fn new() -> Self {
+        Latency {
+            h: Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("static histogram bounds"),
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.h.saturating_record(ns.max(1));
+    }
+
+    pub fn add(&mut self, other: &Latency) {
+        // Same bounds on both sides, so the addition cannot fail.
+        self.h.add(&other.h).expect("histograms share bounds");
+    }
+
+    pub fn reset(&mut self) {
+        self.h.reset();
+    }
+
+    pub fn count(&self) -> u64 {
+        self.h.len()
+    }
+
+    pub fn inner(&self) -> &Histogram<u64> {
+        &self.h
+    }
+
+    /// Value at quantile `q` (0..=1), nanoseconds; 0 when empty.
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        if self.h.is_empty() {
+            0
+        } else {
+            self.h.value_at_quantile(q)
+        }
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        let us = |ns: u64| ns as f64 / 1e3;
+        if self.h.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            count: self.h.len(),
+            min: us(self.h.min()),
+            mean: self.h.mean() / 1e3,
+            stdev: self.h.stdev() / 1e3,
+            p50: us(self.h.value_at_quantile(0.50)),
+            p90: us(self.h.value_at_quantile(0.90)),
+            p99: us(self.h.value_at_quantile(0.99)),
+            p99_9: us(self.h.value_at_quantile(0.999)),
+            p99_99: us(self.h.value_at_quantile(0.9999)),
+            max: us(self.h.max()),
+        }
+    }
+
+    /// HdrHistogram V2 with deflate, base64: readable by every HdrHistogram library.
+    pub fn encode(&self) -> String {
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.h, &mut buf)
+            .expect("serializing into memory cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(buf)
+    }
+
+    pub fn decode(text: &str) -> Result<Latency, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let h: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+        let mut out = Latency::new();
+        out.h
+            .add(&h)
+            .map_err(|e| format!("histogram out of range: {e:?}"))?;
+        Ok(out)
+    }
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Percentiles in microseconds, as printed and written to JSON.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_is_exact_and_roundtrips() {
+        let mut a = Latency::new();
+        let mut b = Latency::new();
+        for i in 1..=1000u64 {
+            a.record(i * 1000);
+            b.record(i * 7919);
+        }
+        let mut all = a.clone();
+        all.add(&b);
+        assert_eq!(all.count(), 2000);
+        let back = Latency::decode(&all.encode()).unwrap();
+        assert_eq!(back.count(), 2000);
+        assert_eq!(back.quantile_ns(0.99), all.quantile_ns(0.99));
+        assert_eq!(back.inner().max(), all.inner().max());
+    }
+
+    #[test]
+    fn empty_summary_is_zero() {
+        assert_eq!(Latency::new().summary().count, 0);
+        assert!(Latency::decode("not base64!").is_err());
+    }
+}

@@ -1,0 +1,149 @@
+//! The result of one run: what was asked, where, what happened. Serialized as the
+//! JSON described by schema/result.schema.json; every protocol fills the same shape.
+
+use super::latency::{Latency, LatencySummary};
+use super::outcome::{Counters, ErrorKind};
+use super::snapshot::IntervalRow;
+use crate::sys::Environment;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    /// The load command: "echo", later "http", "amqp", "connect".
+    pub kind: String,
+    pub started_unix_ms: u64,
+    pub target: String,
+    /// The validated run configuration, as the protocol describes it.
+    pub config: serde_json::Value,
+    pub environment: Environment,
+    /// The measured phase only: warm-up and start-up excluded.
+    pub elapsed_s: f64,
+    pub totals: Totals,
+    /// Request and connection errors by kind (only kinds that occurred).
+    pub errors: BTreeMap<String, u64>,
+    pub throughput: Throughput,
+    /// Latency from the intended send time, microseconds.
+    pub latency_us: LatencySummary,
+    /// Open loop only: latency from the actual send time (what a coordinated-omission tool would show).
+    pub latency_uncorrected_us: Option<LatencySummary>,
+    pub histogram: HistogramBlob,
+    pub histogram_uncorrected: Option<HistogramBlob>,
+    pub intervals: Vec<IntervalRow>,
+    pub warmup: Warmup,
+    pub cpu: Cpu,
+    /// Counters of the built-in server, when the run started one.
+    pub server: Option<serde_json::Value>,
+    pub outcome: Outcome,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Totals {
+    pub sent: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub in_flight: u64,
+    /// What the plan asked for, when it names a count.
+    pub expected: Option<u64>,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub connections: u64,
+    pub connect_errors: u64,
+    /// sent = ok + errors + in_flight.
+    pub invariant_holds: bool,
+}
+
+impl Totals {
+    pub fn from_counters(c: &Counters, expected: Option<u64>) -> Self {
+        Totals {
+            sent: c.sent,
+            ok: c.ok,
+            errors: c.request_errors(),
+            in_flight: c.in_flight,
+            expected,
+            bytes_sent: c.bytes_sent,
+            bytes_received: c.bytes_received,
+            connections: c.connections,
+            connect_errors: c.connect_errors(),
+            invariant_holds: c.invariant_holds(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Throughput {
+    /// Correct replies per second.
+    pub msgs_per_s: f64,
+    /// Reply bytes per second, 10^6 bytes.
+    pub mb_per_s: f64,
+    /// Request bytes per second, 10^6 bytes.
+    pub mb_sent_per_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HistogramBlob {
+    pub format: String,
+    pub unit: String,
+    pub significant_digits: u8,
+    pub count: u64,
+    pub data: String,
+}
+
+impl HistogramBlob {
+    pub fn of(l: &Latency) -> Self {
+        HistogramBlob {
+            format: "hdrhistogram-v2-deflate-base64".into(),
+            unit: "ns".into(),
+            significant_digits: 3,
+            count: l.count(),
+            data: l.encode(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Warmup {
+    pub duration_s: f64,
+    pub sent: u64,
+    pub ok: u64,
+    pub errors: u64,
+}
+
+impl Warmup {
+    pub fn from_counters(duration_s: f64, c: &Counters) -> Self {
+        Warmup {
+            duration_s,
+            sent: c.sent,
+            ok: c.ok,
+            errors: c.request_errors(),
+        }
+    }
+}
+
+/// CPU time spent during the measured phase, and per correct reply.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Cpu {
+    pub client_s: f64,
+    pub client_us_per_msg: f64,
+    /// Only when the run started its own server.
+    pub server_s: Option<f64>,
+    pub server_us_per_msg: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Outcome {
+    pub success: bool,
+    /// Why the run fell short, in one sentence, when it did.
+    pub reason: Option<String>,
+}
+
+/// Error counts by name, only the kinds that occurred.
+pub fn error_map(c: &Counters) -> BTreeMap<String, u64> {
+    c.error_list()
+        .into_iter()
+        .map(|(k, n): (ErrorKind, u64)| (k.name().to_string(), n))
+        .collect()
+}

@@ -1,0 +1,181 @@
+//! Interval snapshots: each worker hands over its counters and its interval histogram
+//! once per interval (one channel send per interval, never per request); the
+//! aggregator turns them into one row per interval for progress and for the JSON series.
+
+use super::latency::Latency;
+use super::outcome::Counters;
+use serde::{Deserialize, Serialize};
+
+/// One worker's state at the end of interval `index`.
+pub struct Snapshot {
+    pub worker: usize,
+    pub index: u64,
+    /// Nanoseconds since the start of the measured phase.
+    pub at_ns: u64,
+    /// Cumulative measured counters.
+    pub counters: Counters,
+    /// Latency recorded during this interval only.
+    pub latency: Latency,
+    /// The worker's last snapshot: it contributes nothing to later intervals.
+    pub last: bool,
+}
+
+/// One interval of the whole run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IntervalRow {
+    /// End of the interval, seconds since the start of the measured phase.
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub sent: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub bytes_received: u64,
+    pub msgs_per_s: f64,
+    pub mb_per_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    /// Cumulative ok replies at the end of the interval.
+    pub total_ok: u64,
+}
+
+struct Pending {
+    index: u64,
+    at_ns: u64,
+    latency: Latency,
+    reported: Vec<bool>,
+}
+
+/// Collects snapshots from `workers` workers and emits complete interval rows in order.
+pub struct IntervalAggregator {
+    latest: Vec<Counters>,
+    finished_at: Vec<Option<u64>>,
+    pending: Vec<Pending>,
+    next_index: u64,
+    prev_total: Counters,
+    prev_at_ns: u64,
+    rows: Vec<IntervalRow>,
+}
+
+impl IntervalAggregator {
+    pub fn new(workers: usize) -> Self {
+        IntervalAggregator {
+            latest: vec![Counters::default(); workers],
+            finished_at: vec![None; workers],
+            pending: Vec::new(),
+            next_index: 0,
+            prev_total: Counters::default(),
+            prev_at_ns: 0,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a snapshot; returns the rows (and their merged latency) it completed, in order.
+    pub fn push(&mut self, s: Snapshot) -> Vec<(IntervalRow, Latency)> {
+        let workers = self.latest.len();
+        self.latest[s.worker] = s.counters;
+        if s.last {
+            self.finished_at[s.worker] = Some(s.index);
+        }
+        let slot = match self.pending.iter().position(|p| p.index == s.index) {
+            Some(i) => i,
+            None => {
+                self.pending.push(Pending {
+                    index: s.index,
+                    at_ns: 0,
+                    latency: Latency::new(),
+                    reported: vec![false; workers],
+                });
+                self.pending.len() - 1
+            }
+        };
+        let p = &mut self.pending[slot];
+        p.at_ns = p.at_ns.max(s.at_ns);
+        p.latency.add(&s.latency);
+        p.reported[s.worker] = true;
+        self.drain()
+    }
+
+    fn complete(&self, p: &Pending) -> bool {
+        p.reported
+            .iter()
+            .enumerate()
+            .all(|(w, r)| *r || self.finished_at[w].is_some_and(|f| f < p.index))
+    }
+
+    fn drain(&mut self) -> Vec<(IntervalRow, Latency)> {
+        let mut out = Vec::new();
+        while let Some(i) = self.pending.iter().position(|p| p.index == self.next_index) {
+            if !self.complete(&self.pending[i]) {
+                break;
+            }
+            let p = self.pending.swap_remove(i);
+            let mut total = Counters::default();
+            for c in &self.latest {
+                total.add(c);
+            }
+            let dur_ns = p.at_ns.saturating_sub(self.prev_at_ns).max(1);
+            let secs = dur_ns as f64 / 1e9;
+            let ok = total.ok - self.prev_total.ok;
+            let bytes = total.bytes_received - self.prev_total.bytes_received;
+            let row = IntervalRow {
+                t_s: p.at_ns as f64 / 1e9,
+                duration_s: secs,
+                sent: total.sent - self.prev_total.sent,
+                ok,
+                errors: total.request_errors() - self.prev_total.request_errors(),
+                bytes_received: bytes,
+                msgs_per_s: ok as f64 / secs,
+                mb_per_s: bytes as f64 / secs / 1e6,
+                p50_us: p.latency.quantile_ns(0.5) as f64 / 1e3,
+                p99_us: p.latency.quantile_ns(0.99) as f64 / 1e3,
+                total_ok: total.ok,
+            };
+            self.prev_total = total;
+            self.prev_at_ns = p.at_ns;
+            self.next_index += 1;
+            self.rows.push(row.clone());
+            out.push((row, p.latency));
+        }
+        out
+    }
+
+    pub fn into_rows(self) -> Vec<IntervalRow> {
+        self.rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(worker: usize, index: u64, ok: u64, last: bool) -> Snapshot {
+        Snapshot {
+            worker,
+            index,
+            at_ns: (index + 1) * 1_000_000_000,
+            counters: Counters {
+                sent: ok,
+                ok,
+                ..Default::default()
+            },
+            latency: Latency::new(),
+            last,
+        }
+    }
+
+    #[test]
+    fn rows_wait_for_every_live_worker() {
+        let mut agg = IntervalAggregator::new(2);
+        assert!(agg.push(snap(0, 0, 10, false)).is_empty());
+        let rows = agg.push(snap(1, 0, 5, false));
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].0.ok, 15);
+        // Worker 1 finishes in interval 1; interval 2 needs only worker 0.
+        assert!(agg.push(snap(1, 1, 7, true)).is_empty());
+        assert_eq!(agg.push(snap(0, 1, 20, false))[0].0.ok, 12);
+        let rows = agg.push(snap(0, 2, 25, true));
+        assert_eq!(rows[0].0.ok, 5);
+        assert_eq!(rows[0].0.total_ok, 32);
+        assert_eq!(agg.into_rows().len(), 3);
+    }
+}
