@@ -115,7 +115,8 @@ impl<P: ClientProtocol> Conn<P> {
 
     /// Encodes as many requests as the pipeline, the schedule and the budget allow.
     fn fill(&mut self, now: u64, shared: &Shared) {
-        let mut stats = None;
+        // Counted per call, not per request: (measured?, count, bytes) for each phase.
+        let mut tally = [(0u64, 0u64); 2];
         while self.inflight.len() < shared.pipeline {
             let intended = if self.open_loop() {
                 if self.next_intended > now {
@@ -151,9 +152,17 @@ impl<P: ClientProtocol> Conn<P> {
                 measured,
             });
             self.seq += 1;
-            stats
-                .get_or_insert_with(|| shared.stats.borrow_mut())
-                .record_sent(measured, bytes);
+            let t = &mut tally[measured as usize];
+            t.0 += 1;
+            t.1 += bytes;
+        }
+        if tally[0].0 + tally[1].0 > 0 {
+            let mut stats = shared.stats.borrow_mut();
+            for (measured, (count, bytes)) in [(false, tally[0]), (true, tally[1])] {
+                if count > 0 {
+                    stats.record_sent(measured, count, bytes);
+                }
+            }
         }
     }
 
@@ -217,8 +226,9 @@ impl<P: ClientProtocol> Conn<P> {
         shared: &Shared,
     ) -> Poll<End> {
         let mut rounds = 0;
+        // The clock is read once per poll and again after each read (for latency).
+        let mut now = shared.clock.now_ns();
         loop {
-            let now = shared.clock.now_ns();
             if let Some(oldest) = self.inflight.front() {
                 if now.saturating_sub(oldest.sent_ns) >= shared.timeout_ns {
                     // The late request is a timeout; the rest of its connection is dropped.
@@ -271,7 +281,7 @@ impl<P: ClientProtocol> Conn<P> {
                     }
                     self.rend += n;
                     progressed = true;
-                    let now = shared.clock.now_ns();
+                    now = shared.clock.now_ns();
                     if let Some(end) = self.consume(now, shared) {
                         return Poll::Ready(end);
                     }
@@ -280,7 +290,6 @@ impl<P: ClientProtocol> Conn<P> {
                 Poll::Pending => {}
             }
 
-            let now = shared.clock.now_ns();
             let idle = self.inflight.is_empty() && self.out.is_empty();
             let next_send = if self.open_loop() {
                 self.next_intended
@@ -327,14 +336,16 @@ impl<P: ClientProtocol> Conn<P> {
                 self.sleep
                     .as_mut()
                     .reset(shared.clock.instant_at(wake).into());
-            }
-            match self.sleep.as_mut().poll(cx) {
-                Poll::Ready(()) => {
-                    self.sleep_at = u64::MAX;
-                    continue;
+                // Registers this task's waker with the timer; until the next reset the
+                // registration stands, so later polls need not touch the timer at all.
+                if self.sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
                 }
-                Poll::Pending => return Poll::Pending,
+            } else if now < self.sleep_at && !self.sleep.is_elapsed() {
+                return Poll::Pending;
             }
+            self.sleep_at = u64::MAX;
+            now = shared.clock.now_ns();
         }
     }
 }

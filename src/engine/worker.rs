@@ -176,8 +176,7 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
 
 fn take_snapshot(shared: &Shared, worker: usize, index: u64, last: bool) -> Snapshot {
     let mut stats = shared.stats.borrow_mut();
-    let latency = stats.interval.clone();
-    stats.interval.reset();
+    let latency = stats.close_interval();
     Snapshot {
         worker,
         index,

@@ -9,11 +9,13 @@ pub struct WorkerStats {
     /// Requests sent during warm-up: counted apart, never in results.
     pub warmup: Counters,
     pub measured: Counters,
-    /// Latency from the intended send time (equal to the actual one in closed loop).
+    /// Latency from the intended send time (equal to the actual one in closed loop),
+    /// of every interval already handed over; see `close_interval`.
     pub latency: Latency,
     /// Open loop only: latency from the actual send time, to show beside the corrected one.
     pub uncorrected: Option<Latency>,
-    /// This interval's latency; handed to the reporter and reset each interval.
+    /// This interval's latency. Each reply is recorded here only (one histogram
+    /// increment per reply); `close_interval` folds it into `latency`.
     pub interval: Latency,
 }
 
@@ -38,10 +40,18 @@ impl WorkerStats {
     }
 
     #[inline]
-    pub fn record_sent(&mut self, measured: bool, bytes: u64) {
+    pub fn record_sent(&mut self, measured: bool, count: u64, bytes: u64) {
         let c = self.phase(measured);
-        c.sent += 1;
+        c.sent += count;
         c.bytes_sent += bytes;
+    }
+
+    /// Ends an interval: returns its latency and adds it to the run's.
+    pub fn close_interval(&mut self) -> Latency {
+        self.latency.add(&self.interval);
+        let out = self.interval.clone();
+        self.interval.reset();
+        out
     }
 
     /// A correct reply: latency from the intended and from the actual send time.
@@ -51,7 +61,6 @@ impl WorkerStats {
         c.ok += 1;
         c.bytes_received += bytes;
         if measured {
-            self.latency.record(corrected_ns);
             self.interval.record(corrected_ns);
             if let Some(u) = self.uncorrected.as_mut() {
                 u.record(actual_ns);

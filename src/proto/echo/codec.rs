@@ -28,6 +28,7 @@ fn payload_of(pattern: &[u8], seq: u64, len: usize) -> &[u8] {
 }
 
 /// Appends one frame to `out`.
+#[inline]
 pub fn encode(
     out: &mut Vec<u8>,
     conn_id: u64,
@@ -36,11 +37,13 @@ pub fn encode(
     payload_len: usize,
     pattern: &[u8],
 ) {
+    let mut header = [0u8; HEADER_LEN];
+    header[..4].copy_from_slice(&((LENGTH_COVERS + payload_len) as u32).to_be_bytes());
+    header[4..12].copy_from_slice(&conn_id.to_be_bytes());
+    header[12..20].copy_from_slice(&seq.to_be_bytes());
+    header[20..28].copy_from_slice(&sent_ns.to_be_bytes());
     out.reserve(HEADER_LEN + payload_len);
-    out.extend_from_slice(&((LENGTH_COVERS + payload_len) as u32).to_be_bytes());
-    out.extend_from_slice(&conn_id.to_be_bytes());
-    out.extend_from_slice(&seq.to_be_bytes());
-    out.extend_from_slice(&sent_ns.to_be_bytes());
+    out.extend_from_slice(&header);
     out.extend_from_slice(payload_of(pattern, seq, payload_len));
 }
 
@@ -70,6 +73,7 @@ fn be64(b: &[u8]) -> u64 {
 }
 
 /// Checks the frame at the start of `input` against `exp`.
+#[inline]
 pub fn check(input: &[u8], exp: &Expected, pattern: &[u8]) -> Check {
     if input.len() < 4 {
         return Check::Incomplete;
