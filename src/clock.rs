@@ -6,12 +6,26 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     start: Instant,
+    /// The start on CLOCK_MONOTONIC (what `Instant` reads on Linux), for kernel timers.
+    start_monotonic_ns: u64,
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl Clock {
     pub fn new() -> Self {
         Clock {
             start: Instant::now(),
+            start_monotonic_ns: monotonic_ns(),
         }
     }
 
@@ -24,6 +38,11 @@ impl Clock {
     /// The instant `ns` nanoseconds after the start.
     pub fn instant_at(&self, ns: u64) -> Instant {
         self.start + Duration::from_nanos(ns)
+    }
+
+    /// `ns` after the start, on CLOCK_MONOTONIC.
+    pub fn monotonic_at(&self, ns: u64) -> u64 {
+        self.start_monotonic_ns + ns
     }
 }
 

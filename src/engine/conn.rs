@@ -43,6 +43,8 @@ pub struct Conn<P> {
     next_intended: u64,
     sleep: Pin<Box<Sleep>>,
     sleep_at: u64,
+    /// Open loop: the send time this connection asked the pacer to wake it for.
+    paced_at: u64,
 }
 
 impl<P: ClientProtocol> Conn<P> {
@@ -62,6 +64,7 @@ impl<P: ClientProtocol> Conn<P> {
             next_intended,
             sleep: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
             sleep_at: u64::MAX,
+            paced_at: u64::MAX,
         }
     }
 
@@ -317,7 +320,15 @@ impl<P: ClientProtocol> Conn<P> {
             }
             if can_send && self.inflight.len() < shared.pipeline {
                 if self.open_loop() {
-                    wake = wake.min(self.next_intended);
+                    match &shared.pacer {
+                        Some(p) => {
+                            if self.paced_at != self.next_intended {
+                                p.schedule(self.next_intended, cx.waker());
+                                self.paced_at = self.next_intended;
+                            }
+                        }
+                        None => wake = wake.min(self.next_intended),
+                    }
                 } else if self.out.is_empty() {
                     // Closed loop with room and permission: send now.
                     continue;

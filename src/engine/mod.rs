@@ -4,6 +4,7 @@
 
 pub mod conn;
 pub mod connector;
+pub mod pacer;
 pub mod protocol;
 pub mod shared;
 pub mod worker;

@@ -1,6 +1,7 @@
 //! What the connections of one worker share: the clock, the worker's statistics and
 //! the plan's limits. Single-threaded (one runtime per worker), so plain cells suffice.
 
+use super::pacer::Pacer;
 use crate::clock::Clock;
 use crate::stats::WorkerStats;
 use std::cell::{Cell, RefCell};
@@ -20,6 +21,8 @@ pub struct Shared {
     pub budget: Option<Cell<u64>>,
     /// Set on Ctrl-C: send nothing more, let replies drain.
     pub stop: Arc<AtomicBool>,
+    /// Open loop: wakes connections at their scheduled send times, to the nanosecond.
+    pub pacer: Option<Pacer>,
 }
 
 impl Shared {

@@ -64,6 +64,18 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
         deadline_ns,
         budget: args.budget.map(Cell::new),
         stop: spec.stop.clone(),
+        // Without a timerfd (never seen on Linux) pacing falls back to the runtime's timers.
+        pacer: spec
+            .rate
+            .and_then(|_| super::pacer::Pacer::new(args.clock).ok()),
+    });
+    let pacer_task = shared.pacer.is_some().then(|| {
+        let shared = shared.clone();
+        tokio::task::spawn_local(async move {
+            if let Some(p) = shared.pacer.as_ref() {
+                p.run().await;
+            }
+        })
     });
 
     // CPU time is counted from the start of the measured phase.
@@ -157,6 +169,9 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
     let finish_ns = shared.clock.now_ns();
     ticker.abort();
     cpu_probe.abort();
+    if let Some(t) = pacer_task {
+        t.abort();
+    }
     let cpu_end = crate::sys::thread_cpu_time();
     let cpu = cpu_at_start
         .get()
