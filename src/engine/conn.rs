@@ -30,6 +30,8 @@ const INITIAL_READ_BUFFER: usize = 16 * 1024;
 pub struct Conn<P> {
     proto: P,
     seq: u64,
+    /// Replies received on the current connection.
+    answered: u64,
     inflight: VecDeque<InFlight>,
     out: Vec<u8>,
     wpos: usize,
@@ -53,6 +55,7 @@ impl<P: ClientProtocol> Conn<P> {
         Conn {
             proto,
             seq: 0,
+            answered: 0,
             inflight: VecDeque::with_capacity(pipeline),
             out: Vec::with_capacity(4096),
             wpos: 0,
@@ -72,6 +75,7 @@ impl<P: ClientProtocol> Conn<P> {
     pub fn reset(&mut self, proto: P) {
         self.proto = proto;
         self.seq = 0;
+        self.answered = 0;
         self.inflight.clear();
         self.out.clear();
         self.wpos = 0;
@@ -79,8 +83,9 @@ impl<P: ClientProtocol> Conn<P> {
         self.rend = 0;
     }
 
-    pub fn in_flight(&self) -> usize {
-        self.inflight.len()
+    /// Replies received on the current connection.
+    pub fn answered(&self) -> u64 {
+        self.answered
     }
 
     /// Ends every request still in flight as `kind` (the connection is gone).
@@ -177,6 +182,7 @@ impl<P: ClientProtocol> Conn<P> {
                 Decode::Incomplete => break,
                 Decode::Reply { used, verdict } => {
                     self.rstart += used;
+                    self.answered += 1;
                     let bytes = used as u64;
                     match verdict {
                         Verdict::Ok => stats.record_ok(
@@ -275,8 +281,11 @@ impl<P: ClientProtocol> Conn<P> {
                 Poll::Ready(Ok(())) => {
                     let n = rb.filled().len();
                     if n == 0 {
+                        // The peer closed. That ends the connection's work only if it
+                        // had none left; otherwise the slot reconnects.
                         let idle = self.inflight.is_empty() && self.out.is_empty();
-                        return Poll::Ready(if idle {
+                        let wanted = if self.open_loop() { self.next_intended } else { now };
+                        return Poll::Ready(if idle && !self.may_send(wanted, shared) {
                             End::Done
                         } else {
                             End::Failed(ErrorKind::Closed)

@@ -257,12 +257,20 @@ async fn slot_loop<F: ProtocolFactory>(
         match spec.connector.connect().await {
             Ok(stream) => {
                 failing_since = None;
-                backoff = Duration::from_millis(10);
                 let measured = shared.clock.now_ns() >= shared.measure_start_ns;
                 shared.stats.borrow_mut().phase(measured).connections += 1;
                 match drive(&mut conn, stream, &shared).await {
                     End::Done => break,
-                    End::Failed(kind) => conn.abandon(kind, &shared),
+                    End::Failed(kind) => {
+                        conn.abandon(kind, &shared);
+                        // A server that accepts and closes at once must not make us spin.
+                        if conn.answered() == 0 {
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(Duration::from_millis(500));
+                        } else {
+                            backoff = Duration::from_millis(10);
+                        }
+                    }
                 }
             }
             Err(kind) => {
