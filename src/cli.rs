@@ -35,7 +35,7 @@ pub enum ServeCommand {
 /// Load shape, stop rule, timing and output: shared by every load command.
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
-    /// Worker threads [default: CPUs in this process's affinity mask].
+    /// Worker threads [default: CPUs in this process's affinity mask; half of them with the built-in server].
     #[arg(short = 't', long)]
     pub threads: Option<usize>,
     /// Connections per thread.
@@ -103,7 +103,7 @@ pub struct EchoArgs {
     /// Payload bytes per message, MIN or MIN..MAX (uniform random per message); a frame adds a 28-byte header.
     #[arg(long, default_value = "64")]
     pub size: String,
-    /// Built-in server only: its threads [default: as many as the load threads].
+    /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long)]
     pub server_threads: Option<usize>,
 }

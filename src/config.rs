@@ -189,7 +189,7 @@ pub struct EchoConfig {
 
 impl EchoConfig {
     pub fn from_args(a: &EchoArgs) -> Result<Self> {
-        let load = LoadConfig::from_args(&a.load)?;
+        let mut load = LoadConfig::from_args(&a.load)?;
         let (min, max) =
             parse_size_range(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
         let limit = crate::proto::echo::codec::MAX_PAYLOAD as u64;
@@ -208,8 +208,17 @@ impl EchoConfig {
                 "--server-threads only applies to the built-in server (no target)",
             ));
         }
-        let server_threads =
-            at_least_one("--server-threads", a.server_threads.unwrap_or(load.threads))?;
+        // Client and built-in server share this process's CPUs: by default they split
+        // them rather than oversubscribe (2 CPUs: one load thread, one server thread).
+        let cpus = crate::sys::affinity_cpus();
+        if target.is_none() && a.load.threads.is_none() {
+            load.threads = (cpus / 2).max(1);
+        }
+        let server_threads = at_least_one(
+            "--server-threads",
+            a.server_threads
+                .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+        )?;
         Ok(EchoConfig {
             target,
             min_payload: min as usize,

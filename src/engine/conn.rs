@@ -284,7 +284,11 @@ impl<P: ClientProtocol> Conn<P> {
                         // The peer closed. That ends the connection's work only if it
                         // had none left; otherwise the slot reconnects.
                         let idle = self.inflight.is_empty() && self.out.is_empty();
-                        let wanted = if self.open_loop() { self.next_intended } else { now };
+                        let wanted = if self.open_loop() {
+                            self.next_intended
+                        } else {
+                            now
+                        };
                         return Poll::Ready(if idle && !self.may_send(wanted, shared) {
                             End::Done
                         } else {
