@@ -98,7 +98,10 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
             0.0
         }
     };
-    let reason = judge(&out.measured, out.expected);
+    let reason = judge(&out.measured, out.expected).map(|why| match &out.first_connect_error {
+        Some(first) if out.measured.connect_errors() > 0 => format!("{why} (first: {first})"),
+        _ => why,
+    });
     RunResult {
         schema_version: SCHEMA_VERSION,
         kind: inp.kind.to_string(),

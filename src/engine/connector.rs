@@ -20,6 +20,22 @@ pub struct ClientTls {
     pub server_name: ServerName<'static>,
 }
 
+/// A failed connection attempt: its kind for the counters, its text for the report.
+#[derive(Debug)]
+pub struct ConnectError {
+    pub kind: ErrorKind,
+    pub detail: String,
+}
+
+impl ConnectError {
+    fn new(kind: ErrorKind, detail: impl std::fmt::Display) -> Self {
+        ConnectError {
+            kind,
+            detail: detail.to_string(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Connector {
     pub addr: SocketAddr,
@@ -29,10 +45,20 @@ pub struct Connector {
 }
 
 impl Connector {
-    pub async fn connect(&self) -> Result<Stream, ErrorKind> {
+    pub async fn connect(&self) -> Result<Stream, ConnectError> {
         let tcp = match tokio::time::timeout(self.timeout, TcpStream::connect(self.addr)).await {
-            Err(_) => return Err(ErrorKind::ConnectTimeout),
-            Ok(Err(e)) => return Err(ErrorKind::from_connect(&e)),
+            Err(_) => {
+                return Err(ConnectError::new(
+                    ErrorKind::ConnectTimeout,
+                    format!("connecting to {} timed out", self.addr),
+                ))
+            }
+            Ok(Err(e)) => {
+                return Err(ConnectError::new(
+                    ErrorKind::from_connect(&e),
+                    format!("connecting to {}: {e}", self.addr),
+                ))
+            }
             Ok(Ok(s)) => s,
         };
         if self.nodelay {
@@ -49,8 +75,14 @@ impl Connector {
         .await
         {
             Ok(Ok(s)) => Ok(Stream::Tls(Box::new(s))),
-            Ok(Err(_)) => Err(ErrorKind::Tls),
-            Err(_) => Err(ErrorKind::ConnectTimeout),
+            Ok(Err(e)) => Err(ConnectError::new(
+                ErrorKind::Tls,
+                format!("TLS handshake with {}: {e}", self.addr),
+            )),
+            Err(_) => Err(ConnectError::new(
+                ErrorKind::ConnectTimeout,
+                format!("TLS handshake with {} timed out", self.addr),
+            )),
         }
     }
 }

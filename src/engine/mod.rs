@@ -97,6 +97,8 @@ pub struct EngineOutput {
     /// CPU time of the worker threads during the measured phase.
     pub client_cpu: Duration,
     pub expected: Option<u64>,
+    /// The text of the first failed connection attempt of any worker.
+    pub first_connect_error: Option<String>,
 }
 
 /// Runs the load to its end.
@@ -172,6 +174,7 @@ pub fn run<F: ProtocolFactory>(
         elapsed: Duration::ZERO,
         client_cpu: Duration::ZERO,
         expected: spec.expected(),
+        first_connect_error: None,
     };
     let mut finish_ns = measure_start_ns;
     for h in handles {
@@ -186,6 +189,9 @@ pub fn run<F: ProtocolFactory>(
             all.add(u);
         }
         out.client_cpu += w.cpu;
+        if out.first_connect_error.is_none() {
+            out.first_connect_error = w.stats.first_connect_error.clone();
+        }
         finish_ns = finish_ns.max(w.finish_ns);
     }
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);

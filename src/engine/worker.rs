@@ -273,13 +273,13 @@ async fn slot_loop<F: ProtocolFactory>(
                     }
                 }
             }
-            Err(kind) => {
+            Err(e) => {
                 let now = shared.clock.now_ns();
-                shared
-                    .stats
-                    .borrow_mut()
-                    .phase(now >= shared.measure_start_ns)
-                    .error(kind, 1);
+                shared.stats.borrow_mut().record_connect_error(
+                    now >= shared.measure_start_ns,
+                    e.kind,
+                    e.detail,
+                );
                 // A slot that cannot connect for a whole timeout gives up, so a dead
                 // target ends the run instead of spinning until the deadline.
                 let since = *failing_since.get_or_insert(now);
@@ -319,7 +319,10 @@ async fn batch_conn<F: ProtocolFactory>(
                     shared.stats.borrow_mut().measured.connections += 1;
                     stream = Some(s);
                 }
-                Err(kind) => shared.stats.borrow_mut().measured.error(kind, 1),
+                Err(e) => shared
+                    .stats
+                    .borrow_mut()
+                    .record_connect_error(true, e.kind, e.detail),
             }
         }
         if let Some(s) = stream.as_mut() {

@@ -22,6 +22,12 @@ pub fn resolve(text: &str) -> Result<(SocketAddr, String)> {
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_string();
+    // Something shaped like an IP literal that does not parse is a typo, not a name to
+    // look up: say so at once instead of asking DNS.
+    let ip_shaped = host.contains(':') || host.chars().all(|c| c.is_ascii_digit() || c == '.');
+    if ip_shaped && host.parse::<std::net::IpAddr>().is_err() {
+        return Err(bad());
+    }
     let addr = text
         .to_socket_addrs()
         .map_err(|e| Error::usage(format!("cannot resolve '{text}': {e}")))?
@@ -39,7 +45,15 @@ mod tests {
         assert_eq!(resolve("127.0.0.1:80").unwrap().0.port(), 80);
         assert_eq!(resolve("[::1]:81").unwrap().1, "::1");
         assert_eq!(resolve("localhost:82").unwrap().1, "localhost");
-        for bad in ["127.0.0.1", "nohost:", ":80", "1.2.3.4:99999", "a b:1"] {
+        for bad in [
+            "127.0.0.1",
+            "nohost:",
+            ":80",
+            "1.2.3.4:99999",
+            "a b:1",
+            "999.1.1.1:80",
+            "[::g]:80",
+        ] {
             assert!(resolve(bad).is_err(), "{bad}");
         }
     }

@@ -14,6 +14,8 @@ pub struct WorkerStats {
     pub latency: Latency,
     /// Open loop only: latency from the actual send time, to show beside the corrected one.
     pub uncorrected: Option<Latency>,
+    /// The text of the first failed connection attempt, for the report.
+    pub first_connect_error: Option<String>,
     /// This interval's latency. Each reply is recorded here only (one histogram
     /// increment per reply); `close_interval` folds it into `latency`.
     pub interval: Latency,
@@ -27,6 +29,7 @@ impl WorkerStats {
             latency: Latency::new(),
             uncorrected: open_loop.then(Latency::new),
             interval: Latency::new(),
+            first_connect_error: None,
         }
     }
 
@@ -44,6 +47,14 @@ impl WorkerStats {
         let c = self.phase(measured);
         c.sent += count;
         c.bytes_sent += bytes;
+    }
+
+    /// Counts a failed connection attempt and keeps the first one's text.
+    pub fn record_connect_error(&mut self, measured: bool, kind: ErrorKind, detail: String) {
+        self.phase(measured).error(kind, 1);
+        if self.first_connect_error.is_none() {
+            self.first_connect_error = Some(detail);
+        }
     }
 
     /// Ends an interval: returns its latency and adds it to the run's.
