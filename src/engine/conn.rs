@@ -123,17 +123,55 @@ impl<P: ClientProtocol> Conn<P> {
 
     /// Encodes as many requests as the pipeline, the schedule and the budget allow.
     fn fill(&mut self, now: u64, shared: &Shared) {
-        // Counted per call, not per request: (measured?, count, bytes) for each phase.
+        let room = shared.pipeline - self.inflight.len();
+        if room == 0 {
+            return;
+        }
+        if self.open_loop() {
+            self.fill_scheduled(now, shared);
+            return;
+        }
+        // Closed loop: every request of this call is intended now, so the plan is
+        // asked once for how many may go, not once per request.
+        if !self.may_send(now, shared) {
+            return;
+        }
+        let measured = now >= shared.measure_start_ns;
+        let mut n = room as u64;
+        if measured {
+            if let Some(b) = shared.budget.as_ref() {
+                n = n.min(b.get());
+                b.set(b.get() - n);
+            }
+        }
+        if let Some(l) = self.local_budget.as_mut() {
+            n = n.min(*l);
+            *l -= n;
+        }
+        let before = self.out.len();
+        for _ in 0..n {
+            let tag = self.proto.encode(self.seq, now, &mut self.out);
+            self.inflight.push_back(InFlight {
+                seq: self.seq,
+                intended_ns: now,
+                sent_ns: now,
+                tag,
+                measured,
+            });
+            self.seq += 1;
+        }
+        if n > 0 {
+            let bytes = (self.out.len() - before) as u64;
+            shared.stats.borrow_mut().record_sent(measured, n, bytes);
+        }
+    }
+
+    /// Open loop: sends every request whose intended time has come.
+    fn fill_scheduled(&mut self, now: u64, shared: &Shared) {
+        // Counted per call, not per request: (count, bytes) for warm-up and measured.
         let mut tally = [(0u64, 0u64); 2];
-        while self.inflight.len() < shared.pipeline {
-            let intended = if self.open_loop() {
-                if self.next_intended > now {
-                    break;
-                }
-                self.next_intended
-            } else {
-                now
-            };
+        while self.inflight.len() < shared.pipeline && self.next_intended <= now {
+            let intended = self.next_intended;
             if !self.may_send(intended, shared) {
                 break;
             }
@@ -143,15 +181,9 @@ impl<P: ClientProtocol> Conn<P> {
                     b.set(b.get() - 1);
                 }
             }
-            if let Some(l) = self.local_budget.as_mut() {
-                *l -= 1;
-            }
-            if self.open_loop() {
-                self.next_intended += self.interval_ns;
-            }
+            self.next_intended += self.interval_ns;
             let before = self.out.len();
             let tag = self.proto.encode(self.seq, now, &mut self.out);
-            let bytes = (self.out.len() - before) as u64;
             self.inflight.push_back(InFlight {
                 seq: self.seq,
                 intended_ns: intended,
@@ -162,7 +194,7 @@ impl<P: ClientProtocol> Conn<P> {
             self.seq += 1;
             let t = &mut tally[measured as usize];
             t.0 += 1;
-            t.1 += bytes;
+            t.1 += (self.out.len() - before) as u64;
         }
         if tally[0].0 + tally[1].0 > 0 {
             let mut stats = shared.stats.borrow_mut();
@@ -177,30 +209,48 @@ impl<P: ClientProtocol> Conn<P> {
     /// Decodes and records every complete reply in the read buffer.
     fn consume(&mut self, now: u64, shared: &Shared) -> Option<End> {
         let mut stats = shared.stats.borrow_mut();
+        // Correct replies are tallied here and added once per read.
+        let mut ok = [(0u64, 0u64); 2];
+        let mut end = None;
         while let Some(req) = self.inflight.front() {
-            match self.proto.decode(&self.rbuf[self.rstart..self.rend], req) {
-                Decode::Incomplete => break,
-                Decode::Reply { used, verdict } => {
-                    self.rstart += used;
-                    self.answered += 1;
-                    let bytes = used as u64;
-                    match verdict {
-                        Verdict::Ok => stats.record_ok(
-                            req.measured,
+            let Decode::Reply { used, verdict } =
+                self.proto.decode(&self.rbuf[self.rstart..self.rend], req)
+            else {
+                break;
+            };
+            self.rstart += used;
+            self.answered += 1;
+            let bytes = used as u64;
+            match verdict {
+                Verdict::Ok => {
+                    let t = &mut ok[req.measured as usize];
+                    t.0 += 1;
+                    t.1 += bytes;
+                    if req.measured {
+                        stats.record_latency(
                             now.saturating_sub(req.intended_ns),
                             now.saturating_sub(req.sent_ns),
-                            bytes,
-                        ),
-                        Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
-                        Verdict::Fatal(k) => {
-                            stats.record_error(req.measured, k, bytes);
-                            self.inflight.pop_front();
-                            return Some(End::Failed(ErrorKind::Dropped));
-                        }
+                        );
                     }
-                    self.inflight.pop_front();
+                }
+                Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
+                Verdict::Fatal(k) => {
+                    stats.record_error(req.measured, k, bytes);
+                    end = Some(End::Failed(ErrorKind::Dropped));
                 }
             }
+            self.inflight.pop_front();
+            if end.is_some() {
+                break;
+            }
+        }
+        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
+            if n > 0 {
+                stats.record_ok(measured, n, bytes);
+            }
+        }
+        if end.is_some() {
+            return end;
         }
         if self.rstart == self.rend {
             self.rstart = 0;
@@ -238,16 +288,19 @@ impl<P: ClientProtocol> Conn<P> {
         // The clock is read once per poll and again after each read (for latency).
         let mut now = shared.clock.now_ns();
         loop {
-            if let Some(oldest) = self.inflight.front() {
-                if now.saturating_sub(oldest.sent_ns) >= shared.timeout_ns {
-                    // The late request is a timeout; the rest of its connection is dropped.
-                    let r = self.inflight.pop_front().expect("front exists");
+            let late = self
+                .inflight
+                .front()
+                .is_some_and(|oldest| now.saturating_sub(oldest.sent_ns) >= shared.timeout_ns);
+            if late {
+                // The late request is a timeout; the rest of its connection is dropped.
+                if let Some(r) = self.inflight.pop_front() {
                     shared
                         .stats
                         .borrow_mut()
                         .record_error(r.measured, ErrorKind::Timeout, 0);
-                    return Poll::Ready(End::Failed(ErrorKind::Dropped));
                 }
+                return Poll::Ready(End::Failed(ErrorKind::Dropped));
             }
             self.fill(now, shared);
 

@@ -65,17 +65,20 @@ impl WorkerStats {
         out
     }
 
-    /// A correct reply: latency from the intended and from the actual send time.
+    /// `n` correct replies of `bytes` in all (their latency is recorded apart).
     #[inline]
-    pub fn record_ok(&mut self, measured: bool, corrected_ns: u64, actual_ns: u64, bytes: u64) {
+    pub fn record_ok(&mut self, measured: bool, n: u64, bytes: u64) {
         let c = self.phase(measured);
-        c.ok += 1;
+        c.ok += n;
         c.bytes_received += bytes;
-        if measured {
-            self.interval.record(corrected_ns);
-            if let Some(u) = self.uncorrected.as_mut() {
-                u.record(actual_ns);
-            }
+    }
+
+    /// The latency of one correct measured reply, from the intended and the actual send time.
+    #[inline]
+    pub fn record_latency(&mut self, corrected_ns: u64, actual_ns: u64) {
+        self.interval.record(corrected_ns);
+        if let Some(u) = self.uncorrected.as_mut() {
+            u.record(actual_ns);
         }
     }
 
