@@ -23,9 +23,7 @@ fn have_openssl() -> bool {
 #[test]
 fn builtin_server_with_verified_self_signed_certificate() {
     let r = run_json(&["echo", "--tls", "-n", "200", "-t", "1", "-c", "2"]);
-    assert_eq!(r.code, 0, "{}", r.explain());
-    assert_eq!(r.u("/totals/ok"), 200, "{}", r.explain());
-    assert_eq!(r.u("/totals/errors"), 0, "{}", r.explain());
+    r.assert_clean(200);
     assert_eq!(r.u("/totals/connect_errors"), 0, "{}", r.explain());
     assert_eq!(r.u("/server/tls_failures"), 0, "{}", r.explain());
     assert_eq!(r.json()["config"]["tls"], true);
@@ -56,9 +54,7 @@ fn serve_tls_self_signed_with_insecure_client_and_openssl() {
         "-t",
         "1",
     ]);
-    assert_eq!(r.code, 0, "{}", r.explain());
-    assert_eq!(r.u("/totals/ok"), 100, "{}", r.explain());
-    assert_eq!(r.u("/totals/errors"), 0, "{}", r.explain());
+    r.assert_clean(100);
 
     // Without --insecure the self-signed certificate is not trusted: the run fails.
     let r = run_json(&[
@@ -167,9 +163,7 @@ fn certificate_and_key_from_files() {
         "-t",
         "1",
     ]);
-    assert_eq!(r.code, 0, "{}", r.explain());
-    assert_eq!(r.u("/totals/ok"), 100, "{}", r.explain());
-    assert_eq!(r.u("/totals/errors"), 0, "{}", r.explain());
+    r.assert_clean(100);
 
     // Trusting another certificate must fail: the client really verifies.
     let r = run_json(&[

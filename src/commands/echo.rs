@@ -146,7 +146,11 @@ fn config_rows(cfg: &EchoConfig, addr: std::net::SocketAddr) -> Vec<(&'static st
     let l = &cfg.load;
     let target = match &cfg.target {
         Some(_) => addr.to_string(),
-        None => format!("{addr} (built-in server, {} threads)", cfg.server_threads),
+        None => format!(
+            "{addr} (built-in server, {} thread{})",
+            cfg.server_threads,
+            if cfg.server_threads == 1 { "" } else { "s" }
+        ),
     };
     let plan = match l.plan {
         Plan::Duration(d) => format!("for {}", seconds(d)),

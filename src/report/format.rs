@@ -29,7 +29,9 @@ pub fn micros(us: f64) -> String {
 
 pub fn seconds(d: std::time::Duration) -> String {
     let s = d.as_secs_f64();
-    if s >= 1.0 {
+    if d.is_zero() {
+        "0s".to_string()
+    } else if s >= 1.0 {
         format!("{s:.3}s")
     } else {
         format!("{:.1}ms", s * 1e3)
@@ -48,5 +50,8 @@ mod tests {
         assert_eq!(group(1234567), "1,234,567");
         assert_eq!(micros(12.34), "12.3");
         assert_eq!(micros(1204.4), "1,204");
+        assert_eq!(seconds(std::time::Duration::ZERO), "0s");
+        assert_eq!(seconds(std::time::Duration::from_millis(1500)), "1.500s");
+        assert_eq!(seconds(std::time::Duration::from_micros(2500)), "2.5ms");
     }
 }

@@ -284,6 +284,14 @@ impl RunOut {
         })
     }
 
+    /// The run succeeded: exit 0, exactly `ok` correct replies, no failed request.
+    #[track_caller]
+    pub fn assert_clean(&self, ok: u64) {
+        assert_eq!(self.code, 0, "{}", self.explain());
+        assert_eq!(self.u("/totals/ok"), ok, "{}", self.explain());
+        assert_eq!(self.u("/totals/errors"), 0, "{}", self.explain());
+    }
+
     /// A number at a JSON pointer (`/totals/ok`), as u64.
     pub fn u(&self, pointer: &str) -> u64 {
         ju(self.json(), pointer)
