@@ -19,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Load a TCP echo server (no target: start the built-in one in this process).
     Echo(EchoArgs),
+    /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
+    Ioevent(IoeventArgs),
     /// Run a built-in server.
     Serve {
         #[command(subcommand)]
@@ -147,4 +149,32 @@ pub struct ServerArgs {
 pub struct ServeEchoArgs {
     #[command(flatten)]
     pub server: ServerArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct IoeventArgs {
+    /// Socketpairs; a comma-separated list sweeps (e.g. 100,1000,5000,9900).
+    #[arg(short = 'n', long = "pairs", default_value = "100")]
+    pub pairs: String,
+    /// Active pairs: each gets one byte to start a chain of writes.
+    #[arg(short = 'a', long, default_value_t = 1)]
+    pub active: usize,
+    /// Writes per iteration: each read forwards one byte to the next pair while writes remain.
+    #[arg(short = 'w', long, default_value_t = 100)]
+    pub writes: u64,
+    /// Iterations per backend and N; the first is shown but left out of the summary.
+    #[arg(long, default_value_t = 25)]
+    pub iterations: usize,
+    /// epoll, poll, uring, tokio, or all (interleaved in this process).
+    #[arg(long, default_value = "all")]
+    pub backend: String,
+    /// Write the full result as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Draw time versus N per backend to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+    /// Print only the summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }

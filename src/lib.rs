@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod ioevent;
 pub mod net;
 pub mod proto;
 pub mod report;
@@ -24,6 +25,7 @@ pub use error::{Error, Result};
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Echo(a) => commands::echo::run(&a),
+        Command::Ioevent(a) => commands::ioevent::run(&a),
         Command::Serve {
             server: ServeCommand::Echo(a),
         } => commands::serve::serve(&a.server, proto::echo::server::EchoHandlerFactory, "echo"),

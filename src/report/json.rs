@@ -1,7 +1,6 @@
 //! JSON results. The file is opened before the run starts, so a bad path fails early.
 
 use crate::error::{Error, Result};
-use crate::stats::RunResult;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -25,7 +24,7 @@ impl JsonSink {
         })
     }
 
-    pub fn write(self, r: &RunResult) -> Result<()> {
+    pub fn write<T: serde::Serialize>(self, r: &T) -> Result<()> {
         let mut w = BufWriter::new(self.file);
         serde_json::to_writer_pretty(&mut w, r)
             .map_err(|e| Error::runtime(format!("cannot write {}: {e}", self.path.display())))?;

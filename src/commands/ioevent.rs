@@ -1,0 +1,140 @@
+//! `wirebench ioevent`: validate, run the backends, print, write JSON and the chart.
+
+use super::load::unix_ms;
+use crate::cli::IoeventArgs;
+use crate::error::{Error, Result};
+use crate::ioevent::result::{IoeventConfigRecord, IoeventResult, Series};
+use crate::ioevent::{self, BackendKind, IoeventConfig};
+use crate::report::format::group;
+use crate::report::json::JsonSink;
+use crate::report::text::config_table;
+use crate::sys::Environment;
+use std::fmt::Write as _;
+
+fn parse_pairs(text: &str) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let n: usize = part
+            .trim()
+            .parse()
+            .map_err(|_| Error::usage(format!("-n: '{part}' is not a number of socketpairs")))?;
+        if n == 0 {
+            return Err(Error::usage("-n: at least one socketpair"));
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+pub fn config_from(a: &IoeventArgs) -> Result<IoeventConfig> {
+    let pairs = parse_pairs(&a.pairs)?;
+    let backends = BackendKind::parse(&a.backend).ok_or_else(|| {
+        Error::usage(format!(
+            "--backend '{}': choose epoll, poll, uring, tokio or all",
+            a.backend
+        ))
+    })?;
+    if a.active == 0 {
+        return Err(Error::usage("-a/--active must be at least 1"));
+    }
+    let fewest = pairs.iter().copied().min().unwrap_or(0);
+    if a.active > fewest {
+        return Err(Error::usage(format!(
+            "-a {} is more active pairs than the {fewest} socketpairs of -n",
+            a.active
+        )));
+    }
+    if a.iterations == 0 {
+        return Err(Error::usage("--iterations must be at least 1"));
+    }
+    if let Some(c) = &a.chart {
+        if !matches!(c.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {
+            return Err(Error::usage(format!(
+                "--chart {}: the file name must end in .svg or .png",
+                c.display()
+            )));
+        }
+    }
+    Ok(IoeventConfig {
+        pairs,
+        active: a.active,
+        writes: a.writes,
+        iterations: a.iterations,
+        backends,
+    })
+}
+
+fn summary_table(series: &[Series]) -> String {
+    let mut s = String::from(
+        "backend      N   total us: median       mean        min        max     stddev |  loop us: median       mean        min        max     stddev\n",
+    );
+    for r in series {
+        let (t, l) = (&r.summary.total_us, &r.summary.loop_us);
+        let _ = writeln!(
+            s,
+            "{:<6} {:>6} {:>17.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} | {:>15.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            r.backend, r.pairs, t.median, t.mean, t.min, t.max, t.stddev, l.median, l.mean, l.min, l.max, l.stddev
+        );
+    }
+    s
+}
+
+pub fn run(a: &IoeventArgs) -> Result<()> {
+    let cfg = config_from(a)?;
+    let fd_limit = crate::sys::raise_nofile_limit();
+    cfg.check_limits(fd_limit)?;
+    let json = a.json.as_deref().map(JsonSink::create).transpose()?;
+    let names: Vec<String> = cfg.backends.iter().map(|b| b.name().to_string()).collect();
+    if !a.quiet {
+        let pairs: Vec<String> = cfg.pairs.iter().map(|n| group(*n as u64)).collect();
+        print!(
+            "{}",
+            config_table(
+                &format!("wirebench ioevent {}", env!("CARGO_PKG_VERSION")),
+                &[
+                    ("socketpairs (-n)", pairs.join(", ")),
+                    ("active (-a)", cfg.active.to_string()),
+                    ("writes (-w)", cfg.writes.to_string()),
+                    (
+                        "iterations",
+                        format!("{} (the first is left out of the summary)", cfg.iterations)
+                    ),
+                    ("backends", names.join(", ")),
+                ],
+            )
+        );
+    }
+    let started = unix_ms();
+    let quiet = a.quiet;
+    let (series, interleaved) = ioevent::run(&cfg, fd_limit, &mut |line| {
+        if !quiet {
+            println!("{line}");
+        }
+    })?;
+    if !interleaved {
+        println!("note: descriptors allow one set of pairs at a time at some N: backends ran one after another there");
+    }
+    print!("{}", summary_table(&series));
+    let result = IoeventResult {
+        schema_version: 1,
+        kind: "ioevent".into(),
+        started_unix_ms: started,
+        environment: Environment::capture(),
+        config: IoeventConfigRecord {
+            pairs: cfg.pairs.clone(),
+            active: cfg.active,
+            writes: cfg.writes,
+            iterations: cfg.iterations,
+            backends: names,
+            interleaved,
+        },
+        results: series,
+    };
+    if let Some(sink) = json {
+        sink.write(&result)?;
+    }
+    if let Some(path) = &a.chart {
+        ioevent::chart::write(path, &result.results)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! `wirebench ioevent`: the libev/libevent/evpp event-loop benchmark, run on several
+//! backends side by side in one process.
+
+pub mod chart;
+pub mod epoll;
+pub mod method;
+pub mod poll;
+pub mod result;
+pub mod tokio_backend;
+pub mod uring;
+
+use crate::error::{Error, Result};
+use method::{Backend, Pairs, Shape};
+use result::{IterationRecord, Series};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    Epoll,
+    Poll,
+    Uring,
+    Tokio,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 4] = [
+        BackendKind::Epoll,
+        BackendKind::Poll,
+        BackendKind::Uring,
+        BackendKind::Tokio,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Epoll => "epoll",
+            BackendKind::Poll => "poll",
+            BackendKind::Uring => "uring",
+            BackendKind::Tokio => "tokio",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Vec<BackendKind>> {
+        match s {
+            "all" => Some(Self::ALL.to_vec()),
+            _ => Self::ALL.iter().find(|b| b.name() == s).map(|b| vec![*b]),
+        }
+    }
+
+    fn make(self, pairs: Pairs) -> std::io::Result<Box<dyn Backend>> {
+        Ok(match self {
+            BackendKind::Epoll => Box::new(epoll::Epoll::new(pairs)?),
+            BackendKind::Poll => Box::new(poll::Poll::new(pairs)),
+            BackendKind::Uring => Box::new(uring::Uring::new(pairs)?),
+            BackendKind::Tokio => Box::new(tokio_backend::Tokio::new(pairs)?),
+        })
+    }
+}
+
+/// Descriptors a process needs besides the pairs: stdio, epoll, io_uring, the runtime.
+pub const FD_MARGIN: u64 = 32;
+
+/// A validated ioevent run.
+#[derive(Clone, Debug)]
+pub struct IoeventConfig {
+    pub pairs: Vec<usize>,
+    pub active: usize,
+    pub writes: u64,
+    pub iterations: usize,
+    pub backends: Vec<BackendKind>,
+}
+
+impl IoeventConfig {
+    /// Refuses pair counts this process cannot open (two descriptors per pair).
+    pub fn check_limits(&self, fd_limit: u64) -> Result<()> {
+        let most = self.pairs.iter().copied().max().unwrap_or(0) as u64;
+        if 2 * most + FD_MARGIN > fd_limit {
+            return Err(Error::usage(format!(
+                "-n {most} needs {} descriptors but this process may open {fd_limit} (ulimit -n): at most {} pairs",
+                2 * most + FD_MARGIN,
+                fd_limit.saturating_sub(FD_MARGIN) / 2
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn runtime(e: std::io::Error, what: &str) -> Error {
+    Error::runtime(format!("{what}: {e}"))
+}
+
+/// Runs every backend at every N. Backends are interleaved iteration by iteration when
+/// descriptors allow a set of pairs for each at once; otherwise they run one after another.
+/// `line` receives one text line per iteration.
+pub fn run(
+    cfg: &IoeventConfig,
+    fd_limit: u64,
+    line: &mut dyn FnMut(&str),
+) -> Result<(Vec<Series>, bool)> {
+    let mut all = Vec::new();
+    let mut always_interleaved = true;
+    for &n in &cfg.pairs {
+        let shape = Shape {
+            pairs: n,
+            active: cfg.active,
+            writes: cfg.writes,
+        };
+        let together = 2 * (n * cfg.backends.len()) as u64 + FD_MARGIN <= fd_limit;
+        always_interleaved &= together || cfg.backends.len() == 1;
+        let groups: Vec<Vec<BackendKind>> = if together {
+            vec![cfg.backends.clone()]
+        } else {
+            cfg.backends.iter().map(|b| vec![*b]).collect()
+        };
+        for group in groups {
+            let mut loops = Vec::new();
+            for kind in &group {
+                let pairs = Pairs::new(n).map_err(|e| runtime(e, "cannot create socketpairs"))?;
+                loops.push(kind.make(pairs).map_err(|e| {
+                    runtime(e, &format!("cannot start the {} backend", kind.name()))
+                })?);
+            }
+            let mut series: Vec<Series> = group
+                .iter()
+                .map(|k| Series::new(k.name(), &shape))
+                .collect();
+            for it in 0..cfg.iterations {
+                for (b, s) in loops.iter_mut().zip(series.iter_mut()) {
+                    let t = b
+                        .iterate(&shape)
+                        .map_err(|e| runtime(e, &format!("{} at -n {n}", b.name())))?;
+                    let expected = cfg.active as u64 + cfg.writes;
+                    if t.reads != t.fired || t.fired != expected {
+                        return Err(Error::runtime(format!(
+                            "{} at -n {n}: read {} of {} fired bytes, expected {expected}",
+                            b.name(),
+                            t.reads,
+                            t.fired
+                        )));
+                    }
+                    let rec = IterationRecord::from(t);
+                    line(&format!(
+                        "{:<6} n={:<6} iteration {:>3}: total {:>10.1} us  loop {:>10.1} us{}",
+                        b.name(),
+                        n,
+                        it + 1,
+                        rec.total_us,
+                        rec.loop_us,
+                        if it == 0 { "  (warm-up, excluded)" } else { "" }
+                    ));
+                    s.iterations.push(rec);
+                }
+            }
+            for s in &mut series {
+                s.summarize();
+            }
+            all.extend(series);
+        }
+    }
+    Ok((all, always_interleaved))
+}
