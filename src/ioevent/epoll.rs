@@ -3,10 +3,9 @@
 //! changes, so an unchanged watcher costs no system call. (libev's ev_io_set + ev_io_start
 //! issues one epoll_ctl per watcher, an ADD failing with EEXIST; libevent two, DEL + ADD.)
 
-use super::method::{recv_some, stalled, Backend, Pairs, Shape, Tally, Timing, STALL_LIMIT};
+use super::method::{recv_some, Pairs, PassLoop, Tally};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::time::Instant;
 
 pub struct Epoll {
     pairs: Pairs,
@@ -65,7 +64,7 @@ impl Epoll {
     }
 
     /// One non-blocking pass: wait with timeout 0, run every ready callback.
-    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
+    fn pass_once(&mut self, tally: &mut Tally) -> io::Result<usize> {
         // SAFETY: events has room for its length.
         let n = unsafe {
             libc::epoll_wait(
@@ -93,34 +92,20 @@ impl Epoll {
     }
 }
 
-impl Backend for Epoll {
-    fn name(&self) -> &'static str {
-        "epoll"
+impl PassLoop for Epoll {
+    const NAME: &'static str = "epoll";
+
+    fn pairs(&self) -> &Pairs {
+        &self.pairs
     }
 
-    fn iterate(&mut self, shape: &Shape) -> io::Result<Timing> {
-        let t0 = Instant::now();
+    fn rearm(&mut self) -> io::Result<()> {
         // Stop and start every watcher with the same interest: nothing for the kernel.
         self.wanted.fill(true);
-        self.flush()?;
-        let mut tally = Tally::default();
-        self.pass(&mut tally)?;
-        let mut tally = Tally::kickoff(&self.pairs, shape);
-        let t1 = Instant::now();
-        let mut last_progress = t1;
-        while !tally.done() {
-            if self.pass(&mut tally)? > 0 {
-                last_progress = Instant::now();
-            } else if last_progress.elapsed() > STALL_LIMIT {
-                return Err(stalled(self.name()));
-            }
-        }
-        let t2 = Instant::now();
-        Ok(Timing {
-            total_ns: (t2 - t0).as_nanos() as u64,
-            loop_ns: (t2 - t1).as_nanos() as u64,
-            reads: tally.reads,
-            fired: tally.fired,
-        })
+        self.flush()
+    }
+
+    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
+        self.pass_once(tally)
     }
 }

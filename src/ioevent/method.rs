@@ -4,6 +4,7 @@
 //! that was fired has been read (reads == fired == A + W).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Instant;
 
 /// What one iteration asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +166,46 @@ pub trait Backend {
     fn name(&self) -> &'static str;
     /// Re-arms all watchers, fires the active pairs and runs until every byte is read.
     fn iterate(&mut self, shape: &Shape) -> std::io::Result<Timing>;
+}
+
+/// A loop driven by explicit non-blocking passes (epoll, poll, io_uring): the method's
+/// iteration is the same for all of them, so it is written once, in the `Backend` impl.
+pub trait PassLoop {
+    const NAME: &'static str;
+    fn pairs(&self) -> &Pairs;
+    /// Re-arms every read watcher, as the method does at the start of each iteration.
+    fn rearm(&mut self) -> std::io::Result<()>;
+    /// One non-blocking pass: runs every ready callback; returns how many events it saw.
+    fn pass(&mut self, tally: &mut Tally) -> std::io::Result<usize>;
+}
+
+impl<L: PassLoop> Backend for L {
+    fn name(&self) -> &'static str {
+        L::NAME
+    }
+
+    fn iterate(&mut self, shape: &Shape) -> std::io::Result<Timing> {
+        let t0 = Instant::now();
+        self.rearm()?;
+        self.pass(&mut Tally::default())?;
+        let mut tally = Tally::kickoff(self.pairs(), shape);
+        let t1 = Instant::now();
+        let mut last_progress = t1;
+        while !tally.done() {
+            if self.pass(&mut tally)? > 0 {
+                last_progress = Instant::now();
+            } else if last_progress.elapsed() > STALL_LIMIT {
+                return Err(stalled(L::NAME));
+            }
+        }
+        let t2 = Instant::now();
+        Ok(Timing {
+            total_ns: (t2 - t0).as_nanos() as u64,
+            loop_ns: (t2 - t1).as_nanos() as u64,
+            reads: tally.reads,
+            fired: tally.fired,
+        })
+    }
 }
 
 /// A loop that made no progress this long has lost an event: fail rather than hang.

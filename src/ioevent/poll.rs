@@ -1,9 +1,8 @@
 //! poll(2): the whole pollfd array is handed to the kernel on every pass, and re-arming
 //! rewrites it, so its cost grows with N whatever the activity.
 
-use super::method::{recv_some, stalled, Backend, Pairs, Shape, Tally, Timing, STALL_LIMIT};
+use super::method::{recv_some, Pairs, PassLoop, Tally};
 use std::io;
-use std::time::Instant;
 
 pub struct Poll {
     pairs: Pairs,
@@ -22,7 +21,7 @@ impl Poll {
         Poll { pairs, fds }
     }
 
-    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
+    fn pass_once(&mut self, tally: &mut Tally) -> io::Result<usize> {
         // SAFETY: fds is a valid array of its length.
         let n = unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, 0) };
         if n < 0 {
@@ -49,13 +48,14 @@ impl Poll {
     }
 }
 
-impl Backend for Poll {
-    fn name(&self) -> &'static str {
-        "poll"
+impl PassLoop for Poll {
+    const NAME: &'static str = "poll";
+
+    fn pairs(&self) -> &Pairs {
+        &self.pairs
     }
 
-    fn iterate(&mut self, shape: &Shape) -> io::Result<Timing> {
-        let t0 = Instant::now();
+    fn rearm(&mut self) -> io::Result<()> {
         for (i, p) in self.fds.iter_mut().enumerate() {
             *p = libc::pollfd {
                 fd: self.pairs.rx(i),
@@ -63,24 +63,10 @@ impl Backend for Poll {
                 revents: 0,
             };
         }
-        let mut tally = Tally::default();
-        self.pass(&mut tally)?;
-        let mut tally = Tally::kickoff(&self.pairs, shape);
-        let t1 = Instant::now();
-        let mut last_progress = t1;
-        while !tally.done() {
-            if self.pass(&mut tally)? > 0 {
-                last_progress = Instant::now();
-            } else if last_progress.elapsed() > STALL_LIMIT {
-                return Err(stalled(self.name()));
-            }
-        }
-        let t2 = Instant::now();
-        Ok(Timing {
-            total_ns: (t2 - t0).as_nanos() as u64,
-            loop_ns: (t2 - t1).as_nanos() as u64,
-            reads: tally.reads,
-            fired: tally.fired,
-        })
+        Ok(())
+    }
+
+    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
+        self.pass_once(tally)
     }
 }

@@ -5,10 +5,9 @@
 //! pass submits them all with one io_uring_enter. Reads and writes are batched through
 //! the ring instead of costing a system call each.
 
-use super::method::{next_pair, stalled, Backend, Pairs, Shape, Tally, Timing, E, STALL_LIMIT};
+use super::method::{next_pair, Pairs, PassLoop, Tally, E};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::io;
-use std::time::Instant;
 
 const KIND_SHIFT: u32 = 62;
 const POLL: u64 = 1;
@@ -60,7 +59,7 @@ impl Uring {
     }
 
     /// One non-blocking pass: submit what is queued, handle every completion.
-    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
+    fn pass_once(&mut self, tally: &mut Tally) -> io::Result<usize> {
         self.ring.submit()?;
         let mut cqes = std::mem::take(&mut self.cqes);
         cqes.clear();
@@ -109,32 +108,19 @@ impl Uring {
     }
 }
 
-impl Backend for Uring {
-    fn name(&self) -> &'static str {
-        "uring"
+impl PassLoop for Uring {
+    const NAME: &'static str = "uring";
+
+    fn pairs(&self) -> &Pairs {
+        &self.pairs
     }
 
-    fn iterate(&mut self, shape: &Shape) -> io::Result<Timing> {
+    fn rearm(&mut self) -> io::Result<()> {
         // The multishot polls stay armed: re-arming costs nothing here.
-        let t0 = Instant::now();
-        let mut tally = Tally::default();
-        self.pass(&mut tally)?;
-        let mut tally = Tally::kickoff(&self.pairs, shape);
-        let t1 = Instant::now();
-        let mut last_progress = t1;
-        while !tally.done() {
-            if self.pass(&mut tally)? > 0 {
-                last_progress = Instant::now();
-            } else if last_progress.elapsed() > STALL_LIMIT {
-                return Err(stalled(self.name()));
-            }
-        }
-        let t2 = Instant::now();
-        Ok(Timing {
-            total_ns: (t2 - t0).as_nanos() as u64,
-            loop_ns: (t2 - t1).as_nanos() as u64,
-            reads: tally.reads,
-            fired: tally.fired,
-        })
+        Ok(())
+    }
+
+    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
+        self.pass_once(tally)
     }
 }
