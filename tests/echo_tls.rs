@@ -209,3 +209,33 @@ fn missing_certificate_file_is_a_usage_error() {
     assert!(line.contains("/nonexistent"), "{line}");
     assert!(!p.stdout().contains("listening"), "{}", p.stdout());
 }
+
+/// Large messages over TLS: records buffered in the TLS layer must be flushed on later
+/// wake-ups too. They once sat there until the reply timed out (one or two replies in
+/// every 3-second run of this shape, on either side).
+#[test]
+fn large_messages_cross_tls_whole() {
+    let r = run_json(&[
+        "echo",
+        "--tls",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--size",
+        "4m",
+        "-d",
+        "3s",
+        "--timeout",
+        "1s",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.u("/totals/errors"), 0, "{}", r.explain());
+    assert!(r.u("/totals/ok") > 0, "{}", r.explain());
+    assert_eq!(
+        r.u("/totals/bytes_received"),
+        r.u("/totals/bytes_sent"),
+        "{}",
+        r.explain()
+    );
+}

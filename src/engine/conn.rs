@@ -35,6 +35,9 @@ pub struct Conn<P> {
     inflight: VecDeque<InFlight>,
     out: Vec<u8>,
     wpos: usize,
+    /// Written into a buffering layer (TLS) whose flush has not finished: retried on
+    /// every poll, or its bytes would never leave.
+    flushing: bool,
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
@@ -59,6 +62,7 @@ impl<P: ClientProtocol> Conn<P> {
             inflight: VecDeque::with_capacity(pipeline),
             out: Vec::with_capacity(4096),
             wpos: 0,
+            flushing: false,
             rbuf: vec![0; INITIAL_READ_BUFFER],
             rstart: 0,
             rend: 0,
@@ -79,6 +83,7 @@ impl<P: ClientProtocol> Conn<P> {
         self.inflight.clear();
         self.out.clear();
         self.wpos = 0;
+        self.flushing = false;
         self.rstart = 0;
         self.rend = 0;
     }
@@ -317,9 +322,11 @@ impl<P: ClientProtocol> Conn<P> {
                     Poll::Pending => break,
                 }
             }
-            if wrote {
-                if let Poll::Ready(Err(e)) = Pin::new(&mut *io).poll_flush(cx) {
-                    return Poll::Ready(End::Failed(ErrorKind::from_io(&e)));
+            if wrote || self.flushing {
+                match Pin::new(&mut *io).poll_flush(cx) {
+                    Poll::Ready(Ok(())) => self.flushing = false,
+                    Poll::Ready(Err(e)) => return Poll::Ready(End::Failed(ErrorKind::from_io(&e))),
+                    Poll::Pending => self.flushing = true,
                 }
             }
             if self.wpos == self.out.len() {

@@ -37,14 +37,19 @@ struct ConnState<H> {
     /// Reply bytes not yet written.
     pending: Vec<u8>,
     ppos: usize,
+    /// Written into a buffering layer (TLS) whose flush has not finished: it must be
+    /// retried on every wake-up, or the bytes would sit there for good.
+    flushing: bool,
     closing: bool,
 }
 
 /// Writes as much of `data` as the socket takes now; returns how much, or the error.
+/// Whatever was written is also flushed; `flushing` says whether that is still under way.
 fn write_now<S: AsyncWrite + Unpin>(
     io: &mut S,
     cx: &mut Context<'_>,
     data: &[u8],
+    flushing: &mut bool,
 ) -> Result<usize, Closed> {
     let mut at = 0;
     while at < data.len() {
@@ -56,11 +61,26 @@ fn write_now<S: AsyncWrite + Unpin>(
         }
     }
     if at > 0 {
-        if let Poll::Ready(Err(e)) = Pin::new(&mut *io).poll_flush(cx) {
-            return Err(Closed::Error(e.kind()));
+        *flushing = true;
+    }
+    flush(io, cx, flushing)?;
+    Ok(at)
+}
+
+/// Pushes out what a buffering layer (TLS) holds; a no-op for plain TCP.
+fn flush<S: AsyncWrite + Unpin>(
+    io: &mut S,
+    cx: &mut Context<'_>,
+    flushing: &mut bool,
+) -> Result<(), Closed> {
+    if *flushing {
+        match Pin::new(&mut *io).poll_flush(cx) {
+            Poll::Ready(Ok(())) => *flushing = false,
+            Poll::Ready(Err(e)) => return Err(Closed::Error(e.kind())),
+            Poll::Pending => {}
         }
     }
-    Ok(at)
+    Ok(())
 }
 
 pub async fn serve<S, H>(
@@ -78,6 +98,7 @@ where
         carry: Vec::new(),
         pending: Vec::new(),
         ppos: 0,
+        flushing: false,
         closing: false,
     };
     poll_fn(|cx| poll_serve(cx, io, &mut st, bufs, counters)).await
@@ -97,8 +118,11 @@ where
     let mut rounds = 0;
     loop {
         // Finish the previous reply before reading anything more.
+        if let Err(c) = flush(io, cx, &mut st.flushing) {
+            return Poll::Ready(c);
+        }
         if st.ppos < st.pending.len() {
-            match write_now(io, cx, &st.pending[st.ppos..]) {
+            match write_now(io, cx, &st.pending[st.ppos..], &mut st.flushing) {
                 Ok(n) => {
                     bump(&counters.bytes_out, n as u64);
                     st.ppos += n;
@@ -111,6 +135,9 @@ where
                 }
                 Err(c) => return Poll::Ready(c),
             }
+        }
+        if st.flushing {
+            return Poll::Pending;
         }
         if st.closing {
             return Poll::Ready(Closed::Handler);
@@ -149,7 +176,7 @@ where
                 (&b.out, input.len())
             }
         };
-        let written = match write_now(io, cx, to_write) {
+        let written = match write_now(io, cx, to_write, &mut st.flushing) {
             Ok(w) => w,
             Err(c) => return Poll::Ready(c),
         };
