@@ -86,9 +86,10 @@ impl LoadConfig {
             }
         };
         if let Some(r) = a.rate {
-            if !(r.is_finite() && r > 0.0) {
+            // Below one request in 1,000 s the schedule's arithmetic would overflow.
+            if !(r.is_finite() && r >= 0.001) {
                 return Err(Error::usage(format!(
-                    "--rate must be a positive number of requests per second, not {r}"
+                    "--rate must be at least 0.001 requests per second, not {r}"
                 )));
             }
             if batch {

@@ -43,6 +43,11 @@ fn bad_load_flags() {
         "choose one of -d/--duration and -n/--requests",
     );
     refuse(&["echo", "--iterations", "2", "-d", "1s"], "batch plan");
+    refuse(
+        &["echo", "-R", "1e-300", "-n", "1"],
+        "--rate must be at least 0.001",
+    );
+    refuse(&["echo", "-R", "NaN"], "--rate must be at least 0.001");
     refuse(&["echo", "--insecure"], "only apply with --tls");
 }
 

@@ -186,7 +186,7 @@ impl<P: ClientProtocol> Conn<P> {
                     b.set(b.get() - 1);
                 }
             }
-            self.next_intended += self.interval_ns;
+            self.next_intended = self.next_intended.saturating_add(self.interval_ns);
             let before = self.out.len();
             let tag = self.proto.encode(self.seq, now, &mut self.out);
             self.inflight.push_back(InFlight {
