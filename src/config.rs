@@ -23,6 +23,9 @@ fn at_least_one(flag: &str, v: usize) -> Result<usize> {
     }
 }
 
+/// Most requests in flight per connection (their bookkeeping is allocated up front).
+pub const MAX_PIPELINE: usize = 1 << 16;
+
 /// What to print and write.
 #[derive(Clone, Debug)]
 pub struct OutputOptions {
@@ -55,6 +58,11 @@ impl LoadConfig {
         )?;
         let connections = at_least_one("--connections", a.connections)?;
         let pipeline = at_least_one("--pipeline", a.pipeline)?;
+        if pipeline > MAX_PIPELINE {
+            return Err(Error::usage(format!(
+                "--pipeline must be at most {MAX_PIPELINE} requests in flight per connection"
+            )));
+        }
         let batch = a.iterations.is_some() || a.reconnects.is_some() || a.sleep.is_some();
         let plan = match (batch, &a.duration, a.requests) {
             (true, Some(_), _) | (true, _, Some(_)) => {
@@ -112,9 +120,11 @@ impl LoadConfig {
         if progress < Duration::from_millis(10) {
             return Err(Error::usage("--progress must be at least 10ms"));
         }
-        if a.histogram == Some(0) {
+        if a.histogram
+            .is_some_and(|b| !(1..=3_600_000_000).contains(&b))
+        {
             return Err(Error::usage(
-                "--histogram bucket width must be at least 1 microsecond",
+                "--histogram bucket width must be between 1 microsecond and 3,600,000,000 (one hour)",
             ));
         }
         let tls = match (a.tls, a.insecure, &a.ca) {

@@ -3,6 +3,11 @@
 use clap::Parser;
 
 fn main() {
+    // Like other Unix tools, end quietly when stdout is a pipe closed early (| head)
+    // instead of panicking on the failed print. Sockets are unaffected: every socket
+    // write passes MSG_NOSIGNAL.
+    // SAFETY: setting a signal disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match wirebench::cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -125,3 +125,37 @@ fn every_corrupted_frame_is_one_mismatch() {
         r.stderr
     );
 }
+
+/// Streams bytes nobody asked for, as soon as a client connects.
+fn chatty(mut s: TcpStream) {
+    let junk = [b'x'; 64 * 1024];
+    while s.write_all(&junk).is_ok() {}
+}
+
+/// Unsolicited bytes end the connection (counted as `unsolicited`) instead of piling up.
+#[test]
+fn a_server_that_talks_unasked_is_cut_off() {
+    let server = Foreign::start(chatty);
+    let r = run_json(&[
+        "echo",
+        &server.addr_string(),
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-R",
+        "2",
+        "-d",
+        "2s",
+        "--timeout",
+        "2s",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    assert!(r.u("/errors/unsolicited") >= 1, "{}", r.explain());
+    assert_eq!(
+        r.json()["totals"]["invariant_holds"],
+        true,
+        "{}",
+        r.explain()
+    );
+}

@@ -172,3 +172,19 @@ fn a_peer_that_does_not_read_stops_being_read() {
     assert_eq!(t.bytes_out, TOTAL as u64, "{t:?}");
     assert_eq!((t.accepts, t.closes), (1, 1), "{t:?}");
 }
+
+/// Connections still open when the server shuts down count as closed in its final counters.
+#[test]
+fn shutdown_counts_open_connections_as_closed() {
+    let server = InProc::start(2);
+    let held: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(server.addr).expect("connect"))
+        .collect();
+    assert!(wait_until(Duration::from_secs(5), || server
+        .totals()
+        .accepts
+        == 3));
+    let totals = server.shutdown();
+    assert_eq!((totals.accepts, totals.closes, totals.active), (3, 3, 0));
+    drop(held);
+}

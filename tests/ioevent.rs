@@ -104,7 +104,8 @@ fn all_backends_sweep_interleaved_and_match_the_schema() {
 
 #[test]
 fn impossible_plans_are_refused() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
+        (&["--iterations", "1"], "at least 2"),
         (&["-n", "20000"], "descriptors"),
         (&["-n", "5", "-a", "10"], "more active pairs"),
         (&["--backend", "kqueue"], "choose epoll"),

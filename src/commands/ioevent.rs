@@ -44,8 +44,10 @@ pub fn config_from(a: &IoeventArgs) -> Result<IoeventConfig> {
             a.active
         )));
     }
-    if a.iterations == 0 {
-        return Err(Error::usage("--iterations must be at least 1"));
+    if a.iterations < 2 {
+        return Err(Error::usage(
+            "--iterations must be at least 2 (the first is a warm-up, left out of the summary)",
+        ));
     }
     if let Some(c) = &a.chart {
         if !matches!(c.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {
@@ -84,6 +86,11 @@ pub fn run(a: &IoeventArgs) -> Result<()> {
     let fd_limit = crate::sys::raise_nofile_limit();
     cfg.check_limits(fd_limit)?;
     let json = a.json.as_deref().map(JsonSink::create).transpose()?;
+    if let Some(c) = &a.chart {
+        // Fail on an unwritable path now, not after the whole run.
+        std::fs::File::create(c)
+            .map_err(|e| Error::usage(format!("cannot write the chart to {}: {e}", c.display())))?;
+    }
     let names: Vec<String> = cfg.backends.iter().map(|b| b.name().to_string()).collect();
     if !a.quiet {
         let pairs: Vec<String> = cfg.pairs.iter().map(|n| group(*n as u64)).collect();

@@ -61,7 +61,7 @@ pub fn judge(c: &Counters, expected: Option<u64>) -> Option<String> {
         why.push(format!("{errs} requests failed"));
     }
     if failed_connects > 0 {
-        why.push(format!("{failed_connects} connection attempts failed"));
+        why.push(format!("{failed_connects} connections failed"));
     }
     if c.in_flight > 0 {
         why.push(format!("{} requests got no reply", c.in_flight));
@@ -102,6 +102,13 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
         Some(first) if out.measured.connect_errors() > 0 => format!("{why} (first: {first})"),
         _ => why,
     });
+    let reason = match (out.interrupted, reason) {
+        (false, r) => r,
+        (true, None) => Some("interrupted by a signal before the plan was done".to_string()),
+        (true, Some(r)) => Some(format!(
+            "interrupted by a signal before the plan was done; {r}"
+        )),
+    };
     RunResult {
         schema_version: SCHEMA_VERSION,
         kind: inp.kind.to_string(),
@@ -144,12 +151,13 @@ pub fn report(
     opts: &OutputOptions,
     json: Option<JsonSink>,
 ) -> Result<()> {
+    // The file first: if stdout is a pipe closed early (| head), the result is kept.
+    if let Some(sink) = json {
+        sink.write(r)?;
+    }
     print!("{}", text::summary(r));
     if let Some(bucket) = opts.histogram_bucket_us {
         print!("{}", text::histogram(&out.latency, bucket));
-    }
-    if let Some(sink) = json {
-        sink.write(r)?;
     }
     match &r.outcome.reason {
         None => Ok(()),

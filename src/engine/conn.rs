@@ -257,6 +257,14 @@ impl<P: ClientProtocol> Conn<P> {
         if end.is_some() {
             return end;
         }
+        if self.inflight.is_empty() && self.rstart < self.rend {
+            // Bytes nobody asked for: an echo server never sends them, and keeping them
+            // would let a hostile server grow this buffer without bound.
+            stats
+                .phase(now >= shared.measure_start_ns)
+                .error(ErrorKind::Unsolicited, 1);
+            return Some(End::Failed(ErrorKind::Dropped));
+        }
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
@@ -415,17 +423,17 @@ impl<P: ClientProtocol> Conn<P> {
             if wake == u64::MAX {
                 return Poll::Pending;
             }
+            // Re-armed only for an earlier deadline: the oldest request's deadline moves
+            // later with every reply, and a timer firing early just means a re-check.
             if wake < self.sleep_at {
                 self.sleep_at = wake;
                 self.sleep
                     .as_mut()
                     .reset(shared.clock.instant_at(wake).into());
-                // Registers this task's waker with the timer; until the next reset the
-                // registration stands, so later polls need not touch the timer at all.
-                if self.sleep.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
-            } else if now < self.sleep_at && !self.sleep.is_elapsed() {
+            }
+            // Always poll: the timer may hold no waker (tokio's cooperative budget can
+            // return Pending without registering one), and a lost timer is a lost timeout.
+            if self.sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
             self.sleep_at = u64::MAX;

@@ -99,6 +99,8 @@ pub struct EngineOutput {
     pub expected: Option<u64>,
     /// The text of the first failed connection attempt of any worker.
     pub first_connect_error: Option<String>,
+    /// A signal stopped the run before its plan was done.
+    pub interrupted: bool,
 }
 
 /// Runs the load to its end.
@@ -175,6 +177,7 @@ pub fn run<F: ProtocolFactory>(
         client_cpu: Duration::ZERO,
         expected: spec.expected(),
         first_connect_error: None,
+        interrupted: false,
     };
     let mut finish_ns = measure_start_ns;
     for h in handles {
@@ -195,6 +198,7 @@ pub fn run<F: ProtocolFactory>(
         finish_ns = finish_ns.max(w.finish_ns);
     }
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
+    out.interrupted = spec.stop.load(std::sync::atomic::Ordering::Relaxed);
     out.intervals = agg.into_rows();
     Ok(out)
 }

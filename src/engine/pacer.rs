@@ -101,6 +101,13 @@ impl Pacer {
         }
     }
 
+    /// Wakes every connection waiting for its send time (the run is stopping).
+    pub fn wake_all(&self) {
+        for Reverse(d) in self.heap.borrow_mut().drain() {
+            d.waker.wake();
+        }
+    }
+
     /// The timer's task: wakes whoever is due, re-arms for the next. Runs until aborted.
     pub async fn run(&self) {
         loop {

@@ -23,9 +23,22 @@ pub struct Shared {
     pub stop: Arc<AtomicBool>,
     /// Open loop: wakes connections at their scheduled send times, to the nanosecond.
     pub pacer: Option<Pacer>,
+    /// Notified once when a stop is requested, to cut short back-off sleeps.
+    pub stop_wake: tokio::sync::Notify,
 }
 
 impl Shared {
+    /// Sleeps for `d`, or less if a stop is requested meanwhile.
+    pub async fn sleep_unless_stopped(&self, d: std::time::Duration) {
+        if self.stopping() {
+            return;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(d) => {}
+            _ = self.stop_wake.notified() => {}
+        }
+    }
+
     #[inline]
     pub fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)

@@ -68,7 +68,22 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
         pacer: spec
             .rate
             .and_then(|_| super::pacer::Pacer::new(args.clock).ok()),
+        stop_wake: tokio::sync::Notify::new(),
     });
+    // The stop flag is set by a signal handler, which cannot wake tasks: look every
+    // 50 ms and wake whoever waits on a timer of ours (paced sends, back-off sleeps).
+    let stop_watch = {
+        let shared = shared.clone();
+        tokio::task::spawn_local(async move {
+            while !shared.stopping() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            if let Some(p) = shared.pacer.as_ref() {
+                p.wake_all();
+            }
+            shared.stop_wake.notify_waiters();
+        })
+    };
     let pacer_task = shared.pacer.is_some().then(|| {
         let shared = shared.clone();
         tokio::task::spawn_local(async move {
@@ -160,7 +175,7 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
                     let _ = h.await;
                 }
                 if round + 1 < reconnects && !sleep.is_zero() {
-                    tokio::time::sleep(sleep).await;
+                    shared.sleep_unless_stopped(sleep).await;
                 }
             }
         }
@@ -169,6 +184,7 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
     let finish_ns = shared.clock.now_ns();
     ticker.abort();
     cpu_probe.abort();
+    stop_watch.abort();
     if let Some(t) = pacer_task {
         t.abort();
     }
@@ -265,7 +281,7 @@ async fn slot_loop<F: ProtocolFactory>(
                         conn.abandon(kind, &shared);
                         // A server that accepts and closes at once must not make us spin.
                         if conn.answered() == 0 {
-                            tokio::time::sleep(backoff).await;
+                            shared.sleep_unless_stopped(backoff).await;
                             backoff = (backoff * 2).min(Duration::from_millis(500));
                         } else {
                             backoff = Duration::from_millis(10);
@@ -286,7 +302,7 @@ async fn slot_loop<F: ProtocolFactory>(
                 if now - since >= shared.timeout_ns {
                     break;
                 }
-                tokio::time::sleep(backoff).await;
+                shared.sleep_unless_stopped(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_millis(500));
             }
         }

@@ -91,7 +91,7 @@ pub static E: [u8; 16] = [b'e'; 16];
 pub fn send_bytes(fd: RawFd, n: usize) -> bool {
     let n = n.min(E.len());
     // SAFETY: E is valid readable memory of at least n bytes.
-    let sent = unsafe { libc::send(fd, E.as_ptr().cast(), n, 0) };
+    let sent = unsafe { libc::send(fd, E.as_ptr().cast(), n, libc::MSG_NOSIGNAL) };
     sent == n as isize
 }
 
@@ -159,6 +159,8 @@ pub struct Timing {
     pub loop_ns: u64,
     pub reads: u64,
     pub fired: u64,
+    /// Reads or writes that failed.
+    pub failures: u64,
 }
 
 /// An event loop under test. Each owns its own socketpairs.
@@ -204,6 +206,7 @@ impl<L: PassLoop> Backend for L {
             loop_ns: (t2 - t1).as_nanos() as u64,
             reads: tally.reads,
             fired: tally.fired,
+            failures: tally.failures,
         })
     }
 }

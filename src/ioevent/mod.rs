@@ -128,6 +128,13 @@ pub fn run(
                         .iterate(&shape)
                         .map_err(|e| runtime(e, &format!("{} at -n {n}", b.name())))?;
                     let expected = cfg.active as u64 + cfg.writes;
+                    if t.failures > 0 {
+                        return Err(Error::runtime(format!(
+                            "{} at -n {n}: {} reads or writes on the socketpairs failed",
+                            b.name(),
+                            t.failures
+                        )));
+                    }
                     if t.reads != t.fired || t.fired != expected {
                         return Err(Error::runtime(format!(
                             "{} at -n {n}: read {} of {} fired bytes, expected {expected}",

@@ -117,6 +117,7 @@ impl Backend for Tokio {
             loop_ns: (t2 - t1).as_nanos() as u64,
             reads: t.reads,
             fired: t.fired,
+            failures: t.failures,
         })
     }
 }

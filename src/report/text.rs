@@ -83,7 +83,7 @@ pub fn summary(r: &RunResult) -> String {
     );
     let _ = writeln!(
         s,
-        "connections:  {} opened, {} failed attempts",
+        "connections:  {} opened, {} failed (attempts or dropped for unsolicited bytes)",
         group(t.connections),
         group(t.connect_errors)
     );

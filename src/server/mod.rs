@@ -182,8 +182,9 @@ fn server_thread<F: HandlerFactory>(
             let (bufs, counters, tls) = (bufs.clone(), counters.clone(), tls.clone());
             let debug = cfg.debug;
             tokio::task::spawn_local(async move {
+                // Counted on drop, so connections still open at shutdown count as closed.
+                let _close = CountClose(counters.clone());
                 let closed = serve_one(stream, tls, handler, &bufs, &counters).await;
-                bump(&counters.closes, 1);
                 if debug {
                     eprintln!("close {peer}: {closed:?}");
                 }
@@ -191,6 +192,15 @@ fn server_thread<F: HandlerFactory>(
         }
         Ok::<(), std::io::Error>(())
     })
+}
+
+/// Bumps the thread's close counter when a connection task ends or is dropped.
+struct CountClose(Arc<ThreadCounters>);
+
+impl Drop for CountClose {
+    fn drop(&mut self) {
+        bump(&self.0.closes, 1);
+    }
 }
 
 async fn serve_one<H: handler::Handler>(

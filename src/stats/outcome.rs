@@ -29,10 +29,12 @@ pub enum ErrorKind {
     ConnectFailed,
     /// Connection attempts: the TLS handshake failed.
     Tls,
+    /// Connections: the server sent bytes with no request in flight; the connection was dropped.
+    Unsolicited,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::Mismatch,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -44,10 +46,11 @@ impl ErrorKind {
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectFailed,
         ErrorKind::Tls,
+        ErrorKind::Unsolicited,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
-    /// Connection-level kinds count failed attempts, not requests.
+    /// Connection-level kinds count connections (failed attempts, dropped connections), not requests.
     pub fn is_connect(self) -> bool {
         matches!(
             self,
@@ -55,6 +58,7 @@ impl ErrorKind {
                 | ErrorKind::ConnectTimeout
                 | ErrorKind::ConnectFailed
                 | ErrorKind::Tls
+                | ErrorKind::Unsolicited
         )
     }
 
@@ -71,6 +75,7 @@ impl ErrorKind {
             ErrorKind::ConnectTimeout => "connect_timeout",
             ErrorKind::ConnectFailed => "connect_failed",
             ErrorKind::Tls => "tls",
+            ErrorKind::Unsolicited => "unsolicited",
         }
     }
 
