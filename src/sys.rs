@@ -59,14 +59,6 @@ pub fn stat_cpu_time(stat: &str) -> Option<Duration> {
     ))
 }
 
-/// Resident set size of this process, bytes.
-pub fn self_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the soft limit now in force.
 pub fn raise_nofile_limit() -> u64 {
     let mut rl = libc::rlimit {

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A flag set by the first SIGINT/SIGTERM (stop sending, drain, report); a second one exits.
+/// A flag set by the first SIGINT/SIGTERM (stop, drain, report); a second one exits at once.
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

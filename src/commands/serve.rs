@@ -3,14 +3,13 @@
 
 use crate::cli::ServerArgs;
 use crate::config::{ServeConfig, ServerTlsChoice};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::net::tls;
 use crate::report::format::group;
 use crate::server::counters::ServerTotals;
 use crate::server::handler::HandlerFactory;
 use crate::server::{self, ServerConfig};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 fn stats_line(label: &str, t: &ServerTotals) -> String {
@@ -33,12 +32,7 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
         ServerTlsChoice::Files { cert, key } => Some(tls::server_from_files(cert, key)?),
         ServerTlsChoice::SelfSigned => Some(tls::server_self_signed()?),
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
-            .and_then(|_| signal_hook::flag::register(sig, stop.clone()))
-            .map_err(|e| Error::runtime(format!("cannot handle signals: {e}")))?;
-    }
+    let stop = super::load::stop_flag()?;
     let fingerprint = tls.as_ref().map(|t| t.fingerprint.clone());
     let handle = server::start(
         ServerConfig {

@@ -3,7 +3,7 @@
 //! changes, so an unchanged watcher costs no system call. (libev's ev_io_set + ev_io_start
 //! issues one epoll_ctl per watcher, an ADD failing with EEXIST; libevent two, DEL + ADD.)
 
-use super::method::{recv_some, Pairs, PassLoop, Tally};
+use super::method::{ready_count, recv_some, Pairs, PassLoop, Tally};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -62,34 +62,6 @@ impl Epoll {
         }
         Ok(())
     }
-
-    /// One non-blocking pass: wait with timeout 0, run every ready callback.
-    fn pass_once(&mut self, tally: &mut Tally) -> io::Result<usize> {
-        // SAFETY: events has room for its length.
-        let n = unsafe {
-            libc::epoll_wait(
-                self.epfd.as_raw_fd(),
-                self.events.as_mut_ptr(),
-                self.events.len() as i32,
-                0,
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::Interrupted {
-                Ok(0)
-            } else {
-                Err(e)
-            };
-        }
-        let mut byte = [0u8; 1];
-        for ev in &self.events[..n as usize] {
-            let idx = ev.u64 as usize;
-            let got = recv_some(self.pairs.rx(idx), &mut byte);
-            tally.on_read(&self.pairs, idx, got);
-        }
-        Ok(n as usize)
-    }
 }
 
 impl PassLoop for Epoll {
@@ -105,7 +77,24 @@ impl PassLoop for Epoll {
         self.flush()
     }
 
+    /// One non-blocking pass: wait with timeout 0, run every ready callback.
     fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
-        self.pass_once(tally)
+        // SAFETY: events has room for its length.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.epfd.as_raw_fd(),
+                self.events.as_mut_ptr(),
+                self.events.len() as i32,
+                0,
+            )
+        };
+        let n = ready_count(n)?;
+        let mut byte = [0u8; 1];
+        for ev in &self.events[..n] {
+            let idx = ev.u64 as usize;
+            let got = recv_some(self.pairs.rx(idx), &mut byte);
+            tally.on_read(&self.pairs, idx, got);
+        }
+        Ok(n)
     }
 }

@@ -61,6 +61,19 @@ impl Pairs {
     }
 }
 
+/// A ready count from epoll_wait or poll: an interrupted call saw nothing.
+pub fn ready_count(n: libc::c_int) -> std::io::Result<usize> {
+    if n >= 0 {
+        return Ok(n as usize);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.kind() == std::io::ErrorKind::Interrupted {
+        Ok(0)
+    } else {
+        Err(e)
+    }
+}
+
 /// The pair after `idx`, wrapping around.
 #[inline]
 pub fn next_pair(pairs: &Pairs, idx: usize) -> usize {
@@ -163,6 +176,19 @@ pub struct Timing {
     pub failures: u64,
 }
 
+impl Timing {
+    /// `t0` before re-arming, `t1` after the first writes, `t2` when every byte is read.
+    pub fn new(t0: Instant, t1: Instant, t2: Instant, tally: &Tally) -> Timing {
+        Timing {
+            total_ns: (t2 - t0).as_nanos() as u64,
+            loop_ns: (t2 - t1).as_nanos() as u64,
+            reads: tally.reads,
+            fired: tally.fired,
+            failures: tally.failures,
+        }
+    }
+}
+
 /// An event loop under test. Each owns its own socketpairs.
 pub trait Backend {
     fn name(&self) -> &'static str;
@@ -200,14 +226,7 @@ impl<L: PassLoop> Backend for L {
                 return Err(stalled(L::NAME));
             }
         }
-        let t2 = Instant::now();
-        Ok(Timing {
-            total_ns: (t2 - t0).as_nanos() as u64,
-            loop_ns: (t2 - t1).as_nanos() as u64,
-            reads: tally.reads,
-            fired: tally.fired,
-            failures: tally.failures,
-        })
+        Ok(Timing::new(t0, t1, Instant::now(), &tally))
     }
 }
 

@@ -1,7 +1,7 @@
 //! poll(2): the whole pollfd array is handed to the kernel on every pass, and re-arming
 //! rewrites it, so its cost grows with N whatever the activity.
 
-use super::method::{recv_some, Pairs, PassLoop, Tally};
+use super::method::{ready_count, recv_some, Pairs, PassLoop, Tally};
 use std::io;
 
 pub struct Poll {
@@ -19,32 +19,6 @@ impl Poll {
             })
             .collect();
         Poll { pairs, fds }
-    }
-
-    fn pass_once(&mut self, tally: &mut Tally) -> io::Result<usize> {
-        // SAFETY: fds is a valid array of its length.
-        let n = unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, 0) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::Interrupted {
-                Ok(0)
-            } else {
-                Err(e)
-            };
-        }
-        let mut byte = [0u8; 1];
-        let mut seen = 0;
-        for idx in 0..self.fds.len() {
-            if seen == n as usize {
-                break;
-            }
-            if self.fds[idx].revents != 0 {
-                seen += 1;
-                let got = recv_some(self.pairs.rx(idx), &mut byte);
-                tally.on_read(&self.pairs, idx, got);
-            }
-        }
-        Ok(n as usize)
     }
 }
 
@@ -67,6 +41,21 @@ impl PassLoop for Poll {
     }
 
     fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
-        self.pass_once(tally)
+        // SAFETY: fds is a valid array of its length.
+        let n = unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, 0) };
+        let n = ready_count(n)?;
+        let mut byte = [0u8; 1];
+        let mut seen = 0;
+        for idx in 0..self.fds.len() {
+            if seen == n {
+                break;
+            }
+            if self.fds[idx].revents != 0 {
+                seen += 1;
+                let got = recv_some(self.pairs.rx(idx), &mut byte);
+                tally.on_read(&self.pairs, idx, got);
+            }
+        }
+        Ok(n)
     }
 }

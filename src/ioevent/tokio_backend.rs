@@ -111,13 +111,7 @@ impl Backend for Tokio {
         if !finished {
             return Err(stalled(self.name()));
         }
-        let t = *st.tally.borrow();
-        Ok(Timing {
-            total_ns: (t2 - t0).as_nanos() as u64,
-            loop_ns: (t2 - t1).as_nanos() as u64,
-            reads: t.reads,
-            fired: t.fired,
-            failures: t.failures,
-        })
+        let tally = *st.tally.borrow();
+        Ok(Timing::new(t0, t1, t2, &tally))
     }
 }

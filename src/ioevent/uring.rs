@@ -57,9 +57,22 @@ impl Uring {
             self.ring.submit()?;
         }
     }
+}
+
+impl PassLoop for Uring {
+    const NAME: &'static str = "uring";
+
+    fn pairs(&self) -> &Pairs {
+        &self.pairs
+    }
+
+    fn rearm(&mut self) -> io::Result<()> {
+        // The multishot polls stay armed: re-arming costs nothing here.
+        Ok(())
+    }
 
     /// One non-blocking pass: submit what is queued, handle every completion.
-    fn pass_once(&mut self, tally: &mut Tally) -> io::Result<usize> {
+    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
         self.ring.submit()?;
         let mut cqes = std::mem::take(&mut self.cqes);
         cqes.clear();
@@ -105,22 +118,5 @@ impl Uring {
         let n = cqes.len();
         self.cqes = cqes;
         Ok(n)
-    }
-}
-
-impl PassLoop for Uring {
-    const NAME: &'static str = "uring";
-
-    fn pairs(&self) -> &Pairs {
-        &self.pairs
-    }
-
-    fn rearm(&mut self) -> io::Result<()> {
-        // The multishot polls stay armed: re-arming costs nothing here.
-        Ok(())
-    }
-
-    fn pass(&mut self, tally: &mut Tally) -> io::Result<usize> {
-        self.pass_once(tally)
     }
 }
