@@ -21,6 +21,8 @@ pub enum Command {
     Echo(EchoArgs),
     /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
     Ioevent(IoeventArgs),
+    /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
+    Http(HttpArgs),
     /// Run a built-in server.
     Serve {
         #[command(subcommand)]
@@ -32,6 +34,8 @@ pub enum Command {
 pub enum ServeCommand {
     /// Byte echo server: whatever arrives goes back unchanged.
     Echo(ServeEchoArgs),
+    /// HTTP/1.1 server: POST echoes the body, GET / says hello, GET /bytes/N sends N bytes.
+    Http(ServeHttpArgs),
 }
 
 /// Load shape, stop rule, timing and output: shared by every load command.
@@ -177,4 +181,51 @@ pub struct IoeventArgs {
     /// Print only the summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HttpArgs {
+    /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Request method [default: POST with a body, GET without].
+    #[arg(short = 'm', long)]
+    pub method: Option<String>,
+    /// A request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Send a body of N bytes (a repeating a-z pattern), e.g. 1k, 64k.
+    #[arg(long, value_name = "N")]
+    pub body_size: Option<String>,
+    /// Send the contents of FILE as the body.
+    #[arg(long, value_name = "FILE")]
+    pub body: Option<PathBuf>,
+    /// Add a `test-header` of N bytes, as hertz-benchmark does.
+    #[arg(long, value_name = "N")]
+    pub header_size: Option<String>,
+    /// Open a new connection for every request (Connection: close): a connection-rate test.
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Statuses that count as correct, e.g. 200,204 or 2xx,3xx or 200-299 [default: 2xx].
+    #[arg(long, value_name = "LIST")]
+    pub expect_status: Option<String>,
+    /// Check that every response body equals the request body (an echo server).
+    #[arg(long)]
+    pub expect_echo: bool,
+    /// Built-in server only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeHttpArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Largest request head (request line and headers); beyond it: 431 and a close.
+    #[arg(long, default_value = "16k")]
+    pub max_header: String,
+    /// Largest request body; beyond it: 413 and a close.
+    #[arg(long, default_value = "16m")]
+    pub max_body: String,
 }

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod http_config;
 pub mod ioevent;
 pub mod net;
 pub mod proto;
@@ -29,5 +30,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Serve {
             server: ServeCommand::Echo(a),
         } => commands::serve::serve(&a.server, proto::echo::server::EchoHandlerFactory, "echo"),
+        Command::Http(a) => commands::http::run(&a),
+        Command::Serve {
+            server: ServeCommand::Http(a),
+        } => commands::http::serve(&a),
     }
 }

@@ -1,6 +1,7 @@
 //! One module per command; each validates its flags, runs, and reports.
 
 pub mod echo;
+pub mod http;
 pub mod ioevent;
 pub mod load;
 pub mod serve;

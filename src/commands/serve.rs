@@ -14,14 +14,19 @@ use std::time::{Duration, Instant};
 
 fn stats_line(label: &str, t: &ServerTotals) -> String {
     format!(
-        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}",
+        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}",
         group(t.accepts),
         group(t.closes),
         group(t.reads),
         group(t.bytes_in),
         group(t.bytes_out),
         group(t.rejected),
-        group(t.tls_failures)
+        group(t.tls_failures),
+        if t.requests > 0 {
+            format!(" requests {}", group(t.requests))
+        } else {
+            String::new()
+        }
     )
 }
 

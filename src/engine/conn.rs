@@ -21,6 +21,10 @@ pub enum End {
     Done,
     /// The connection must be dropped; requests still in flight end as this kind.
     Failed(ErrorKind),
+    /// The protocol closes the connection after a reply (HTTP `Connection: close`): not
+    /// an error; requests still in flight end as `Closed` and the slot reconnects if
+    /// the plan goes on.
+    Reconnect,
 }
 
 /// Polls in a row before yielding to the other connections of the worker.
@@ -211,6 +215,71 @@ impl<P: ClientProtocol> Conn<P> {
         }
     }
 
+    /// Records the reply to the oldest request: `used` bytes, judged `verdict`.
+    /// Correct replies are tallied in `ok` (added once per read by the caller).
+    #[inline]
+    fn settle(
+        &mut self,
+        used: usize,
+        verdict: Verdict,
+        now: u64,
+        stats: &mut crate::stats::WorkerStats,
+        ok: &mut [(u64, u64); 2],
+    ) -> Option<End> {
+        let req = self.inflight.pop_front()?;
+        self.rstart += used;
+        self.answered += 1;
+        let bytes = used as u64;
+        if let Some(class) = self.proto.reply_class() {
+            if let Some(c) = stats.phase(req.measured).classes.get_mut(class) {
+                *c += 1;
+            }
+        }
+        match verdict {
+            Verdict::Ok => {
+                let t = &mut ok[req.measured as usize];
+                t.0 += 1;
+                t.1 += bytes;
+                if req.measured {
+                    stats.record_latency(
+                        now.saturating_sub(req.intended_ns),
+                        now.saturating_sub(req.sent_ns),
+                    );
+                }
+            }
+            Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
+            Verdict::Fatal(k) => {
+                stats.record_error(req.measured, k, bytes);
+                return Some(End::Failed(ErrorKind::Dropped));
+            }
+        }
+        self.proto.close_after_reply().then_some(End::Reconnect)
+    }
+
+    fn add_ok(stats: &mut crate::stats::WorkerStats, ok: [(u64, u64); 2]) {
+        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
+            if n > 0 {
+                stats.record_ok(measured, n, bytes);
+            }
+        }
+    }
+
+    /// The peer closed: a reply that runs to the close is complete now (and recorded).
+    fn consume_at_close(&mut self, now: u64, shared: &Shared) {
+        let Some(req) = self.inflight.front() else {
+            return;
+        };
+        if let Decode::Reply { used, verdict } = self
+            .proto
+            .decode_at_close(&self.rbuf[self.rstart..self.rend], req)
+        {
+            let mut stats = shared.stats.borrow_mut();
+            let mut ok = [(0u64, 0u64); 2];
+            let _ = self.settle(used, verdict, now, &mut stats, &mut ok);
+            Self::add_ok(&mut stats, ok);
+        }
+    }
+
     /// Decodes and records every complete reply in the read buffer.
     fn consume(&mut self, now: u64, shared: &Shared) -> Option<End> {
         let mut stats = shared.stats.borrow_mut();
@@ -223,37 +292,12 @@ impl<P: ClientProtocol> Conn<P> {
             else {
                 break;
             };
-            self.rstart += used;
-            self.answered += 1;
-            let bytes = used as u64;
-            match verdict {
-                Verdict::Ok => {
-                    let t = &mut ok[req.measured as usize];
-                    t.0 += 1;
-                    t.1 += bytes;
-                    if req.measured {
-                        stats.record_latency(
-                            now.saturating_sub(req.intended_ns),
-                            now.saturating_sub(req.sent_ns),
-                        );
-                    }
-                }
-                Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
-                Verdict::Fatal(k) => {
-                    stats.record_error(req.measured, k, bytes);
-                    end = Some(End::Failed(ErrorKind::Dropped));
-                }
-            }
-            self.inflight.pop_front();
+            end = self.settle(used, verdict, now, &mut stats, &mut ok);
             if end.is_some() {
                 break;
             }
         }
-        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
-            if n > 0 {
-                stats.record_ok(measured, n, bytes);
-            }
-        }
+        Self::add_ok(&mut stats, ok);
         if end.is_some() {
             return end;
         }
@@ -349,8 +393,10 @@ impl<P: ClientProtocol> Conn<P> {
                 Poll::Ready(Ok(())) => {
                     let n = rb.filled().len();
                     if n == 0 {
-                        // The peer closed. That ends the connection's work only if it
-                        // had none left; otherwise the slot reconnects.
+                        // The peer closed. A reply that runs to the close ends here.
+                        // That ends the connection's work only if it had none left;
+                        // otherwise the slot reconnects.
+                        self.consume_at_close(now, shared);
                         let idle = self.inflight.is_empty() && self.out.is_empty();
                         let wanted = if self.open_loop() {
                             self.next_intended

@@ -42,7 +42,32 @@ pub trait ClientProtocol: 'static {
 
     /// Looks for the reply to `req` at the start of `input`.
     fn decode(&mut self, input: &[u8], req: &InFlight) -> Decode;
+
+    /// The peer closed the connection with `input` (a partial reply to `req`) unread:
+    /// a reply that runs to the close (an HTTP/1.0 body) is complete now. By default
+    /// nothing is, and the request ends as `Closed`.
+    fn decode_at_close(&mut self, _input: &[u8], _req: &InFlight) -> Decode {
+        Decode::Incomplete
+    }
+
+    /// Asked after each decoded reply: the connection must be closed after it (HTTP's
+    /// `Connection: close`). Requests still in flight on it end as `Closed`, and the
+    /// slot opens a new connection if the plan goes on.
+    #[inline]
+    fn close_after_reply(&self) -> bool {
+        false
+    }
+
+    /// Asked after each decoded reply: its class, counted per class in the results
+    /// (`Counters::classes`; HTTP: the status code / 100). At most `REPLY_CLASSES - 1`.
+    #[inline]
+    fn reply_class(&self) -> Option<usize> {
+        None
+    }
 }
+
+/// How many reply classes `Counters::classes` holds (HTTP: 0 unused, 1xx to 5xx).
+pub const REPLY_CLASSES: usize = 6;
 
 /// Makes a protocol client for each new connection.
 pub trait ProtocolFactory: Send + Sync + 'static {

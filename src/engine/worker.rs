@@ -7,7 +7,7 @@ use super::protocol::ProtocolFactory;
 use super::shared::Shared;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
-use crate::stats::{Snapshot, WorkerStats};
+use crate::stats::{ErrorKind, Snapshot, WorkerStats};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::mpsc::Sender;
@@ -277,6 +277,11 @@ async fn slot_loop<F: ProtocolFactory>(
                 shared.stats.borrow_mut().phase(measured).connections += 1;
                 match drive(&mut conn, stream, &shared).await {
                     End::Done => break,
+                    End::Reconnect => {
+                        // Closed on the protocol's word: reopen at once, no back-off.
+                        conn.abandon(ErrorKind::Closed, &shared);
+                        backoff = Duration::from_millis(10);
+                    }
                     End::Failed(kind) => {
                         conn.abandon(kind, &shared);
                         // A server that accepts and closes at once must not make us spin.
@@ -347,9 +352,16 @@ async fn batch_conn<F: ProtocolFactory>(
                 Stream::Plain(s) => conn.run(s, &shared).await,
                 Stream::Tls(s) => conn.run(&mut **s, &shared).await,
             };
-            if let End::Failed(kind) = end {
-                conn.abandon(kind, &shared);
-                stream = None;
+            match end {
+                End::Failed(kind) => {
+                    conn.abandon(kind, &shared);
+                    stream = None;
+                }
+                End::Reconnect => {
+                    conn.abandon(ErrorKind::Closed, &shared);
+                    stream = None;
+                }
+                End::Done => {}
             }
         }
         barrier.wait().await;
