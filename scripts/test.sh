@@ -17,6 +17,26 @@ if ! command -v openssl >/dev/null 2>&1; then
     fi
 fi
 
+# ---- HTTP peers (issue 3): nginx as a target, wrk/ab/h2load/curl as clients of
+# `serve http`. Installed from Debian's packages when missing; the tests start and
+# stop them themselves (nginx on a free port with its own config in a temp dir).
+http_missing=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || http_missing+=(nginx)
+command -v wrk >/dev/null 2>&1 || http_missing+=(wrk)
+command -v ab >/dev/null 2>&1 || http_missing+=(apache2-utils)
+command -v h2load >/dev/null 2>&1 || http_missing+=(nghttp2-client)
+command -v curl >/dev/null 2>&1 || http_missing+=(curl)
+if [ ${#http_missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing ${http_missing[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${http_missing[@]}"
+    else
+        echo "test.sh: ${http_missing[*]} missing and cannot be installed here; those HTTP tests will be skipped" >&2
+    fi
+fi
+# ---- end HTTP peers
+
 cargo build --release
 cargo test --release --all-targets --no-fail-fast
 
