@@ -58,7 +58,7 @@ fn nginx_access_log_counts_every_request() {
     let n = Nginx::start();
     let r = http(&[&n.url("/"), "-n", "5000", "-t", "1", "-c", "8"]);
     r.assert_clean(5000);
-    let lines = n.log_lines();
+    let lines = n.logged(5000);
     assert_eq!(lines.len(), 5000, "nginx logged {} requests", lines.len());
     assert!(lines.iter().all(|l| l.starts_with("200 ")), "{:?}", &lines[..3]);
 
@@ -66,14 +66,14 @@ fn nginx_access_log_counts_every_request() {
     let r = http(&[&n.url("/"), "-n", "200", "-t", "1", "-c", "2", "--no-keepalive"]);
     r.assert_clean(200);
     assert_eq!(r.u("/totals/connections"), 200);
-    assert_eq!(n.log_lines().len(), 5200);
+    assert_eq!(n.logged(5200).len(), 5200);
 
     // nginx's 404s: errors by default, counted as 4xx; fine when expected.
     let r = http(&[&n.url("/missing"), "-n", "100", "-t", "1", "-c", "2"]);
     assert_eq!(r.code, 1, "{}", r.explain());
     assert_eq!(r.u("/errors/status"), 100);
     assert_eq!(r.u("/status_classes/4xx"), 100);
-    assert_eq!(n.log_lines().len(), 5300);
+    assert_eq!(n.logged(5300).len(), 5300);
 }
 
 #[test]

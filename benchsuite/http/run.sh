@@ -130,20 +130,26 @@ stop_server() {
     SERVER_PID=""
 }
 
+# The server's CPU time (user+sys, clock ticks) from /proc, around each run.
+TICK=$(getconf CLK_TCK)
+server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat" 2>/dev/null || echo 0; }
+SERVER_T0=0
 RAW=$OUT/raw.tsv
-printf 'round\ttag\treq_per_s\trequests\tcpu_s\twall_s\tp99_us\tp999_us\n' >"$RAW"
+printf 'round\ttag\treq_per_s\trequests\tcpu_s\twall_s\tp99_us\tp999_us\tserver_cpu_s\n' >"$RAW"
 record() { # ROUND TAG RPS REQUESTS P99 P999 (cpu from $WORK/cpu)
     local u s w
     read -r u s w <"$WORK/cpu" || { u=0; s=0; w=0; }
-    local cpu
+    local cpu scpu
     cpu=$(python3 -c "print(f'{$u + $s:.3f}')")
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$cpu" "$w" "$5" "$6" >>"$RAW"
-    log "   r$1 $2: req/s=$3 requests=$4 cpu_s=$cpu p99_us=$5 p999_us=$6"
+    scpu=$(python3 -c "print(f'{($(server_ticks) - $SERVER_T0) / $TICK:.2f}')")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$cpu" "$w" "$5" "$6" "$scpu" >>"$RAW"
+    log "   r$1 $2: req/s=$3 requests=$4 cpu_s=$cpu p99_us=$5 p999_us=$6 server_cpu_s=$scpu"
 }
 
 # run_wrk ROUND TAG CONNS URL
 run_wrk() {
     local f=$OUT/r$1_$2.wrk.txt rps n p99
+    SERVER_T0=$(server_ticks)
     cputime "$WORK/cpu" taskset -c 1 wrk -t1 -c"$3" -d"${DURATION}s" --latency "$4" >"$f" 2>&1 || true
     rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$f")
     n=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$f")
@@ -156,6 +162,7 @@ run_wb() {
     local round=$1 tag=$2 json=$OUT/r$1_$2.json
     shift 2
     rm -f "$json"
+    SERVER_T0=$(server_ticks)
     cputime "$WORK/cpu" taskset -c 1 "$WB" http "$@" -t 1 --quiet --json "$json" \
         >"$OUT/r${round}_$tag.stdout" 2>"$OUT/r${round}_$tag.stderr" || true
     if [[ -s $json ]]; then

@@ -26,6 +26,11 @@ def per_cpu(tag, rnd):
     return n / c if n and c else None
 
 
+def server_us(tag, rnd):
+    n, c = val(tag, rnd, "requests"), val(tag, rnd, "server_cpu_s")
+    return c * 1e6 / n if n and c else None
+
+
 def div(a, b):
     return a / b if a is not None and b else None
 
@@ -61,6 +66,10 @@ for variant in ("log", "nolog"):
         L.append(f"| nginx {variant}, c={c}: p99 wrk | " + stat([val(w, r, "p99_us") for r in rnds], ms) + " |")
         L.append(f"| nginx {variant}, c={c}: p99 wirebench | " + stat([val(b, r, "p99_us") for r in rnds], ms) + " |")
 L.append("| serve http --threads 1, wrk -t1 -c50: req/s | " + stat([val("serve_wrk_c50", r, "req_per_s") for r in rnds], big) + " |")
+L.append("| serve http --threads 1 under wrk -t1 -c50: server CPU-us per request | " + stat([server_us("serve_wrk_c50", r) for r in rnds], lambda v: f"{v:.2f}") + " |")
+for variant in ("log", "nolog"):
+    L.append(f"| nginx {variant} under wrk -t1 -c50: server CPU-us per request | " + stat([server_us(f"nginx-{variant}_wrk_c50", r) for r in rnds], lambda v: f"{v:.2f}") + " |")
+    L.append(f"| **server CPU per request, nginx {variant} / serve http** | " + stat([div(server_us(f"nginx-{variant}_wrk_c50", r), server_us("serve_wrk_c50", r)) for r in rnds], ratio) + " |")
 for variant in ("log", "nolog"):
     L.append(f"| **serve http / nginx {variant}** (both under wrk -t1 -c50) | " + stat([div(val("serve_wrk_c50", r, "req_per_s"), val(f"nginx-{variant}_wrk_c50", r, "req_per_s")) for r in rnds], ratio) + " |")
 L.append("")

@@ -79,6 +79,15 @@ http {{\n  log_format counted '$status $request_length $bytes_sent';\n  access_l
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    /// The access log's lines once it holds `n` (nginx logs a request just after
+    /// sending its response, so the client may see the response first), or after
+    /// 5 s, and 300 ms more to catch any line beyond `n`.
+    pub fn logged(&self, n: usize) -> Vec<String> {
+        wait_until(Duration::from_secs(5), || self.log_lines().len() >= n);
+        std::thread::sleep(Duration::from_millis(300));
+        self.log_lines()
+    }
+
     /// The access log's lines.
     pub fn log_lines(&self) -> Vec<String> {
         std::fs::read_to_string(self.dir.path().join("access.log"))

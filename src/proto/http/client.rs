@@ -86,6 +86,8 @@ impl HttpClient {
             Parsed::Incomplete => Decode::Incomplete,
             Parsed::Invalid(_) => {
                 self.close = true;
+                // Class 0: not a status class (unparseable replies are not counted in one).
+                self.class = 0;
                 Decode::Reply {
                     used: 0,
                     verdict: Verdict::Fatal(ErrorKind::Protocol),

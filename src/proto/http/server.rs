@@ -7,6 +7,7 @@
 use super::chunked::{self, Chunked};
 use super::request::pattern_body;
 use crate::server::handler::{Handler, HandlerFactory, Reply};
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// Largest `GET /bytes/N`.
@@ -223,9 +224,10 @@ enum Head {
 }
 
 fn parse_head(input: &[u8], limits: &Limits) -> Head {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut headers);
-    let head_len = match req.parse(input) {
+    // Uninitialized: zeroing 64 headers (2 KiB) per request is measurable.
+    let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut []);
+    let head_len = match req.parse_with_uninit_headers(input, &mut headers) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
             return if input.len() > limits.max_head {
