@@ -91,7 +91,10 @@ impl HttpConfig {
         let (body, body_source) = match (&a.body, &a.body_size) {
             (Some(path), _) => {
                 let b = std::fs::read(path).map_err(|e| {
-                    Error::usage(format!("cannot read the --body file {}: {e}", path.display()))
+                    Error::usage(format!(
+                        "cannot read the --body file {}: {e}",
+                        path.display()
+                    ))
                 })?;
                 if b.len() as u64 > MAX_BODY {
                     return Err(Error::usage(format!(
@@ -120,7 +123,9 @@ impl HttpConfig {
             None => "GET".to_string(),
         };
         if method == "HEAD" && has_body {
-            return Err(Error::usage("a HEAD request carries no body: drop --body/--body-size"));
+            return Err(Error::usage(
+                "a HEAD request carries no body: drop --body/--body-size",
+            ));
         }
         let headers = a
             .headers
@@ -128,7 +133,9 @@ impl HttpConfig {
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>>>()?;
         for (n, _) in &headers {
-            if n.eq_ignore_ascii_case("transfer-encoding") || n.eq_ignore_ascii_case("content-length") {
+            if n.eq_ignore_ascii_case("transfer-encoding")
+                || n.eq_ignore_ascii_case("content-length")
+            {
                 return Err(Error::usage(format!(
                     "-H '{n}' is set by wirebench from the body: use --body or --body-size instead"
                 )));

@@ -25,14 +25,29 @@ fn builtin_server_counts_match_exactly() {
     assert_eq!(r.u("/totals/connections"), 6);
     assert_eq!(r.u("/server/accepts"), 6);
     assert!(r.stdout.contains("[wirebench]: TPS: "), "{}", r.stdout);
-    assert!(r.stdout.contains("status:       2xx 3,000, 3xx 0, 4xx 0, 5xx 0"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("status:       2xx 3,000, 3xx 0, 4xx 0, 5xx 0"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
 fn pipelined_posts_echo_exactly() {
     // 100 KiB bodies: every response arrives in many reads.
     let r = http(&[
-        "-n", "400", "-t", "1", "-c", "2", "--pipeline", "4", "--body-size", "100k", "--expect-echo",
+        "-n",
+        "400",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--pipeline",
+        "4",
+        "--body-size",
+        "100k",
+        "--expect-echo",
     ]);
     r.assert_clean(400);
     assert_eq!(r.u("/server/requests"), 400);
@@ -43,7 +58,17 @@ fn pipelined_posts_echo_exactly() {
 
 #[test]
 fn keepalive_off_opens_a_connection_per_request() {
-    let r = http(&["-n", "300", "-t", "1", "-c", "3", "--no-keepalive", "--server-threads", "1"]);
+    let r = http(&[
+        "-n",
+        "300",
+        "-t",
+        "1",
+        "-c",
+        "3",
+        "--no-keepalive",
+        "--server-threads",
+        "1",
+    ]);
     r.assert_clean(300);
     assert_eq!(r.u("/totals/connections"), 300, "{}", r.explain());
     assert_eq!(r.u("/server/accepts"), 300);
@@ -60,10 +85,23 @@ fn nginx_access_log_counts_every_request() {
     r.assert_clean(5000);
     let lines = n.logged(5000);
     assert_eq!(lines.len(), 5000, "nginx logged {} requests", lines.len());
-    assert!(lines.iter().all(|l| l.starts_with("200 ")), "{:?}", &lines[..3]);
+    assert!(
+        lines.iter().all(|l| l.starts_with("200 ")),
+        "{:?}",
+        &lines[..3]
+    );
 
     // Keep-alive off against nginx: one connection per request, still exact.
-    let r = http(&[&n.url("/"), "-n", "200", "-t", "1", "-c", "2", "--no-keepalive"]);
+    let r = http(&[
+        &n.url("/"),
+        "-n",
+        "200",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--no-keepalive",
+    ]);
     r.assert_clean(200);
     assert_eq!(r.u("/totals/connections"), 200);
     assert_eq!(n.logged(5200).len(), 5200);
@@ -83,15 +121,38 @@ fn status_classes_and_expect_status() {
     assert_eq!(r.code, 1, "{}", r.explain());
     assert_eq!((r.u("/totals/ok"), r.u("/errors/status")), (0, 200));
     assert_eq!(r.u("/status_classes/4xx"), 200);
-    assert!(r.json()["outcome"]["reason"].as_str().unwrap().contains("200 requests failed"));
+    assert!(r.json()["outcome"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("200 requests failed"));
 
     let r = http(&[&s.url("/status/500"), "-n", "150", "-t", "1", "-c", "2"]);
     assert_eq!(r.u("/status_classes/5xx"), 150);
     assert_eq!(r.u("/errors/status"), 150);
 
-    let r = http(&[&s.url("/status/404"), "-n", "100", "-t", "1", "-c", "2", "--expect-status", "404"]);
+    let r = http(&[
+        &s.url("/status/404"),
+        "-n",
+        "100",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--expect-status",
+        "404",
+    ]);
     r.assert_clean(100);
-    let r = http(&[&s.url("/status/302"), "-n", "100", "-t", "1", "-c", "2", "--expect-status", "2xx,3xx"]);
+    let r = http(&[
+        &s.url("/status/302"),
+        "-n",
+        "100",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--expect-status",
+        "2xx,3xx",
+    ]);
     r.assert_clean(100);
     assert_eq!(r.u("/status_classes/3xx"), 100);
     let line = s.stop();
@@ -102,7 +163,8 @@ fn status_classes_and_expect_status() {
 fn chunked_server(mut s: TcpStream) {
     let mut buf = Vec::new();
     while read_request(&mut s, &mut buf).is_some() {
-        let resp = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+        let resp =
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
 4\r\nwire\r\n5;ext=1\r\nbench\r\n0\r\nX-Trailer: yes\r\n\r\n";
         write_split(&mut s, resp, 3);
     }
@@ -115,14 +177,22 @@ fn chunked_responses_split_into_small_writes() {
     r.assert_clean(300);
     assert_eq!(r.u("/totals/connections"), 3);
     assert_eq!(r.u("/status_classes/2xx"), 300);
-    assert_eq!(r.u("/status_classes/1xx"), 0, "interim responses are skipped, not counted");
+    assert_eq!(
+        r.u("/status_classes/1xx"),
+        0,
+        "interim responses are skipped, not counted"
+    );
 }
 
 /// HTTP/1.0: the body runs to the close; one request per connection.
 fn http10_server(mut s: TcpStream) {
     let mut buf = Vec::new();
     if read_request(&mut s, &mut buf).is_some() {
-        write_split(&mut s, b"HTTP/1.0 200 OK\r\nServer: old\r\n\r\nbody until close", 5);
+        write_split(
+            &mut s,
+            b"HTTP/1.0 200 OK\r\nServer: old\r\n\r\nbody until close",
+            5,
+        );
     }
 }
 
@@ -182,11 +252,35 @@ fn garbage_response_is_a_protocol_error() {
 fn echo_mismatch_is_caught() {
     // GET / answers "hello", not the request body.
     let s = ServeHttp::start(&["--threads", "1"]);
-    let r = http(&[&s.url("/"), "-m", "GET", "--body-size", "5", "--expect-echo", "-n", "50", "-t", "1", "-c", "1"]);
+    let r = http(&[
+        &s.url("/"),
+        "-m",
+        "GET",
+        "--body-size",
+        "5",
+        "--expect-echo",
+        "-n",
+        "50",
+        "-t",
+        "1",
+        "-c",
+        "1",
+    ]);
     assert_eq!(r.code, 1, "{}", r.explain());
     assert_eq!(r.u("/errors/mismatch"), 50);
     // POST echoes: the check passes.
-    let r = http(&[&s.url("/any/path"), "--body-size", "5", "--expect-echo", "-n", "50", "-t", "1", "-c", "1"]);
+    let r = http(&[
+        &s.url("/any/path"),
+        "--body-size",
+        "5",
+        "--expect-echo",
+        "-n",
+        "50",
+        "-t",
+        "1",
+        "-c",
+        "1",
+    ]);
     r.assert_clean(50);
 }
 
@@ -203,7 +297,18 @@ fn open_loop_and_duration_plans() {
 
 #[test]
 fn tls_builtin_and_https_url() {
-    let r = http(&["--tls", "-n", "300", "-t", "1", "-c", "3", "--body-size", "20k", "--expect-echo"]);
+    let r = http(&[
+        "--tls",
+        "-n",
+        "300",
+        "-t",
+        "1",
+        "-c",
+        "3",
+        "--body-size",
+        "20k",
+        "--expect-echo",
+    ]);
     r.assert_clean(300);
     let s = ServeHttp::start(&["--threads", "1", "--tls"]);
     let url = format!("https://127.0.0.1:{}/bytes/1000", s.port);
@@ -220,16 +325,31 @@ fn tls_builtin_and_https_url() {
 fn bad_input_exits_2_with_one_sentence() {
     for (args, phrase) in [
         (&["http", "127.0.0.1:80"][..], "is not a URL"),
-        (&["http", "ftp://127.0.0.1/"][..], "scheme 'ftp' is not supported"),
+        (
+            &["http", "ftp://127.0.0.1/"][..],
+            "scheme 'ftp' is not supported",
+        ),
         (&["http", "http://127.0.0.1:99999/"][..], "no valid port"),
-        (&["http", "--body-size", "1", "--body", "/etc/hostname"][..], "choose one of --body and --body-size"),
-        (&["http", "--no-keepalive", "--pipeline", "4"][..], "--no-keepalive"),
+        (
+            &["http", "--body-size", "1", "--body", "/etc/hostname"][..],
+            "choose one of --body and --body-size",
+        ),
+        (
+            &["http", "--no-keepalive", "--pipeline", "4"][..],
+            "--no-keepalive",
+        ),
         (&["http", "--expect-echo"][..], "--expect-echo"),
         (&["http", "--expect-status", "7xx"][..], "--expect-status"),
         (&["http", "-H", "NoColon"][..], "is not a header"),
-        (&["http", "--tls", "http://127.0.0.1:1/"][..], "write https://"),
+        (
+            &["http", "--tls", "http://127.0.0.1:1/"][..],
+            "write https://",
+        ),
         (&["http", "-m", "HEAD", "--body-size", "3"][..], "HEAD"),
-        (&["http", "--body", "/nonexistent/file"][..], "cannot read the --body file"),
+        (
+            &["http", "--body", "/nonexistent/file"][..],
+            "cannot read the --body file",
+        ),
         (&["serve", "http", "--max-header", "10"][..], "--max-header"),
     ] {
         let what = format!("wirebench {}", args.join(" "));

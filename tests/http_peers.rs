@@ -36,19 +36,38 @@ fn ab_get_and_post_echo() {
     assert_eq!(field(&out, "Complete requests:"), "2000");
     assert_eq!(field(&out, "Failed requests:"), "0");
     assert!(!out.contains("Non-2xx responses"), "{out}");
-    assert_eq!(field(&out, "HTML transferred:"), "10000 bytes", "2000 x hello");
+    assert_eq!(
+        field(&out, "HTML transferred:"),
+        "10000 bytes",
+        "2000 x hello"
+    );
 
     let body = TempPath::new("ab-body", ".txt");
     let data = pseudo_random_bytes(7, 3000);
     std::fs::write(body.path(), &data).unwrap();
     let (code, out, err) = run(
         "ab",
-        &["-k", "-n", "500", "-c", "5", "-p", body.s(), "-T", "text/plain", &s.url("/echo")],
+        &[
+            "-k",
+            "-n",
+            "500",
+            "-c",
+            "5",
+            "-p",
+            body.s(),
+            "-T",
+            "text/plain",
+            &s.url("/echo"),
+        ],
     );
     assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(field(&out, "Complete requests:"), "500");
     assert_eq!(field(&out, "Failed requests:"), "0", "{out}");
-    assert_eq!(field(&out, "HTML transferred:"), "1500000 bytes", "500 echoes of 3000 bytes");
+    assert_eq!(
+        field(&out, "HTML transferred:"),
+        "1500000 bytes",
+        "500 echoes of 3000 bytes"
+    );
     let line = s.stop();
     assert_eq!(stat(&line, "requests"), 2500, "{line}");
 }
@@ -81,14 +100,23 @@ fn h2load_h1_counts_and_bytes() {
         return;
     }
     let s = ServeHttp::start(&["--threads", "1"]);
-    let (code, out, err) = run("h2load", &["--h1", "-n", "3000", "-c", "10", &s.url("/bytes/1000")]);
+    let (code, out, err) = run(
+        "h2load",
+        &["--h1", "-n", "3000", "-c", "10", &s.url("/bytes/1000")],
+    );
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.contains("requests: 3000 total, 3000 started, 3000 done, 3000 succeeded, 0 failed, 0 errored, 0 timeout"),
         "{out}"
     );
-    assert!(out.contains("status codes: 3000 2xx, 0 3xx, 0 4xx, 0 5xx"), "{out}");
-    assert!(out.contains("(3000000) data"), "3000 x 1000 body bytes:\n{out}");
+    assert!(
+        out.contains("status codes: 3000 2xx, 0 3xx, 0 4xx, 0 5xx"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(3000000) data"),
+        "3000 x 1000 body bytes:\n{out}"
+    );
     let line = s.stop();
     assert_eq!(stat(&line, "requests"), 3000, "{line}");
 }
@@ -107,7 +135,11 @@ fn curl_gets_exact_bytes() {
     let data = pseudo_random_bytes(11, 200_000);
     std::fs::write(file.path(), &data).unwrap();
     let at = format!("@{}", file.s());
-    for extra in [&[][..], &["-H", "Transfer-Encoding: chunked"][..], &["--http1.0"][..]] {
+    for extra in [
+        &[][..],
+        &["-H", "Transfer-Encoding: chunked"][..],
+        &["--http1.0"][..],
+    ] {
         let out_file = TempPath::new("curl-out", ".bin");
         let mut args = vec!["-s", "-o", out_file.s(), "--data-binary", &at];
         args.extend_from_slice(extra);
@@ -116,7 +148,12 @@ fn curl_gets_exact_bytes() {
         let (code, _, err) = run("curl", &args);
         assert_eq!(code, 0, "{extra:?}: {err}");
         let got = std::fs::read(out_file.path()).unwrap();
-        assert!(got == data, "{extra:?}: echoed {} bytes, sent {}", got.len(), data.len());
+        assert!(
+            got == data,
+            "{extra:?}: echoed {} bytes, sent {}",
+            got.len(),
+            data.len()
+        );
     }
     // GET /bytes/N: exactly N bytes of the pattern.
     let out_file = TempPath::new("curl-bytes", ".bin");
@@ -124,7 +161,10 @@ fn curl_gets_exact_bytes() {
     assert_eq!(code, 0);
     let got = std::fs::read(out_file.path()).unwrap();
     assert_eq!(got.len(), 100_000);
-    assert!(got.iter().enumerate().all(|(i, b)| *b == b'a' + (i % 26) as u8));
+    assert!(got
+        .iter()
+        .enumerate()
+        .all(|(i, b)| *b == b'a' + (i % 26) as u8));
     // Headers: Content-Type text/plain on the echo.
     let (_, out, _) = run("curl", &["-s", "-i", "--data-binary", "x", &s.url("/")]);
     assert!(out.contains("Content-Type: text/plain\r\n"), "{out}");
@@ -144,9 +184,11 @@ fn malformed_requests_get_400_and_a_close_while_others_go_on() {
     let s = ServeHttp::start(&["--threads", "1", "--max-header", "1k", "--max-body", "10k"]);
     // A well-behaved keep-alive connection, opened first and used throughout.
     let mut good = TcpStream::connect(s.addr()).unwrap();
-    good.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    good.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let ask = |good: &mut TcpStream| {
-        good.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        good.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         let mut buf = Vec::new();
         let mut b = [0u8; 1024];
         while !buf.ends_with(b"hello") {
@@ -160,7 +202,15 @@ fn malformed_requests_get_400_and_a_close_while_others_go_on() {
         (&b"NOT HTTP AT ALL\r\n\r\n"[..], "400"),
         (b"GET / HTTP/1.1\r\nContent-Length: zz\r\n\r\n", "400"),
         (b"POST / HTTP/1.1\r\nContent-Length: 20000\r\n\r\n", "413"),
-        (&[b"GET / HTTP/1.1\r\nX: ".as_slice(), &[b'a'; 2000], b"\r\n\r\n"].concat(), "431"),
+        (
+            &[
+                b"GET / HTTP/1.1\r\nX: ".as_slice(),
+                &[b'a'; 2000],
+                b"\r\n\r\n",
+            ]
+            .concat(),
+            "431",
+        ),
     ] {
         let mut c = TcpStream::connect(s.addr()).unwrap();
         c.write_all(bad).unwrap();

@@ -250,7 +250,10 @@ fn http_results_validate_with_status_classes() {
     assert!(!v.is_valid(&bad), "the schema accepts a 6xx class");
     let mut bad = j.clone();
     bad["status_classes"]["2xx"] = json!(-1);
-    assert!(!v.is_valid(&bad), "the schema accepts a negative class count");
+    assert!(
+        !v.is_valid(&bad),
+        "the schema accepts a negative class count"
+    );
     // Echo results carry no status classes at all.
     let e = run_json(&["echo", "-n", "20", "-t", "1", "-c", "1"]);
     assert!(check(&e).get("status_classes").is_none());

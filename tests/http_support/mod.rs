@@ -59,10 +59,17 @@ http {{\n  log_format counted '$status $request_length $bytes_sent';\n  access_l
             let conf_path = dir.path().join("nginx.conf");
             std::fs::write(&conf_path, conf).unwrap();
             let prefix = format!("{d}/");
-            let proc = Proc::spawn(nginx, &["-c", conf_path.to_str().unwrap(), "-p", &prefix], false);
+            let proc = Proc::spawn(
+                nginx,
+                &["-c", conf_path.to_str().unwrap(), "-p", &prefix],
+                false,
+            );
             let addr = format!("127.0.0.1:{port}");
             let mut n = Nginx { proc, port, dir };
-            if wait_until(Duration::from_secs(10), || n.proc.exited() || accepts(&addr)) && !n.proc.exited() {
+            if wait_until(Duration::from_secs(10), || {
+                n.proc.exited() || accepts(&addr)
+            }) && !n.proc.exited()
+            {
                 return n;
             }
             last = format!(
@@ -123,7 +130,10 @@ impl ServeHttp {
             args.extend_from_slice(extra);
             let mut proc = Proc::wirebench(&args);
             if proc
-                .wait_line("wirebench serve http: listening on", Duration::from_secs(20))
+                .wait_line(
+                    "wirebench serve http: listening on",
+                    Duration::from_secs(20),
+                )
                 .is_some()
             {
                 return ServeHttp { proc, port };
@@ -149,7 +159,13 @@ impl ServeHttp {
     pub fn stop(mut self) -> String {
         self.proc.terminate();
         let code = self.proc.finish(Duration::from_secs(10));
-        assert_eq!(code, 0, "serve http exit\n{}\n{}", self.proc.stdout(), self.proc.stderr());
+        assert_eq!(
+            code,
+            0,
+            "serve http exit\n{}\n{}",
+            self.proc.stdout(),
+            self.proc.stderr()
+        );
         let out = self.proc.stdout();
         out.lines()
             .rfind(|l| l.contains("final: "))

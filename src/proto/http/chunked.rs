@@ -184,7 +184,10 @@ mod tests {
                 Step::Done(body.len()),
                 "cut {cut}"
             );
-            assert_eq!(data, b"0123456789abcdefghijklmnopqrstuvwxyzABCDE", "cut {cut}");
+            assert_eq!(
+                data, b"0123456789abcdefghijklmnopqrstuvwxyzABCDE",
+                "cut {cut}"
+            );
             assert_eq!(c.data_len, 41);
         }
     }

@@ -174,26 +174,45 @@ mod tests {
     }
 
     fn client(echo: Option<&[u8]>, keepalive: bool) -> HttpClient {
-        HttpFactory::new(b"GET / HTTP/1.1\r\n\r\n".to_vec(), false, StatusSet::default(), echo.map(<[u8]>::to_vec), keepalive).client(0)
+        HttpFactory::new(
+            b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            false,
+            StatusSet::default(),
+            echo.map(<[u8]>::to_vec),
+            keepalive,
+        )
+        .client(0)
     }
 
     #[test]
     fn verdicts() {
         let mut c = client(None, true);
         let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
-        assert_eq!(c.decode(ok, &req()), Decode::Reply { used: ok.len(), verdict: Verdict::Ok });
+        assert_eq!(
+            c.decode(ok, &req()),
+            Decode::Reply {
+                used: ok.len(),
+                verdict: Verdict::Ok
+            }
+        );
         assert!(!c.close_after_reply());
         assert_eq!(c.reply_class(), Some(2));
         let nf = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         assert_eq!(
             c.decode(nf, &req()),
-            Decode::Reply { used: nf.len(), verdict: Verdict::Error(ErrorKind::Status) }
+            Decode::Reply {
+                used: nf.len(),
+                verdict: Verdict::Error(ErrorKind::Status)
+            }
         );
         assert!(c.close_after_reply());
         assert_eq!(c.reply_class(), Some(4));
         assert_eq!(
             c.decode(b"garbage\r\n\r\n", &req()),
-            Decode::Reply { used: 0, verdict: Verdict::Fatal(ErrorKind::Protocol) }
+            Decode::Reply {
+                used: 0,
+                verdict: Verdict::Fatal(ErrorKind::Protocol)
+            }
         );
     }
 
@@ -205,19 +224,34 @@ mod tests {
         for cut in 0..good.len() {
             let mut c = client(Some(b"hello"), false);
             assert_eq!(c.decode(&good[..cut], &req()), Decode::Incomplete);
-            assert_eq!(c.decode(good, &req()), Decode::Reply { used: good.len(), verdict: Verdict::Ok });
-            assert!(c.close_after_reply(), "keep-alive off closes after each reply");
+            assert_eq!(
+                c.decode(good, &req()),
+                Decode::Reply {
+                    used: good.len(),
+                    verdict: Verdict::Ok
+                }
+            );
+            assert!(
+                c.close_after_reply(),
+                "keep-alive off closes after each reply"
+            );
             let mut c = client(Some(b"hello"), true);
             assert_eq!(c.decode(&bad[..cut], &req()), Decode::Incomplete);
             assert_eq!(
                 c.decode(bad, &req()),
-                Decode::Reply { used: bad.len(), verdict: Verdict::Error(ErrorKind::Mismatch) }
+                Decode::Reply {
+                    used: bad.len(),
+                    verdict: Verdict::Error(ErrorKind::Mismatch)
+                }
             );
         }
         let mut c = client(Some(b"hello"), true);
         assert_eq!(
             c.decode(short, &req()),
-            Decode::Reply { used: short.len(), verdict: Verdict::Error(ErrorKind::Mismatch) }
+            Decode::Reply {
+                used: short.len(),
+                verdict: Verdict::Error(ErrorKind::Mismatch)
+            }
         );
     }
 }

@@ -72,6 +72,9 @@ mod tests {
         assert_eq!(&imf_fixdate(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
         assert_eq!(&imf_fixdate(0), b"Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(&imf_fixdate(951_782_400), b"Tue, 29 Feb 2000 00:00:00 GMT");
-        assert_eq!(&imf_fixdate(1_795_311_000), b"Sun, 22 Nov 2026 01:30:00 GMT");
+        assert_eq!(
+            &imf_fixdate(1_795_311_000),
+            b"Sun, 22 Nov 2026 01:30:00 GMT"
+        );
     }
 }

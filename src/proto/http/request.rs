@@ -94,11 +94,17 @@ mod tests {
             method: "GET".into(),
             path: "/".into(),
             authority: "x".into(),
-            headers: vec![("host".into(), "y".into()), ("user-agent".into(), "z".into())],
+            headers: vec![
+                ("host".into(), "y".into()),
+                ("user-agent".into(), "z".into()),
+            ],
             test_header: 0,
             body: vec![],
             close: false,
         };
-        assert_eq!(serialize(&s), b"GET / HTTP/1.1\r\nhost: y\r\nuser-agent: z\r\n\r\n");
+        assert_eq!(
+            serialize(&s),
+            b"GET / HTTP/1.1\r\nhost: y\r\nuser-agent: z\r\n\r\n"
+        );
     }
 }

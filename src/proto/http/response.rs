@@ -38,7 +38,11 @@ pub enum Parsed {
     /// More bytes are needed.
     Incomplete,
     /// A whole response of `used` bytes (interim responses included).
-    Done { used: usize, status: u16, close: bool },
+    Done {
+        used: usize,
+        status: u16,
+        close: bool,
+    },
     /// Not a valid response: the stream cannot be trusted any more.
     Invalid(&'static str),
 }
@@ -167,7 +171,11 @@ impl ResponseParser {
 
     /// Parses heads from `self.base`, skipping interim (1xx) responses; Ok(None) if
     /// the final head is not complete yet.
-    fn parse_head(&mut self, input: &[u8], head_request: bool) -> Result<Option<Head>, &'static str> {
+    fn parse_head(
+        &mut self,
+        input: &[u8],
+        head_request: bool,
+    ) -> Result<Option<Head>, &'static str> {
         loop {
             let at = self.base;
             // Uninitialized: zeroing 64 headers (2 KiB) per response is measurable.
@@ -349,20 +357,36 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
     #[test]
     fn http10_and_close_delimited() {
         let s = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok";
-        assert_eq!(parse_stream(s, 0, &[false]), vec![(200, b"ok".to_vec(), true)]);
+        assert_eq!(
+            parse_stream(s, 0, &[false]),
+            vec![(200, b"ok".to_vec(), true)]
+        );
         let s = b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok";
-        assert_eq!(parse_stream(s, 0, &[false]), vec![(200, b"ok".to_vec(), false)]);
+        assert_eq!(
+            parse_stream(s, 0, &[false]),
+            vec![(200, b"ok".to_vec(), false)]
+        );
 
         let s = b"HTTP/1.0 200 OK\r\nServer: x\r\n\r\nuntil the end";
         let mut p = ResponseParser::default();
         let mut body = Vec::new();
         for cut in 0..s.len() {
-            assert_eq!(p.parse(&s[..cut], false, |b| body.extend_from_slice(b)), Parsed::Incomplete);
+            assert_eq!(
+                p.parse(&s[..cut], false, |b| body.extend_from_slice(b)),
+                Parsed::Incomplete
+            );
         }
-        assert_eq!(p.parse(s, false, |b| body.extend_from_slice(b)), Parsed::Incomplete);
+        assert_eq!(
+            p.parse(s, false, |b| body.extend_from_slice(b)),
+            Parsed::Incomplete
+        );
         assert_eq!(
             p.parse_at_close(s, |b| body.extend_from_slice(b)),
-            Parsed::Done { used: s.len(), status: 200, close: true }
+            Parsed::Done {
+                used: s.len(),
+                status: 200,
+                close: true
+            }
         );
         assert_eq!(body, b"until the end");
 

@@ -236,9 +236,7 @@ fn parse_head(input: &[u8], limits: &Limits) -> Head {
                 Head::Incomplete
             }
         }
-        Err(httparse::Error::TooManyHeaders) => {
-            return Head::Bad(431, "too many header fields\n")
-        }
+        Err(httparse::Error::TooManyHeaders) => return Head::Bad(431, "too many header fields\n"),
         Err(_) => return Head::Bad(400, "malformed request\n"),
     };
     if head_len > limits.max_head {
@@ -256,7 +254,9 @@ fn parse_head(input: &[u8], limits: &Limits) -> Head {
         if eq(name, b"content-length") {
             let v = h.value.trim_ascii();
             let n = if !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit) {
-                std::str::from_utf8(v).ok().and_then(|s| s.parse::<u64>().ok())
+                std::str::from_utf8(v)
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
             } else {
                 None
             };
@@ -488,7 +488,10 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         for cut in 0..=PIPELINE.len() {
             let (out, closed, n) = serve(PIPELINE, cut);
             assert_eq!(undated(&out), expected, "cut {cut}");
-            assert!(closed, "an HTTP/1.0 request without keep-alive closes (cut {cut})");
+            assert!(
+                closed,
+                "an HTTP/1.0 request without keep-alive closes (cut {cut})"
+            );
             assert_eq!(n, 10);
         }
     }
@@ -497,14 +500,22 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
     fn limits_and_malformed() {
         let (out, closed, _) = serve(b"GARBAGE\r\n\r\nGET / HTTP/1.1\r\n\r\n", 0);
         assert!(closed);
-        assert!(undated(&out).starts_with("HTTP/1.1 400 Bad Request\r\n"), "{}", undated(&out));
+        assert!(
+            undated(&out).starts_with("HTTP/1.1 400 Bad Request\r\n"),
+            "{}",
+            undated(&out)
+        );
         assert!(undated(&out).contains("Connection: close"));
 
         let mut big = b"GET / HTTP/1.1\r\nX: ".to_vec();
         big.extend(std::iter::repeat_n(b'a', 20_000));
         let (out, closed, _) = serve(&big, 100);
         assert!(closed);
-        assert!(undated(&out).starts_with("HTTP/1.1 431 "), "{}", undated(&out));
+        assert!(
+            undated(&out).starts_with("HTTP/1.1 431 "),
+            "{}",
+            undated(&out)
+        );
 
         let (out, closed, _) = serve(b"POST / HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n", 0);
         assert!(closed);
@@ -526,7 +537,10 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         assert!(!closed);
         assert_eq!(n, 1);
         let text = undated(&out);
-        assert!(text.starts_with("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"), "{text}");
+        assert!(
+            text.starts_with("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"),
+            "{text}"
+        );
         assert!(text.ends_with("\r\n\r\nok"), "{text}");
         assert_eq!(text.matches("100 Continue").count(), 1);
     }

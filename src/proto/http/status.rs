@@ -32,7 +32,8 @@ impl StatusSet {
         let bad = |item: &str| {
             format!("--expect-status: '{item}' is not a status code (100-599), a class (2xx) or a range (200-204)")
         };
-        let code = |t: &str| -> Option<u16> { t.parse::<u16>().ok().filter(|c| (100..=599).contains(c)) };
+        let code =
+            |t: &str| -> Option<u16> { t.parse::<u16>().ok().filter(|c| (100..=599).contains(c)) };
         for item in text.split(',').map(str::trim) {
             let lower = item.to_ascii_lowercase();
             if let Some(d) = lower.strip_suffix("xx") {

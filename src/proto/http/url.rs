@@ -97,7 +97,9 @@ pub fn parse(text: &str) -> Result<Url, String> {
         .bytes()
         .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
     {
-        return Err(format!("the URL '{text}' has a host with spaces or control characters"));
+        return Err(format!(
+            "the URL '{text}' has a host with spaces or control characters"
+        ));
     }
     let port = match port {
         None => {
@@ -109,7 +111,11 @@ pub fn parse(text: &str) -> Result<Url, String> {
         }
         Some(p) => match p.parse::<u16>() {
             Ok(n) if n > 0 => n,
-            _ => return Err(format!("the URL '{text}' has no valid port ('{p}' is not 1-65535)")),
+            _ => {
+                return Err(format!(
+                    "the URL '{text}' has no valid port ('{p}' is not 1-65535)"
+                ))
+            }
         },
     };
     Ok(Url {
@@ -127,13 +133,19 @@ mod tests {
     #[test]
     fn forms() {
         let u = parse("http://127.0.0.1:8080/a/b?x=1#frag").unwrap();
-        assert_eq!((u.tls, u.host.as_str(), u.port, u.path.as_str()), (false, "127.0.0.1", 8080, "/a/b?x=1"));
+        assert_eq!(
+            (u.tls, u.host.as_str(), u.port, u.path.as_str()),
+            (false, "127.0.0.1", 8080, "/a/b?x=1")
+        );
         assert_eq!(u.authority(), "127.0.0.1:8080");
         let u = parse("https://localhost").unwrap();
         assert_eq!((u.tls, u.port, u.path.as_str()), (true, 443, "/"));
         assert_eq!(u.authority(), "localhost");
         let u = parse("HTTP://[::1]:81?q").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", 81, "/?q"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", 81, "/?q")
+        );
         assert_eq!(u.authority(), "[::1]:81");
         assert_eq!(u.host_port(), "[::1]:81");
     }
