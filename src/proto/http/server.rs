@@ -335,8 +335,12 @@ impl HttpHandler {
                 }
             }
             Route::Status(s) => {
-                let text = format!("status {s}\n");
-                respond(out, s, text.as_bytes(), p.head_only, close, ka10)
+                // "status NNN\n", built on the stack: no allocation per request.
+                let mut text = *b"status 000\n";
+                text[7] = b'0' + (s / 100) as u8;
+                text[8] = b'0' + (s / 10 % 10) as u8;
+                text[9] = b'0' + (s % 10) as u8;
+                respond(out, s, &text, p.head_only, close, ka10)
             }
             Route::NotFound => respond(out, 404, b"not found\n", p.head_only, close, ka10),
             Route::NotAllowed => {
