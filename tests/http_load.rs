@@ -70,8 +70,11 @@ fn keepalive_off_opens_a_connection_per_request() {
         "1",
     ]);
     r.assert_clean(300);
-    assert_eq!(r.u("/totals/connections"), 300, "{}", r.explain());
-    assert_eq!(r.u("/server/accepts"), 300);
+    // One connection per request; a slot that connects just as another takes the
+    // last request of the plan opens one more, unused (at most one per slot).
+    let conns = r.u("/totals/connections");
+    assert!((300..=303).contains(&conns), "{}", r.explain());
+    assert_eq!(r.u("/server/accepts"), conns, "both sides count every connection");
     assert_eq!(r.u("/server/requests"), 300);
 }
 
@@ -103,7 +106,7 @@ fn nginx_access_log_counts_every_request() {
         "--no-keepalive",
     ]);
     r.assert_clean(200);
-    assert_eq!(r.u("/totals/connections"), 200);
+    assert!((200..=202).contains(&r.u("/totals/connections")), "{}", r.explain());
     assert_eq!(n.logged(5200).len(), 5200);
 
     // nginx's 404s: errors by default, counted as 4xx; fine when expected.
