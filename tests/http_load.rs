@@ -204,7 +204,8 @@ fn close_delimited_http10_responses() {
     let srv = RawServer::start(http10_server);
     let r = http(&[&srv.url("/"), "-n", "100", "-t", "1", "-c", "2"]);
     r.assert_clean(100);
-    assert_eq!(r.u("/totals/connections"), 100, "{}", r.explain());
+    // A connection per response (at most one more per slot, opened as the plan ended).
+    assert!((100..=102).contains(&r.u("/totals/connections")), "{}", r.explain());
 }
 
 /// Sends half a response, then closes.
