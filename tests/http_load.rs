@@ -74,7 +74,11 @@ fn keepalive_off_opens_a_connection_per_request() {
     // last request of the plan opens one more, unused (at most one per slot).
     let conns = r.u("/totals/connections");
     assert!((300..=303).contains(&conns), "{}", r.explain());
-    assert_eq!(r.u("/server/accepts"), conns, "both sides count every connection");
+    assert_eq!(
+        r.u("/server/accepts"),
+        conns,
+        "both sides count every connection"
+    );
     assert_eq!(r.u("/server/requests"), 300);
 }
 
@@ -106,7 +110,11 @@ fn nginx_access_log_counts_every_request() {
         "--no-keepalive",
     ]);
     r.assert_clean(200);
-    assert!((200..=202).contains(&r.u("/totals/connections")), "{}", r.explain());
+    assert!(
+        (200..=202).contains(&r.u("/totals/connections")),
+        "{}",
+        r.explain()
+    );
     assert_eq!(n.logged(5200).len(), 5200);
 
     // nginx's 404s: errors by default, counted as 4xx; fine when expected.
@@ -205,7 +213,11 @@ fn close_delimited_http10_responses() {
     let r = http(&[&srv.url("/"), "-n", "100", "-t", "1", "-c", "2"]);
     r.assert_clean(100);
     // A connection per response (at most one more per slot, opened as the plan ended).
-    assert!((100..=102).contains(&r.u("/totals/connections")), "{}", r.explain());
+    assert!(
+        (100..=102).contains(&r.u("/totals/connections")),
+        "{}",
+        r.explain()
+    );
 }
 
 /// Sends half a response, then closes.
