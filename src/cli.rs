@@ -21,6 +21,8 @@ pub enum Command {
     Echo(EchoArgs),
     /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
     Ioevent(IoeventArgs),
+    /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
+    Amqp(AmqpArgs),
     /// Run a built-in server.
     Serve {
         #[command(subcommand)]
@@ -32,6 +34,8 @@ pub enum Command {
 pub enum ServeCommand {
     /// Byte echo server: whatever arrives goes back unchanged.
     Echo(ServeEchoArgs),
+    /// Dummy AMQP 0-9-1 broker: handshake, channels, declares, confirms; counts what is published.
+    Amqp(ServeAmqpArgs),
 }
 
 /// Load shape, stop rule, timing and output: shared by every load command.
@@ -177,4 +181,84 @@ pub struct IoeventArgs {
     /// Print only the summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+}
+
+// ---------------------------------------------------------------- amqp
+
+#[derive(Args, Debug)]
+pub struct AmqpArgs {
+    /// amqp://user:pass@host:port/vhost or amqps://...; none starts the built-in broker.
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// churn: clients connect, publish --messages, close, repeat; publish: long-lived publishers.
+    #[arg(long, default_value = "publish")]
+    pub mode: String,
+    /// Churn: clients in total (each one connection).
+    #[arg(long)]
+    pub clients: Option<u64>,
+    /// Churn: clients at once, over all threads.
+    #[arg(long, default_value_t = 10)]
+    pub concurrency: usize,
+    /// Churn: messages each client publishes.
+    #[arg(long, default_value_t = 10)]
+    pub messages: u64,
+    /// Body bytes per message.
+    #[arg(long, default_value = "100")]
+    pub size: String,
+    /// Exchange to publish to ("" is the default exchange).
+    #[arg(long, default_value = "")]
+    pub exchange: String,
+    /// Routing key of every message.
+    #[arg(long, default_value = "wirebench")]
+    pub routing_key: String,
+    /// Declare this queue (non-durable) on each connection before publishing.
+    #[arg(long, value_name = "QUEUE")]
+    pub declare_queue: Option<String>,
+    /// Publisher confirms: a message counts when the broker acks it.
+    #[arg(long)]
+    pub confirm: bool,
+    /// Unconfirmed messages in flight per connection (without --confirm: written per batch) [default: 100].
+    #[arg(long)]
+    pub inflight: Option<usize>,
+    /// Publish mode: channels per connection (publishes go round-robin over them).
+    #[arg(long, default_value_t = 1)]
+    pub channels: u16,
+    /// Milliseconds between a connection's publishes (an open-loop schedule).
+    #[arg(long, value_name = "MS")]
+    pub publish_wait: Option<f64>,
+    /// Spread the clients' first connections over this long (e.g. 2s).
+    #[arg(long)]
+    pub ramp: Option<String>,
+    /// Built-in broker only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+    /// Built-in broker only: one Basic.Ack (multiple) per channel per read.
+    #[arg(long)]
+    pub ack_multiple: bool,
+}
+
+/// Connection.Tune values and confirm batching of `serve amqp`.
+#[derive(Args, Debug, Clone)]
+pub struct BrokerArgs {
+    /// Most channels per connection offered in Connection.Tune.
+    #[arg(long, default_value_t = 2047)]
+    pub channel_max: u16,
+    /// Largest frame offered in Connection.Tune, bytes (at least 8192).
+    #[arg(long, default_value_t = 131_072)]
+    pub frame_max: u32,
+    /// Heartbeat interval offered in Connection.Tune, seconds (0: none).
+    #[arg(long, default_value_t = 60)]
+    pub heartbeat: u16,
+    /// One Basic.Ack (multiple) per channel per read instead of one per message.
+    #[arg(long)]
+    pub ack_multiple: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeAmqpArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub broker: BrokerArgs,
 }

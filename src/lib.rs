@@ -26,6 +26,10 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Echo(a) => commands::echo::run(&a),
         Command::Ioevent(a) => commands::ioevent::run(&a),
+        Command::Amqp(a) => commands::amqp::run(&a),
+        Command::Serve {
+            server: ServeCommand::Amqp(a),
+        } => commands::amqp::serve(&a),
         Command::Serve {
             server: ServeCommand::Echo(a),
         } => commands::serve::serve(&a.server, proto::echo::server::EchoHandlerFactory, "echo"),

@@ -141,6 +141,7 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
             success: reason.is_none(),
             reason,
         },
+        amqp: None,
     }
 }
 

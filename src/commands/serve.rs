@@ -26,6 +26,16 @@ fn stats_line(label: &str, t: &ServerTotals) -> String {
 }
 
 pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Result<()> {
+    serve_with(args, factory, name, &|| None)
+}
+
+/// `serve`, with a protocol's own counters (`extra`) printed beside the runtime's.
+pub fn serve_with<F: HandlerFactory>(
+    args: &ServerArgs,
+    factory: F,
+    name: &str,
+    extra: &dyn Fn() -> Option<String>,
+) -> Result<()> {
     let cfg = ServeConfig::from_args(args)?;
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
@@ -71,6 +81,9 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
                     stats_line("interval", &now.since(&last)),
                     stats_line("total", &now)
                 );
+                if let Some(line) = extra() {
+                    println!("[{:>7.1}s] {line}", started.elapsed().as_secs_f64());
+                }
                 last = now;
                 next = Some(at + iv);
             }
@@ -82,5 +95,8 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
         started.elapsed().as_secs_f64(),
         stats_line("final", &totals)
     );
+    if let Some(line) = extra() {
+        println!("wirebench serve {name}: final {line}");
+    }
     Ok(())
 }

@@ -43,6 +43,9 @@ pub struct Conn<P> {
     rend: usize,
     /// Batch plans: requests this connection may still send in this iteration.
     pub local_budget: Option<u64>,
+    /// Churn: `local_budget` was already taken from the plan's budget when the
+    /// connection opened, so sends draw on it alone.
+    pub prepaid: bool,
     /// Open loop: nanoseconds between this connection's scheduled sends, and the next one.
     interval_ns: u64,
     next_intended: u64,
@@ -67,6 +70,7 @@ impl<P: ClientProtocol> Conn<P> {
             rstart: 0,
             rend: 0,
             local_budget: None,
+            prepaid: false,
             interval_ns,
             next_intended,
             sleep: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
@@ -91,6 +95,38 @@ impl<P: ClientProtocol> Conn<P> {
     /// Replies received on the current connection.
     pub fn answered(&self) -> u64 {
         self.answered
+    }
+
+    /// The protocol state, for the connection-level exchanges around the requests.
+    pub fn proto_mut(&mut self) -> &mut P {
+        &mut self.proto
+    }
+
+    /// Bytes a handshake read past its end: they are the start of the replies.
+    pub fn preload(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if self.rbuf.len() - self.rend < bytes.len() {
+            self.rbuf.resize(self.rend + bytes.len(), 0);
+        }
+        self.rbuf[self.rend..self.rend + bytes.len()].copy_from_slice(bytes);
+        self.rend += bytes.len();
+    }
+
+    /// Requests with no reply count as correct once written (`settles_on_write`).
+    fn settle_written(&mut self, shared: &Shared) {
+        let mut n = [0u64; 2];
+        for r in self.inflight.drain(..) {
+            n[r.measured as usize] += 1;
+        }
+        self.answered += n[0] + n[1];
+        let mut stats = shared.stats.borrow_mut();
+        for (measured, count) in [(false, n[0]), (true, n[1])] {
+            if count > 0 {
+                stats.record_ok(measured, count, 0);
+            }
+        }
     }
 
     /// Ends every request still in flight as `kind` (the connection is gone).
@@ -118,8 +154,9 @@ impl<P: ClientProtocol> Conn<P> {
         if self.local_budget == Some(0) {
             return false;
         }
-        !(intended >= shared.measure_start_ns
-            && shared.budget.as_ref().is_some_and(|b| b.get() == 0))
+        self.prepaid
+            || !(intended >= shared.measure_start_ns
+                && shared.budget.as_ref().is_some_and(|b| b.get() == 0))
     }
 
     fn open_loop(&self) -> bool {
@@ -143,7 +180,7 @@ impl<P: ClientProtocol> Conn<P> {
         }
         let measured = now >= shared.measure_start_ns;
         let mut n = room as u64;
-        if measured {
+        if measured && !self.prepaid {
             if let Some(b) = shared.budget.as_ref() {
                 n = n.min(b.get());
                 b.set(b.get() - n);
@@ -181,7 +218,10 @@ impl<P: ClientProtocol> Conn<P> {
                 break;
             }
             let measured = intended >= shared.measure_start_ns;
-            if measured {
+            if let Some(l) = self.local_budget.as_mut() {
+                *l -= 1;
+            }
+            if measured && !self.prepaid {
                 if let Some(b) = shared.budget.as_ref() {
                     b.set(b.get() - 1);
                 }
@@ -340,6 +380,9 @@ impl<P: ClientProtocol> Conn<P> {
             if self.wpos == self.out.len() {
                 self.out.clear();
                 self.wpos = 0;
+                if !self.inflight.is_empty() && self.proto.settles_on_write() {
+                    self.settle_written(shared);
+                }
             }
 
             // Read whatever has arrived and settle every complete reply.

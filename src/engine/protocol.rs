@@ -35,6 +35,26 @@ pub enum Verdict {
     Fatal(ErrorKind),
 }
 
+/// Which connection-level exchange `ClientProtocol::setup` is asked about.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum SetupPhase {
+    /// After connecting, before the first request (AMQP's connection handshake).
+    Open,
+    /// After the last reply, before the socket is dropped (AMQP's Connection.Close).
+    Close,
+}
+
+/// One step of a connection-level exchange.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Setup {
+    /// More to come: `used` input bytes were consumed; with none used, more input is needed.
+    Continue { used: usize },
+    /// Finished after `used` bytes; anything after them belongs to the requests.
+    Done { used: usize },
+    /// The peer refused or broke the exchange; the connection counts as failed.
+    Failed { kind: ErrorKind, detail: String },
+}
+
 /// One connection's protocol state.
 pub trait ClientProtocol: 'static {
     /// Appends request `seq`, sent at `sent_ns`, to `out`; returns its tag.
@@ -42,6 +62,20 @@ pub trait ClientProtocol: 'static {
 
     /// Looks for the reply to `req` at the start of `input`.
     fn decode(&mut self, input: &[u8], req: &InFlight) -> Decode;
+
+    /// A handshake before the first request, or a goodbye after the last: given what
+    /// was received so far (first with nothing), append what to send to `out`. The
+    /// engine writes it, reads, and calls again until Done or Failed. Sans-IO, so it is
+    /// tested with bytes alone. Default: nothing to exchange.
+    fn setup(&mut self, _phase: SetupPhase, _input: &[u8], _out: &mut Vec<u8>) -> Setup {
+        Setup::Done { used: 0 }
+    }
+
+    /// Requests that get no reply (AMQP publishes without confirms): each one counts as
+    /// correct once its bytes are written, with no latency recorded.
+    fn settles_on_write(&self) -> bool {
+        false
+    }
 }
 
 /// Makes a protocol client for each new connection.
@@ -50,4 +84,16 @@ pub trait ProtocolFactory: Send + Sync + 'static {
 
     /// `conn_id` is unique within the run.
     fn client(&self, conn_id: u64) -> Self::Client;
+
+    /// Churn: each connection sends exactly this many requests (claimed from the plan
+    /// before it opens), says goodbye, and its slot opens a new one while the plan lasts.
+    fn requests_per_connection(&self) -> Option<u64> {
+        None
+    }
+
+    /// How long connection slot `slot` (0-based over all threads) waits before its first
+    /// connection (a ramp spreading client starts).
+    fn start_delay(&self, _slot: usize) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }

@@ -38,6 +38,9 @@ pub struct RunResult {
     /// Counters of the built-in server, when the run started one.
     pub server: Option<serde_json::Value>,
     pub outcome: Outcome,
+    /// AMQP runs only: connection rate, handshake latency, confirmed messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amqp: Option<super::amqp_figures::AmqpFigures>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
