@@ -182,6 +182,8 @@ impl AmqpClient {
         let mut caps = FieldTable::default();
         caps.insert("publisher_confirms".into(), AMQPValue::Boolean(true));
         caps.insert("basic.nack".into(), AMQPValue::Boolean(true));
+        // Ask for a Connection.Close with the reason (e.g. 403) instead of a bare reset.
+        caps.insert("authentication_failure_close".into(), AMQPValue::Boolean(true));
         let mut props = FieldTable::default();
         props.insert(
             "product".into(),

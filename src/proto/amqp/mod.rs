@@ -7,3 +7,6 @@ pub mod codec;
 pub mod confirms;
 pub mod server;
 pub mod url;
+
+#[cfg(test)]
+mod conversation_tests;

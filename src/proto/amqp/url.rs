@@ -37,7 +37,11 @@ impl Target {
             port: uri.authority.port,
             user: uri.authority.userinfo.username,
             password: uri.authority.userinfo.password,
-            vhost: uri.vhost,
+            vhost: if uri.vhost.is_empty() {
+                "/".into()
+            } else {
+                uri.vhost
+            },
         })
     }
 
@@ -86,8 +90,9 @@ mod tests {
     fn defaults_and_amqps() {
         let t = Target::parse("amqps://localhost").unwrap();
         assert_eq!((t.tls, t.port, t.user.as_str(), t.vhost.as_str()), (true, 5671, "guest", "/"));
+        // An empty vhost (trailing slash) means the default one, as pika reads it.
         let t = Target::parse("amqp://127.0.0.1:5672/").unwrap();
-        assert_eq!(t.vhost, "");
+        assert_eq!(t.vhost, "/");
     }
 
     #[test]
