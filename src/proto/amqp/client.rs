@@ -125,7 +125,7 @@ pub struct AmqpClient {
 impl AmqpClient {
     pub fn new(opts: ClientOptions, counters: Arc<SessionCounters>) -> Self {
         let channels = opts.channels.max(1) as usize;
-        AmqpClient {
+        let mut c = AmqpClient {
             counters,
             stage: Stage::SendHeader,
             frame_max: CLIENT_FRAME_MAX,
@@ -134,7 +134,10 @@ impl AmqpClient {
             acked_credit: 0,
             nacked_credit: 0,
             opts,
-        }
+        };
+        // Built now for the largest frame; rebuilt if the broker tunes it smaller.
+        c.build_templates();
+        c
     }
 
     fn channels(&self) -> u16 {
@@ -287,7 +290,9 @@ impl AmqpClient {
                         virtual_host: self.opts.vhost.as_str().into(),
                     })),
                 );
-                self.build_templates();
+                if self.frame_max != CLIENT_FRAME_MAX {
+                    self.build_templates();
+                }
                 self.stage = Stage::AwaitOpenOk;
             }
             (Stage::AwaitOpenOk, AMQPClass::Connection(C::OpenOk(_))) => {
