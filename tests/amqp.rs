@@ -12,7 +12,18 @@ use std::time::Duration;
 #[test]
 fn builtin_publish_with_confirms_counts_exactly() {
     let r = run_json(&[
-        "amqp", "-n", "12345", "-t", "1", "-c", "3", "--channels", "2", "--confirm", "--inflight", "64",
+        "amqp",
+        "-n",
+        "12345",
+        "-t",
+        "1",
+        "-c",
+        "3",
+        "--channels",
+        "2",
+        "--confirm",
+        "--inflight",
+        "64",
     ]);
     r.assert_clean(12345);
     assert_eq!(r.u("/amqp/messages"), 12345, "{}", r.explain());
@@ -34,8 +45,19 @@ fn builtin_publish_with_confirms_counts_exactly() {
 #[test]
 fn builtin_churn_counts_clients_messages_and_closes() {
     let r = run_json(&[
-        "amqp", "--mode", "churn", "--clients", "300", "--concurrency", "6", "--messages", "7",
-        "--confirm", "--ack-multiple", "--size", "33",
+        "amqp",
+        "--mode",
+        "churn",
+        "--clients",
+        "300",
+        "--concurrency",
+        "6",
+        "--messages",
+        "7",
+        "--confirm",
+        "--ack-multiple",
+        "--size",
+        "33",
     ]);
     r.assert_clean(2100);
     assert_eq!(r.u("/totals/connections"), 300, "{}", r.explain());
@@ -59,8 +81,18 @@ fn without_confirms_a_message_counts_once_written_and_the_broker_got_each() {
     r.assert_clean(5000);
     assert_eq!(r.json()["amqp"]["counted_from"], "written (no confirms)");
     let r = run_json(&[
-        "amqp", &url, "--mode", "churn", "--clients", "40", "--concurrency", "4", "--messages", "25",
-        "-t", "1",
+        "amqp",
+        &url,
+        "--mode",
+        "churn",
+        "--clients",
+        "40",
+        "--concurrency",
+        "4",
+        "--messages",
+        "25",
+        "-t",
+        "1",
     ]);
     r.assert_clean(1000);
     assert_eq!(r.u("/amqp/clean_closes"), 40);
@@ -77,22 +109,64 @@ fn without_confirms_a_message_counts_once_written_and_the_broker_got_each() {
 fn tls_amqps_url_and_serve_amqp_tls() {
     let broker = Broker::start(&["--tls"]);
     let url = format!("amqps://guest:guest@127.0.0.1:{}/", broker.port);
-    let r = run_json(&["amqp", &url, "--insecure", "--confirm", "-n", "3000", "-t", "1", "-c", "2"]);
+    let r = run_json(&[
+        "amqp",
+        &url,
+        "--insecure",
+        "--confirm",
+        "-n",
+        "3000",
+        "-t",
+        "1",
+        "-c",
+        "2",
+    ]);
     r.assert_clean(3000);
     let r = run_json(&[
-        "amqp", &url, "--insecure", "--mode", "churn", "--clients", "20", "--concurrency", "2",
-        "--confirm", "-t", "1",
+        "amqp",
+        &url,
+        "--insecure",
+        "--mode",
+        "churn",
+        "--clients",
+        "20",
+        "--concurrency",
+        "2",
+        "--confirm",
+        "-t",
+        "1",
     ]);
     r.assert_clean(200);
     // Without --insecure the self-signed certificate is refused, and the run says so.
-    let r = run_json(&["amqp", &url, "-n", "10", "-t", "1", "-c", "1", "--timeout", "1s"]);
+    let r = run_json(&[
+        "amqp",
+        &url,
+        "-n",
+        "10",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--timeout",
+        "1s",
+    ]);
     assert_eq!(r.code, 1, "{}", r.explain());
     assert!(r.stderr.contains("TLS handshake"), "{}", r.stderr);
     let b = broker.finish();
     assert_eq!(b["messages"], 3200, "{b:?}");
     assert_eq!(b["confirmed"], 3200);
     // The built-in broker with TLS, its generated certificate trusted for real.
-    let r = run_json(&["amqp", "--tls", "--confirm", "-n", "1000", "-t", "1", "-c", "1"]);
+    let r = run_json(&[
+        "amqp",
+        "--tls",
+        "--confirm",
+        "-n",
+        "1000",
+        "-t",
+        "1",
+        "-c",
+        "1",
+    ]);
     r.assert_clean(1000);
     assert_eq!(r.u("/server/tls_failures"), 0);
 }
@@ -103,7 +177,8 @@ fn unknown_method_closes_only_that_connection_with_540() {
     let mut bad = opened_connection(broker.port);
     let mut good = opened_connection(broker.port);
     // On channel 1 (opened by the handshake): basic method 99, which AMQP 0-9-1 does not have.
-    bad.write_all(&[1, 0, 1, 0, 0, 0, 4, 0, 60, 0, 99, 0xCE]).unwrap();
+    bad.write_all(&[1, 0, 1, 0, 0, 0, 4, 0, 60, 0, 99, 0xCE])
+        .unwrap();
     let got = read_to_close(&mut bad);
     let close_at = got
         .windows(4)
@@ -111,12 +186,24 @@ fn unknown_method_closes_only_that_connection_with_540() {
         .unwrap_or_else(|| panic!("no Connection.Close in {got:?}"));
     assert_eq!(got[close_at + 4..close_at + 6], 540u16.to_be_bytes());
     // The other connection goes on: a channel opens, and a whole run works alongside.
-    good.write_all(&[1, 0, 3, 0, 0, 0, 5, 0, 20, 0, 10, 0, 0xCE]).unwrap();
+    good.write_all(&[1, 0, 3, 0, 0, 0, 5, 0, 20, 0, 10, 0, 0xCE])
+        .unwrap();
     let mut buf = [0u8; 16];
     std::io::Read::read_exact(&mut good, &mut buf).unwrap();
     assert_eq!(buf, [1, 0, 3, 0, 0, 0, 8, 0, 20, 0, 11, 0, 0, 0, 0, 0xCE]);
     let url = format!("amqp://guest:guest@127.0.0.1:{}/", broker.port);
-    run_json(&["amqp", &url, "--confirm", "-n", "2000", "-t", "1", "-c", "2"]).assert_clean(2000);
+    run_json(&[
+        "amqp",
+        &url,
+        "--confirm",
+        "-n",
+        "2000",
+        "-t",
+        "1",
+        "-c",
+        "2",
+    ])
+    .assert_clean(2000);
 
     // A wrong protocol header gets the spec's header and a close.
     let mut s = std::net::TcpStream::connect(("127.0.0.1", broker.port)).unwrap();
@@ -148,7 +235,10 @@ fn pika_handshakes_publishes_with_confirms_and_closes_cleanly() {
     let seen: serde_json::Value = serde_json::from_str(p.stdout().trim()).unwrap();
     assert_eq!(seen["confirmed"], 500);
     assert_eq!(seen["named"], "wb.q");
-    assert!(seen["generated"].as_str().unwrap().starts_with("amq.gen-"), "{seen}");
+    assert!(
+        seen["generated"].as_str().unwrap().starts_with("amq.gen-"),
+        "{seen}"
+    );
     assert_eq!(seen["server_product"], "wirebench");
     let b = broker.finish();
     assert_eq!(b["messages"], 500, "{b:?}");
@@ -172,17 +262,41 @@ fn refuse(args: &[&str], phrase: &str) {
 #[test]
 fn bad_urls_and_flags_exit_2_with_one_sentence() {
     refuse(&["amqp", "http://127.0.0.1:5672"], "is not an AMQP URL");
-    refuse(&["amqp", "127.0.0.1:5672"], "must start with amqp:// or amqps://");
+    refuse(
+        &["amqp", "127.0.0.1:5672"],
+        "must start with amqp:// or amqps://",
+    );
     refuse(&["amqp", "amqp://127.0.0.1:99999/"], "is not an AMQP URL");
     refuse(&["amqp", "amqp://"], "is not an AMQP URL");
-    refuse(&["amqp", "amqp://h:1/?heartbeat=soon"], "is not an AMQP URL");
+    refuse(
+        &["amqp", "amqp://h:1/?heartbeat=soon"],
+        "is not an AMQP URL",
+    );
     refuse(&["amqp", "amqp://127.0.0.1:5672", "--tls"], "use amqps://");
-    refuse(&["amqp", "--mode", "fast"], "--mode must be churn or publish");
-    refuse(&["amqp", "--mode", "churn", "--messages", "0"], "--messages must be at least 1");
-    refuse(&["amqp", "--mode", "churn", "--concurrency", "3", "-t", "2"], "multiple of --threads");
-    refuse(&["amqp", "--clients", "5"], "--clients applies to --mode churn");
+    refuse(
+        &["amqp", "--mode", "fast"],
+        "--mode must be churn or publish",
+    );
+    refuse(
+        &["amqp", "--mode", "churn", "--messages", "0"],
+        "--messages must be at least 1",
+    );
+    refuse(
+        &["amqp", "--mode", "churn", "--concurrency", "3", "-t", "2"],
+        "multiple of --threads",
+    );
+    refuse(
+        &["amqp", "--clients", "5"],
+        "--clients applies to --mode churn",
+    );
     refuse(&["amqp", "--size", "1g"], "--size");
     refuse(&["amqp", "--pipeline", "4"], "use --inflight");
-    refuse(&["amqp", "--publish-wait", "5", "-R", "10"], "choose one of --publish-wait");
-    refuse(&["serve", "amqp", "--frame-max", "100"], "--frame-max must be at least 8192");
+    refuse(
+        &["amqp", "--publish-wait", "5", "-R", "10"],
+        "choose one of --publish-wait",
+    );
+    refuse(
+        &["serve", "amqp", "--frame-max", "100"],
+        "--frame-max must be at least 8192",
+    );
 }

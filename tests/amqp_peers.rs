@@ -17,19 +17,50 @@ fn both_modes_through_haproxy_to_serve_amqp() {
     let broker = Broker::start(&[]);
     let proxy = Haproxy::start(broker.port);
     let url = format!("amqp://guest:guest@127.0.0.1:{}/", proxy.port);
-    let r = run_json(&["amqp", &url, "--confirm", "-n", "20000", "-t", "1", "-c", "4"]);
+    let r = run_json(&[
+        "amqp",
+        &url,
+        "--confirm",
+        "-n",
+        "20000",
+        "-t",
+        "1",
+        "-c",
+        "4",
+    ]);
     r.assert_clean(20000);
     let r = run_json(&["amqp", &url, "-n", "10000", "-t", "1", "-c", "2"]);
     r.assert_clean(10000);
     let r = run_json(&[
-        "amqp", &url, "--mode", "churn", "--clients", "200", "--concurrency", "8", "--messages",
-        "5", "--confirm", "-t", "1",
+        "amqp",
+        &url,
+        "--mode",
+        "churn",
+        "--clients",
+        "200",
+        "--concurrency",
+        "8",
+        "--messages",
+        "5",
+        "--confirm",
+        "-t",
+        "1",
     ]);
     r.assert_clean(1000);
     assert_eq!(r.u("/amqp/clean_closes"), 200);
     let r = run_json(&[
-        "amqp", &url, "--mode", "churn", "--clients", "100", "--concurrency", "4", "--messages",
-        "3", "-t", "1",
+        "amqp",
+        &url,
+        "--mode",
+        "churn",
+        "--clients",
+        "100",
+        "--concurrency",
+        "4",
+        "--messages",
+        "3",
+        "-t",
+        "1",
     ]);
     r.assert_clean(300);
     drop(proxy);
@@ -92,14 +123,27 @@ impl Drop for Rabbit {
 fn rabbitmq_queue_depth_equals_what_wirebench_confirmed() {
     let root = unsafe { libc::geteuid() } == 0;
     if !have("rabbitmq-server") || !have("haproxy") || !root {
-        eprintln!("SKIPPED: needs root, rabbitmq-server and haproxy (scripts/test.sh installs them)");
+        eprintln!(
+            "SKIPPED: needs root, rabbitmq-server and haproxy (scripts/test.sh installs them)"
+        );
         return;
     }
     let rabbit = Rabbit::start();
     let direct = "amqp://guest:guest@127.0.0.1:5672/";
     let r = run_json(&[
-        "amqp", direct, "--confirm", "-n", "20000", "-t", "1", "-c", "4", "--declare-queue",
-        "wb.direct", "--routing-key", "wb.direct",
+        "amqp",
+        direct,
+        "--confirm",
+        "-n",
+        "20000",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "--declare-queue",
+        "wb.direct",
+        "--routing-key",
+        "wb.direct",
     ]);
     r.assert_clean(20000);
     assert_eq!(rabbit.depth("wb.direct"), r.u("/amqp/messages"));
@@ -107,21 +151,60 @@ fn rabbitmq_queue_depth_equals_what_wirebench_confirmed() {
     let proxy = Haproxy::start(5672);
     let via = format!("amqp://guest:guest@127.0.0.1:{}/", proxy.port);
     let r = run_json(&[
-        "amqp", &via, "--mode", "churn", "--clients", "60", "--concurrency", "6", "--messages",
-        "10", "--confirm", "-t", "1", "--declare-queue", "wb.churn", "--routing-key", "wb.churn",
+        "amqp",
+        &via,
+        "--mode",
+        "churn",
+        "--clients",
+        "60",
+        "--concurrency",
+        "6",
+        "--messages",
+        "10",
+        "--confirm",
+        "-t",
+        "1",
+        "--declare-queue",
+        "wb.churn",
+        "--routing-key",
+        "wb.churn",
     ]);
     r.assert_clean(600);
     assert_eq!(r.u("/amqp/clean_closes"), 60);
     assert_eq!(rabbit.depth("wb.churn"), 600);
     let r = run_json(&[
-        "amqp", &via, "--confirm", "-n", "5000", "-t", "1", "-c", "2", "--channels", "3",
-        "--declare-queue", "wb.proxy", "--routing-key", "wb.proxy",
+        "amqp",
+        &via,
+        "--confirm",
+        "-n",
+        "5000",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--channels",
+        "3",
+        "--declare-queue",
+        "wb.proxy",
+        "--routing-key",
+        "wb.proxy",
     ]);
     r.assert_clean(5000);
     assert_eq!(rabbit.depth("wb.proxy"), 5000);
 
     // Wrong credentials: RabbitMQ's refusal is reported, and the run fails.
-    let r = run_json(&["amqp", "amqp://guest:wrong@127.0.0.1:5672/", "-n", "5", "-t", "1", "-c", "1", "--timeout", "2s"]);
+    let r = run_json(&[
+        "amqp",
+        "amqp://guest:wrong@127.0.0.1:5672/",
+        "-n",
+        "5",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--timeout",
+        "2s",
+    ]);
     assert_eq!(r.code, 1, "{}", r.explain());
     assert!(r.stderr.contains("403"), "{}", r.stderr);
 }

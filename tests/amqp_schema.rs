@@ -13,14 +13,25 @@ fn validator() -> jsonschema::Validator {
 }
 
 fn errors(v: &jsonschema::Validator, r: &Value) -> Vec<String> {
-    v.iter_errors(r).map(|e| format!("{e} at {}", e.instance_path)).collect()
+    v.iter_errors(r)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
 }
 
 #[test]
 fn amqp_results_match_the_schema_and_broken_ones_do_not() {
     let v = validator();
     for args in [
-        &["amqp", "--mode", "churn", "--clients", "50", "--concurrency", "5", "--confirm"][..],
+        &[
+            "amqp",
+            "--mode",
+            "churn",
+            "--clients",
+            "50",
+            "--concurrency",
+            "5",
+            "--confirm",
+        ][..],
         &["amqp", "-n", "2000", "-t", "1", "-c", "2"][..],
     ] {
         let r = run_json(args);

@@ -30,7 +30,10 @@ fuzz_target!(|data: &[u8]| {
     let factory = AmqpHandlerFactory::new(BrokerConfig::default());
     let mut h = factory.handler();
     let mut input = PROTOCOL_HEADER.to_vec();
-    let cut = data.first().map(|&b| b as usize % (data.len() + 1)).unwrap_or(0);
+    let cut = data
+        .first()
+        .map(|&b| b as usize % (data.len() + 1))
+        .unwrap_or(0);
     let mut out = Vec::new();
     for piece in [&data[..cut], &data[cut..]] {
         input.extend_from_slice(piece);
@@ -68,7 +71,13 @@ fuzz_target!(|data: &[u8]| {
     for seq in 0..4 {
         c.encode(seq, 0, &mut pubs);
     }
-    let req = InFlight { seq: 0, intended_ns: 0, sent_ns: 0, tag: 0, measured: true };
+    let req = InFlight {
+        seq: 0,
+        intended_ns: 0,
+        sent_ns: 0,
+        tag: 0,
+        measured: true,
+    };
     let mut rest = data;
     for _ in 0..8 {
         match c.decode(rest, &req) {

@@ -290,6 +290,13 @@ fn config_rows(cfg: &AmqpConfig, target: &str) -> Vec<(&'static str, String)> {
         ),
         ("ramp", seconds(c.ramp)),
         ("timeout", seconds(l.timeout)),
-        ("tls", if l.tls.is_some() { "on".into() } else { "off".into() }),
+        (
+            "tls",
+            if l.tls.is_some() {
+                "on".into()
+            } else {
+                "off".into()
+            },
+        ),
     ]
 }

@@ -98,7 +98,9 @@ impl AmqpConfig {
             .unwrap_or(Duration::ZERO);
         if let Some(w) = a.publish_wait {
             if !(w.is_finite() && w > 0.0) {
-                return Err(Error::usage("--publish-wait must be a positive number of milliseconds"));
+                return Err(Error::usage(
+                    "--publish-wait must be a positive number of milliseconds",
+                ));
             }
             if a.load.rate.is_some() {
                 return Err(Error::usage("choose one of --publish-wait and -R/--rate"));
@@ -151,9 +153,10 @@ impl AmqpConfig {
                     (c, None) => {
                         let c = c.unwrap_or(100);
                         clients = Some(c);
-                        load_args.requests = Some(c.checked_mul(a.messages).ok_or_else(|| {
-                            Error::usage("--clients x --messages is too large")
-                        })?);
+                        load_args.requests =
+                            Some(c.checked_mul(a.messages).ok_or_else(|| {
+                                Error::usage("--clients x --messages is too large")
+                            })?);
                     }
                     (None, Some(_)) => {}
                 }
@@ -195,7 +198,11 @@ impl AmqpConfig {
             Some((t, _)) => (
                 t.user.clone(),
                 t.password.clone(),
-                if t.vhost.is_empty() { "/".into() } else { t.vhost.clone() },
+                if t.vhost.is_empty() {
+                    "/".into()
+                } else {
+                    t.vhost.clone()
+                },
             ),
             None => ("guest".into(), "guest".into(), "/".into()),
         };

@@ -3,9 +3,9 @@
 
 use super::conn::{Conn, End};
 use super::connector::{ConnectError, Stream};
+use super::protocol::ProtocolFactory;
 use super::protocol::SetupPhase;
 use super::setup::{self, SetupError};
-use super::protocol::ProtocolFactory;
 use super::shared::Shared;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;

@@ -26,7 +26,10 @@ impl Broker {
             args.extend_from_slice(extra);
             let mut proc = Proc::wirebench(&args);
             if proc
-                .wait_line("wirebench serve amqp: listening on", Duration::from_secs(20))
+                .wait_line(
+                    "wirebench serve amqp: listening on",
+                    Duration::from_secs(20),
+                )
                 .is_some()
             {
                 return Broker { proc, port };
@@ -42,7 +45,12 @@ impl Broker {
     /// Stops it (SIGTERM) and reads its final AMQP counters.
     pub fn finish(mut self) -> HashMap<String, u64> {
         self.proc.terminate();
-        assert_eq!(self.proc.finish(Duration::from_secs(20)), 0, "{}", self.proc.stderr());
+        assert_eq!(
+            self.proc.finish(Duration::from_secs(20)),
+            0,
+            "{}",
+            self.proc.stderr()
+        );
         let out = self.proc.stdout();
         let line = out
             .lines()

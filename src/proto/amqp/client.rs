@@ -186,7 +186,10 @@ impl AmqpClient {
         caps.insert("publisher_confirms".into(), AMQPValue::Boolean(true));
         caps.insert("basic.nack".into(), AMQPValue::Boolean(true));
         // Ask for a Connection.Close with the reason (e.g. 403) instead of a bare reset.
-        caps.insert("authentication_failure_close".into(), AMQPValue::Boolean(true));
+        caps.insert(
+            "authentication_failure_close".into(),
+            AMQPValue::Boolean(true),
+        );
         let mut props = FieldTable::default();
         props.insert(
             "product".into(),
@@ -239,7 +242,11 @@ impl AmqpClient {
         use connection::AMQPMethod as C;
         match (self.stage, m) {
             (_, AMQPClass::Connection(C::Close(c))) => {
-                write_method(out, 0, AMQPClass::Connection(C::CloseOk(connection::CloseOk {})));
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::CloseOk(connection::CloseOk {})),
+                );
                 let text = format!(
                     "the broker closed the connection during the handshake: {} {}",
                     c.reply_code, c.reply_text
@@ -327,7 +334,10 @@ impl AmqpClient {
             (Stage::AwaitDeclareOk, AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))) => {
                 return self.after_declare(used, out);
             }
-            (Stage::AwaitSelectOk { left }, AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_))) => {
+            (
+                Stage::AwaitSelectOk { left },
+                AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_)),
+            ) => {
                 if left > 1 {
                     self.stage = Stage::AwaitSelectOk { left: left - 1 };
                 } else {
@@ -364,7 +374,9 @@ impl AmqpClient {
             write_method(
                 out,
                 ch,
-                AMQPClass::Confirm(confirm::AMQPMethod::Select(confirm::Select { nowait: false })),
+                AMQPClass::Confirm(confirm::AMQPMethod::Select(confirm::Select {
+                    nowait: false,
+                })),
             );
         }
         self.stage = Stage::AwaitSelectOk {
@@ -408,7 +420,11 @@ impl AmqpClient {
             }
             Next::Method(_, AMQPClass::Connection(C::Close(_)), used) => {
                 // Both sides closing at once: answer and count it as closed.
-                write_method(out, 0, AMQPClass::Connection(C::CloseOk(connection::CloseOk {})));
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::CloseOk(connection::CloseOk {})),
+                );
                 self.stage = Stage::Closed;
                 Setup::Done { used }
             }

@@ -97,7 +97,10 @@ pub fn split_frame(input: &[u8], frame_max: u32) -> Split<'_> {
     }
     let size = u32::from_be_bytes([input[3], input[4], input[5], input[6]]);
     if size as u64 + FRAME_OVERHEAD as u64 > frame_max.max(constants::FRAME_MIN_SIZE) as u64 {
-        return Split::Bad(Fault::frame(reply::FRAME_ERROR, "frame larger than frame_max"));
+        return Split::Bad(Fault::frame(
+            reply::FRAME_ERROR,
+            "frame larger than frame_max",
+        ));
     }
     let frame_type = match parse_frame_type(input) {
         Ok((_, t)) => t,
@@ -153,12 +156,20 @@ pub fn parse_method(payload: &[u8]) -> Result<AMQPClass, Fault> {
         method_id: ids.1,
     };
     if payload.len() < 4 {
-        return Err(fault(reply::FRAME_ERROR, "method frame shorter than its ids"));
+        return Err(fault(
+            reply::FRAME_ERROR,
+            "method frame shorter than its ids",
+        ));
     }
     match parse_class(payload) {
-        Ok((rest, m)) if rest.is_empty() => Ok(m),
-        Ok(_) => Err(fault(reply::SYNTAX_ERROR, "bytes left after the method's arguments")),
-        Err(_) if !is_known_method(ids.0, ids.1) => Err(fault(reply::NOT_IMPLEMENTED, "unknown method")),
+        Ok(([], m)) => Ok(m),
+        Ok(_) => Err(fault(
+            reply::SYNTAX_ERROR,
+            "bytes left after the method's arguments",
+        )),
+        Err(_) if !is_known_method(ids.0, ids.1) => {
+            Err(fault(reply::NOT_IMPLEMENTED, "unknown method"))
+        }
         Err(_) => Err(fault(reply::SYNTAX_ERROR, "malformed method arguments")),
     }
 }
@@ -230,7 +241,10 @@ mod tests {
         );
         assert_eq!(
             v,
-            [b'x', b'y', b'z', 1, 0, 1, 0, 0, 0, 13, 0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, 7, 1, 0xCE]
+            [
+                b'x', b'y', b'z', 1, 0, 1, 0, 0, 0, 13, 0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, 7, 1,
+                0xCE
+            ]
         );
     }
 
@@ -248,7 +262,11 @@ mod tests {
             })),
         );
         for cut in 0..v.len() {
-            assert_eq!(split_frame(&v[..cut], 131072), Split::Incomplete, "cut {cut}");
+            assert_eq!(
+                split_frame(&v[..cut], 131072),
+                Split::Incomplete,
+                "cut {cut}"
+            );
         }
         match split_frame(&v, 131072) {
             Split::Frame(f) => {

@@ -131,7 +131,10 @@ fn conversation(cfg: BrokerConfig, n: u64, channels: u16) -> (Vec<u8>, Vec<u8>, 
     sent.extend_from_slice(&setup(&mut c, &mut b, SetupPhase::Close));
     assert!(b.closed, "the broker closes after CloseOk");
     let totals = f.counters.totals();
-    assert_eq!((totals.messages, totals.confirmed, totals.clean_closes), (n, n, 1));
+    assert_eq!(
+        (totals.messages, totals.confirmed, totals.clean_closes),
+        (n, n, 1)
+    );
     (sent, b.out, settled)
 }
 
@@ -145,9 +148,13 @@ fn handshake_bytes_are_exact() {
     assert_eq!(client[..8], PROTOCOL_HEADER);
     assert_eq!(PROTOCOL_HEADER, *b"AMQP\x00\x00\x09\x01");
     // Connection.Tune: channel_max 2047, frame_max 131072, heartbeat 60.
-    let tune = [1, 0, 0, 0, 0, 0, 12, 0, 10, 0, 30, 0x07, 0xFF, 0, 2, 0, 0, 0, 60, 0xCE];
+    let tune = [
+        1, 0, 0, 0, 0, 0, 12, 0, 10, 0, 30, 0x07, 0xFF, 0, 2, 0, 0, 0, 60, 0xCE,
+    ];
     // Connection.TuneOk: the client's 2 channels, 131072, heartbeats off.
-    let tune_ok = [1, 0, 0, 0, 0, 0, 12, 0, 10, 0, 31, 0, 2, 0, 2, 0, 0, 0, 0, 0xCE];
+    let tune_ok = [
+        1, 0, 0, 0, 0, 0, 12, 0, 10, 0, 31, 0, 2, 0, 2, 0, 0, 0, 0, 0xCE,
+    ];
     // Connection.Open "/" and OpenOk.
     let open = [1, 0, 0, 0, 0, 0, 8, 0, 10, 0, 40, 1, b'/', 0, 0, 0xCE];
     let open_ok = [1, 0, 0, 0, 0, 0, 5, 0, 10, 0, 41, 0, 0xCE];
@@ -155,10 +162,14 @@ fn handshake_bytes_are_exact() {
     let ch_open = [1, 0, 2, 0, 0, 0, 5, 0, 20, 0, 10, 0, 0xCE];
     let ch_open_ok = [1, 0, 2, 0, 0, 0, 8, 0, 20, 0, 11, 0, 0, 0, 0, 0xCE];
     // Queue.DeclareOk "q" (0 messages, 0 consumers) and Confirm.SelectOk on channel 1.
-    let declare_ok = [1, 0, 1, 0, 0, 0, 14, 0, 50, 0, 11, 1, b'q', 0, 0, 0, 0, 0, 0, 0, 0, 0xCE];
+    let declare_ok = [
+        1, 0, 1, 0, 0, 0, 14, 0, 50, 0, 11, 1, b'q', 0, 0, 0, 0, 0, 0, 0, 0, 0xCE,
+    ];
     let select_ok = [1, 0, 1, 0, 0, 0, 4, 0, 85, 0, 11, 0xCE];
     // Connection.Close 200 "done" and CloseOk.
-    let close = [1, 0, 0, 0, 0, 0, 15, 0, 10, 0, 50, 0, 200, 4, b'd', b'o', b'n', b'e', 0, 0, 0, 0, 0xCE];
+    let close = [
+        1, 0, 0, 0, 0, 0, 15, 0, 10, 0, 50, 0, 200, 4, b'd', b'o', b'n', b'e', 0, 0, 0, 0, 0xCE,
+    ];
     let close_ok = [1, 0, 0, 0, 0, 0, 4, 0, 10, 0, 51, 0xCE];
     for (name, frame, from_client) in [
         ("tune", &tune[..], false),
@@ -182,7 +193,10 @@ fn handshake_bytes_are_exact() {
         assert!(contains(&broker, word));
     }
     // StartOk answers with PLAIN "\0guest\0guest".
-    assert!(contains(&client, b"\x05PLAIN\x00\x00\x00\x0c\x00guest\x00guest\x05en_US"));
+    assert!(contains(
+        &client,
+        b"\x05PLAIN\x00\x00\x00\x0c\x00guest\x00guest\x05en_US"
+    ));
 }
 
 #[test]
@@ -190,15 +204,24 @@ fn publish_frames_and_acks_are_exact() {
     let (client, broker, settled) = conversation(BrokerConfig::default(), 3, 1);
     assert_eq!(settled, 3);
     // Basic.Publish "" "rk", the content header (class 60, 10 bytes), the body.
-    let publish = [1, 0, 1, 0, 0, 0, 11, 0, 60, 0, 40, 0, 0, 0, 2, b'r', b'k', 0, 0xCE];
-    let header = [2, 0, 1, 0, 0, 0, 14, 0, 60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0xCE];
+    let publish = [
+        1, 0, 1, 0, 0, 0, 11, 0, 60, 0, 40, 0, 0, 0, 2, b'r', b'k', 0, 0xCE,
+    ];
+    let header = [
+        2, 0, 1, 0, 0, 0, 14, 0, 60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0xCE,
+    ];
     let mut body = vec![3, 0, 1, 0, 0, 0, 10];
     body.extend_from_slice(&[0; 10]);
     body.push(0xCE);
     let one: Vec<u8> = [&publish[..], &header[..], &body[..]].concat();
-    assert_eq!(client.windows(one.len()).filter(|w| *w == &one[..]).count(), 3);
+    assert_eq!(
+        client.windows(one.len()).filter(|w| *w == &one[..]).count(),
+        3
+    );
     for tag in 1..=3u8 {
-        let ack = [1, 0, 1, 0, 0, 0, 13, 0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, tag, 0, 0xCE];
+        let ack = [
+            1, 0, 1, 0, 0, 0, 13, 0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, tag, 0, 0xCE,
+        ];
         assert!(contains(&broker, &ack), "ack {tag}");
     }
 }
@@ -213,7 +236,9 @@ fn multiple_acks_confirm_everything_once() {
     let (_, broker, settled) = conversation(cfg, 21, 3);
     assert_eq!(settled, 21);
     for ch in 1..=3u8 {
-        let ack = [1, 0, ch, 0, 0, 0, 13, 0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, 7, 1, 0xCE];
+        let ack = [
+            1, 0, ch, 0, 0, 0, 13, 0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, 7, 1, 0xCE,
+        ];
         assert!(contains(&broker, &ack), "multiple ack on channel {ch}");
     }
 }
@@ -296,7 +321,11 @@ fn opened_broker() -> (AmqpHandlerFactory, Feeder) {
 fn close_code(out: &[u8]) -> (u16, u16, u16) {
     match split_frame(out, 131072) {
         Split::Frame(f) => {
-            assert_eq!(&f.payload[..4], &[0, 10, 0, 50], "not Connection.Close: {out:?}");
+            assert_eq!(
+                &f.payload[..4],
+                &[0, 10, 0, 50],
+                "not Connection.Close: {out:?}"
+            );
             let code = u16::from_be_bytes([f.payload[4], f.payload[5]]);
             let tl = f.payload[6] as usize;
             let at = 7 + tl;
@@ -325,13 +354,21 @@ fn broken_input_gets_the_right_reply_code() {
         // Unknown frame type.
         (&[7, 0, 0, 0, 0, 0, 0, 0xCE], 501),
         // Content header with no Basic.Publish before it.
-        (&[2, 0, 1, 0, 0, 0, 14, 0, 60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0xCE], 505),
+        (
+            &[
+                2, 0, 1, 0, 0, 0, 14, 0, 60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0xCE,
+            ],
+            505,
+        ),
         // A method on channel 5, never opened.
         (&[1, 0, 5, 0, 0, 0, 5, 0, 85, 0, 10, 0, 0xCE], 504),
         // Channel.Open with junk after its argument.
         (&[1, 0, 2, 0, 0, 0, 6, 0, 20, 0, 10, 0, 9, 0xCE], 502),
         // Connection.Open again, once open.
-        (&[1, 0, 0, 0, 0, 0, 8, 0, 10, 0, 40, 1, b'/', 0, 0, 0xCE], 503),
+        (
+            &[1, 0, 0, 0, 0, 0, 8, 0, 10, 0, 40, 1, b'/', 0, 0, 0xCE],
+            503,
+        ),
     ];
     for (bytes, code) in cases {
         let (_, mut b) = opened_broker();
@@ -343,7 +380,11 @@ fn broken_input_gets_the_right_reply_code() {
 
 #[test]
 fn wrong_protocol_header_gets_the_spec_header_and_a_close() {
-    for header in [&b"AMQP\x00\x00\x09\x00"[..], b"GET / HTTP/1.1\r\n", b"AMQP\x01\x01\x00\x0a"] {
+    for header in [
+        &b"AMQP\x00\x00\x09\x00"[..],
+        b"GET / HTTP/1.1\r\n",
+        b"AMQP\x01\x01\x00\x0a",
+    ] {
         let f = AmqpHandlerFactory::new(BrokerConfig::default());
         let mut b = Feeder::new(&f);
         b.feed(header);

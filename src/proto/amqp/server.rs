@@ -285,7 +285,10 @@ impl AmqpHandler {
         match frame.kind {
             FrameKind::Heartbeat => {
                 if frame.channel != 0 {
-                    return Err(Fault::frame(reply::FRAME_ERROR, "heartbeat on a channel other than 0"));
+                    return Err(Fault::frame(
+                        reply::FRAME_ERROR,
+                        "heartbeat on a channel other than 0",
+                    ));
                 }
                 Ok(Step::Continue)
             }
@@ -296,14 +299,20 @@ impl AmqpHandler {
             FrameKind::Header => {
                 let ch = self.channel_for_content(frame.channel)?;
                 if ch.content != Content::AwaitHeader {
-                    return Err(Fault::frame(reply::UNEXPECTED_FRAME, "content header without Basic.Publish"));
+                    return Err(Fault::frame(
+                        reply::UNEXPECTED_FRAME,
+                        "content header without Basic.Publish",
+                    ));
                 }
                 let h = match parse_content_header(frame.payload) {
-                    Ok((rest, h)) if rest.is_empty() => h,
+                    Ok(([], h)) => h,
                     _ => return Err(Fault::frame(reply::FRAME_ERROR, "malformed content header")),
                 };
                 if h.class_id != 60 {
-                    return Err(Fault::frame(reply::FRAME_ERROR, "content header of a class other than basic"));
+                    return Err(Fault::frame(
+                        reply::FRAME_ERROR,
+                        "content header of a class other than basic",
+                    ));
                 }
                 ch.content = Content::Body {
                     left: h.body_size,
@@ -317,13 +326,22 @@ impl AmqpHandler {
             FrameKind::Body => {
                 let ch = self.channel_for_content(frame.channel)?;
                 let Content::Body { left, size } = ch.content else {
-                    return Err(Fault::frame(reply::UNEXPECTED_FRAME, "content body without a content header"));
+                    return Err(Fault::frame(
+                        reply::UNEXPECTED_FRAME,
+                        "content body without a content header",
+                    ));
                 };
                 let n = frame.payload.len() as u64;
                 if n > left {
-                    return Err(Fault::frame(reply::FRAME_ERROR, "content body longer than its header said"));
+                    return Err(Fault::frame(
+                        reply::FRAME_ERROR,
+                        "content body longer than its header said",
+                    ));
                 }
-                ch.content = Content::Body { left: left - n, size };
+                ch.content = Content::Body {
+                    left: left - n,
+                    size,
+                };
                 if n == left {
                     self.message_done(frame.channel, size, out);
                 }
@@ -335,11 +353,17 @@ impl AmqpHandler {
     /// The open channel a content frame belongs to (channel id already range-checked by open).
     fn channel_for_content(&mut self, id: u16) -> Result<&mut ChannelState, Fault> {
         if self.stage != Stage::Running {
-            return Err(Fault::frame(reply::UNEXPECTED_FRAME, "content before the connection is open"));
+            return Err(Fault::frame(
+                reply::UNEXPECTED_FRAME,
+                "content before the connection is open",
+            ));
         }
         match self.channels.get_mut(id as usize) {
             Some(c) if c.open => Ok(c),
-            _ => Err(Fault::frame(reply::CHANNEL_ERROR, "content on a channel that is not open")),
+            _ => Err(Fault::frame(
+                reply::CHANNEL_ERROR,
+                "content on a channel that is not open",
+            )),
         }
     }
 
@@ -406,7 +430,10 @@ impl AmqpHandler {
         // A method on a channel whose message content is incomplete breaks the content.
         if let Some(c) = self.channels.get(ch as usize) {
             if c.content != Content::Idle {
-                return Err(Fault::frame(reply::UNEXPECTED_FRAME, "method frame inside message content"));
+                return Err(Fault::frame(
+                    reply::UNEXPECTED_FRAME,
+                    "method frame inside message content",
+                ));
             }
         }
         match (self.stage, &m) {
@@ -424,8 +451,13 @@ impl AmqpHandler {
                 Ok(Step::Continue)
             }
             (Stage::TuneOk, AMQPClass::Connection(C::TuneOk(t))) if ch == 0 => {
-                if t.frame_max != 0 && t.frame_max < amq_protocol::protocol::constants::FRAME_MIN_SIZE {
-                    return Err(Fault::frame(reply::SYNTAX_ERROR, "frame_max below the spec's minimum"));
+                if t.frame_max != 0
+                    && t.frame_max < amq_protocol::protocol::constants::FRAME_MIN_SIZE
+                {
+                    return Err(Fault::frame(
+                        reply::SYNTAX_ERROR,
+                        "frame_max below the spec's minimum",
+                    ));
                 }
                 if t.frame_max != 0 {
                     self.frame_max = self.frame_max.min(t.frame_max);
@@ -434,7 +466,11 @@ impl AmqpHandler {
                 Ok(Step::Continue)
             }
             (Stage::Open, AMQPClass::Connection(C::Open(_))) if ch == 0 => {
-                write_method(out, 0, AMQPClass::Connection(C::OpenOk(connection::OpenOk {})));
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::OpenOk(connection::OpenOk {})),
+                );
                 self.stage = Stage::Running;
                 self.tally.opened += 1;
                 Ok(Step::Continue)
@@ -442,7 +478,11 @@ impl AmqpHandler {
             (_, AMQPClass::Connection(C::Close(_))) if ch == 0 => {
                 // Confirms of this read go out before the CloseOk.
                 self.flush_acks(out);
-                write_method(out, 0, AMQPClass::Connection(C::CloseOk(connection::CloseOk {})));
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::CloseOk(connection::CloseOk {})),
+                );
                 self.tally.clean_closes += 1;
                 Ok(Step::Close)
             }
@@ -452,7 +492,12 @@ impl AmqpHandler {
         }
     }
 
-    fn on_channel_method(&mut self, id: u16, m: AMQPClass, out: &mut Vec<u8>) -> Result<Step, Fault> {
+    fn on_channel_method(
+        &mut self,
+        id: u16,
+        m: AMQPClass,
+        out: &mut Vec<u8>,
+    ) -> Result<Step, Fault> {
         let ids = (m.get_amqp_class_id(), m.get_amqp_method_id());
         let fault = |code, text| Fault {
             code,
@@ -475,7 +520,11 @@ impl AmqpHandler {
                 open: true,
                 ..ChannelState::default()
             };
-            write_method(out, id, AMQPClass::Channel(channel::AMQPMethod::OpenOk(channel::OpenOk {})));
+            write_method(
+                out,
+                id,
+                AMQPClass::Channel(channel::AMQPMethod::OpenOk(channel::OpenOk {})),
+            );
             return Ok(Step::Continue);
         }
         if !self.channels.get(idx).is_some_and(|c| c.open) {
@@ -486,7 +535,11 @@ impl AmqpHandler {
             AMQPClass::Basic(basic::AMQPMethod::Publish(_)) => ch.content = Content::AwaitHeader,
             AMQPClass::Channel(channel::AMQPMethod::Close(_)) => {
                 *ch = ChannelState::default();
-                write_method(out, id, AMQPClass::Channel(channel::AMQPMethod::CloseOk(channel::CloseOk {})));
+                write_method(
+                    out,
+                    id,
+                    AMQPClass::Channel(channel::AMQPMethod::CloseOk(channel::CloseOk {})),
+                );
             }
             // This broker never closes a channel by itself, so a CloseOk has nothing to answer.
             AMQPClass::Channel(channel::AMQPMethod::CloseOk(_)) => {}
@@ -495,7 +548,9 @@ impl AmqpHandler {
                     write_method(
                         out,
                         id,
-                        AMQPClass::Exchange(exchange::AMQPMethod::DeclareOk(exchange::DeclareOk {})),
+                        AMQPClass::Exchange(exchange::AMQPMethod::DeclareOk(
+                            exchange::DeclareOk {},
+                        )),
                     );
                 }
             }
@@ -521,11 +576,19 @@ impl AmqpHandler {
             }
             AMQPClass::Queue(queue::AMQPMethod::Bind(b)) => {
                 if !b.nowait {
-                    write_method(out, id, AMQPClass::Queue(queue::AMQPMethod::BindOk(queue::BindOk {})));
+                    write_method(
+                        out,
+                        id,
+                        AMQPClass::Queue(queue::AMQPMethod::BindOk(queue::BindOk {})),
+                    );
                 }
             }
             AMQPClass::Basic(basic::AMQPMethod::Qos(_)) => {
-                write_method(out, id, AMQPClass::Basic(basic::AMQPMethod::QosOk(basic::QosOk {})));
+                write_method(
+                    out,
+                    id,
+                    AMQPClass::Basic(basic::AMQPMethod::QosOk(basic::QosOk {})),
+                );
             }
             AMQPClass::Confirm(confirm::AMQPMethod::Select(s)) => {
                 ch.confirm = true;
@@ -537,7 +600,12 @@ impl AmqpHandler {
                     );
                 }
             }
-            _ => return Err(fault(reply::NOT_IMPLEMENTED, "method not implemented by this broker")),
+            _ => {
+                return Err(fault(
+                    reply::NOT_IMPLEMENTED,
+                    "method not implemented by this broker",
+                ))
+            }
         }
         Ok(Step::Continue)
     }

@@ -89,7 +89,10 @@ mod tests {
     #[test]
     fn defaults_and_amqps() {
         let t = Target::parse("amqps://localhost").unwrap();
-        assert_eq!((t.tls, t.port, t.user.as_str(), t.vhost.as_str()), (true, 5671, "guest", "/"));
+        assert_eq!(
+            (t.tls, t.port, t.user.as_str(), t.vhost.as_str()),
+            (true, 5671, "guest", "/")
+        );
         // An empty vhost (trailing slash) means the default one, as pika reads it.
         let t = Target::parse("amqp://127.0.0.1:5672/").unwrap();
         assert_eq!(t.vhost, "/");
@@ -97,7 +100,13 @@ mod tests {
 
     #[test]
     fn bad_urls_are_usage_errors() {
-        for u in ["http://x", "amqp://", "amqp://h:99999", "127.0.0.1:5672", "amqp://h:5672?heartbeat=x"] {
+        for u in [
+            "http://x",
+            "amqp://",
+            "amqp://h:99999",
+            "127.0.0.1:5672",
+            "amqp://h:5672?heartbeat=x",
+        ] {
             assert!(matches!(Target::parse(u), Err(Error::Usage(_))), "{u}");
         }
     }
