@@ -218,7 +218,7 @@ pub struct AmqpArgs {
     /// Publisher confirms: a message counts when the broker acks it.
     #[arg(long)]
     pub confirm: bool,
-    /// Unconfirmed messages in flight per connection (without --confirm: written per batch) [default: 100].
+    /// Unconfirmed messages in flight per connection (without --confirm: encoded per batch) [default: 100, fewer for messages over 80 KiB].
     #[arg(long)]
     pub inflight: Option<usize>,
     /// Publish mode: channels per connection (publishes go round-robin over them).

@@ -73,7 +73,17 @@ impl AmqpConfig {
                 "--iterations/--reconnects/--sleep do not apply to amqp; use --mode churn",
             ));
         }
-        let inflight = a.inflight.unwrap_or(100);
+        let size = parse_bytes(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
+        if size > MAX_BODY {
+            return Err(Error::usage(format!(
+                "--size: at most {MAX_BODY} body bytes per message"
+            )));
+        }
+        // By default at most ~8 MiB of messages are encoded or unconfirmed per connection,
+        // so large messages do not pile up gigabytes in output buffers.
+        let inflight = a
+            .inflight
+            .unwrap_or_else(|| ((8 << 20) / (size + 64)).clamp(1, 100) as usize);
         if inflight == 0 || inflight > crate::config::MAX_PIPELINE {
             return Err(Error::usage(format!(
                 "--inflight must be between 1 and {}",
@@ -81,12 +91,6 @@ impl AmqpConfig {
             )));
         }
         load_args.pipeline = inflight;
-        let size = parse_bytes(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
-        if size > MAX_BODY {
-            return Err(Error::usage(format!(
-                "--size: at most {MAX_BODY} body bytes per message"
-            )));
-        }
         if a.channels == 0 {
             return Err(Error::usage("--channels must be at least 1"));
         }
