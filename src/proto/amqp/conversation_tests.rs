@@ -399,3 +399,15 @@ fn wrong_protocol_header_gets_the_spec_header_and_a_close() {
     b.feed(b"P\x00\x00\x09\x01");
     assert_eq!(b.out[..3], [1, 0, 0]);
 }
+
+#[test]
+fn heartbeats_are_answered_and_bad_ones_refused() {
+    let (_, mut b) = opened_broker();
+    b.feed(&[8, 0, 0, 0, 0, 0, 0, 0xCE]);
+    assert!(!b.closed);
+    assert_eq!(b.out, [8, 0, 0, 0, 0, 0, 0, 0xCE]);
+    let (_, mut b) = opened_broker();
+    b.feed(&[8, 0, 1, 0, 0, 0, 0, 0xCE]);
+    assert!(b.closed);
+    assert_eq!(close_code(&b.out).0, 501);
+}

@@ -290,6 +290,9 @@ impl AmqpHandler {
                         "heartbeat on a channel other than 0",
                     ));
                 }
+                // The runtime gives a handler no timer, so the broker answers each
+                // heartbeat with one: an idle client (pika) still hears from it in time.
+                codec::write_frame(out, &amq_protocol::frame::AMQPFrame::Heartbeat(0));
                 Ok(Step::Continue)
             }
             FrameKind::Method => {
