@@ -16,6 +16,10 @@ export RABBITMQ_NODENAME=$node RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
 
 case $cmd in
 start)
+    if (exec 3<>/dev/tcp/127.0.0.1/5672) 2>/dev/null; then
+        echo "rabbitmq.sh: something already listens on 127.0.0.1:5672; stop it first" >&2
+        exit 1
+    fi
     mkdir -p "$dir/mnesia" "$dir/log"
     chown -R rabbitmq:rabbitmq "$dir"
     epmd -address 127.0.0.1 >"$dir/epmd.log" 2>&1 &

@@ -91,6 +91,8 @@ sleep 1
 DIRECT=amqp://guest:guest@127.0.0.1:$BROKER_PORT/
 PROXY=amqp://guest:guest@127.0.0.1:$PROXY_PORT/
 RABBIT=amqp://guest:guest@127.0.0.1:5672/
+# PerfTest reads a trailing slash as the empty vhost "" (RabbitMQ: 530 vhost not found).
+RABBIT_PT=amqp://guest:guest@127.0.0.1:5672
 
 wb() { # name unit json-expression args...
     local name=$1 unit=$2 expr=$3 r=$4; shift 4
@@ -118,7 +120,7 @@ for r in $(seq 1 "$ROUNDS"); do
     done
     # RabbitMQ: PerfTest and wirebench at the same point, one after the other.
     (cd "$RABBIT_DIR" && taskset -c 1 java -cp "$PERFTEST_LIB/*" com.rabbitmq.perf.PerfTest \
-        -h "$RABBIT" -x 1 -y 0 -s 100 -z "$PERFTEST_S") >"$OUT/r$r-rabbit-perftest.txt" 2>&1 || true
+        -h "$RABBIT_PT" -x 1 -y 0 -s 100 -z "$PERFTEST_S") >"$OUT/r$r-rabbit-perftest.txt" 2>&1 || true
     rate=$(grep -o 'sending rate avg: [0-9]*' "$OUT/r$r-rabbit-perftest.txt" | grep -o '[0-9]*$' || echo FAIL)
     record "$r" rabbit-perftest "$rate" msgs/s
     wb rabbit-wirebench msgs/s "round(d['amqp']['msgs_per_s'])" "$r" "$RABBIT" \
