@@ -251,6 +251,47 @@ fn pika_handshakes_publishes_with_confirms_and_closes_cleanly() {
     assert_eq!(b["faults"], 0);
 }
 
+#[test]
+fn ramp_and_publish_wait_keep_counts_exact() {
+    // Open loop: each connection publishes every 2 ms; the first connections spread over 100 ms.
+    let r = run_json(&[
+        "amqp",
+        "--mode",
+        "churn",
+        "--clients",
+        "20",
+        "--concurrency",
+        "4",
+        "--messages",
+        "5",
+        "--publish-wait",
+        "2",
+        "--ramp",
+        "100ms",
+        "--confirm",
+        "-t",
+        "1",
+    ]);
+    r.assert_clean(100);
+    assert_eq!(r.u("/amqp/clean_closes"), 20);
+    assert_eq!(r.json()["config"]["rate"], 2000.0);
+    assert_eq!(r.json()["config"]["ramp_s"], 0.1);
+    let r = run_json(&[
+        "amqp",
+        "-n",
+        "300",
+        "-t",
+        "1",
+        "-c",
+        "3",
+        "--publish-wait",
+        "1",
+        "--confirm",
+    ]);
+    r.assert_clean(300);
+    assert_eq!(r.u("/server/amqp/messages"), 300);
+}
+
 fn refuse(args: &[&str], phrase: &str) {
     let what = format!("wirebench {}", args.join(" "));
     let mut p = Proc::wirebench(args);
