@@ -113,9 +113,12 @@ pub struct EchoArgs {
 /// Listener, threads, limits, TLS, stats: shared by every built-in server.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
-    /// Address to listen on.
+    /// Address to listen on; a range listens on each (127.0.0.1-127.0.0.20:9000).
     #[arg(long, default_value = "127.0.0.1:8081")]
     pub listen: String,
+    /// Worker processes sharing the SO_REUSEPORT listeners (each holds ~20,000 sockets at most here).
+    #[arg(long, default_value_t = 1)]
+    pub processes: usize,
     /// Server threads, each with its own SO_REUSEPORT listener [default: CPUs in the affinity mask].
     #[arg(long)]
     pub threads: Option<usize>,

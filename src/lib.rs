@@ -10,6 +10,7 @@ pub mod engine;
 pub mod error;
 pub mod ioevent;
 pub mod net;
+pub mod procs;
 pub mod proto;
 pub mod report;
 pub mod rng;

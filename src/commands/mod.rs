@@ -4,3 +4,4 @@ pub mod echo;
 pub mod ioevent;
 pub mod load;
 pub mod serve;
+pub mod serve_procs;

@@ -3,11 +3,12 @@
 
 use crate::cli::ServerArgs;
 use crate::config::{ServeConfig, ServerTlsChoice};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::net::tls;
 use crate::report::format::group;
 use crate::server::counters::ServerTotals;
 use crate::server::handler::HandlerFactory;
+use crate::server::group as server_group;
 use crate::server::{self, ServerConfig};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -27,6 +28,15 @@ fn stats_line(label: &str, t: &ServerTotals) -> String {
 
 pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Result<()> {
     let cfg = ServeConfig::from_args(args)?;
+    if cfg.processes > 1 && cfg.tls == ServerTlsChoice::SelfSigned {
+        return Err(Error::usage(
+            "with --processes, give --tls its --cert and --key so every process serves the same certificate",
+        ));
+    }
+    let worker = crate::procs::worker_role().as_deref() == Some("serve");
+    if cfg.processes > 1 && !worker {
+        return super::serve_procs::parent(&cfg, name);
+    }
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
         ServerTlsChoice::Files { cert, key } => Some(tls::server_from_files(cert, key)?),
@@ -34,36 +44,53 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
     };
     let stop = super::load::stop_flag()?;
     let fingerprint = tls.as_ref().map(|t| t.fingerprint.clone());
-    let handle = server::start(
-        ServerConfig {
-            listen: cfg.listen,
-            threads: cfg.threads,
-            max_conns_per_thread: cfg.max_conns_per_thread,
-            read_buffer: cfg.read_buffer,
-            tls: tls.map(|t| t.config),
-            nodelay: cfg.nodelay,
-            debug: cfg.debug,
-        },
-        factory,
-    )?;
+    let server_cfg = ServerConfig {
+        listen: cfg.listen,
+        threads: cfg.threads,
+        max_conns_per_thread: cfg.max_conns_per_thread,
+        read_buffer: cfg.read_buffer,
+        tls: tls.as_ref().map(|t| t.config.clone()),
+        nodelay: cfg.nodelay,
+        debug: cfg.debug,
+    };
+    if worker {
+        let addrs = server_group::listen_override()?.unwrap_or_else(|| cfg.listen_all.clone());
+        return server_group::run_worker(server_cfg, &addrs, factory, stop);
+    }
+    let handle = server::start_many(server_cfg, &cfg.listen_all, true, factory)?;
+    let addrs = if cfg.listen_all.len() > 1 {
+        format!("{} addresses from {}", cfg.listen_all.len(), handle.addr)
+    } else {
+        handle.addr.to_string()
+    };
     println!(
-        "wirebench serve {name}: listening on {} with {} threads{}",
-        handle.addr,
+        "wirebench serve {name}: listening on {addrs} with {} threads{}",
         cfg.threads,
         if fingerprint.is_some() { ", TLS" } else { "" }
     );
     if let Some(fp) = fingerprint {
         println!("certificate SHA-256 fingerprint: {fp}");
     }
+    let started = print_stats_until_stopped(&cfg, &stop, || handle.totals());
+    print_final(name, started, &handle.shutdown());
+    Ok(())
+}
 
+/// Prints counters every --stats interval until SIGINT/SIGTERM; returns the start time.
+pub(crate) fn print_stats_until_stopped(
+    cfg: &ServeConfig,
+    stop: &std::sync::atomic::AtomicBool,
+    mut totals: impl FnMut() -> ServerTotals,
+) -> Instant {
     let started = Instant::now();
     let mut last = ServerTotals::default();
     let mut next = cfg.stats.map(|iv| started + iv);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
+        // Read every time round, so a multi-process server's reports never pile up.
+        let now = totals();
         if let (Some(at), Some(iv)) = (next, cfg.stats) {
             if Instant::now() >= at {
-                let now = handle.totals();
                 println!(
                     "[{:>7.1}s] active {} | {} | {}",
                     started.elapsed().as_secs_f64(),
@@ -76,11 +103,13 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
             }
         }
     }
-    let totals = handle.shutdown();
+    started
+}
+
+pub(crate) fn print_final(name: &str, started: Instant, totals: &ServerTotals) {
     println!(
         "wirebench serve {name}: stopped after {:.1}s; {}",
         started.elapsed().as_secs_f64(),
-        stats_line("final", &totals)
+        stats_line("final", totals)
     );
-    Ok(())
 }
