@@ -21,6 +21,8 @@ pub enum Command {
     Echo(EchoArgs),
     /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
     Ioevent(IoeventArgs),
+    /// Mass connections: open, hold (and ping) or churn connections, with their cost.
+    Connect(ConnectArgs),
     /// Run a built-in server.
     Serve {
         #[command(subcommand)]
@@ -180,4 +182,67 @@ pub struct IoeventArgs {
     /// Print only the summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ConnectArgs {
+    /// HOST:PORT or RANGE:PORT of the server (127.0.0.1-127.0.0.20:9000); none starts the built-in echo server.
+    pub target: Option<String>,
+    /// Connections in total (with --churn: open-echo-close cycles) [default: 1000].
+    #[arg(short = 'n', long = "connections")]
+    pub connections: Option<u64>,
+    /// With --churn: cycle for this long instead of -n.
+    #[arg(short = 'd', long)]
+    pub duration: Option<String>,
+    /// New connections per second over all processes (0: as fast as possible).
+    #[arg(long, default_value_t = 0.0)]
+    pub connect_rate: f64,
+    /// Connection attempts in flight at once, over all processes.
+    #[arg(long, default_value_t = 1024)]
+    pub concurrency: usize,
+    /// Keep the connections open this long once all are up [default: 0s; 10s with --ping].
+    #[arg(long)]
+    pub hold: Option<String>,
+    /// While holding, every connection sends one echo frame per INTERVAL (spread evenly).
+    #[arg(long, value_name = "INTERVAL")]
+    pub ping: Option<String>,
+    /// Open, one echo round trip, close, repeat: connections per second.
+    #[arg(long)]
+    pub churn: bool,
+    /// Client worker processes [default: enough for the descriptor limit].
+    #[arg(long)]
+    pub processes: Option<usize>,
+    /// Source addresses to connect from, e.g. 127.0.0.2-127.0.0.254 (each gives its own ephemeral ports).
+    #[arg(long, value_name = "RANGE")]
+    pub source: Option<String>,
+    /// Built-in server only: its worker processes [default: enough for -n].
+    #[arg(long)]
+    pub server_processes: Option<usize>,
+    /// A separately started server's process ids (comma-separated), to report its memory per connection.
+    #[arg(long, value_name = "PIDS")]
+    pub server_pid: Option<String>,
+    /// A connect, TLS handshake or echo reply slower than this is a failure.
+    #[arg(long, default_value = "10s")]
+    pub timeout: String,
+    /// Progress interval.
+    #[arg(long, default_value = "1s")]
+    pub progress: String,
+    /// Print the ping/echo latency histogram, with buckets this many microseconds wide [default: 100].
+    #[arg(long, value_name = "BUCKET_US", num_args = 0..=1, default_missing_value = "100")]
+    pub histogram: Option<u64>,
+    /// Write the full result as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print only the summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Connect with TLS.
+    #[arg(long)]
+    pub tls: bool,
+    /// TLS: accept any server certificate (self-signed servers).
+    #[arg(long)]
+    pub insecure: bool,
+    /// TLS: trust only the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
 }

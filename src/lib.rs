@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod connect;
 pub mod engine;
 pub mod error;
 pub mod ioevent;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Echo(a) => commands::echo::run(&a),
         Command::Ioevent(a) => commands::ioevent::run(&a),
+        Command::Connect(a) => commands::connect::run(&a),
         Command::Serve {
             server: ServeCommand::Echo(a),
         } => commands::serve::serve(&a.server, proto::echo::server::EchoHandlerFactory, "echo"),

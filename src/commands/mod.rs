@@ -1,5 +1,6 @@
 //! One module per command; each validates its flags, runs, and reports.
 
+pub mod connect;
 pub mod echo;
 pub mod ioevent;
 pub mod load;
