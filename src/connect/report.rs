@@ -327,11 +327,15 @@ pub fn summary(r: &ConnectResult) -> String {
         None => writeln!(s, "result:        ok"),
         Some(why) => writeln!(s, "result:        FELL SHORT: {why}"),
     };
+    let requested = if c.requested > 0 {
+        format!(" of {} requested", group(c.requested))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "connections:   {} established of {} requested ({} attempts); failed: {}",
+        "connections:   {} established{requested} ({} attempts); failed: {}",
         group(c.established),
-        group(c.requested),
         group(c.attempts),
         map_line(&c.failures)
     );
@@ -375,6 +379,20 @@ pub fn summary(r: &ConnectResult) -> String {
         let _ = writeln!(s, "{what} (us):    {}", latency_line(&b.latency_us));
     }
     let m = &c.memory;
+    // Memory per connection means something only with the connections held.
+    if c.churn.is_some() {
+        if let Some(sv) = &b.server {
+            let _ = writeln!(
+                s,
+                "server:        accepts {} closes {}",
+                group(sv["accepts"].as_u64().unwrap_or(0)),
+                group(sv["closes"].as_u64().unwrap_or(0)),
+            );
+        }
+        let _ = writeln!(s, "cpu:           client {:.2} s{}", b.cpu.client_s,
+            b.cpu.server_s.map(|v| format!(", server {v:.2} s")).unwrap_or_default());
+        return s;
+    }
     if m.server_processes > 0 {
         let _ = writeln!(
             s,

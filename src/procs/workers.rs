@@ -118,13 +118,17 @@ impl Workers {
 
     /// Sends one command line to every worker still listening.
     pub fn tell_all(&mut self, line: &str) {
-        for w in &mut self.workers {
-            if let Some(s) = &mut w.stdin {
-                if writeln!(s, "{line}").and_then(|_| s.flush()).is_err() {
-                    w.stdin = None;
+        // A worker that already exited makes the write fail with EPIPE; SIGPIPE (left
+        // at its default so `| head` ends quietly) must not kill the parent for it.
+        without_sigpipe(|| {
+            for w in &mut self.workers {
+                if let Some(s) = &mut w.stdin {
+                    if writeln!(s, "{line}").and_then(|_| s.flush()).is_err() {
+                        w.stdin = None;
+                    }
                 }
             }
-        }
+        });
     }
 
     /// Closes every worker's stdin: a worker takes that as "stop".
@@ -203,5 +207,26 @@ pub fn emit<T: serde::Serialize>(msg: &T) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
+    }
+}
+
+/// Runs `f` with SIGPIPE blocked on this thread, then discards a SIGPIPE it raised (a
+/// write to a closed pipe sends it to the writing thread) before unblocking.
+fn without_sigpipe<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: signal-mask calls on valid, initialized sigset_t values.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        let mut old = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        let out = f();
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        while libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) > 0 {}
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        out
     }
 }
