@@ -247,11 +247,12 @@ async fn accept_loop<F: HandlerFactory>(
                 serve_one(stream, Some(acceptor), handler, &bufs, &counters).await;
             });
         } else {
-            tokio::task::spawn_local(async move {
+            let fut = async move {
                 let _close = CountClose(counters.clone());
                 let mut s = stream;
                 conn::serve(&mut s, handler, &bufs, &counters).await;
-            });
+            };
+            tokio::task::spawn_local(fut);
         }
     }
 }

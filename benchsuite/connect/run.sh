@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Mass-connection benchmark: wirebench connect against wirebench serve echo, both
+# split into worker processes (a process holds at most ~19,990 sockets here).
+# The server is pinned to CPU 0 and the client to CPU 1; the server is started
+# separately and measured through --server-pid.
+#
+# It needs about 10 GB of kernel memory for a million connections (both ends on this
+# machine): run it ONLY under the exclusive machine lock, after building:
+#   cargo build --release
+#   flock -x /work/machine.lock bash benchsuite/connect/run.sh
+# No sysctl is changed: the limits in force are recorded in $OUT/limits.txt.
+#
+# Knobs (environment):
+#   N=1000000          connections to open and hold
+#   HOLD=40s PING=30s  hold time once all are up; each connection pings once per PING
+#   CONCURRENCY=4096   connects in flight over all client processes
+#   CHURN_ROUNDS=3 CHURN_D=10s   connect-echo-close rounds, each with a fresh server
+#   PORT=19100         listen port (19100 for the hold run, 19101 for churn)
+#   OUT=benchsuite/runs/<date>/connect
+#   WIREBENCH=path     binary [default: target/release/wirebench]
+# Output: $OUT/limits.txt, hold.{json,stdout,stderr}, hold-server.*, churn-R.*, summary.md
+set -euo pipefail
+
+N=${N:-1000000}
+HOLD=${HOLD:-40s}
+PING=${PING:-30s}
+CONCURRENCY=${CONCURRENCY:-4096}
+CHURN_ROUNDS=${CHURN_ROUNDS:-3}
+CHURN_D=${CHURN_D:-10s}
+PORT=${PORT:-19100}
+LISTEN=127.0.0.254
+SOURCES=127.0.0.2-127.0.0.253
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
+OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/connect}
+WB=${WIREBENCH:-$REPO/target/release/wirebench}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+[ -x "$WB" ] || { echo "run.sh: build first (cargo build --release); no $WB" >&2; exit 2; }
+
+SERVER_PID=""
+stop_server() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -INT "$SERVER_PID"
+        for _ in $(seq 1 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+    fi
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+}
+# Whatever happens, the server goes (its worker processes die with it: PR_SET_PDEATHSIG).
+trap stop_server EXIT
+
+# start_server PROCESSES PORT TAG: starts it pinned to CPU 0, sets SERVER_PID and WORKER_PIDS.
+start_server() {
+    local procs=$1 port=$2 tag=$3
+    taskset -c 0 "$WB" serve echo --listen "$LISTEN:$port" --processes "$procs" \
+        >"$OUT/$tag-server.stdout" 2>"$OUT/$tag-server.stderr" &
+    SERVER_PID=$!
+    WORKER_PIDS=""
+    for _ in $(seq 1 300); do
+        if [ "$procs" -gt 1 ]; then
+            WORKER_PIDS=$(sed -n 's/^worker pids: //p' "$OUT/$tag-server.stdout")
+        elif grep -q "listening on" "$OUT/$tag-server.stdout"; then
+            WORKER_PIDS=$SERVER_PID
+        fi
+        [ -n "$WORKER_PIDS" ] && break
+        sleep 0.1
+    done
+    [ -n "$WORKER_PIDS" ] || { echo "run.sh: the server did not start" >&2; cat "$OUT/$tag-server.stderr" >&2; exit 1; }
+}
+
+{
+    echo "date: $(date -u +%FT%TZ)"
+    echo "kernel: $(uname -r)"
+    echo "commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    for k in net.core.somaxconn net.ipv4.tcp_max_syn_backlog fs.file-max fs.nr_open \
+             net.ipv4.ip_local_port_range net.ipv4.tcp_max_tw_buckets net.ipv4.tcp_tw_reuse \
+             net.ipv4.tcp_mem net.netfilter.nf_conntrack_max net.netfilter.nf_conntrack_count; do
+        echo "$k = $(sysctl -n "$k" 2>/dev/null | tr '\t' ' ' || echo absent)"
+    done
+    echo "ulimit -Hn: $(ulimit -Hn)"
+    grep -E '^(MemTotal|MemAvailable|Slab):' /proc/meminfo
+} >"$OUT/limits.txt"
+
+stamp() { echo "$(date -u +%T) $*" >>"$OUT/timeline.txt"; }
+: >"$OUT/timeline.txt"
+
+# ---- hold: N connections, then ping every one of them
+stamp "hold: starting $(( (N + 14999) / 15000 )) server processes"
+SERVER_PROCS=$(( (N + 14999) / 15000 ))
+start_server "$SERVER_PROCS" "$PORT" hold
+stamp "hold: server up; connecting"
+set +e
+taskset -c 1 "$WB" connect "$LISTEN:$PORT" -n "$N" --source "$SOURCES" \
+    --concurrency "$CONCURRENCY" --hold "$HOLD" --ping "$PING" --server-pid "$WORKER_PIDS" \
+    --progress 2s --histogram 1000 --json "$OUT/hold.json" >"$OUT/hold.stdout" 2>"$OUT/hold.stderr"
+echo "exit $?" >>"$OUT/hold.stdout"
+set -e
+stamp "hold: client done"
+echo "nf_conntrack_count after hold: $(sysctl -n net.netfilter.nf_conntrack_count 2>/dev/null || echo absent)" >>"$OUT/limits.txt"
+stop_server
+stamp "hold: server stopped"
+
+# ---- churn: connect, one echo, close; a fresh one-process server per round
+for r in $(seq 1 "$CHURN_ROUNDS"); do
+    start_server 1 $((PORT + 1)) "churn-$r"
+    set +e
+    taskset -c 1 "$WB" connect "$LISTEN:$((PORT + 1))" --churn -d "$CHURN_D" --source "$SOURCES" \
+        --processes 1 --concurrency 256 --json "$OUT/churn-$r.json" \
+        >"$OUT/churn-$r.stdout" 2>"$OUT/churn-$r.stderr"
+    echo "exit $?" >>"$OUT/churn-$r.stdout"
+    set -e
+    stop_server
+    stamp "churn round $r done"
+done
+
+python3 - "$OUT" "$CHURN_ROUNDS" <<'PY' >"$OUT/summary.md"
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+h = json.load(open(f"{out}/hold.json"))
+c, m = h["connect"], h["connect"]["memory"]
+print("| figure | value |\n|---|---|")
+print(f"| established | {c['established']:,} of {c['requested']:,} (failures: {c['failures'] or 'none'}, lost: {c['lost'] or 'none'}) |")
+print(f"| time to all | {c['time_to_establish_s']:.2f} s ({c['connect_rate_per_s']:,.0f} connects/s) |")
+print(f"| connect latency p50 / p99 / max | {c['connect_latency_us']['p50']:,.0f} / {c['connect_latency_us']['p99']:,.0f} / {c['connect_latency_us']['max']:,.0f} us |")
+print(f"| server RSS per connection | {m['server_rss_per_conn_bytes']:,.0f} bytes ({m['server_processes']} processes) |")
+print(f"| client RSS per connection | {m['client_rss_per_conn_bytes']:,.0f} bytes |")
+print(f"| kernel slab per connection (both ends) | {m['slab_per_conn_bytes']:,.0f} bytes |")
+l, t = h["latency_us"], h["totals"]
+print(f"| pings | {t['ok']:,} ok of {t['sent']:,}, skipped {c['ping']['skipped']:,} |")
+print(f"| ping latency p50 / p99 / p99.9 / max | {l['p50']:,.0f} / {l['p99']:,.0f} / {l['p99_9']:,.0f} / {l['max']:,.0f} us |")
+print(f"| result | {h['outcome']['reason'] or 'ok'} |")
+rates = []
+for r in range(1, rounds + 1):
+    j = json.load(open(f"{out}/churn-{r}.json"))
+    rates.append(j["connect"]["churn"]["connections_per_s"])
+    print(f"| churn round {r} | {rates[-1]:,.0f} connections/s, setup p99 {j['connect']['connect_latency_us']['p99']:,.0f} us, echo p99 {j['latency_us']['p99']:,.0f} us, {j['outcome']['reason'] or 'ok'} |")
+print(f"| churn median [range] | {statistics.median(rates):,.0f} [{min(rates):,.0f}-{max(rates):,.0f}] connections/s |")
+PY
+cat "$OUT/summary.md"
