@@ -273,7 +273,9 @@ pub fn run(
     }
     let elapsed = t0.elapsed();
     progress.finish();
-    let workers_failed = w.reap(Duration::from_secs(10));
+    // Exiting with ~20,000 sockets takes a while, and dozens of workers share a CPU:
+    // be patient, and hold it against a worker only if its report is missing too.
+    let ended = w.reap(Duration::from_secs(60));
     drop(w);
     let server_cpu_s = (!server_pids.is_empty()).then(|| server_cpu(&server_pids) - server_cpu0);
 
@@ -291,7 +293,11 @@ pub fn run(
         echo_hist.add(&f.echo_hist);
         client_cpu_s += f.cpu_s;
     }
-    let missing = g.finals.iter().filter(|f| f.is_none()).count();
+    let workers_failed = ended
+        .iter()
+        .zip(&g.finals)
+        .filter(|(e, f)| f.is_none() || **e == workers::Ended::Failed)
+        .count();
     Ok(Run {
         counts: g.sum(),
         connect_hist,
@@ -317,7 +323,7 @@ pub fn run(
         server: server_totals,
         targets,
         interrupted,
-        workers_failed: workers_failed.max(missing),
+        workers_failed,
     })
 }
 

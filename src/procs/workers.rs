@@ -139,18 +139,20 @@ impl Workers {
     }
 
     /// Waits up to `limit` for every worker to exit, then kills the rest. Returns how
-    /// many exited with a failure status or had to be killed.
-    pub fn reap(&mut self, limit: Duration) -> usize {
+    /// each one ended.
+    pub fn reap(&mut self, limit: Duration) -> Vec<Ended> {
         self.close_stdin();
         let end = Instant::now() + limit;
-        let mut failed = 0;
+        let mut out = Vec::with_capacity(self.workers.len());
         for w in &mut self.workers {
             loop {
                 match w.child.try_wait() {
                     Ok(Some(st)) => {
-                        if !st.success() {
-                            failed += 1;
-                        }
+                        out.push(if st.success() {
+                            Ended::Ok
+                        } else {
+                            Ended::Failed
+                        });
                         break;
                     }
                     Ok(None) if Instant::now() < end => {
@@ -159,14 +161,24 @@ impl Workers {
                     _ => {
                         let _ = w.child.kill();
                         let _ = w.child.wait();
-                        failed += 1;
+                        out.push(Ended::Killed);
                         break;
                     }
                 }
             }
         }
-        failed
+        out
     }
+}
+
+/// How a worker process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    Ok,
+    /// It exited with a failure status.
+    Failed,
+    /// It did not exit in time and was killed.
+    Killed,
 }
 
 impl Drop for Workers {

@@ -254,7 +254,7 @@ impl ServerGroup {
         while self.gone.iter().any(|g| !g) && Instant::now() < end {
             self.poll(Duration::from_millis(50));
         }
-        self.workers.reap(Duration::from_secs(5));
+        self.workers.reap(Duration::from_secs(30));
         self.totals()
     }
 }
