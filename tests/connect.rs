@@ -90,7 +90,10 @@ fn separate_multi_process_server_returns_to_its_descriptor_baseline() {
         "2",
     ]);
     let banner = serve
-        .wait_line("wirebench serve echo: listening on", Duration::from_secs(20))
+        .wait_line(
+            "wirebench serve echo: listening on",
+            Duration::from_secs(20),
+        )
         .expect("the server starts");
     // "listening on 2 addresses from 127.0.0.4:PORT with 2 processes x 1 threads"
     let port: u16 = banner
@@ -129,10 +132,19 @@ fn separate_multi_process_server_returns_to_its_descriptor_baseline() {
 
     // Every connection closed: the server's descriptors are back where they started.
     let back = wait_until(Duration::from_secs(15), || open_fds(&pids) == baseline);
-    assert!(back, "server fds {} != baseline {baseline}", open_fds(&pids));
+    assert!(
+        back,
+        "server fds {} != baseline {baseline}",
+        open_fds(&pids)
+    );
 
     serve.terminate();
-    assert_eq!(serve.finish(Duration::from_secs(20)), 0, "{}", serve.stderr());
+    assert_eq!(
+        serve.finish(Duration::from_secs(20)),
+        0,
+        "{}",
+        serve.stderr()
+    );
     let out = serve.stdout();
     let last = out.lines().last().unwrap_or("");
     assert!(
@@ -191,11 +203,7 @@ fn refused(args: &[&str], want: &str) {
     let line = assert_one_line_error(&p.stderr(), &args.join(" "));
     assert_eq!(code, 2, "{args:?}: {line}");
     assert!(line.contains(want), "{args:?}: want '{want}' in: {line}");
-    assert!(
-        p.stdout().is_empty(),
-        "nothing may start: {}",
-        p.stdout()
-    );
+    assert!(p.stdout().is_empty(), "nothing may start: {}", p.stdout());
 }
 
 #[test]
@@ -262,10 +270,7 @@ fn bad_input_is_one_sentence() {
     refused(&["connect", "-d", "1s"], "--hold");
     refused(&["connect", "-n", "0"], "at least 1");
     refused(&["connect", "--ping", "0s"], "--ping");
-    refused(
-        &["connect", "127.0.0.1-127.0.0.3"],
-        "RANGE:PORT",
-    );
+    refused(&["connect", "127.0.0.1-127.0.0.3"], "RANGE:PORT");
     refused(
         &["serve", "echo", "--listen", "127.0.0.5-127.0.0.4:19000"],
         "runs backwards",
@@ -275,4 +280,81 @@ fn bad_input_is_one_sentence() {
         &["serve", "echo", "--processes", "2", "--tls"],
         "--cert and --key",
     );
+}
+
+#[test]
+fn tls_hold_ping_and_churn_over_processes() {
+    // The built-in server's processes share one generated certificate, which the
+    // client verifies (no --insecure).
+    let r = run_json(&[
+        "connect",
+        "--tls",
+        "-n",
+        "400",
+        "--processes",
+        "2",
+        "--server-processes",
+        "2",
+        "--hold",
+        "300ms",
+        "--ping",
+        "100ms",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    assert_eq!(ju(j, "/connect/established"), 400);
+    assert_eq!(ju(j, "/server/accepts"), 400);
+    assert_eq!(ju(j, "/server/tls_failures"), 0);
+    let sent = ju(j, "/totals/sent");
+    assert!(sent >= 400, "{sent} pings");
+    assert_eq!(ju(j, "/totals/ok"), sent);
+    assert_eq!(j["config"]["tls"], true);
+
+    let r = run_json(&[
+        "connect",
+        "--tls",
+        "--churn",
+        "-n",
+        "300",
+        "--concurrency",
+        "16",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(ju(j, "/connect/churn/cycles_ok"), 300);
+    assert_eq!(ju(j, "/totals/ok"), 300);
+    assert_eq!(ju(j, "/server/accepts"), 300);
+}
+
+#[test]
+fn tls_to_a_plain_server_fails_as_tls() {
+    let mut serve = Proc::wirebench(&["serve", "echo", "--listen", "127.0.0.7:0"]);
+    let banner = serve
+        .wait_line(
+            "wirebench serve echo: listening on",
+            Duration::from_secs(20),
+        )
+        .expect("the server starts");
+    let addr = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("127.0.0.7:"))
+        .expect("address in banner")
+        .to_string();
+    let r = run_json(&[
+        "connect",
+        &addr,
+        "--tls",
+        "--insecure",
+        "-n",
+        "20",
+        "--timeout",
+        "2s",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(ju(j, "/connect/established"), 0);
+    assert_eq!(ju(j, "/connect/failed"), 20, "{}", j["connect"]["failures"]);
+    let kinds = j["connect"]["failures"].as_object().unwrap();
+    assert!(kinds.keys().all(|k| k.starts_with("TLS")), "{kinds:?}");
 }

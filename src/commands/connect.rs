@@ -17,11 +17,6 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     }
     let limits = KernelLimits::read();
     let cfg = ConnectConfig::from_args(args, &limits)?;
-    if cfg.tls.is_some() {
-        return Err(Error::usage(
-            "connect --tls is not available yet: mass connections are plain TCP for now",
-        ));
-    }
     let json = cfg.json.as_deref().map(JsonSink::create).transpose()?;
     let stop = load::stop_flag()?;
     if !cfg.quiet {
@@ -33,15 +28,30 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
             )
         );
     }
+    // The built-in server's processes share one certificate, made here.
+    let cert = match (cfg.builtin(), cfg.tls.is_some()) {
+        (true, true) => Some(SelfSignedFiles::create()?),
+        _ => None,
+    };
     let server_args = cfg.builtin().then(|| {
-        let args: Vec<String> = ["serve", "echo", "--threads", "1"]
+        let mut args: Vec<String> = ["serve", "echo", "--threads", "1"]
             .iter()
             .map(|s| s.to_string())
             .collect();
-        (args, None)
+        if let Some(c) = &cert {
+            args.extend([
+                "--tls".to_string(),
+                "--cert".to_string(),
+                c.cert.display().to_string(),
+                "--key".to_string(),
+                c.key.display().to_string(),
+            ]);
+        }
+        (args, cert.as_ref().map(|c| c.pem.clone()))
     });
     let started = load::unix_ms();
     let run = parent::run(&cfg, &stop, server_args)?;
+    drop(cert);
     let outcome = parent::judge(&cfg, &run);
     let result = report::build(&cfg, &run, outcome, started, limits);
     if let Some(sink) = json {
@@ -101,15 +111,64 @@ fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str,
                 "as fast as possible".into()
             },
         ),
-        ("concurrency", format!("{} attempts in flight", cfg.concurrency)),
+        (
+            "concurrency",
+            format!("{} attempts in flight", cfg.concurrency),
+        ),
         ("timeout", seconds(cfg.timeout)),
         (
             "limits",
             format!(
                 "nofile {} per process, ports {lo}-{hi}, somaxconn {}",
                 limits.nofile_hard,
-                limits.somaxconn.map(|v| v.to_string()).unwrap_or("?".into())
+                limits
+                    .somaxconn
+                    .map(|v| v.to_string())
+                    .unwrap_or("?".into())
             ),
         ),
     ]
+}
+
+/// A self-signed certificate and key for localhost/127.0.0.1 in a private temp
+/// directory, removed on drop.
+struct SelfSignedFiles {
+    dir: std::path::PathBuf,
+    cert: std::path::PathBuf,
+    key: std::path::PathBuf,
+    pem: String,
+}
+
+impl SelfSignedFiles {
+    fn create() -> Result<Self> {
+        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        let ck = rcgen::generate_simple_self_signed(names)
+            .map_err(|e| Error::runtime(format!("cannot generate a certificate: {e}")))?;
+        let dir = std::env::temp_dir().join(format!(
+            "wirebench-connect-{}-{}",
+            std::process::id(),
+            load::unix_ms()
+        ));
+        let fail = |e: std::io::Error| {
+            Error::runtime(format!(
+                "cannot write the built-in server's certificate: {e}"
+            ))
+        };
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        let files = SelfSignedFiles {
+            cert: dir.join("cert.pem"),
+            key: dir.join("key.pem"),
+            pem: ck.cert.pem(),
+            dir,
+        };
+        std::fs::write(&files.cert, &files.pem).map_err(fail)?;
+        std::fs::write(&files.key, ck.key_pair.serialize_pem()).map_err(fail)?;
+        Ok(files)
+    }
+}
+
+impl Drop for SelfSignedFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }

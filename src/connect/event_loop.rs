@@ -5,6 +5,7 @@
 
 use super::messages::{Counts, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP};
 use super::socket::{self, errno_name, Epoll};
+use super::tls::{self, ClientTls, Input};
 use crate::clock::monotonic_ns;
 use crate::error::{Error, Result};
 use crate::procs::workers::emit;
@@ -23,6 +24,8 @@ const MAX_EVENTS: usize = 1024;
 enum St {
     Free,
     Connecting,
+    /// TCP is up; the TLS handshake is under way.
+    Handshaking,
     /// Established and idle.
     Held,
     /// An echo frame is out; its reply is awaited.
@@ -58,7 +61,7 @@ fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str) {
 }
 
 /// Why a connection with a frame in flight ended, for the echo error count.
-fn io_kind(e: i32) -> &'static str {
+pub fn io_kind(e: i32) -> &'static str {
     match e {
         libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED => "reset",
         libc::ETIMEDOUT => "timeout",
@@ -100,6 +103,9 @@ pub struct Worker {
     free: Vec<u32>,
     ping_start: u64,
     ping_cursor: u64,
+    tls: Option<ClientTls>,
+    /// TLS sessions by slot (only with --tls).
+    sessions: HashMap<u32, Box<rustls::ClientConnection>>,
 }
 
 impl Worker {
@@ -110,6 +116,11 @@ impl Worker {
         let ep = Epoll::new().map_err(|e| Error::runtime(format!("epoll_create1: {e}")))?;
         ep.add(0, libc::EPOLLIN as u32, STDIN_TOKEN)
             .map_err(|e| Error::runtime(format!("cannot watch stdin: {}", errno_name(e))))?;
+        let tls = spec
+            .tls
+            .as_ref()
+            .map(|t| ClientTls::new(t, &spec.server_name))
+            .transpose()?;
         let slots = if spec.churn {
             spec.concurrency.max(1)
         } else {
@@ -141,6 +152,8 @@ impl Worker {
             free: (0..slots as u32).rev().collect(),
             ping_start: 0,
             ping_cursor: 0,
+            tls,
+            sessions: HashMap::new(),
             spec,
         })
     }
@@ -200,7 +213,7 @@ impl Worker {
         // Stopped early: what is still connecting will not be waited for.
         let pending: Vec<(u32, u32, u64)> = self.connecting.drain(..).collect();
         for (slot, gen, _) in pending {
-            if self.is(slot, gen, St::Connecting) {
+            if self.connecting_now(slot, gen) {
                 bump(&mut self.c.failures, "interrupted");
                 self.close(slot);
             }
@@ -341,6 +354,11 @@ impl Worker {
         }
     }
 
+    /// Still coming up: TCP connect or TLS handshake.
+    fn connecting_now(&self, slot: u32, gen: u32) -> bool {
+        self.is(slot, gen, St::Connecting) || self.is(slot, gen, St::Handshaking)
+    }
+
     fn is(&self, slot: u32, gen: u32, st: St) -> bool {
         let s = &self.slots[slot as usize];
         s.gen == gen && s.state == st
@@ -349,9 +367,8 @@ impl Worker {
     fn pick(&self, global: u64) -> (SocketAddr, Option<IpAddr>) {
         let d = self.spec.dests.len() as u64;
         let dest = self.spec.dests[(global % d) as usize];
-        let source = (!self.spec.sources.is_empty()).then(|| {
-            self.spec.sources[((global / d) % self.spec.sources.len() as u64) as usize]
-        });
+        let source = (!self.spec.sources.is_empty())
+            .then(|| self.spec.sources[((global / d) % self.spec.sources.len() as u64) as usize]);
         (dest, source)
     }
 
@@ -376,7 +393,7 @@ impl Worker {
                 }
                 self.in_connect += 1;
                 if connected {
-                    self.established(slot, now);
+                    self.tcp_up(slot, now);
                 } else {
                     self.connecting.push_back((slot, gen, now));
                 }
@@ -396,8 +413,11 @@ impl Worker {
         let s = &mut self.slots[slot as usize];
         match s.state {
             St::Free => return,
-            St::Connecting => self.in_connect -= 1,
+            St::Connecting | St::Handshaking => self.in_connect -= 1,
             St::Held | St::Waiting => self.c.open -= 1,
+        }
+        if !self.sessions.is_empty() {
+            self.sessions.remove(&slot);
         }
         socket::close(s.fd);
         s.fd = -1;
@@ -414,9 +434,7 @@ impl Worker {
             St::Connecting => {
                 let fd = self.slots[slot as usize].fd;
                 match socket::take_error(fd) {
-                    0 if bits & libc::EPOLLOUT as u32 != 0 => {
-                        self.established(slot, monotonic_ns())
-                    }
+                    0 if bits & libc::EPOLLOUT as u32 != 0 => self.tcp_up(slot, monotonic_ns()),
                     0 => {}
                     e => {
                         bump(&mut self.c.failures, &errno_name(e));
@@ -424,9 +442,71 @@ impl Worker {
                     }
                 }
             }
+            St::Handshaking => self.advance_handshake(slot),
             St::Held => self.on_idle_readable(slot),
             St::Waiting => self.on_reply(slot),
             St::Free => {}
+        }
+    }
+
+    /// TCP is connected: established now, or after a TLS handshake.
+    fn tcp_up(&mut self, slot: u32, now: u64) {
+        let Some(t) = &self.tls else {
+            return self.established(slot, now);
+        };
+        match t.session() {
+            Ok(sess) => {
+                self.sessions.insert(slot, sess);
+                self.slots[slot as usize].state = St::Handshaking;
+                self.advance_handshake(slot);
+            }
+            Err(k) => {
+                bump(&mut self.c.failures, k);
+                self.close(slot);
+            }
+        }
+    }
+
+    fn advance_handshake(&mut self, slot: u32) {
+        let Slot { fd, gen, .. } = self.slots[slot as usize];
+        let Some(sess) = self.sessions.get_mut(&slot) else {
+            return;
+        };
+        match tls::handshake(sess, fd) {
+            Ok(true) => self.established(slot, monotonic_ns()),
+            Ok(false) => {
+                let mut ev = libc::EPOLLIN as u32;
+                if sess.wants_write() {
+                    ev |= libc::EPOLLOUT as u32;
+                }
+                if let Err(e) = self.ep.modify(fd, ev, token(slot, gen)) {
+                    bump(&mut self.c.failures, &errno_name(e));
+                    self.close(slot);
+                }
+            }
+            Err(k) => {
+                let name = if k == "tls" {
+                    "TLS".to_string()
+                } else {
+                    format!("TLS {k}")
+                };
+                bump(&mut self.c.failures, &name);
+                self.close(slot);
+            }
+        }
+    }
+
+    /// One read of a connection, through TLS when it has a session.
+    fn input(&mut self, slot: u32) -> Input {
+        let fd = self.slots[slot as usize].fd;
+        if let Some(sess) = self.sessions.get_mut(&slot) {
+            return tls::read(sess, fd, &mut self.buf);
+        }
+        match socket::read(fd, &mut self.buf) {
+            Ok(0) => Input::Eof,
+            Ok(n) => Input::Data(n),
+            Err(libc::EAGAIN) => Input::Nothing,
+            Err(e) => Input::Failed(io_kind(e)),
         }
     }
 
@@ -439,10 +519,11 @@ impl Worker {
         self.c.open += 1;
         self.connect_hist.record(now.saturating_sub(started));
         // From now on only input matters: a reply, or the peer closing or resetting.
-        if let Err(e) = self
-            .ep
-            .modify(fd, (libc::EPOLLIN | libc::EPOLLRDHUP) as u32, token(slot, gen))
-        {
+        if let Err(e) = self.ep.modify(
+            fd,
+            (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+            token(slot, gen),
+        ) {
             bump(&mut self.c.lost, &errno_name(e));
             self.close(slot);
             return;
@@ -454,12 +535,11 @@ impl Worker {
 
     /// Input on a connection with nothing in flight: the peer closed, reset, or spoke unasked.
     fn on_idle_readable(&mut self, slot: u32) {
-        let fd = self.slots[slot as usize].fd;
-        let why = match socket::read(fd, &mut self.buf) {
-            Ok(0) => "closed",
-            Ok(_) => "unsolicited",
-            Err(libc::EAGAIN) => return,
-            Err(e) => io_kind(e),
+        let why = match self.input(slot) {
+            Input::Eof => "closed",
+            Input::Data(_) => "unsolicited",
+            Input::Nothing => return,
+            Input::Failed(k) => k,
         };
         bump(&mut self.c.lost, why);
         self.close(slot);
@@ -469,9 +549,24 @@ impl Worker {
         let s = self.slots[slot as usize];
         let id = ((self.spec.index as u64) << 32) | u64::from(slot);
         self.frame.clear();
-        codec::encode(&mut self.frame, id, u64::from(seq), intended, PING_PAYLOAD, &self.pattern);
+        codec::encode(
+            &mut self.frame,
+            id,
+            u64::from(seq),
+            intended,
+            PING_PAYLOAD,
+            &self.pattern,
+        );
         self.c.sent += 1;
-        match socket::write(s.fd, &self.frame) {
+        let wrote = match self.sessions.get_mut(&slot) {
+            Some(sess) => match tls::write(sess, s.fd, &self.frame) {
+                Ok(true) => Ok(self.frame.len()),
+                Ok(false) => Ok(0),
+                Err(k) => return self.echo_failed(slot, k),
+            },
+            None => socket::write(s.fd, &self.frame),
+        };
+        match wrote {
             Ok(n) if n == self.frame.len() => {
                 self.c.bytes_sent += n as u64;
                 let s = &mut self.slots[slot as usize];
@@ -496,11 +591,11 @@ impl Worker {
 
     fn on_reply(&mut self, slot: u32) {
         let s = self.slots[slot as usize];
-        let n = match socket::read(s.fd, &mut self.buf) {
-            Ok(0) => return self.echo_failed(slot, "closed"),
-            Ok(n) => n,
-            Err(libc::EAGAIN) => return,
-            Err(e) => return self.echo_failed(slot, io_kind(e)),
+        let n = match self.input(slot) {
+            Input::Eof => return self.echo_failed(slot, "closed"),
+            Input::Data(n) => n,
+            Input::Nothing => return,
+            Input::Failed(k) => return self.echo_failed(slot, k),
         };
         self.c.bytes_received += n as u64;
         let id = ((self.spec.index as u64) << 32) | u64::from(slot);
@@ -569,7 +664,7 @@ impl Worker {
     /// Connects and replies older than the timeout fail.
     fn expire(&mut self, now: u64) {
         while let Some(&(slot, gen, t)) = self.connecting.front() {
-            if !self.is(slot, gen, St::Connecting) {
+            if !self.connecting_now(slot, gen) {
                 self.connecting.pop_front();
                 continue;
             }

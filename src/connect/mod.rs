@@ -9,6 +9,7 @@ pub mod parent;
 pub mod plan;
 pub mod report;
 pub mod socket;
+pub mod tls;
 
 use crate::error::{Error, Result};
 

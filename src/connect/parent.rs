@@ -86,7 +86,10 @@ impl Gathered {
     }
 
     fn all_final(&self) -> bool {
-        self.finals.iter().zip(&self.gone).all(|(f, g)| f.is_some() || *g)
+        self.finals
+            .iter()
+            .zip(&self.gone)
+            .all(|(f, g)| f.is_some() || *g)
     }
 }
 
@@ -357,7 +360,11 @@ impl Progress {
             return;
         }
         let dt = (t - self.last_t).as_secs_f64();
-        let count = if cfg.is_churn() { c.attempts } else { c.established };
+        let count = if cfg.is_churn() {
+            c.attempts
+        } else {
+            c.established
+        };
         let r = if dt > 0.0 {
             (c.attempts - self.last_attempts) as f64 / dt
         } else {

@@ -74,9 +74,15 @@ impl ConnectConfig {
                     "--churn closes every connection after one echo: it takes neither --hold nor --ping",
                 ));
             }
-            let duration = a.duration.as_deref().map(|d| dur("--duration", d)).transpose()?;
+            let duration = a
+                .duration
+                .as_deref()
+                .map(|d| dur("--duration", d))
+                .transpose()?;
             if duration.is_some() && a.connections.is_some() {
-                return Err(Error::usage("choose one of -d/--duration and -n/--connections"));
+                return Err(Error::usage(
+                    "choose one of -d/--duration and -n/--connections",
+                ));
             }
             if duration.is_some_and(|d| d.is_zero()) {
                 return Err(Error::usage("--duration must be longer than zero"));
@@ -145,7 +151,9 @@ impl ConnectConfig {
         if progress < Duration::from_millis(100) {
             return Err(Error::usage("--progress must be at least 100ms"));
         }
-        if a.histogram.is_some_and(|b| !(1..=3_600_000_000).contains(&b)) {
+        if a.histogram
+            .is_some_and(|b| !(1..=3_600_000_000).contains(&b))
+        {
             return Err(Error::usage(
                 "--histogram bucket width must be between 1 microsecond and 3,600,000,000 (one hour)",
             ));
@@ -292,7 +300,7 @@ pub fn check_capacity(cfg: &ConnectConfig, open: u64, limits: &KernelLimits) -> 
     let loopback = cfg
         .targets
         .as_ref()
-        .is_none_or(|t| t.iter().all(|a| a.ip().is_loopback()));
+        .map_or(true, |t| t.iter().all(|a| a.ip().is_loopback()));
     let sockets = open * if loopback { 2 } else { 1 };
     if let Some(max) = limits.file_max {
         if sockets > max {

@@ -184,11 +184,7 @@ pub fn build(
         schema_version: SCHEMA_VERSION,
         kind: "connect".into(),
         started_unix_ms,
-        target: r
-            .targets
-            .first()
-            .map(|a| a.to_string())
-            .unwrap_or_default(),
+        target: r.targets.first().map(|a| a.to_string()).unwrap_or_default(),
         config,
         environment: Environment::capture(),
         elapsed_s: secs,
@@ -389,8 +385,15 @@ pub fn summary(r: &ConnectResult) -> String {
                 group(sv["closes"].as_u64().unwrap_or(0)),
             );
         }
-        let _ = writeln!(s, "cpu:           client {:.2} s{}", b.cpu.client_s,
-            b.cpu.server_s.map(|v| format!(", server {v:.2} s")).unwrap_or_default());
+        let _ = writeln!(
+            s,
+            "cpu:           client {:.2} s{}",
+            b.cpu.client_s,
+            b.cpu
+                .server_s
+                .map(|v| format!(", server {v:.2} s"))
+                .unwrap_or_default()
+        );
         return s;
     }
     if m.server_processes > 0 {

@@ -34,7 +34,11 @@ pub fn errno_name(e: i32) -> String {
 
 /// Starts a non-blocking connect. Ok(true): connected at once; Ok(false): in progress
 /// (wait for writability); Err(errno) with the descriptor already closed.
-pub fn start_connect(dest: SocketAddr, source: Option<IpAddr>, nodelay: bool) -> Result<(i32, bool), i32> {
+pub fn start_connect(
+    dest: SocketAddr,
+    source: Option<IpAddr>,
+    nodelay: bool,
+) -> Result<(i32, bool), i32> {
     let domain = if dest.is_ipv4() {
         libc::AF_INET
     } else {
@@ -73,12 +77,12 @@ pub fn start_connect(dest: SocketAddr, source: Option<IpAddr>, nodelay: bool) ->
                 return fail(fd);
             }
             let sa = socket2::SockAddr::from(SocketAddr::new(src, 0));
-            if libc::bind(fd, sa.as_ptr() as *const libc::sockaddr, sa.len()) != 0 {
+            if libc::bind(fd, sa.as_ptr(), sa.len()) != 0 {
                 return fail(fd);
             }
         }
         let sa = socket2::SockAddr::from(dest);
-        if libc::connect(fd, sa.as_ptr() as *const libc::sockaddr, sa.len()) == 0 {
+        if libc::connect(fd, sa.as_ptr(), sa.len()) == 0 {
             return Ok((fd, true));
         }
         match errno() {
@@ -180,12 +184,7 @@ impl Epoll {
     pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {
         // SAFETY: events is valid for writes of its length.
         let n = unsafe {
-            libc::epoll_wait(
-                self.0,
-                events.as_mut_ptr(),
-                events.len() as i32,
-                timeout_ms,
-            )
+            libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, timeout_ms)
         };
         n.max(0) as usize
     }

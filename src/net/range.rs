@@ -38,7 +38,11 @@ pub fn parse_ips(flag: &str, text: &str) -> Result<Vec<IpAddr>> {
                 };
                 let (lo, hi) = (u32::from(parse(a)?), u32::from(parse(b)?));
                 if lo > hi {
-                    return Err(bad(flag, part, "runs backwards (write the lower address first)"));
+                    return Err(bad(
+                        flag,
+                        part,
+                        "runs backwards (write the lower address first)",
+                    ));
                 }
                 if (hi - lo) as usize >= MAX_ADDRESSES {
                     return Err(bad(

@@ -91,12 +91,8 @@ pub fn run_worker<F: HandlerFactory>(
 /// Gives every address the same concrete port: port 0 picks one that is free on all of
 /// them; a given port is probed on each, so "in use" is reported before anything starts.
 pub fn settle_port(addrs: &[SocketAddr]) -> Result<Vec<SocketAddr>> {
-    let with = |p: u16| -> Vec<SocketAddr> {
-        addrs
-            .iter()
-            .map(|a| SocketAddr::new(a.ip(), p))
-            .collect()
-    };
+    let with =
+        |p: u16| -> Vec<SocketAddr> { addrs.iter().map(|a| SocketAddr::new(a.ip(), p)).collect() };
     let first = *addrs
         .first()
         .ok_or_else(|| Error::usage("no address to listen on"))?;
