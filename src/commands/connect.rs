@@ -59,7 +59,11 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     }
     print!("{}", report::summary(&result));
     if let Some(bucket) = cfg.histogram_bucket_us {
-        print!("{}", text::histogram(&run.echo_hist, bucket));
+        print!("connect {}", text::histogram(&run.connect_hist, bucket));
+        if run.echo_hist.count() > 0 {
+            let what = if cfg.is_churn() { "echo" } else { "ping" };
+            print!("{what} {}", text::histogram(&run.echo_hist, bucket));
+        }
     }
     match &result.base.outcome.reason {
         None => Ok(()),

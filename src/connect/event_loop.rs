@@ -162,7 +162,7 @@ impl Worker {
     pub fn run(mut self) -> Result<()> {
         emit(&WorkerMsg::Ready);
         while !self.cmd.go && !self.cmd.stop {
-            self.turn(100);
+            self.turn(100_000_000);
         }
         if self.cmd.stop {
             return Ok(());
@@ -205,9 +205,9 @@ impl Worker {
                 let slot = self.started as u32;
                 let global = self.spec.first + self.started;
                 self.started += 1;
-                self.open(slot, global, now);
+                self.open(slot, global);
             }
-            let wait = self.wait_ms(now, self.started < total);
+            let wait = self.wait_ns(now, self.started < total);
             self.turn(wait);
         }
         // Stopped early: what is still connecting will not be waited for.
@@ -229,12 +229,12 @@ impl Worker {
                 }
                 self.send_due_pings(now);
             }
-            let wait = self.wait_ms(now, false);
+            let wait = self.wait_ns(now, false);
             self.turn(wait);
         }
         // Let the pings in flight come back (or time out).
         while !self.waiting.is_empty() {
-            let wait = self.wait_ms(monotonic_ns(), false);
+            let wait = self.wait_ns(monotonic_ns(), false);
             self.turn(wait);
         }
     }
@@ -258,12 +258,12 @@ impl Worker {
                 let Some(slot) = self.free.pop() else { break };
                 let global = self.spec.first + self.started;
                 self.started += 1;
-                self.open(slot, global, now);
+                self.open(slot, global);
                 if end.is_none() && self.started >= self.spec.count {
                     break;
                 }
             }
-            let wait = self.wait_ms(now, more);
+            let wait = self.wait_ns(now, more);
             self.turn(wait);
         }
     }
@@ -279,7 +279,7 @@ impl Worker {
     }
 
     /// How long epoll may sleep: until the next progress report, connect token, ping or timeout.
-    fn wait_ms(&self, now: u64, starting: bool) -> i32 {
+    fn wait_ns(&self, now: u64, starting: bool) -> u64 {
         let mut next = self.next_progress;
         if starting && self.spec.rate > 0.0 {
             let at = self.t0 + ((self.started as f64) / self.spec.rate * 1e9) as u64;
@@ -289,7 +289,7 @@ impl Worker {
             if let Some(iv) = self.spec.ping_interval_ms {
                 let m = self.slots.len().max(1) as u128;
                 let at = self.ping_start as u128
-                    + (self.ping_cursor as u128 + 1) * u128::from(iv) * 1_000_000 / m;
+                    + self.ping_cursor as u128 * u128::from(iv) * 1_000_000 / m;
                 next = next.min(at.min(u128::from(u64::MAX)) as u64);
             }
         }
@@ -299,19 +299,15 @@ impl Worker {
         if let Some(&(_, _, _, t)) = self.waiting.front() {
             next = next.min(t + self.timeout_ns);
         }
-        if next <= now {
-            0
-        } else {
-            (next - now).div_ceil(1_000_000).min(100) as i32
-        }
+        next.saturating_sub(now).min(100_000_000)
     }
 
     // ------------------------------------------------------------------ the loop
 
     /// One epoll round: handle events, expire timers, report progress.
-    fn turn(&mut self, wait_ms: i32) {
+    fn turn(&mut self, wait_ns: u64) {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS];
-        let n = self.ep.wait(&mut events, wait_ms);
+        let n = self.ep.wait(&mut events, wait_ns);
         for ev in &events[..n] {
             let (bits, data) = (ev.events, ev.u64);
             if data == STDIN_TOKEN {
@@ -372,8 +368,10 @@ impl Worker {
         (dest, source)
     }
 
-    fn open(&mut self, slot: u32, global: u64, now: u64) {
+    fn open(&mut self, slot: u32, global: u64) {
         let (dest, source) = self.pick(global);
+        // Each attempt's own start: a batch of connect() calls takes a while.
+        let now = monotonic_ns();
         self.c.attempts += 1;
         match socket::start_connect(dest, source, true) {
             Err(e) => {
@@ -646,7 +644,8 @@ impl Worker {
             return;
         }
         let iv_ns = u128::from(iv) * 1_000_000;
-        let due = (u128::from(now - self.ping_start) * m / iv_ns) as u64;
+        // Ping k is due at ping_start + k * interval / connections (k = 0 at once).
+        let due = (u128::from(now - self.ping_start) * m / iv_ns) as u64 + 1;
         while self.ping_cursor < due {
             let k = self.ping_cursor;
             self.ping_cursor += 1;

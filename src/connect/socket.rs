@@ -180,12 +180,35 @@ impl Epoll {
         Ok(())
     }
 
-    /// Waits up to `timeout_ms`; returns how many entries of `events` were filled.
-    pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {
-        // SAFETY: events is valid for writes of its length.
-        let n = unsafe {
-            libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, timeout_ms)
+    /// Waits up to `timeout_ns` (nanosecond precision with epoll_pwait2, so a ping is
+    /// not sent up to a millisecond late); returns how many entries were filled.
+    pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ns: u64) -> usize {
+        let ts = libc::timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
         };
+        // SAFETY: events is valid for writes of its length; ts outlives the call.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_epoll_pwait2,
+                self.0,
+                events.as_mut_ptr(),
+                events.len() as libc::c_int,
+                &ts as *const libc::timespec,
+                std::ptr::null::<libc::sigset_t>(),
+                0usize,
+            )
+        };
+        if n >= 0 {
+            return n as usize;
+        }
+        if errno() != libc::ENOSYS {
+            return 0;
+        }
+        // Kernels before 5.11: millisecond timeouts, rounded up.
+        let ms = timeout_ns.div_ceil(1_000_000).min(i32::MAX as u64) as i32;
+        // SAFETY: events is valid for writes of its length.
+        let n = unsafe { libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, ms) };
         n.max(0) as usize
     }
 }
