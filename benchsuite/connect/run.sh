@@ -15,10 +15,12 @@
 #   HOLD=40s PING=30s  hold time once all are up; each connection pings once per PING
 #   CONCURRENCY=4096   connects in flight over all client processes
 #   CHURN_ROUNDS=3 CHURN_D=10s   connect-echo-close rounds, each with a fresh server
-#   PORT=19100         listen port (19100 for the hold run, 19101 for churn)
+#   COMPARE_N=100000 COMPARE_ROUNDS=3   against the C reference (c_mass.c), interleaved
+#   PORT=19100         listen port (19100 hold, 19101 churn, 19111.. comparisons)
 #   OUT=benchsuite/runs/<date>/connect
 #   WIREBENCH=path     binary [default: target/release/wirebench]
-# Output: $OUT/limits.txt, hold.{json,stdout,stderr}, hold-server.*, churn-R.*, summary.md
+# Output: $OUT/limits.txt, timeline.txt, hold.{json,stdout,stderr}, hold-server.*,
+#         churn-R.*, cmp-R-{a,b,c}.*, summary.md
 set -euo pipefail
 
 N=${N:-1000000}
@@ -27,6 +29,8 @@ PING=${PING:-30s}
 CONCURRENCY=${CONCURRENCY:-4096}
 CHURN_ROUNDS=${CHURN_ROUNDS:-3}
 CHURN_D=${CHURN_D:-10s}
+COMPARE_N=${COMPARE_N:-100000}
+COMPARE_ROUNDS=${COMPARE_ROUNDS:-3}
 PORT=${PORT:-19100}
 LISTEN=127.0.0.254
 SOURCES=127.0.0.2-127.0.0.253
@@ -116,7 +120,43 @@ for r in $(seq 1 "$CHURN_ROUNDS"); do
     stamp "churn round $r done"
 done
 
-python3 - "$OUT" "$CHURN_ROUNDS" <<'PY' >"$OUT/summary.md"
+# ---- against a C reference (c_mass.c: the same method in plain C with epoll), at
+# COMPARE_N connections, interleaved rounds; each measurement gets a fresh server:
+#   a  wirebench serve (cpu0) + wirebench connect (cpu1)
+#   b  wirebench serve (cpu0) + C client (cpu1)          -> client ratio (a vs b)
+#   c  C server (cpu0)        + wirebench connect (cpu1)  -> server ratio (a vs c), RSS per connection
+gcc -O2 -Wall -Wextra -o "$OUT/c_mass" "$SCRIPT_DIR/c_mass.c"
+CMP_PROCS=$(( (COMPARE_N + 14999) / 15000 ))
+port=$((PORT + 10))
+for r in $(seq 1 "$COMPARE_ROUNDS"); do
+    for k in a b c; do
+        port=$((port + 1))
+        tag="cmp-$r-$k"
+        if [ "$k" = c ]; then
+            taskset -c 0 "$OUT/c_mass" server "$LISTEN" "$port" "$CMP_PROCS" >"$OUT/$tag-server.stdout" 2>&1 &
+            SERVER_PID=$!
+            for _ in $(seq 1 100); do grep -q "worker pids" "$OUT/$tag-server.stdout" && break; sleep 0.1; done
+            WORKER_PIDS=$(sed -n 's/^worker pids: //p' "$OUT/$tag-server.stdout")
+        else
+            start_server "$CMP_PROCS" "$port" "$tag"
+        fi
+        set +e
+        if [ "$k" = b ]; then
+            taskset -c 1 "$OUT/c_mass" client "$LISTEN" "$port" "$COMPARE_N" "$CMP_PROCS" \
+                "$CONCURRENCY" 127.0.0.2 252 >"$OUT/$tag.stdout" 2>&1
+        else
+            taskset -c 1 "$WB" connect "$LISTEN:$port" -n "$COMPARE_N" --source "$SOURCES" \
+                --processes "$CMP_PROCS" --concurrency "$CONCURRENCY" --server-pid "$WORKER_PIDS" \
+                -q --json "$OUT/$tag.json" >"$OUT/$tag.stdout" 2>&1
+        fi
+        echo "exit $?" >>"$OUT/$tag.stdout"
+        set -e
+        stop_server
+    done
+    stamp "compare round $r done"
+done
+
+python3 - "$OUT" "$CHURN_ROUNDS" "$COMPARE_ROUNDS" <<'PY' >"$OUT/summary.md"
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 h = json.load(open(f"{out}/hold.json"))
@@ -138,5 +178,26 @@ for r in range(1, rounds + 1):
     rates.append(j["connect"]["churn"]["connections_per_s"])
     print(f"| churn round {r} | {rates[-1]:,.0f} connections/s, setup p99 {j['connect']['connect_latency_us']['p99']:,.0f} us, echo p99 {j['latency_us']['p99']:,.0f} us, {j['outcome']['reason'] or 'ok'} |")
 print(f"| churn median [range] | {statistics.median(rates):,.0f} [{min(rates):,.0f}-{max(rates):,.0f}] connections/s |")
+import re
+cr = int(sys.argv[3])
+client, server, wb_mem, c_mem = [], [], [], []
+print("\n| round | a: wirebench both (s) | b: C client (s) | c: C server (s) | server RSS/conn wirebench / C (bytes) | result |")
+print("|---|---|---|---|---|---|")
+for r in range(1, cr + 1):
+    a = json.load(open(f"{out}/cmp-{r}-a.json"))
+    c = json.load(open(f"{out}/cmp-{r}-c.json"))
+    m = re.search(r"established (\d+) failed (\d+) in ([0-9.]+) seconds", open(f"{out}/cmp-{r}-b.stdout").read())
+    ta, tc = a["connect"]["time_to_establish_s"], c["connect"]["time_to_establish_s"]
+    tb = float(m.group(3))
+    ok = a["outcome"]["success"] and c["outcome"]["success"] and m.group(2) == "0"
+    client.append(tb / ta)
+    server.append(tc / ta)
+    wb_mem.append(a["connect"]["memory"]["server_rss_per_conn_bytes"])
+    c_mem.append(c["connect"]["memory"]["server_rss_per_conn_bytes"])
+    print(f"| {r} | {ta:.3f} | {tb:.3f} | {tc:.3f} | {wb_mem[-1]:,.0f} / {c_mem[-1]:,.0f} | {'ok' if ok else 'FAILURES'} |")
+med = statistics.median
+print(f"\nclient speed ratio (C client time / wirebench connect time, same wirebench server): {med(client):.2f}x [{min(client):.2f}-{max(client):.2f}]")
+print(f"server speed ratio (time against C server / against wirebench server, same wirebench client): {med(server):.2f}x [{min(server):.2f}-{max(server):.2f}]")
+print(f"server RSS per connection: wirebench {med(wb_mem):,.0f} bytes, C reference {med(c_mem):,.0f} bytes (medians)")
 PY
 cat "$OUT/summary.md"
