@@ -206,16 +206,27 @@ fn refused(args: &[&str], want: &str) {
     assert!(p.stdout().is_empty(), "nothing may start: {}", p.stdout());
 }
 
+fn nofile_hard() -> u64 {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: rl is a valid rlimit to fill.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) }, 0);
+    rl.rlim_max
+}
+
 #[test]
 fn capacity_check_refuses_impossible_plans() {
-    // One (source, destination) pair gives one ephemeral port range.
-    refused(&["connect", "-n", "30000"], "ephemeral ports");
-    // One process cannot hold 30,000 descriptors here.
+    // One (source, destination) pair gives one ephemeral port range (at most 65,535).
+    refused(&["connect", "-n", "100000"], "ephemeral ports");
+    // One more connection than one process may hold descriptors for.
+    let n = (nofile_hard() + 1).to_string();
     refused(
         &[
             "connect",
             "-n",
-            "30000",
+            &n,
             "--processes",
             "1",
             "--source",
@@ -227,7 +238,9 @@ fn capacity_check_refuses_impossible_plans() {
         &[
             "connect",
             "-n",
-            "30000",
+            &n,
+            "--processes",
+            "2",
             "--server-processes",
             "1",
             "--source",
