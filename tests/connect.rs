@@ -371,3 +371,54 @@ fn tls_to_a_plain_server_fails_as_tls() {
     let kinds = j["connect"]["failures"].as_object().unwrap();
     assert!(kinds.keys().all(|k| k.starts_with("TLS")), "{kinds:?}");
 }
+
+#[test]
+fn one_process_server_on_an_address_range_with_a_paced_client() {
+    let mut serve = Proc::wirebench(&["serve", "echo", "--listen", "127.0.0.8-127.0.0.9:0"]);
+    let banner = serve
+        .wait_line(
+            "wirebench serve echo: listening on",
+            Duration::from_secs(20),
+        )
+        .expect("the server starts");
+    // "listening on 2 addresses from 127.0.0.8:PORT with N threads"
+    let port = banner
+        .split("127.0.0.8:")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no port in {banner}"))
+        .to_string();
+    // The same port on both addresses, and the client spreads over them.
+    let target = format!("127.0.0.8-127.0.0.9:{port}");
+    let r = run_json(&[
+        "connect",
+        &target,
+        "-n",
+        "300",
+        "--connect-rate",
+        "3000",
+        "--hold",
+        "100ms",
+        "--ping",
+        "50ms",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(ju(j, "/connect/established"), 300);
+    assert_eq!(j["config"]["targets"].as_array().unwrap().len(), 2);
+    serve.terminate();
+    assert_eq!(
+        serve.finish(Duration::from_secs(20)),
+        0,
+        "{}",
+        serve.stderr()
+    );
+    let out = serve.stdout();
+    assert!(
+        out.lines()
+            .last()
+            .unwrap_or("")
+            .contains("final: accepts 300 closes 300"),
+        "{out}"
+    );
+}

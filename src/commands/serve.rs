@@ -57,7 +57,13 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
         let addrs = server_group::listen_override()?.unwrap_or_else(|| cfg.listen_all.clone());
         return server_group::run_worker(server_cfg, &addrs, factory, stop);
     }
-    let handle = server::start_many(server_cfg, &cfg.listen_all, true, factory)?;
+    let handle = if cfg.listen_all.len() > 1 {
+        // One port on every address (port 0 picks one free on all of them).
+        let addrs = server_group::settle_port(&cfg.listen_all)?;
+        server::start_many(server_cfg, &addrs, false, factory)?
+    } else {
+        server::start_many(server_cfg, &cfg.listen_all, true, factory)?
+    };
     let addrs = if cfg.listen_all.len() > 1 {
         format!("{} addresses from {}", cfg.listen_all.len(), handle.addr)
     } else {
