@@ -21,6 +21,14 @@ pub enum Command {
     Echo(EchoArgs),
     /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
     Ioevent(IoeventArgs),
+    // --- suites and reports (issue 7) ---
+    /// Run a suite file: start each server pinned, sweep the loads over it, write one JSON per point.
+    Suite(SuiteArgs),
+    /// Draw a results directory as one self-contained HTML file (and PNG charts, Markdown).
+    Report(ReportArgs),
+    /// Compare two results directories; exit 1 on a regression past --threshold.
+    Compare(CompareArgs),
+    // --- end of suites and reports ---
     /// Run a built-in server.
     Serve {
         #[command(subcommand)]
@@ -178,3 +186,49 @@ pub struct IoeventArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 }
+
+// --- suites and reports (issue 7) ---
+#[derive(Args, Debug)]
+pub struct SuiteArgs {
+    /// The suite file (TOML).
+    pub file: PathBuf,
+    /// Results directory: one JSON per point, raw generator output, servers.json.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Record each server with perf (cpu-clock) and write a flame graph SVG per server.
+    #[arg(long)]
+    pub profile: bool,
+    /// Check the suite file and print the plan without starting anything.
+    #[arg(long)]
+    pub check: bool,
+    /// Print only the final summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A results directory written by `wirebench suite`.
+    pub dir: PathBuf,
+    /// The HTML file to write.
+    #[arg(short = 'o', long, default_value = "report.html")]
+    pub output: PathBuf,
+    /// Also write every chart as a PNG into this directory.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "charts")]
+    pub png: Option<PathBuf>,
+    /// Also write the summary tables as Markdown to this file.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "report.md")]
+    pub markdown: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline results directory.
+    pub a: PathBuf,
+    /// The results directory to judge against it.
+    pub b: PathBuf,
+    /// A throughput drop or p99 rise beyond this percent (and beyond the noise) is a regression.
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+}
+// --- end of suites and reports ---

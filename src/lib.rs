@@ -15,6 +15,7 @@ pub mod report;
 pub mod rng;
 pub mod server;
 pub mod stats;
+pub mod suite;
 pub mod sys;
 pub mod units;
 
@@ -26,6 +27,9 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Echo(a) => commands::echo::run(&a),
         Command::Ioevent(a) => commands::ioevent::run(&a),
+        Command::Suite(a) => commands::suite::run(&a),
+        Command::Report(a) => commands::suite_report::run(&a),
+        Command::Compare(a) => commands::compare::run(&a),
         Command::Serve {
             server: ServeCommand::Echo(a),
         } => commands::serve::serve(&a.server, proto::echo::server::EchoHandlerFactory, "echo"),

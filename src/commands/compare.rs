@@ -1,0 +1,1 @@
+pub fn run(_a: &crate::cli::CompareArgs) -> crate::Result<()> { Ok(()) }
