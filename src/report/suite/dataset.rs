@@ -87,6 +87,8 @@ pub struct Aggregate {
     pub failed_runs: usize,
     pub reasons: Vec<String>,
     pub throughput: Stat,
+    /// p99 of each repeat on its own: the noise of the tail, for `compare`.
+    pub p99_runs: Stat,
     pub latency: LatencySummary,
     pub ok: u64,
     pub errors: u64,
@@ -206,8 +208,18 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
         suite_name,
         suite_text: std::fs::read_to_string(dir.join("suite.toml")).ok(),
         environment,
-        servers,
-        loads: group(&records),
+        servers: servers.clone(),
+        loads: {
+            let mut loads = group(&records);
+            let order: Vec<String> = servers
+                .as_array()
+                .map(|a| a.iter().filter_map(|s| s["name"].as_str().map(String::from)).collect())
+                .unwrap_or_default();
+            for l in &mut loads {
+                l.series.sort_by_key(|s| order.iter().position(|n| *n == s.server).unwrap_or(usize::MAX));
+            }
+            loads
+        },
         files: records.len(),
     })
 }
@@ -279,6 +291,7 @@ fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
                 failed_runs: rs.iter().filter(|r| !r.success).count(),
                 reasons: rs.iter().filter_map(|r| r.reason.clone()).collect(),
                 throughput: per(|r| r.msgs_per_s),
+                p99_runs: per(|r| r.latency.quantile_ns(0.99) as f64 / 1e3),
                 latency: lat.summary(),
                 ok: rs.iter().map(|r| r.ok).sum(),
                 errors: rs.iter().map(|r| r.errors).sum(),

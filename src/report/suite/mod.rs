@@ -3,6 +3,7 @@
 //! file (`html`), PNG files and Markdown (`markdown`). Nothing here runs anything.
 
 pub mod chart;
+pub mod compare;
 pub mod dataset;
 pub mod html;
 pub mod markdown;
