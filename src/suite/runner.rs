@@ -454,7 +454,11 @@ impl Run<'_> {
             Generator::Ab => gen::ab::parse(&both, aux.as_deref()),
             Generator::H2load => gen::h2load::parse(&both, aux.as_deref(), p.body_size),
             Generator::Wirebench => unreachable!("handled above"),
-        }?;
+        }
+        .map_err(|e| match last_err() {
+            l if l.is_empty() => e,
+            l => format!("{e}; it said: {l}"),
+        })?;
         let cx = external::Context {
             target: inv.argv.last().cloned().unwrap_or_default(),
             config: config_of(load, p, &inv.argv),

@@ -128,8 +128,12 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
             let g = with_ext(t.prefix, ".tsv");
             let mut a: Vec<String> = vec!["ab".into(), "-k".into(), "-q".into(), "-c".into(), s(&p.connections)];
             match stop {
-                // -t implies -n 50000; a later -n lifts that cap.
-                Stop::Duration(d) => a.extend(["-t".into(), s(&whole_secs(d)), "-n".into(), "2000000000".into()]),
+                // -t implies -n 50000; a later -n lifts that cap. ab allocates 32 bytes
+                // per request up front, so the cap is what 500k requests/s would need.
+                Stop::Duration(d) => {
+                    let cap = (whole_secs(d) * 500_000).max(50_000);
+                    a.extend(["-t".into(), s(&whole_secs(d)), "-n".into(), s(&cap)])
+                }
                 Stop::Count(n) => a.extend(["-n".into(), s(&n)]),
             }
             a.extend(["-s".into(), s(&whole_secs(load.timeout)), "-g".into(), g.display().to_string()]);
