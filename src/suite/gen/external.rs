@@ -65,10 +65,12 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
     if run.connect_errors > 0 {
         err_map.insert("connect_failed".into(), run.connect_errors);
     }
-    let reason = if run.ok == 0 {
+    let list: Vec<String> = err_map.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let reason = if run.ok == 0 && list.is_empty() {
         Some(format!("{} got no successful response", run.tool))
-    } else if errors > 0 || run.connect_errors > 0 {
-        let list: Vec<String> = err_map.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    } else if run.ok == 0 {
+        Some(format!("{} got no successful response ({})", run.tool, list.join(", ")))
+    } else if !list.is_empty() {
         Some(format!("{} saw errors: {}", run.tool, list.join(", ")))
     } else {
         None
