@@ -7,7 +7,10 @@ use wirebench::suite::gen::external::{to_result, Context, ExternalRun};
 use wirebench::suite::gen::{ab, h2load, wrk};
 
 fn fx(name: &str) -> String {
-    let p = format!("{}/tests/fixtures/generators/{name}", env!("CARGO_MANIFEST_DIR"));
+    let p = format!(
+        "{}/tests/fixtures/generators/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
@@ -23,7 +26,10 @@ fn validate(run: &ExternalRun) -> Value {
         client_cpu_s: 0.5,
     };
     let doc = serde_json::to_value(to_result(run, cx)).unwrap();
-    let errs: Vec<String> = v.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errs: Vec<String> = v
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
     assert!(errs.is_empty(), "{}", errs.join("\n"));
     doc
 }
@@ -78,7 +84,11 @@ fn ab_post_run() {
     assert_eq!(r.bytes_received, 52_606_136);
     assert_eq!(r.bytes_sent, 408_401_540);
     assert!((r.elapsed_s - 2.0).abs() < 1e-9);
-    assert_eq!(r.latency.count(), 2000, "one sample per -g line (first 2000 kept as the fixture)");
+    assert_eq!(
+        r.latency.count(),
+        2000,
+        "one sample per -g line (first 2000 kept as the fixture)"
+    );
     assert_eq!(r.resolution_us, 1000);
     validate(&r);
 }
@@ -102,7 +112,15 @@ fn h2load_post_run() {
     assert_eq!(r.bytes_received, 49_002_824);
     assert!((r.elapsed_s - 2.0).abs() < 1e-9);
     assert_eq!(r.latency.count(), 2000);
-    let first: u64 = log.lines().next().unwrap().split('\t').nth(2).unwrap().parse().unwrap();
+    let first: u64 = log
+        .lines()
+        .next()
+        .unwrap()
+        .split('\t')
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(r.latency.summary().min <= first as f64 + 1.0);
     validate(&r);
 }
@@ -118,8 +136,14 @@ fn h2load_non_2xx_and_refused() {
     // Refused connections: h2load counts every request as failed and errored.
     let r = h2load::parse(&fx("h2load-refused.out"), None, 0).unwrap();
     assert_eq!((r.ok, r.errors.get("failed").copied()), (0, Some(100)));
-    assert_eq!(validate(&r)["outcome"]["reason"], "h2load got no successful response (100 failed)");
-    let with_stderr = format!("{}\nunable to connect to 127.0.0.1:21999\n", fx("h2load-refused.out"));
+    assert_eq!(
+        validate(&r)["outcome"]["reason"],
+        "h2load got no successful response (100 failed)"
+    );
+    let with_stderr = format!(
+        "{}\nunable to connect to 127.0.0.1:21999\n",
+        fx("h2load-refused.out")
+    );
     let e = h2load::parse(&with_stderr, None, 0).unwrap_err();
     assert!(e.contains("could not connect"), "{e}");
 }
@@ -127,7 +151,10 @@ fn h2load_non_2xx_and_refused() {
 #[test]
 fn garbage_is_refused_not_misread() {
     assert!(wrk::parse("hello\n", 0).is_err());
-    assert!(ab::parse("Complete requests: 10\n", None).is_err(), "no test time");
+    assert!(
+        ab::parse("Complete requests: 10\n", None).is_err(),
+        "no test time"
+    );
     assert!(h2load::parse("requests: 1 total\n", None, 0).is_err());
     assert!(ab::parse(&fx("ab-404.out"), Some("header\nnot\ttabs\n")).is_err());
 }

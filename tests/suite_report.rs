@@ -14,7 +14,9 @@ const BLUE: (u8, u8, u8) = (0x1f, 0x77, 0xb4);
 const RED: (u8, u8, u8) = (0xd6, 0x27, 0x28);
 
 fn near(p: (u8, u8, u8), c: (u8, u8, u8)) -> bool {
-    (p.0 as i32 - c.0 as i32).abs() < 30 && (p.1 as i32 - c.1 as i32).abs() < 30 && (p.2 as i32 - c.2 as i32).abs() < 30
+    (p.0 as i32 - c.0 as i32).abs() < 30
+        && (p.1 as i32 - c.1 as i32).abs() < 30
+        && (p.2 as i32 - c.2 as i32).abs() < 30
 }
 
 /// (pixels of color c, distinct 300x300 cells holding at least 30 of them)
@@ -37,14 +39,22 @@ fn color_spread(png: &Path, c: (u8, u8, u8)) -> (usize, usize) {
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
 }
 
 #[test]
 fn report_renders_charts_in_chromium_and_png() {
     let dir = TempPath::new("suite-report", "");
     std::fs::create_dir_all(dir.path()).unwrap();
-    let py = format!("{}/tests/fixtures/echo_server.py", env!("CARGO_MANIFEST_DIR"));
+    let py = format!(
+        "{}/tests/fixtures/echo_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let suite = dir.path().join("s.toml");
     std::fs::write(
         &suite,
@@ -69,42 +79,89 @@ repeat = 2
     )
     .unwrap();
     let out = dir.path().join("out");
-    let mut p = Proc::wirebench(&["suite", suite.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
-    assert_eq!(p.finish(Duration::from_secs(120)), 0, "{}\n{}", p.stdout(), p.stderr());
+    let mut p = Proc::wirebench(&[
+        "suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(
+        p.finish(Duration::from_secs(120)),
+        0,
+        "{}\n{}",
+        p.stdout(),
+        p.stderr()
+    );
     assert_eq!(std::fs::read_dir(out.join("points")).unwrap().count(), 8);
 
     let html = dir.path().join("report.html");
     let pngs = dir.path().join("charts");
-    let mut r = Proc::wirebench(&["report", out.to_str().unwrap(), "-o", html.to_str().unwrap(), "--png", pngs.to_str().unwrap()]);
+    let mut r = Proc::wirebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+        "--png",
+        pngs.to_str().unwrap(),
+    ]);
     assert_eq!(r.finish(RUN_LIMIT), 0, "{}", r.stderr());
     let text = std::fs::read_to_string(&html).unwrap();
     // Self-contained: no fetch of anything.
     for needle in ["http://", "https://", "<script", "<link"] {
         let hits: Vec<&str> = text.matches(needle).collect();
         let allowed = text.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
-        let n = if needle == "http://" { hits.len() - allowed } else { hits.len() };
+        let n = if needle == "http://" {
+            hits.len() - allowed
+        } else {
+            hits.len()
+        };
         assert_eq!(n, 0, "the report references {needle}");
     }
-    assert_eq!(text.matches("<svg").count(), 7, "seven charts for the one load");
-    assert_eq!(text.matches("<polyline").count(), 14, "two series per chart");
+    assert_eq!(
+        text.matches("<svg").count(),
+        7,
+        "seven charts for the one load"
+    );
+    assert_eq!(
+        text.matches("<polyline").count(),
+        14,
+        "two series per chart"
+    );
 
     // Every PNG chart has both series drawn.
-    let files: Vec<_> = std::fs::read_dir(&pngs).unwrap().map(|e| e.unwrap().path()).collect();
+    let files: Vec<_> = std::fs::read_dir(&pngs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(files.len(), 7, "{files:?}");
     for f in &files {
         let (blue, _) = color_spread(f, BLUE);
         let (red, _) = color_spread(f, RED);
-        assert!(blue > 100 && red > 100, "{}: blue {blue}, red {red}", f.display());
+        assert!(
+            blue > 100 && red > 100,
+            "{}: blue {blue}, red {red}",
+            f.display()
+        );
     }
 
-    let browser = chromium().expect("headless Chromium is needed for this test (Debian: apt-get install chromium)");
+    let browser = chromium()
+        .expect("headless Chromium is needed for this test (Debian: apt-get install chromium)");
     let shot = dir.path().join("shot.png");
     let profile = dir.path().join("chromium-profile");
     let status = Command::new(browser)
         .args([
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1200,2600",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            "--window-size=1200,2600",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--screenshot={}", shot.display()))
@@ -113,10 +170,16 @@ repeat = 2
         .stderr(std::process::Stdio::null())
         .status()
         .expect("run chromium");
-    assert!(status.success() && shot.exists(), "chromium wrote no screenshot ({status})");
+    assert!(
+        status.success() && shot.exists(),
+        "chromium wrote no screenshot ({status})"
+    );
     let (blue, blue_cells) = color_spread(&shot, BLUE);
     let (red, red_cells) = color_spread(&shot, RED);
     // Seven charts in two columns: the series colors fill many 300 px cells, not one corner.
     assert!(blue > 2000 && red > 2000, "blue {blue}, red {red} pixels");
-    assert!(blue_cells >= 6 && red_cells >= 6, "charts in only {blue_cells}/{red_cells} regions");
+    assert!(
+        blue_cells >= 6 && red_cells >= 6,
+        "charts in only {blue_cells}/{red_cells} regions"
+    );
 }

@@ -18,7 +18,13 @@ fn alive(pid: i64) -> bool {
     // A zombie is dead for our purposes; a missing /proc entry is gone.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => {
-            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("");
+            let state = s
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
             state != "Z" && state != "X"
         }
         Err(_) => false,
@@ -42,8 +48,16 @@ fn points(dir: &Path) -> Vec<(String, Value)> {
     files.sort();
     for f in files {
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-        let errs: Vec<String> = v.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
-        assert!(errs.is_empty(), "{} does not match the schema:\n{}", f.display(), errs.join("\n"));
+        let errs: Vec<String> = v
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(
+            errs.is_empty(),
+            "{} does not match the schema:\n{}",
+            f.display(),
+            errs.join("\n")
+        );
         out.push((f.file_name().unwrap().to_string_lossy().into_owned(), doc));
     }
     out
@@ -51,15 +65,26 @@ fn points(dir: &Path) -> Vec<(String, Value)> {
 
 fn statuses(dir: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(dir.join("servers.json")).expect("servers.json");
-    serde_json::from_str::<Value>(&text).unwrap().as_array().unwrap().clone()
+    serde_json::from_str::<Value>(&text)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 fn status<'a>(all: &'a [Value], name: &str) -> &'a Value {
-    all.iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no status for {name}: {all:?}"))
+    all.iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no status for {name}: {all:?}"))
 }
 
 fn pids(s: &Value) -> Vec<i64> {
-    s["pids"].as_array().unwrap().iter().map(|p| p.as_i64().unwrap()).collect()
+    s["pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_i64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -108,19 +133,36 @@ warmup = "0s"
     )
     .unwrap();
     let out = dir.path().join("out");
-    let mut p = Proc::wirebench(&["suite", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let mut p = Proc::wirebench(&[
+        "suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let code = p.finish(Duration::from_secs(120));
     assert_eq!(code, 1, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
     let all = statuses(&out);
     assert_eq!(all.len(), 5);
     assert_eq!(status(&all, "dies")["state"], "crashed", "{all:#?}");
     assert_eq!(status(&all, "never-ready")["state"], "never_ready");
-    assert_eq!(status(&all, "exits-at-once")["state"], "crashed_before_ready");
-    assert!(status(&all, "exits-at-once")["message"].as_str().unwrap().contains("exit status: 7"));
+    assert_eq!(
+        status(&all, "exits-at-once")["state"],
+        "crashed_before_ready"
+    );
+    assert!(status(&all, "exits-at-once")["message"]
+        .as_str()
+        .unwrap()
+        .contains("exit status: 7"));
     let stubborn = status(&all, "ignores-term");
     assert_eq!(stubborn["state"], "ok");
-    assert_eq!(stubborn["killed"], true, "it ignored SIGTERM, so it needed SIGKILL");
-    assert!(pids(stubborn).len() >= 2, "the child is part of the family: {stubborn}");
+    assert_eq!(
+        stubborn["killed"], true,
+        "it ignored SIGTERM, so it needed SIGKILL"
+    );
+    assert!(
+        pids(stubborn).len() >= 2,
+        "the child is part of the family: {stubborn}"
+    );
     assert_eq!(status(&all, "good")["state"], "ok");
     for s in &all {
         assert_eq!(s["left_behind"].as_array().unwrap().len(), 0, "{s}");
@@ -134,7 +176,11 @@ warmup = "0s"
     let names: Vec<&str> = pts.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["echo__dies__c2-b64-p1__r1.json", "echo__good__c2-b64-p1__r1.json", "echo__ignores-term__c2-b64-p1__r1.json"]
+        [
+            "echo__dies__c2-b64-p1__r1.json",
+            "echo__good__c2-b64-p1__r1.json",
+            "echo__ignores-term__c2-b64-p1__r1.json"
+        ]
     );
     let get = |n: &str| &pts.iter().find(|(f, _)| f.contains(n)).unwrap().1;
     // The run against the dying server fell short; the others succeeded.
@@ -144,16 +190,35 @@ warmup = "0s"
         assert_eq!(d["outcome"]["success"], true, "{d:#}");
         assert!(d["totals"]["ok"].as_u64().unwrap() > 0);
         assert_eq!(d["suite"]["point"]["connections"], 2);
-        assert!(d["cpu"]["server_s"].as_f64().unwrap() > 0.0, "server CPU was sampled: {d:#}");
-        assert!(d["suite"]["server_cost"]["rss_bytes"]["max"].as_f64().unwrap() > 0.0);
+        assert!(
+            d["cpu"]["server_s"].as_f64().unwrap() > 0.0,
+            "server CPU was sampled: {d:#}"
+        );
+        assert!(
+            d["suite"]["server_cost"]["rss_bytes"]["max"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
     }
     // Re-rendering reads these files only.
     let html = dir.path().join("r.html");
-    let mut r = Proc::wirebench(&["report", out.to_str().unwrap(), "-o", html.to_str().unwrap(), "--markdown", dir.path().join("r.md").to_str().unwrap()]);
+    let mut r = Proc::wirebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+        "--markdown",
+        dir.path().join("r.md").to_str().unwrap(),
+    ]);
     assert_eq!(r.finish(RUN_LIMIT), 0, "{}", r.stderr());
     let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
     assert!(md.contains("| connections | dies throughput |"), "{md}");
-    assert_eq!(md.lines().filter(|l| l.starts_with("| 2 |")).count(), 1, "{md}");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| 2 |")).count(),
+        1,
+        "{md}"
+    );
 }
 
 #[test]
@@ -185,16 +250,28 @@ repeat = 3
     )
     .unwrap();
     let out = dir.path().join("out");
-    let mut p = Proc::wirebench(&["suite", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let mut p = Proc::wirebench(&[
+        "suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let first = wait_until(Duration::from_secs(30), || {
-        std::fs::read_dir(out.join("points")).map(|d| d.count() >= 1).unwrap_or(false)
+        std::fs::read_dir(out.join("points"))
+            .map(|d| d.count() >= 1)
+            .unwrap_or(false)
     });
     assert!(first, "no point finished: {}", p.stderr());
     // SAFETY: signalling the child we started.
     unsafe { libc::kill(p.pid() as i32, libc::SIGINT) };
     let code = p.finish(Duration::from_secs(20));
     assert_eq!(code, 1, "{}", p.stderr());
-    assert!(p.stderr().contains("interrupted") || p.stdout().contains("interrupted"), "{}\n{}", p.stdout(), p.stderr());
+    assert!(
+        p.stderr().contains("interrupted") || p.stdout().contains("interrupted"),
+        "{}\n{}",
+        p.stdout(),
+        p.stderr()
+    );
     let all = statuses(&out);
     assert_eq!(all.len(), 1, "the second server never started: {all:?}");
     assert_eq!(all[0]["state"], "interrupted");
@@ -242,11 +319,18 @@ fn suite_file_errors_name_file_line_and_key() {
         let f = dir.path().join(format!("bad{i}.toml"));
         std::fs::write(&f, text).unwrap();
         let out = dir.path().join(format!("out{i}"));
-        let mut p = Proc::wirebench(&["suite", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let mut p =
+            Proc::wirebench(&["suite", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
         assert_eq!(p.finish(RUN_LIMIT), 2, "case {i}: {}", p.stderr());
         let err = assert_one_line_error(&p.stderr(), what);
-        assert!(err.contains(&format!("bad{i}.toml{line}")), "case {i}: {err}");
+        assert!(
+            err.contains(&format!("bad{i}.toml{line}")),
+            "case {i}: {err}"
+        );
         assert!(err.contains(what), "case {i}: {err}");
-        assert!(!out.exists(), "case {i}: nothing may start before the file is valid");
+        assert!(
+            !out.exists(),
+            "case {i}: nothing may start before the file is valid"
+        );
     }
 }

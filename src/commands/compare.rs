@@ -8,7 +8,10 @@ use crate::report::suite::dataset::load_dir;
 
 pub fn run(a: &CompareArgs) -> Result<()> {
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
-        return Err(Error::usage(format!("--threshold {}: give a percentage of 0 or more", a.threshold)));
+        return Err(Error::usage(format!(
+            "--threshold {}: give a percentage of 0 or more",
+            a.threshold
+        )));
     }
     let da = load_dir(&a.a)?;
     let db = load_dir(&a.b)?;
@@ -46,6 +49,9 @@ pub fn run(a: &CompareArgs) -> Result<()> {
             a.threshold
         )));
     }
-    println!("no regression past {}% (threshold) and the noise of the repeats", a.threshold);
+    println!(
+        "no regression past {}% (threshold) and the noise of the repeats",
+        a.threshold
+    );
     Ok(())
 }

@@ -32,11 +32,17 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             println!(
                 "  load {}: {} via {}, {} points x {} repeats, swept: {}",
                 l.name,
-                serde_json::to_string(&l.protocol).unwrap_or_default().trim_matches('"'),
+                serde_json::to_string(&l.protocol)
+                    .unwrap_or_default()
+                    .trim_matches('"'),
                 l.generator.name(),
                 l.points.len(),
                 l.repeat,
-                if l.swept.is_empty() { "nothing".to_string() } else { l.swept.join(", ") }
+                if l.swept.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    l.swept.join(", ")
+                }
             );
         }
         return Ok(());
@@ -56,7 +62,12 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             a.out.display()
         );
     }
-    let opts = runner::Options { out: a.out.clone(), profile: a.profile, stop: stop.clone(), quiet: a.quiet };
+    let opts = runner::Options {
+        out: a.out.clone(),
+        profile: a.profile,
+        stop: stop.clone(),
+        quiet: a.quiet,
+    };
     let statuses = runner::run(&suite, &opts)?;
     let mut problems = Vec::new();
     for s in &statuses {
@@ -66,20 +77,35 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             s.state,
             s.points,
             s.points_failed,
-            s.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+            s.message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
         );
         if s.state != "ok" {
             problems.push(format!("server {} {}", s.name, s.state.replace('_', " ")));
         } else if s.points_failed > 0 {
-            problems.push(format!("server {}: {} points fell short", s.name, s.points_failed));
+            problems.push(format!(
+                "server {}: {} points fell short",
+                s.name, s.points_failed
+            ));
         }
         if !s.left_behind.is_empty() {
-            problems.push(format!("server {} left processes {:?} running", s.name, s.left_behind));
+            problems.push(format!(
+                "server {} left processes {:?} running",
+                s.name, s.left_behind
+            ));
         }
     }
-    println!("results in {} (render with: wirebench report {} -o report.html)", a.out.display(), a.out.display());
+    println!(
+        "results in {} (render with: wirebench report {} -o report.html)",
+        a.out.display(),
+        a.out.display()
+    );
     if stop.load(Ordering::Relaxed) {
-        return Err(Error::ShortFall("the suite was interrupted; the servers were stopped".into()));
+        return Err(Error::ShortFall(
+            "the suite was interrupted; the servers were stopped".into(),
+        ));
     }
     if statuses.len() < suite.servers.len() {
         problems.push("not every server ran".into());
@@ -87,6 +113,9 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(Error::ShortFall(format!("the suite fell short: {}", problems.join("; "))))
+        Err(Error::ShortFall(format!(
+            "the suite fell short: {}",
+            problems.join("; ")
+        )))
     }
 }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 /// Rasterizes an SVG document into a PNG file.
 pub fn write_png(svg: &str, path: &Path) -> Result<()> {
-    let fail = |e: String| Error::runtime(format!("cannot write the chart {}: {e}", path.display()));
+    let fail =
+        |e: String| Error::runtime(format!("cannot write the chart {}: {e}", path.display()));
     let mut opt = resvg::usvg::Options::default();
     opt.fontdb_mut().load_system_fonts();
     let tree = resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| fail(e.to_string()))?;

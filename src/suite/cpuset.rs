@@ -19,7 +19,9 @@ impl CpuSet {
             };
             let (a, b) = (num(a)?, num(b)?);
             if a > b || b >= libc::CPU_SETSIZE as usize {
-                return Err(format!("'{s}' is not a CPU list (try \"0\", \"0-1\" or \"0,2\")"));
+                return Err(format!(
+                    "'{s}' is not a CPU list (try \"0\", \"0-1\" or \"0,2\")"
+                ));
             }
             cpus.extend(a..=b);
         }

@@ -158,8 +158,12 @@ impl Ctx<'_> {
 
 /// Reads and validates a suite file.
 pub fn load(file: &Path) -> Result<Suite> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| Error::usage(format!("cannot read the suite file {}: {e}", file.display())))?;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Error::usage(format!(
+            "cannot read the suite file {}: {e}",
+            file.display()
+        ))
+    })?;
     parse(file, &text)
 }
 
@@ -172,7 +176,13 @@ pub fn parse(file: &Path, text: &str) -> Result<Suite> {
     })?;
     let dir = file
         .parent()
-        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
         .unwrap_or(Path::new("."));
     if raw.servers.is_empty() {
         return Err(cx.err(0..0, "the suite has no [[server]] table"));
@@ -221,7 +231,10 @@ fn server(cx: &Ctx, dir: &Path, s: &ServerSpec, span: Range<usize>) -> Result<Se
         ));
     }
     if s.command.get_ref().trim().is_empty() {
-        return Err(cx.err(s.command.span(), format!("server '{name}' key `command` is empty")));
+        return Err(cx.err(
+            s.command.span(),
+            format!("server '{name}' key `command` is empty"),
+        ));
     }
     let cwd = match &s.cwd {
         Some(c) => dir.join(c),
@@ -230,12 +243,20 @@ fn server(cx: &Ctx, dir: &Path, s: &ServerSpec, span: Range<usize>) -> Result<Se
     if !cwd.is_dir() {
         return Err(cx.err(
             span,
-            format!("server '{name}' key `cwd`: {} is not a directory", cwd.display()),
+            format!(
+                "server '{name}' key `cwd`: {} is not a directory",
+                cwd.display()
+            ),
         ));
     }
     if let Some(p) = &s.port {
         if *p.get_ref() == 0 {
-            return Err(cx.err(p.span(), format!("server '{name}' key `port`: 0 is not a port (leave it out to pick a free one)")));
+            return Err(cx.err(
+                p.span(),
+                format!(
+                    "server '{name}' key `port`: 0 is not a port (leave it out to pick a free one)"
+                ),
+            ));
         }
     }
     let host = s.host.get_ref().clone();
@@ -277,7 +298,10 @@ fn load_of(
     l: &LoadSpecFile,
     span: Range<usize>,
 ) -> Result<Load> {
-    let name = l.name.clone().unwrap_or_else(|| format!("load{}", index + 1));
+    let name = l
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("load{}", index + 1));
     let who = format!("load '{name}'");
     let protocol = match l.protocol.get_ref().as_str() {
         "echo" => Protocol::Echo,
@@ -299,20 +323,28 @@ fn load_of(
         other => {
             return Err(cx.err(
                 l.generator.span(),
-                format!("{who} key `generator`: '{other}' is not one of wirebench, wrk, ab, h2load"),
+                format!(
+                    "{who} key `generator`: '{other}' is not one of wirebench, wrk, ab, h2load"
+                ),
             ))
         }
     };
     if generator != Generator::Wirebench && protocol != Protocol::Http {
         return Err(cx.err(
             l.generator.span(),
-            format!("{who} key `generator`: {} drives only protocol \"http\"", generator.name()),
+            format!(
+                "{who} key `generator`: {} drives only protocol \"http\"",
+                generator.name()
+            ),
         ));
     }
     if let Some(names) = &l.servers {
         for n in names {
             if !servers.iter().any(|s| &s.name == n) {
-                return Err(cx.err(span, format!("{who} key `servers`: no server is named '{n}'")));
+                return Err(cx.err(
+                    span,
+                    format!("{who} key `servers`: no server is named '{n}'"),
+                ));
             }
         }
     }
@@ -326,7 +358,10 @@ fn load_of(
     let conns = l.connections.get_ref().clone();
     nonempty("connections", l.connections.span(), conns.len())?;
     if conns.contains(&0) {
-        return Err(cx.err(l.connections.span(), format!("{who} key `connections`: 0 connections")));
+        return Err(cx.err(
+            l.connections.span(),
+            format!("{who} key `connections`: 0 connections"),
+        ));
     }
     let bodies: Vec<u64> = match &l.body_size {
         None => vec![if protocol == Protocol::Echo { 64 } else { 0 }],
@@ -334,7 +369,10 @@ fn load_of(
             nonempty("body_size", v.span(), v.get_ref().len())?;
             let mut out = Vec::new();
             for b in v.get_ref() {
-                out.push(parse_bytes(b).map_err(|e| cx.err(v.span(), format!("{who} key `body_size`: {e}")))?);
+                out.push(
+                    parse_bytes(b)
+                        .map_err(|e| cx.err(v.span(), format!("{who} key `body_size`: {e}")))?,
+                );
             }
             out
         }
@@ -344,7 +382,10 @@ fn load_of(
         Some(v) => {
             nonempty("pipeline", v.span(), v.get_ref().len())?;
             if v.get_ref().contains(&0) {
-                return Err(cx.err(v.span(), format!("{who} key `pipeline`: 0 requests in flight")));
+                return Err(cx.err(
+                    v.span(),
+                    format!("{who} key `pipeline`: 0 requests in flight"),
+                ));
             }
             v.get_ref().clone()
         }
@@ -365,11 +406,23 @@ fn load_of(
     };
     if generator != Generator::Wirebench {
         if let Some(r) = &l.rate {
-            return Err(refuse(r.span(), "rate", "has no constant-rate mode (use generator = \"wirebench\")"));
+            return Err(refuse(
+                r.span(),
+                "rate",
+                "has no constant-rate mode (use generator = \"wirebench\")",
+            ));
         }
         if generator != Generator::H2load && pipes.iter().any(|p| *p > 1) {
-            let sp = l.pipeline.as_ref().map(|p| p.span()).unwrap_or(span.clone());
-            return Err(refuse(sp, "pipeline", "does not pipeline requests (h2load and wirebench do)"));
+            let sp = l
+                .pipeline
+                .as_ref()
+                .map(|p| p.span())
+                .unwrap_or(span.clone());
+            return Err(refuse(
+                sp,
+                "pipeline",
+                "does not pipeline requests (h2load and wirebench do)",
+            ));
         }
     }
     let stop = match (&l.duration, &l.count) {
@@ -383,7 +436,10 @@ fn load_of(
         (None, Some(n)) => Stop::Count(*n.get_ref()),
         (None, None) => Stop::Duration(Duration::from_secs(5)),
         (Some(_), Some(n)) => {
-            return Err(cx.err(n.span(), format!("{who}: give `duration` or `count`, not both")))
+            return Err(cx.err(
+                n.span(),
+                format!("{who}: give `duration` or `count`, not both"),
+            ))
         }
     };
     if let Stop::Duration(d) = stop {
@@ -401,24 +457,42 @@ fn load_of(
     }
     let threads = *l.threads.get_ref();
     if threads == 0 || threads > 1024 {
-        return Err(cx.err(l.threads.span(), format!("{who} key `threads`: use 1 to 1024")));
+        return Err(cx.err(
+            l.threads.span(),
+            format!("{who} key `threads`: use 1 to 1024"),
+        ));
     }
-    let method = l
-        .method
-        .clone()
-        .unwrap_or_else(|| if bodies.iter().any(|b| *b > 0) { "POST" } else { "GET" }.into());
+    let method = l.method.clone().unwrap_or_else(|| {
+        if bodies.iter().any(|b| *b > 0) {
+            "POST"
+        } else {
+            "GET"
+        }
+        .into()
+    });
     if !method.chars().all(|c| c.is_ascii_uppercase()) || method.is_empty() {
-        return Err(cx.err(span, format!("{who} key `method`: '{method}' is not an HTTP method")));
+        return Err(cx.err(
+            span,
+            format!("{who} key `method`: '{method}' is not an HTTP method"),
+        ));
     }
     if !l.path.starts_with('/') {
-        return Err(cx.err(span, format!("{who} key `path`: the path must start with '/'")));
+        return Err(cx.err(
+            span,
+            format!("{who} key `path`: the path must start with '/'"),
+        ));
     }
     let mut points = Vec::new();
     for &connections in &conns {
         for &body_size in &bodies {
             for &pipeline in &pipes {
                 for &rate in &rates {
-                    points.push(Point { connections, body_size, pipeline, rate });
+                    points.push(Point {
+                        connections,
+                        body_size,
+                        pipeline,
+                        rate,
+                    });
                 }
             }
         }

@@ -68,7 +68,11 @@ impl Family {
         }
         let child = cmd.spawn()?;
         let pid = child.id() as i32;
-        Ok(Family { child, pid, status: None })
+        Ok(Family {
+            child,
+            pid,
+            status: None,
+        })
     }
 
     /// The leader's exit status once it has exited (reaps it).

@@ -22,8 +22,15 @@ pub fn start(pids: &[i32], data: &Path) -> Result<Recording> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| Error::runtime(format!("--profile: cannot start perf ({e}); install linux-perf")))?;
-    Ok(Recording { child, data: data.to_path_buf() })
+        .map_err(|e| {
+            Error::runtime(format!(
+                "--profile: cannot start perf ({e}); install linux-perf"
+            ))
+        })?;
+    Ok(Recording {
+        child,
+        data: data.to_path_buf(),
+    })
 }
 
 impl Recording {
@@ -36,7 +43,9 @@ impl Recording {
             .wait()
             .map_err(|e| Error::runtime(format!("perf: {e}")))?;
         if !self.data.exists() {
-            return Err(Error::runtime(format!("perf record wrote nothing ({status})")));
+            return Err(Error::runtime(format!(
+                "perf record wrote nothing ({status})"
+            )));
         }
         let script = Command::new("perf")
             .args(["script", "-i"])

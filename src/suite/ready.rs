@@ -43,7 +43,11 @@ mod tests {
                 let mut c = c.unwrap();
                 let mut b = [0u8; 256];
                 let _ = c.read(&mut b);
-                let reply: &[u8] = if i == 0 { b"garbage\r\n" } else { b"HTTP/1.1 404 Not Found\r\n\r\n" };
+                let reply: &[u8] = if i == 0 {
+                    b"garbage\r\n"
+                } else {
+                    b"HTTP/1.1 404 Not Found\r\n\r\n"
+                };
                 let _ = c.write_all(reply);
             }
         });

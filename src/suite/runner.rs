@@ -57,7 +57,13 @@ struct Run<'a> {
 
 fn safe(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -78,7 +84,11 @@ fn free_port(host: &str) -> Result<u16> {
 }
 
 fn fill(template: &str, exe: &Path, dir: &Path, host: &str, port: u16) -> String {
-    let addr = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+    let addr = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
     template
         .replace("{wirebench}", &exe.display().to_string())
         .replace("{dir}", &dir.display().to_string())
@@ -113,7 +123,13 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
     mk(&points_dir)?;
     std::fs::write(opts.out.join("suite.toml"), &suite.text)
         .map_err(|e| Error::runtime(format!("cannot write into {}: {e}", opts.out.display())))?;
-    let r = Run { suite, opts, exe, raw, points_dir };
+    let r = Run {
+        suite,
+        opts,
+        exe,
+        raw,
+        points_dir,
+    };
     let mut statuses = Vec::new();
     for server in &suite.servers {
         if opts.stop.load(Ordering::Relaxed) {
@@ -124,7 +140,10 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
             "suite: server {}: {}{}",
             st.name,
             st.state,
-            st.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+            st.message
+                .as_deref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default()
         ));
         statuses.push(st);
         write_statuses(&opts.out, &statuses)?;
@@ -152,7 +171,11 @@ impl Run<'_> {
 
     fn dir(&self) -> PathBuf {
         let d = self.suite.file.parent().unwrap_or(Path::new("."));
-        let d = if d.as_os_str().is_empty() { Path::new(".") } else { d };
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
         std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
     }
 
@@ -165,7 +188,11 @@ impl Run<'_> {
     }
 
     fn server(&self, s: &Server) -> ServerStatus {
-        let mut st = ServerStatus { name: s.name.clone(), state: "ok".into(), ..Default::default() };
+        let mut st = ServerStatus {
+            name: s.name.clone(),
+            state: "ok".into(),
+            ..Default::default()
+        };
         let fail = |st: &mut ServerStatus, state: &str, msg: String| {
             st.state = state.into();
             st.message = Some(msg);
@@ -204,11 +231,21 @@ impl Run<'_> {
             }
         };
         st.pids.push(family.pid);
-        self.say(&format!("suite: server {} started (pid {}) on {}:{port}", s.name, family.pid, s.host));
-        let addr: SocketAddr = match format!("{}:{port}", s.host).parse().or_else(|_| format!("[{}]:{port}", s.host).parse()) {
+        self.say(&format!(
+            "suite: server {} started (pid {}) on {}:{port}",
+            s.name, family.pid, s.host
+        ));
+        let addr: SocketAddr = match format!("{}:{port}", s.host)
+            .parse()
+            .or_else(|_| format!("[{}]:{port}", s.host).parse())
+        {
             Ok(a) => a,
             Err(_) => {
-                fail(&mut st, "start_failed", format!("bad address {}:{port}", s.host));
+                fail(
+                    &mut st,
+                    "start_failed",
+                    format!("bad address {}:{port}", s.host),
+                );
                 return self.finish(s, family, st, None);
             }
         };
@@ -216,7 +253,11 @@ impl Run<'_> {
         loop {
             if let Some(code) = family.exited() {
                 let log = format!("raw/{}.server.log", safe(&s.name));
-                fail(&mut st, "crashed_before_ready", format!("it exited ({code}) before it became ready; see {log}"));
+                fail(
+                    &mut st,
+                    "crashed_before_ready",
+                    format!("it exited ({code}) before it became ready; see {log}"),
+                );
                 return self.finish(s, family, st, None);
             }
             if self.stopped() {
@@ -227,11 +268,18 @@ impl Run<'_> {
                 break;
             }
             if began.elapsed() >= s.ready_timeout {
-                fail(&mut st, "never_ready", format!(
-                    "not ready after {:.1} s ({})",
-                    s.ready_timeout.as_secs_f64(),
-                    match &s.ready { super::plan::Ready::Tcp => format!("no TCP connect to {addr}"), super::plan::Ready::Http(p) => format!("no HTTP answer to GET {p}") }
-                ));
+                fail(
+                    &mut st,
+                    "never_ready",
+                    format!(
+                        "not ready after {:.1} s ({})",
+                        s.ready_timeout.as_secs_f64(),
+                        match &s.ready {
+                            super::plan::Ready::Tcp => format!("no TCP connect to {addr}"),
+                            super::plan::Ready::Http(p) => format!("no HTTP answer to GET {p}"),
+                        }
+                    ),
+                );
                 return self.finish(s, family, st, None);
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -257,9 +305,21 @@ impl Run<'_> {
         'loads: for load in self.suite.loads.iter().filter(|l| l.applies_to(&s.name)) {
             if !load.warmup.is_zero() {
                 if let Some(p) = load.points.first() {
-                    self.say(&format!("suite: {} / {}: warm-up {:.1} s", s.name, load.name, load.warmup.as_secs_f64()));
-                    let prefix = self.raw.join(format!("{}__{}__warmup", safe(&load.name), safe(&s.name)));
-                    let t = Target { exe: &self.exe, host: &s.host, port, prefix: &prefix };
+                    self.say(&format!(
+                        "suite: {} / {}: warm-up {:.1} s",
+                        s.name,
+                        load.name,
+                        load.warmup.as_secs_f64()
+                    ));
+                    let prefix =
+                        self.raw
+                            .join(format!("{}__{}__warmup", safe(&load.name), safe(&s.name)));
+                    let t = Target {
+                        exe: &self.exe,
+                        host: &s.host,
+                        port,
+                        prefix: &prefix,
+                    };
                     let inv = gen::invocation(load, p, Stop::Duration(load.warmup), &t);
                     let _ = self.execute(&inv, &prefix, load);
                     for f in [inv.json.as_ref(), inv.aux.as_ref()].into_iter().flatten() {
@@ -274,7 +334,11 @@ impl Run<'_> {
                         break 'loads;
                     }
                     if let Some(code) = family.exited() {
-                        fail(&mut st, "crashed", format!("it exited ({code}) during the load '{}'", load.name));
+                        fail(
+                            &mut st,
+                            "crashed",
+                            format!("it exited ({code}) during the load '{}'", load.name),
+                        );
                         break 'loads;
                     }
                     let ok = self.point(s, &family, &sampler, &mut st, load, p, rep, port);
@@ -287,19 +351,31 @@ impl Run<'_> {
         }
         if st.state == "ok" {
             if let Some(code) = family.exited() {
-                fail(&mut st, "crashed", format!("it exited ({code}) during the last point"));
+                fail(
+                    &mut st,
+                    "crashed",
+                    format!("it exited ({code}) during the last point"),
+                );
             }
         }
         drop(sampler);
         self.finish(s, family, st, recording)
     }
 
-    fn finish(&self, s: &Server, mut family: Family, mut st: ServerStatus, rec: Option<profile::Recording>) -> ServerStatus {
+    fn finish(
+        &self,
+        s: &Server,
+        mut family: Family,
+        mut st: ServerStatus,
+        rec: Option<profile::Recording>,
+    ) -> ServerStatus {
         // Stop perf first so the flame graph covers the load, not the shutdown.
         if let Some(r) = rec {
             let svg = self.opts.out.join(format!("flame-{}.svg", safe(&s.name)));
             match r.finish(&format!("{} ({})", s.name, self.suite.name), &svg) {
-                Ok(()) => st.flame_graph = svg.file_name().map(|f| f.to_string_lossy().into_owned()),
+                Ok(()) => {
+                    st.flame_graph = svg.file_name().map(|f| f.to_string_lossy().into_owned())
+                }
                 Err(e) => self.say(&format!("suite: server {}: no flame graph: {e}", s.name)),
             }
         }
@@ -309,7 +385,12 @@ impl Run<'_> {
             }
         }
         st.killed = family.stop(s.grace);
-        st.left_behind = st.pids.iter().copied().filter(|p| super::process::alive(*p)).collect();
+        st.left_behind = st
+            .pids
+            .iter()
+            .copied()
+            .filter(|p| super::process::alive(*p))
+            .collect();
         st
     }
 
@@ -332,21 +413,31 @@ impl Run<'_> {
                 return if code.success() {
                     Ok(())
                 } else {
-                    Err(format!("the setup '{filled}' failed ({code}); see raw/{log_name}"))
+                    Err(format!(
+                        "the setup '{filled}' failed ({code}); see raw/{log_name}"
+                    ))
                 };
             }
             if self.stopped() || Instant::now() > limit {
                 f.stop(Duration::from_secs(2));
-                return Err(format!("the setup '{filled}' was stopped before it finished"));
+                return Err(format!(
+                    "the setup '{filled}' was stopped before it finished"
+                ));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
 
     /// Runs a generator to its end (or until Ctrl-C / its time limit); returns its exit code.
-    fn execute(&self, inv: &Invocation, prefix: &Path, load: &Load) -> std::result::Result<i32, String> {
+    fn execute(
+        &self,
+        inv: &Invocation,
+        prefix: &Path,
+        load: &Load,
+    ) -> std::result::Result<i32, String> {
         for (path, bytes) in &inv.inputs {
-            std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         for f in [inv.json.as_ref(), inv.aux.as_ref()].into_iter().flatten() {
             let _ = std::fs::remove_file(f);
@@ -362,7 +453,8 @@ impl Run<'_> {
             stderr: Stdio::from(err),
         })
         .map_err(|e| format!("cannot start {}: {e}", inv.argv[0]))?;
-        let limit = Instant::now() + inv.expected + load.warmup + load.timeout + Duration::from_secs(60);
+        let limit =
+            Instant::now() + inv.expected + load.warmup + load.timeout + Duration::from_secs(60);
         let mut signalled = false;
         loop {
             if let Some(code) = f.exited() {
@@ -387,10 +479,30 @@ impl Run<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn point(&self, s: &Server, family: &Family, sampler: &Sampler, st: &mut ServerStatus, load: &Load, p: &Point, rep: u32, port: u16) -> bool {
-        let tag = format!("{}__{}__{}__r{rep}", safe(&load.name), safe(&s.name), point_tag(p));
+    fn point(
+        &self,
+        s: &Server,
+        family: &Family,
+        sampler: &Sampler,
+        st: &mut ServerStatus,
+        load: &Load,
+        p: &Point,
+        rep: u32,
+        port: u16,
+    ) -> bool {
+        let tag = format!(
+            "{}__{}__{}__r{rep}",
+            safe(&load.name),
+            safe(&s.name),
+            point_tag(p)
+        );
         let prefix = self.raw.join(&tag);
-        let t = Target { exe: &self.exe, host: &s.host, port, prefix: &prefix };
+        let t = Target {
+            exe: &self.exe,
+            host: &s.host,
+            port,
+            prefix: &prefix,
+        };
         let inv = gen::invocation(load, p, load.stop, &t);
         let started_ms = crate::commands::load::unix_ms();
         let cpu0 = children_cpu_s();
@@ -403,7 +515,9 @@ impl Run<'_> {
         let stderr = std::fs::read_to_string(with(&prefix, ".err")).unwrap_or_default();
         let mut result = match &exit {
             Err(e) => Err(e.clone()),
-            Ok(code) => self.collect(load, p, &inv, &stdout, &stderr, *code, started_ms, client_cpu),
+            Ok(code) => self.collect(
+                load, p, &inv, &stdout, &stderr, *code, started_ms, client_cpu,
+            ),
         };
         // Auxiliary per-request files can be large; their figures are in the result now.
         if let Some(a) = &inv.aux {
@@ -416,10 +530,29 @@ impl Run<'_> {
         let ok = v.pointer("/totals/ok").and_then(Value::as_u64).unwrap_or(0);
         if let Some(cpu) = v.get_mut("cpu").and_then(Value::as_object_mut) {
             cpu.insert("server_s".into(), json!(cost.cpu_s));
-            cpu.insert("server_us_per_msg".into(), json!(if ok > 0 { cost.cpu_s * 1e6 / ok as f64 } else { 0.0 }));
+            cpu.insert(
+                "server_us_per_msg".into(),
+                json!(if ok > 0 {
+                    cost.cpu_s * 1e6 / ok as f64
+                } else {
+                    0.0
+                }),
+            );
         }
-        let success = v.pointer("/outcome/success").and_then(Value::as_bool).unwrap_or(false);
-        let meta = self.meta(s, st, load, p, rep, &inv, exit.as_ref().ok().copied(), &cost);
+        let success = v
+            .pointer("/outcome/success")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let meta = self.meta(
+            s,
+            st,
+            load,
+            p,
+            rep,
+            &inv,
+            exit.as_ref().ok().copied(),
+            &cost,
+        );
         if let Some(m) = v.as_object_mut() {
             m.insert("suite".into(), meta);
         }
@@ -428,26 +561,67 @@ impl Run<'_> {
         if let Err(e) = std::fs::write(&file, text + "\n") {
             self.say(&format!("suite: cannot write {}: {e}", file.display()));
         }
-        let rate = v.pointer("/throughput/msgs_per_s").and_then(Value::as_f64).unwrap_or(0.0);
-        let p99 = v.pointer("/latency_us/p99").and_then(Value::as_f64).unwrap_or(0.0);
-        let why = v.pointer("/outcome/reason").and_then(Value::as_str).map(|r| format!("  FELL SHORT: {r}")).unwrap_or_default();
+        let rate = v
+            .pointer("/throughput/msgs_per_s")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let p99 = v
+            .pointer("/latency_us/p99")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let why = v
+            .pointer("/outcome/reason")
+            .and_then(Value::as_str)
+            .map(|r| format!("  FELL SHORT: {r}"))
+            .unwrap_or_default();
         self.say(&format!(
             "suite: {} / {} / {} #{rep}: {} /s, p99 {} us, server CPU {:.0}%{why}",
-            s.name, load.name, point_tag(p), crate::report::format::group(rate as u64), p99.round(), cost.cpu_percent.avg
+            s.name,
+            load.name,
+            point_tag(p),
+            crate::report::format::group(rate as u64),
+            p99.round(),
+            cost.cpu_percent.avg
         ));
         success
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn collect(&self, load: &Load, p: &Point, inv: &Invocation, stdout: &str, stderr: &str, code: i32, started_ms: u64, client_cpu: f64) -> std::result::Result<Value, String> {
-        let last_err = || stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+    fn collect(
+        &self,
+        load: &Load,
+        p: &Point,
+        inv: &Invocation,
+        stdout: &str,
+        stderr: &str,
+        code: i32,
+        started_ms: u64,
+        client_cpu: f64,
+    ) -> std::result::Result<Value, String> {
+        let last_err = || {
+            stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
         if load.generator == Generator::Wirebench {
             let json = inv.json.as_ref().ok_or("no JSON path")?;
-            let text = std::fs::read_to_string(json)
-                .map_err(|_| format!("wirebench exited with {code} and wrote no result: {}", last_err()))?;
-            return serde_json::from_str(&text).map_err(|e| format!("wirebench's result is not JSON: {e}"));
+            let text = std::fs::read_to_string(json).map_err(|_| {
+                format!(
+                    "wirebench exited with {code} and wrote no result: {}",
+                    last_err()
+                )
+            })?;
+            return serde_json::from_str(&text)
+                .map_err(|e| format!("wirebench's result is not JSON: {e}"));
         }
-        let aux = inv.aux.as_ref().and_then(|a| std::fs::read_to_string(a).ok());
+        let aux = inv
+            .aux
+            .as_ref()
+            .and_then(|a| std::fs::read_to_string(a).ok());
         let both = format!("{stdout}\n{stderr}");
         let parsed = match load.generator {
             Generator::Wrk => gen::wrk::parse(&both, p.body_size),
@@ -470,7 +644,17 @@ impl Run<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn meta(&self, s: &Server, st: &ServerStatus, load: &Load, p: &Point, rep: u32, inv: &Invocation, exit: Option<i32>, cost: &ServerCost) -> Value {
+    fn meta(
+        &self,
+        s: &Server,
+        st: &ServerStatus,
+        load: &Load,
+        p: &Point,
+        rep: u32,
+        inv: &Invocation,
+        exit: Option<i32>,
+        cost: &ServerCost,
+    ) -> Value {
         json!({
             "name": self.suite.name,
             "file": self.suite.file.display().to_string(),
@@ -521,7 +705,10 @@ fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
 
 /// A schema-valid result for a point whose generator gave no figures at all.
 fn failed_result(load: &Load, p: &Point, inv: &Invocation, msg: &str, started_ms: u64) -> Value {
-    let run = external::ExternalRun { tool: load.generator.name(), ..Default::default() };
+    let run = external::ExternalRun {
+        tool: load.generator.name(),
+        ..Default::default()
+    };
     let cx = external::Context {
         target: inv.argv.get(2).cloned().unwrap_or_else(|| "unknown".into()),
         config: config_of(load, p, &inv.argv),

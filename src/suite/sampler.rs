@@ -63,21 +63,34 @@ impl Sampler {
                 if now >= next {
                     let (cpu_s, rss_bytes) = read_family(leader);
                     if let Ok(mut v) = s.lock() {
-                        v.push(Sample { at: now, cpu_s, rss_bytes });
+                        v.push(Sample {
+                            at: now,
+                            cpu_s,
+                            rss_bytes,
+                        });
                     }
                     next += every;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
-        Sampler { samples, stop, thread: Some(thread) }
+        Sampler {
+            samples,
+            stop,
+            thread: Some(thread),
+        }
     }
 
     /// The samples taken between `from` and `to`.
     pub fn window(&self, from: Instant, to: Instant) -> Vec<Sample> {
         self.samples
             .lock()
-            .map(|v| v.iter().filter(|s| s.at >= from && s.at <= to).copied().collect())
+            .map(|v| {
+                v.iter()
+                    .filter(|s| s.at >= from && s.at <= to)
+                    .copied()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -163,7 +176,10 @@ mod tests {
     fn spread_uses_nearest_rank() {
         let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
         let s = Spread::of(&v);
-        assert_eq!((s.min, s.p50, s.p90, s.p99, s.max), (1.0, 50.0, 90.0, 99.0, 100.0));
+        assert_eq!(
+            (s.min, s.p50, s.p90, s.p99, s.max),
+            (1.0, 50.0, 90.0, 99.0, 100.0)
+        );
         assert_eq!(s.avg, 50.5);
         assert_eq!(Spread::of(&[]), Spread::default());
     }
@@ -173,8 +189,16 @@ mod tests {
         let t0 = Instant::now();
         let at = |s: u64| t0 + Duration::from_secs(s);
         let samples = [
-            Sample { at: at(1), cpu_s: 0.5, rss_bytes: 10 },
-            Sample { at: at(2), cpu_s: 1.5, rss_bytes: 30 },
+            Sample {
+                at: at(1),
+                cpu_s: 0.5,
+                rss_bytes: 10,
+            },
+            Sample {
+                at: at(2),
+                cpu_s: 1.5,
+                rss_bytes: 30,
+            },
         ];
         let c = cost((t0, 0.0), (at(3), 2.0), &samples);
         assert_eq!(c.cpu_s, 2.0);

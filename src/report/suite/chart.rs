@@ -36,7 +36,10 @@ pub struct Chart<'a> {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Short tick labels: 1.5k, 2M, 0.25.
@@ -58,7 +61,11 @@ pub fn short(v: f64) -> String {
     } else {
         format!("{n:.2}")
     };
-    let t = if t.contains('.') { t.trim_end_matches('0').trim_end_matches('.').to_string() } else { t };
+    let t = if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    };
     format!("{t}{suffix}")
 }
 
@@ -67,7 +74,15 @@ fn nice_step(range: f64, target: f64) -> f64 {
     let raw = (range / target).max(1e-12);
     let mag = 10f64.powf(raw.log10().floor());
     let m = raw / mag;
-    let n = if m < 1.5 { 1.0 } else if m < 3.5 { 2.0 } else if m < 7.5 { 5.0 } else { 10.0 };
+    let n = if m < 1.5 {
+        1.0
+    } else if m < 3.5 {
+        2.0
+    } else if m < 7.5 {
+        5.0
+    } else {
+        10.0
+    };
     n * mag
 }
 
@@ -79,11 +94,22 @@ struct Scale {
 
 impl Scale {
     fn new(values: &[f64], log: bool, from_zero: bool) -> Scale {
-        let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite() && (!log || *x > 0.0)).collect();
+        let v: Vec<f64> = values
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite() && (!log || *x > 0.0))
+            .collect();
         if v.is_empty() {
-            return Scale { lo: if log { 1.0 } else { 0.0 }, hi: if log { 10.0 } else { 1.0 }, log };
+            return Scale {
+                lo: if log { 1.0 } else { 0.0 },
+                hi: if log { 10.0 } else { 1.0 },
+                log,
+            };
         }
-        let (mut lo, mut hi) = (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max));
+        let (mut lo, mut hi) = (
+            v.iter().copied().fold(f64::MAX, f64::min),
+            v.iter().copied().fold(f64::MIN, f64::max),
+        );
         if log {
             lo = 10f64.powf(lo.log10().floor());
             hi = 10f64.powf(hi.log10().ceil());
@@ -114,7 +140,10 @@ impl Scale {
 
     fn ticks(&self) -> Vec<f64> {
         if self.log {
-            let (a, b) = (self.lo.log10().round() as i32, self.hi.log10().round() as i32);
+            let (a, b) = (
+                self.lo.log10().round() as i32,
+                self.hi.log10().round() as i32,
+            );
             (a..=b).map(|d| 10f64.powi(d)).collect()
         } else {
             let step = nice_step(self.hi - self.lo, 5.0);
@@ -134,7 +163,11 @@ pub fn svg(c: &Chart<'_>) -> String {
     let rows = c.lines.len().div_ceil(2);
     let height = TOP + PLOT_H + 50.0 + rows as f64 * 18.0 + 8.0;
     let pw = W - LEFT - RIGHT;
-    let mut xs: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.x)).collect();
+    let mut xs: Vec<f64> = c
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.x))
+        .collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     // Categorical x: the swept values, evenly spaced (1, 50, 250, 500, 1000 or 1k..64k).
@@ -188,10 +221,22 @@ pub fn svg(c: &Chart<'_>) -> String {
     );
     for (i, line) in c.lines.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let mut pts: Vec<Pt> = line.points.iter().copied().filter(|p| p.y.is_finite()).collect();
+        let mut pts: Vec<Pt> = line
+            .points
+            .iter()
+            .copied()
+            .filter(|p| p.y.is_finite())
+            .collect();
         pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-        let path: Vec<String> = pts.iter().map(|p| format!("{:.1},{:.1}", xpos(p.x), ypos(p.y))).collect();
-        let _ = write!(o, r##"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2.2"/>"##, path.join(" "));
+        let path: Vec<String> = pts
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", xpos(p.x), ypos(p.y)))
+            .collect();
+        let _ = write!(
+            o,
+            r##"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2.2"/>"##,
+            path.join(" ")
+        );
         for p in &pts {
             let (x, y) = (xpos(p.x), ypos(p.y));
             if p.hi > p.lo {
@@ -202,7 +247,10 @@ pub fn svg(c: &Chart<'_>) -> String {
                     ypos(p.hi)
                 );
             }
-            let _ = write!(o, r##"<circle cx="{x:.1}" cy="{y:.1}" r="3.6" fill="{color}"/>"##);
+            let _ = write!(
+                o,
+                r##"<circle cx="{x:.1}" cy="{y:.1}" r="3.6" fill="{color}"/>"##
+            );
         }
         let lx = LEFT + (i % 2) as f64 * (pw / 2.0);
         let ly = TOP + PLOT_H + 56.0 + (i / 2) as f64 * 18.0;
@@ -235,10 +283,40 @@ mod tests {
     #[test]
     fn draws_every_series_and_point() {
         let lines = vec![
-            Line { label: "a".into(), points: vec![Pt { x: 1.0, y: 10.0, lo: 9.0, hi: 11.0 }, Pt { x: 50.0, y: 20.0, lo: 20.0, hi: 20.0 }] },
-            Line { label: "b<c>".into(), points: vec![Pt { x: 1.0, y: 5.0, lo: 5.0, hi: 5.0 }] },
+            Line {
+                label: "a".into(),
+                points: vec![
+                    Pt {
+                        x: 1.0,
+                        y: 10.0,
+                        lo: 9.0,
+                        hi: 11.0,
+                    },
+                    Pt {
+                        x: 50.0,
+                        y: 20.0,
+                        lo: 20.0,
+                        hi: 20.0,
+                    },
+                ],
+            },
+            Line {
+                label: "b<c>".into(),
+                points: vec![Pt {
+                    x: 1.0,
+                    y: 5.0,
+                    lo: 5.0,
+                    hi: 5.0,
+                }],
+            },
         ];
-        let s = svg(&Chart { title: "t", x_label: "x", y_label: "y", lines: &lines, log_y: false });
+        let s = svg(&Chart {
+            title: "t",
+            x_label: "x",
+            y_label: "y",
+            lines: &lines,
+            log_y: false,
+        });
         assert_eq!(s.matches("<polyline").count(), 2);
         assert_eq!(s.matches("<circle").count(), 3);
         assert!(s.contains("b&lt;c&gt;"));

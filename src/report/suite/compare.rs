@@ -49,7 +49,13 @@ pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
         for sa in &la.series {
             let sb = lb.and_then(|l| l.series.iter().find(|s| s.label == sa.label));
             for pa in &sa.points {
-                let what = format!("{} / {} / {} {}", la.name, sa.label, super::chart::short(pa.x), la.axis);
+                let what = format!(
+                    "{} / {} / {} {}",
+                    la.name,
+                    sa.label,
+                    super::chart::short(pa.x),
+                    la.axis
+                );
                 let pb: Option<&Aggregate> = sb.and_then(|s| s.points.iter().find(|p| p.x == pa.x));
                 let Some(pb) = pb else {
                     out.push(Line {
@@ -94,7 +100,11 @@ mod tests {
     use super::*;
 
     fn st(m: f64, lo: f64, hi: f64) -> Stat {
-        Stat { median: m, min: lo, max: hi }
+        Stat {
+            median: m,
+            min: lo,
+            max: hi,
+        }
     }
 
     #[test]
@@ -112,7 +122,12 @@ mod tests {
         let (_, _, v) = judge(&st(100.0, 99.0, 101.0), &st(120.0, 119.0, 121.0), 5.0, true);
         assert_eq!(v, Verdict::Better);
         // Latency: higher is worse.
-        let (_, _, v) = judge(&st(100.0, 99.0, 101.0), &st(120.0, 119.0, 121.0), 5.0, false);
+        let (_, _, v) = judge(
+            &st(100.0, 99.0, 101.0),
+            &st(120.0, 119.0, 121.0),
+            5.0,
+            false,
+        );
         assert_eq!(v, Verdict::Regression);
         // Under the threshold.
         let (_, _, v) = judge(&st(100.0, 100.0, 100.0), &st(97.0, 97.0, 97.0), 5.0, true);

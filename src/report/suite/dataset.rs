@@ -65,8 +65,16 @@ impl Stat {
         let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-        Stat { median, min: v[0], max: v[n - 1] }
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Stat {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        }
     }
 
     /// Half the range relative to the median: the noise of the repeats.
@@ -124,7 +132,10 @@ pub struct Dataset {
 }
 
 fn s(v: &Value, p: &str) -> String {
-    v.pointer(p).and_then(Value::as_str).unwrap_or("").to_string()
+    v.pointer(p)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }
 
 fn f(v: &Value, p: &str) -> f64 {
@@ -149,7 +160,11 @@ pub fn record(file: &str, v: &Value) -> std::result::Result<Record, String> {
         swept: v
             .pointer("/suite/swept")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default(),
         axes: Axes {
             connections: f(v, "/suite/point/connections"),
@@ -157,17 +172,31 @@ pub fn record(file: &str, v: &Value) -> std::result::Result<Record, String> {
             pipeline: f(v, "/suite/point/pipeline"),
             rate: f(v, "/suite/point/rate"),
         },
-        repeat: v.pointer("/suite/repeat").and_then(Value::as_u64).unwrap_or(1),
+        repeat: v
+            .pointer("/suite/repeat")
+            .and_then(Value::as_u64)
+            .unwrap_or(1),
         msgs_per_s: f(v, "/throughput/msgs_per_s"),
         ok: v.pointer("/totals/ok").and_then(Value::as_u64).unwrap_or(0),
-        errors: v.pointer("/totals/errors").and_then(Value::as_u64).unwrap_or(0)
-            + v.pointer("/totals/connect_errors").and_then(Value::as_u64).unwrap_or(0),
+        errors: v
+            .pointer("/totals/errors")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            + v.pointer("/totals/connect_errors")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
         latency,
         cpu_pct: f(v, "/suite/server_cost/cpu_percent/avg"),
         cpu_s: f(v, "/suite/server_cost/cpu_s"),
         rss_bytes: f(v, "/suite/server_cost/rss_bytes/max"),
-        success: v.pointer("/outcome/success").and_then(Value::as_bool).unwrap_or(false),
-        reason: v.pointer("/outcome/reason").and_then(Value::as_str).map(String::from),
+        success: v
+            .pointer("/outcome/success")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        reason: v
+            .pointer("/outcome/reason")
+            .and_then(Value::as_str)
+            .map(String::from),
     })
 }
 
@@ -175,7 +204,11 @@ pub fn record(file: &str, v: &Value) -> std::result::Result<Record, String> {
 pub fn load_dir(dir: &Path) -> Result<Dataset> {
     let points = dir.join("points");
     let rd = std::fs::read_dir(&points).map_err(|e| {
-        Error::usage(format!("{} is not a results directory (cannot read {}: {e})", dir.display(), points.display()))
+        Error::usage(format!(
+            "{} is not a results directory (cannot read {}: {e})",
+            dir.display(),
+            points.display()
+        ))
     })?;
     let mut names: Vec<_> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -186,7 +219,10 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
     let mut environment = Value::Null;
     let mut suite_name = String::new();
     for path in &names {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
         let v: Value = serde_json::from_str(&text)
@@ -198,7 +234,10 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
         records.push(record(&name, &v).map_err(Error::usage)?);
     }
     if records.is_empty() {
-        return Err(Error::usage(format!("{} holds no point results", points.display())));
+        return Err(Error::usage(format!(
+            "{} holds no point results",
+            points.display()
+        )));
     }
     let servers = std::fs::read_to_string(dir.join("servers.json"))
         .ok()
@@ -213,10 +252,19 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
             let mut loads = group(&records);
             let order: Vec<String> = servers
                 .as_array()
-                .map(|a| a.iter().filter_map(|s| s["name"].as_str().map(String::from)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s["name"].as_str().map(String::from))
+                        .collect()
+                })
                 .unwrap_or_default();
             for l in &mut loads {
-                l.series.sort_by_key(|s| order.iter().position(|n| *n == s.server).unwrap_or(usize::MAX));
+                l.series.sort_by_key(|s| {
+                    order
+                        .iter()
+                        .position(|n| *n == s.server)
+                        .unwrap_or(usize::MAX)
+                });
             }
             loads
         },
@@ -245,7 +293,11 @@ pub fn group(records: &[Record]) -> Vec<LoadView> {
     for load in order {
         let rs: Vec<&Record> = records.iter().filter(|r| r.load == load).collect();
         let first = rs[0];
-        let axis = first.swept.first().cloned().unwrap_or_else(|| "connections".into());
+        let axis = first
+            .swept
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "connections".into());
         let others: Vec<String> = first.swept.iter().skip(1).cloned().collect();
         let mut series: BTreeMap<(String, String), Vec<&Record>> = BTreeMap::new();
         let mut server_order: Vec<String> = Vec::new();
@@ -253,15 +305,31 @@ pub fn group(records: &[Record]) -> Vec<LoadView> {
             if !server_order.contains(&r.server) {
                 server_order.push(r.server.clone());
             }
-            let extra: Vec<String> = others.iter().map(|a| axis_label(a, r.axes.get(a))).collect();
-            let label = if extra.is_empty() { r.server.clone() } else { format!("{} ({})", r.server, extra.join(", ")) };
+            let extra: Vec<String> = others
+                .iter()
+                .map(|a| axis_label(a, r.axes.get(a)))
+                .collect();
+            let label = if extra.is_empty() {
+                r.server.clone()
+            } else {
+                format!("{} ({})", r.server, extra.join(", "))
+            };
             series.entry((r.server.clone(), label)).or_default().push(r);
         }
         let mut list: Vec<Series> = series
             .into_iter()
-            .map(|((server, label), recs)| Series { label, server, points: fold(&axis, &recs) })
+            .map(|((server, label), recs)| Series {
+                label,
+                server,
+                points: fold(&axis, &recs),
+            })
             .collect();
-        list.sort_by_key(|s| server_order.iter().position(|n| *n == s.server).unwrap_or(usize::MAX));
+        list.sort_by_key(|s| {
+            server_order
+                .iter()
+                .position(|n| *n == s.server)
+                .unwrap_or(usize::MAX)
+        });
         out.push(LoadView {
             name: load,
             protocol: first.protocol.clone(),
@@ -284,7 +352,8 @@ fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
             for r in &rs {
                 lat.add(&r.latency);
             }
-            let per = |g: fn(&Record) -> f64| Stat::of(&rs.iter().map(|r| g(r)).collect::<Vec<_>>());
+            let per =
+                |g: fn(&Record) -> f64| Stat::of(&rs.iter().map(|r| g(r)).collect::<Vec<_>>());
             Aggregate {
                 x,
                 runs: rs.len(),
@@ -296,7 +365,13 @@ fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
                 ok: rs.iter().map(|r| r.ok).sum(),
                 errors: rs.iter().map(|r| r.errors).sum(),
                 cpu_pct: per(|r| r.cpu_pct),
-                us_per_req: per(|r| if r.ok > 0 { r.cpu_s * 1e6 / r.ok as f64 } else { 0.0 }),
+                us_per_req: per(|r| {
+                    if r.ok > 0 {
+                        r.cpu_s * 1e6 / r.ok as f64
+                    } else {
+                        0.0
+                    }
+                }),
                 rss_mib: per(|r| r.rss_bytes / (1024.0 * 1024.0)),
             }
         })

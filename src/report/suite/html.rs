@@ -9,7 +9,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 const STYLE: &str = "body{font-family:DejaVu Sans,Arial,sans-serif;margin:24px;color:#222;max-width:1250px}\
@@ -23,7 +26,10 @@ fn environment(o: &mut String, env: &Value) {
     o.push_str("<table class=\"env\">");
     if let Some(m) = env.as_object() {
         for (k, v) in m {
-            let v = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+            let v = v
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string());
             let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
         }
     }
@@ -31,7 +37,9 @@ fn environment(o: &mut String, env: &Value) {
 }
 
 fn servers(o: &mut String, servers: &Value, dir: &Path) {
-    let Some(list) = servers.as_array() else { return };
+    let Some(list) = servers.as_array() else {
+        return;
+    };
     o.push_str("<h2>Servers</h2><table><tr><th>server</th><th>state</th><th>points</th><th>fell short</th><th>command</th><th>note</th></tr>");
     for s in list {
         let state = s["state"].as_str().unwrap_or("?");
@@ -64,7 +72,11 @@ fn servers(o: &mut String, servers: &Value, dir: &Path) {
 }
 
 pub fn render(d: &Dataset, dir: &Path) -> String {
-    let title = if d.suite_name.is_empty() { "wirebench suite".to_string() } else { d.suite_name.clone() };
+    let title = if d.suite_name.is_empty() {
+        "wirebench suite".to_string()
+    } else {
+        d.suite_name.clone()
+    };
     let mut o = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
         esc(&title),
@@ -88,7 +100,12 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
             esc(&load.generator)
         );
         for c in super::charts(load) {
-            let _ = write!(o, "<figure class=\"chart\" data-chart=\"{}\">{}</figure>", esc(&c.slug), c.svg);
+            let _ = write!(
+                o,
+                "<figure class=\"chart\" data-chart=\"{}\">{}</figure>",
+                esc(&c.slug),
+                c.svg
+            );
         }
         o.push_str("</div>");
         let t = table::of(load);
@@ -126,10 +143,18 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
         let reasons: Vec<String> = load
             .series
             .iter()
-            .flat_map(|s| s.points.iter().flat_map(move |p| p.reasons.iter().map(move |r| format!("{} at {}: {r}", s.label, super::chart::short(p.x)))))
+            .flat_map(|s| {
+                s.points.iter().flat_map(move |p| {
+                    p.reasons
+                        .iter()
+                        .map(move |r| format!("{} at {}: {r}", s.label, super::chart::short(p.x)))
+                })
+            })
             .collect();
         if !reasons.is_empty() {
-            o.push_str("<p class=\"note\">Runs that fell short (shaded above):</p><ul class=\"note\">");
+            o.push_str(
+                "<p class=\"note\">Runs that fell short (shaded above):</p><ul class=\"note\">",
+            );
             for r in reasons {
                 let _ = write!(o, "<li>{}</li>", esc(&r));
             }

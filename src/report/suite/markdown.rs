@@ -4,7 +4,14 @@ use super::dataset::Dataset;
 use super::table::{self, COLUMNS};
 
 pub fn render(d: &Dataset) -> String {
-    let mut o = format!("# {}\n\n", if d.suite_name.is_empty() { "wirebench suite" } else { &d.suite_name });
+    let mut o = format!(
+        "# {}\n\n",
+        if d.suite_name.is_empty() {
+            "wirebench suite"
+        } else {
+            &d.suite_name
+        }
+    );
     for load in &d.loads {
         let t = table::of(load);
         o.push_str(&format!(
@@ -28,7 +35,11 @@ pub fn render(d: &Dataset) -> String {
                 match c {
                     Some(v) => {
                         for (i, s) in v.iter().enumerate() {
-                            cells.push(if i == 0 && *short { format!("{s} (fell short)") } else { s.clone() });
+                            cells.push(if i == 0 && *short {
+                                format!("{s} (fell short)")
+                            } else {
+                                s.clone()
+                            });
                         }
                     }
                     None => cells.extend(COLUMNS.iter().map(|_| "-".to_string())),

@@ -11,7 +11,14 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
-pub const COLUMNS: [&str; 6] = ["throughput", "p50 us", "p99 us", "max us", "errors", "CPU %"];
+pub const COLUMNS: [&str; 6] = [
+    "throughput",
+    "p50 us",
+    "p99 us",
+    "max us",
+    "errors",
+    "CPU %",
+];
 
 pub struct Row {
     pub x: String,
@@ -38,18 +45,28 @@ fn cells(a: &Aggregate) -> [String; 6] {
 }
 
 pub fn of(load: &LoadView) -> Table {
-    let mut xs: Vec<f64> = load.series.iter().flat_map(|s| s.points.iter().map(|p| p.x)).collect();
+    let mut xs: Vec<f64> = load
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     let rows = xs
         .iter()
         .map(|&x| {
-            let found: Vec<Option<&Aggregate>> =
-                load.series.iter().map(|s| s.points.iter().find(|p| p.x == x)).collect();
+            let found: Vec<Option<&Aggregate>> = load
+                .series
+                .iter()
+                .map(|s| s.points.iter().find(|p| p.x == x))
+                .collect();
             Row {
                 x: super::chart::short(x),
                 cells: found.iter().map(|a| a.map(cells)).collect(),
-                short: found.iter().map(|a| a.is_some_and(|a| a.failed_runs > 0)).collect(),
+                short: found
+                    .iter()
+                    .map(|a| a.is_some_and(|a| a.failed_runs > 0))
+                    .collect(),
             }
         })
         .collect();

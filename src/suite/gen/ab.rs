@@ -4,12 +4,16 @@
 use super::external::{field_after, ExternalRun};
 
 pub fn parse(out: &str, gnuplot: Option<&str>) -> Result<ExternalRun, String> {
-    if let Some(l) = out.lines().find(|l| l.contains("apr_socket") || l.contains("apr_pollset")) {
+    if let Some(l) = out
+        .lines()
+        .find(|l| l.contains("apr_socket") || l.contains("apr_pollset"))
+    {
         let msg = l.rsplit("...").next().unwrap_or(l).trim();
         return Err(format!("ab: {msg}"));
     }
     let complete = field_after(out, "Complete requests:")
-        .ok_or("ab printed no 'Complete requests' line (did the run finish?)")? as u64;
+        .ok_or("ab printed no 'Complete requests' line (did the run finish?)")?
+        as u64;
     let failed = field_after(out, "Failed requests:").unwrap_or(0.0) as u64;
     let non2xx = field_after(out, "Non-2xx responses:").unwrap_or(0.0) as u64;
     let elapsed = field_after(out, "Time taken for tests:").ok_or("ab printed no test time")?;

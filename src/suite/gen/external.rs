@@ -69,7 +69,11 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
     let reason = if run.ok == 0 && list.is_empty() {
         Some(format!("{} got no successful response", run.tool))
     } else if run.ok == 0 {
-        Some(format!("{} got no successful response ({})", run.tool, list.join(", ")))
+        Some(format!(
+            "{} got no successful response ({})",
+            run.tool,
+            list.join(", ")
+        ))
     } else if !list.is_empty() {
         Some(format!("{} saw errors: {}", run.tool, list.join(", ")))
     } else {
@@ -80,7 +84,11 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
         m.insert("generator".into(), run.tool.into());
         m.insert("latency_resolution_us".into(), run.resolution_us.into());
     }
-    let client_per_msg = if run.ok > 0 { cx.client_cpu_s * 1e6 / run.ok as f64 } else { 0.0 };
+    let client_per_msg = if run.ok > 0 {
+        cx.client_cpu_s * 1e6 / run.ok as f64
+    } else {
+        0.0
+    };
     RunResult {
         schema_version: SCHEMA_VERSION,
         kind: "http".into(),
@@ -112,7 +120,10 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
         histogram: HistogramBlob::of(&run.latency),
         histogram_uncorrected: None,
         intervals: Vec::new(),
-        warmup: Warmup { duration_s: cx.warmup_s, ..Default::default() },
+        warmup: Warmup {
+            duration_s: cx.warmup_s,
+            ..Default::default()
+        },
         cpu: Cpu {
             client_s: cx.client_cpu_s,
             client_us_per_msg: client_per_msg,
@@ -120,6 +131,9 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             server_us_per_msg: None,
         },
         server: None,
-        outcome: Outcome { success: reason.is_none(), reason },
+        outcome: Outcome {
+            success: reason.is_none(),
+            reason,
+        },
     }
 }

@@ -32,10 +32,16 @@ fn finished_s(out: &str) -> Option<f64> {
 }
 
 pub fn parse(out: &str, log: Option<&str>, request_bytes: u64) -> Result<ExternalRun, String> {
-    let reqs = line(out, "requests: ").ok_or("h2load printed no 'requests:' line (did the run finish?)")?;
+    let reqs = line(out, "requests: ")
+        .ok_or("h2load printed no 'requests:' line (did the run finish?)")?;
     let codes = line(out, "status codes: ").ok_or("h2load printed no 'status codes:' line")?;
-    let get = |l: &str, w: &str| count_before(l, w).ok_or(format!("h2load's line lacks '{w}': {l}"));
-    let (done, errored, timeout) = (get(reqs, "done")?, get(reqs, "errored")?, get(reqs, "timeout")?);
+    let get =
+        |l: &str, w: &str| count_before(l, w).ok_or(format!("h2load's line lacks '{w}': {l}"));
+    let (done, errored, timeout) = (
+        get(reqs, "done")?,
+        get(reqs, "errored")?,
+        get(reqs, "timeout")?,
+    );
     let ok = get(codes, "2xx")?;
     let non2xx = get(codes, "3xx")? + get(codes, "4xx")? + get(codes, "5xx")?;
     let traffic = line(out, "traffic: ")

@@ -65,7 +65,13 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
         // A count has no natural length; the time limit is generous.
         Stop::Count(_) => Duration::from_secs(600),
     };
-    let mut inv = Invocation { argv: Vec::new(), inputs: Vec::new(), json: None, aux: None, expected };
+    let mut inv = Invocation {
+        argv: Vec::new(),
+        inputs: Vec::new(),
+        json: None,
+        aux: None,
+        expected,
+    };
     let s = |x: &dyn ToString| x.to_string();
     let body_file = with_ext(t.prefix, ".body");
     match load.generator {
@@ -75,18 +81,47 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
             let mut a: Vec<String> = vec![exe];
             match load.protocol {
                 Protocol::Echo => {
-                    a.extend([s(&"echo"), addr.clone(), s(&"-t"), s(&threads), s(&"-c"), s(&per_thread)]);
-                    a.extend([s(&"--pipeline"), s(&p.pipeline), s(&"--size"), s(&p.body_size)]);
+                    a.extend([
+                        s(&"echo"),
+                        addr.clone(),
+                        s(&"-t"),
+                        s(&threads),
+                        s(&"-c"),
+                        s(&per_thread),
+                    ]);
+                    a.extend([
+                        s(&"--pipeline"),
+                        s(&p.pipeline),
+                        s(&"--size"),
+                        s(&p.body_size),
+                    ]);
                 }
                 Protocol::Http => {
-                    a.extend([s(&"http"), url.clone(), s(&"-t"), s(&threads), s(&"-c"), s(&per_thread)]);
-                    a.extend([s(&"-m"), load.method.clone(), s(&"--pipeline"), s(&p.pipeline)]);
+                    a.extend([
+                        s(&"http"),
+                        url.clone(),
+                        s(&"-t"),
+                        s(&threads),
+                        s(&"-c"),
+                        s(&per_thread),
+                    ]);
+                    a.extend([
+                        s(&"-m"),
+                        load.method.clone(),
+                        s(&"--pipeline"),
+                        s(&p.pipeline),
+                    ]);
                     if p.body_size > 0 {
                         a.extend([s(&"--body-size"), s(&p.body_size)]);
                     }
                 }
                 Protocol::Amqp => {
-                    a.extend([s(&"amqp"), format!("amqp://guest:guest@{addr}/"), s(&"--mode"), s(&"publish")]);
+                    a.extend([
+                        s(&"amqp"),
+                        format!("amqp://guest:guest@{addr}/"),
+                        s(&"--mode"),
+                        s(&"publish"),
+                    ]);
                     a.extend([s(&"-c"), s(&p.connections), s(&"--size"), s(&p.body_size)]);
                 }
                 Protocol::Connect => {
@@ -113,20 +148,39 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
         }
         Generator::Wrk => {
             let lua = with_ext(t.prefix, ".lua");
-            inv.inputs.push((lua.clone(), wrk::script(&load.method, p.body_size).into_bytes()));
+            inv.inputs.push((
+                lua.clone(),
+                wrk::script(&load.method, p.body_size).into_bytes(),
+            ));
             let secs = match stop {
                 Stop::Duration(d) => whole_secs(d),
                 Stop::Count(_) => 1,
             };
             inv.argv = vec![
-                "wrk".into(), "-t".into(), s(&threads), "-c".into(), s(&p.connections),
-                "-d".into(), format!("{secs}s"), "--timeout".into(), format!("{}s", whole_secs(load.timeout)),
-                "--latency".into(), "-s".into(), lua.display().to_string(), url,
+                "wrk".into(),
+                "-t".into(),
+                s(&threads),
+                "-c".into(),
+                s(&p.connections),
+                "-d".into(),
+                format!("{secs}s"),
+                "--timeout".into(),
+                format!("{}s", whole_secs(load.timeout)),
+                "--latency".into(),
+                "-s".into(),
+                lua.display().to_string(),
+                url,
             ];
         }
         Generator::Ab => {
             let g = with_ext(t.prefix, ".tsv");
-            let mut a: Vec<String> = vec!["ab".into(), "-k".into(), "-q".into(), "-c".into(), s(&p.connections)];
+            let mut a: Vec<String> = vec![
+                "ab".into(),
+                "-k".into(),
+                "-q".into(),
+                "-c".into(),
+                s(&p.connections),
+            ];
             match stop {
                 // -t implies -n 50000; a later -n lifts that cap. ab allocates 32 bytes
                 // per request up front, so the cap is what 500k requests/s would need.
@@ -136,11 +190,22 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
                 }
                 Stop::Count(n) => a.extend(["-n".into(), s(&n)]),
             }
-            a.extend(["-s".into(), s(&whole_secs(load.timeout)), "-g".into(), g.display().to_string()]);
+            a.extend([
+                "-s".into(),
+                s(&whole_secs(load.timeout)),
+                "-g".into(),
+                g.display().to_string(),
+            ]);
             if p.body_size > 0 {
-                inv.inputs.push((body_file.clone(), vec![b'x'; p.body_size as usize]));
+                inv.inputs
+                    .push((body_file.clone(), vec![b'x'; p.body_size as usize]));
                 let flag = if load.method == "PUT" { "-u" } else { "-p" };
-                a.extend([flag.into(), body_file.display().to_string(), "-T".into(), "text/plain".into()]);
+                a.extend([
+                    flag.into(),
+                    body_file.display().to_string(),
+                    "-T".into(),
+                    "text/plain".into(),
+                ]);
             }
             a.push(url);
             inv.aux = Some(g);
@@ -149,16 +214,28 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
         Generator::H2load => {
             let log = with_ext(t.prefix, ".log");
             let mut a: Vec<String> = vec![
-                "h2load".into(), "--h1".into(), "-c".into(), s(&p.connections), "-t".into(), s(&threads),
-                "-m".into(), s(&p.pipeline),
+                "h2load".into(),
+                "--h1".into(),
+                "-c".into(),
+                s(&p.connections),
+                "-t".into(),
+                s(&threads),
+                "-m".into(),
+                s(&p.pipeline),
             ];
             match stop {
                 Stop::Duration(d) => a.extend(["-D".into(), s(&whole_secs(d))]),
                 Stop::Count(n) => a.extend(["-n".into(), s(&n)]),
             }
             if p.body_size > 0 {
-                inv.inputs.push((body_file.clone(), vec![b'x'; p.body_size as usize]));
-                a.extend(["-d".into(), body_file.display().to_string(), "-H".into(), "Content-Type: text/plain".into()]);
+                inv.inputs
+                    .push((body_file.clone(), vec![b'x'; p.body_size as usize]));
+                a.extend([
+                    "-d".into(),
+                    body_file.display().to_string(),
+                    "-H".into(),
+                    "Content-Type: text/plain".into(),
+                ]);
             }
             a.extend(["--log-file".into(), log.display().to_string(), url]);
             inv.aux = Some(log);

@@ -66,10 +66,19 @@ pub fn parse(out: &str, request_bytes: u64) -> Result<ExternalRun, String> {
     if printed.is_some_and(|p| p != requests) {
         return Err("wrk's printed request count disagrees with its summary hook".into());
     }
-    for l in out.lines().filter(|l| l.starts_with("wirebench-wrk latency ")) {
+    for l in out
+        .lines()
+        .filter(|l| l.starts_with("wirebench-wrk latency "))
+    {
         let mut f = l.split_whitespace().skip(2);
-        let us: u64 = f.next().and_then(|x| x.parse().ok()).ok_or("bad wrk latency line")?;
-        let count: u64 = f.next().and_then(|x| x.parse().ok()).ok_or("bad wrk latency line")?;
+        let us: u64 = f
+            .next()
+            .and_then(|x| x.parse().ok())
+            .ok_or("bad wrk latency line")?;
+        let count: u64 = f
+            .next()
+            .and_then(|x| x.parse().ok())
+            .ok_or("bad wrk latency line")?;
         // A bucket's value in microseconds, recorded `count` times in nanoseconds.
         run.latency.record_n(us * 1000, count);
     }
