@@ -17,6 +17,22 @@ if ! command -v openssl >/dev/null 2>&1; then
     fi
 fi
 
+# --- suites and reports (issue 7): headless Chromium opens the HTML report in a
+# test; python3 runs a foreign echo server (tests/fixtures/echo_server.py).
+suite_need=()
+command -v chromium >/dev/null 2>&1 || suite_need+=(chromium)
+command -v python3 >/dev/null 2>&1 || suite_need+=(python3)
+if [ ${#suite_need[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing ${suite_need[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${suite_need[@]}"
+    else
+        echo "test.sh: missing ${suite_need[*]}; the suite report test will fail" >&2
+    fi
+fi
+# --- end of suites and reports
+
 cargo build --release
 cargo test --release --all-targets --no-fail-fast
 
