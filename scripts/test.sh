@@ -18,10 +18,12 @@ if ! command -v openssl >/dev/null 2>&1; then
 fi
 
 # --- suites and reports (issue 7): headless Chromium opens the HTML report in a
-# test; python3 runs a foreign echo server (tests/fixtures/echo_server.py).
+# test; python3 runs a foreign echo server (tests/fixtures/echo_server.py); perf
+# records a server for --profile.
 suite_need=()
 command -v chromium >/dev/null 2>&1 || suite_need+=(chromium)
 command -v python3 >/dev/null 2>&1 || suite_need+=(python3)
+command -v perf >/dev/null 2>&1 || suite_need+=(linux-perf)
 if [ ${#suite_need[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "test.sh: installing ${suite_need[*]}"

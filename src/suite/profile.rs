@@ -69,7 +69,8 @@ pub fn flame_graph(perf_script: &[u8], title: &str, svg: &Path) -> Result<()> {
     }
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
-    opts.count_name = "samples (cpu-clock)".into();
+    // perf script reports each cpu-clock sample with its period in nanoseconds.
+    opts.count_name = "ns of CPU (cpu-clock)".into();
     let file = std::fs::File::create(svg)
         .map_err(|e| Error::runtime(format!("cannot write {}: {e}", svg.display())))?;
     inferno::flamegraph::from_reader(&mut opts, folded.as_slice(), std::io::BufWriter::new(file))
