@@ -61,6 +61,7 @@ fn report_renders_charts_in_chromium_and_png() {
         format!(
             r#"
 name = "report test"
+rounds = 2
 [[server]]
 name = "wirebench"
 command = "{{wirebench}} serve echo --listen {{addr}} --threads 1"
@@ -73,7 +74,7 @@ protocol = "echo"
 connections = [1, 4]
 duration = "1s"
 warmup = "0s"
-repeat = 2
+repeat = 1
 "#
         ),
     )
@@ -94,6 +95,30 @@ repeat = 2
         p.stderr()
     );
     assert_eq!(std::fs::read_dir(out.join("points")).unwrap().count(), 8);
+    // Two rounds: the servers took turns (wirebench, python, wirebench, python).
+    let st: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("servers.json")).unwrap()).unwrap();
+    let order: Vec<(String, u64)> = st
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["round"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("wirebench", 1),
+        ("python", 1),
+        ("wirebench", 2),
+        ("python", 2),
+    ];
+    assert_eq!(order, want.map(|(n, r)| (n.to_string(), r)));
+    assert!(out
+        .join("points/sweep__python__c4-b64-p1__r2.json")
+        .exists());
 
     let html = dir.path().join("report.html");
     let pngs = dir.path().join("charts");

@@ -355,19 +355,47 @@ warmup = "0s"
     )
     .unwrap();
     let out = dir.path().join("out");
-    let mut p = Proc::wirebench(&["suite", suite.to_str().unwrap(), "--out", out.to_str().unwrap(), "--profile"]);
+    let mut p = Proc::wirebench(&[
+        "suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--profile",
+    ]);
     assert_eq!(p.finish(Duration::from_secs(120)), 0, "{}", p.stderr());
     let all = statuses(&out);
-    assert_eq!(all[0]["flame_graph"], "flame-wb.svg", "perf must be installed (Debian: linux-perf): {}", p.stderr());
+    assert_eq!(
+        all[0]["flame_graph"],
+        "flame-wb.svg",
+        "perf must be installed (Debian: linux-perf): {}",
+        p.stderr()
+    );
     let svg = std::fs::read_to_string(out.join("flame-wb.svg")).unwrap();
-    assert!(svg.starts_with("<?xml") || svg.starts_with("<svg"), "{}", &svg[..100.min(svg.len())]);
+    assert!(
+        svg.starts_with("<?xml") || svg.starts_with("<svg"),
+        "{}",
+        &svg[..100.min(svg.len())]
+    );
     // The server's own frames are in it (its threads are named after the binary).
-    assert!(svg.contains("wirebench"), "no wirebench frame in the flame graph");
-    let frames = svg.matches("<g><title>").count().max(svg.matches("<title>").count());
+    assert!(
+        svg.contains("wirebench"),
+        "no wirebench frame in the flame graph"
+    );
+    let frames = svg
+        .matches("<g><title>")
+        .count()
+        .max(svg.matches("<title>").count());
     assert!(frames > 10, "only {frames} frames");
     // The report embeds it.
     let html = dir.path().join("r.html");
-    let mut r = Proc::wirebench(&["report", out.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    let mut r = Proc::wirebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert_eq!(r.finish(RUN_LIMIT), 0);
-    assert!(std::fs::read_to_string(&html).unwrap().contains("data:image/svg+xml;base64,"));
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("data:image/svg+xml;base64,"));
 }

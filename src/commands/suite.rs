@@ -20,12 +20,14 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
                 .map(|l| l.points.len() * l.repeat as usize)
                 .sum::<usize>()
         })
-        .sum();
+        .sum::<usize>()
+        * suite.rounds as usize;
     if a.check {
         println!(
-            "{}: {} servers, {} loads, {total} runs",
+            "{}: {} servers x {} rounds, {} loads, {total} runs",
             a.file.display(),
             suite.servers.len(),
+            suite.rounds,
             suite.loads.len()
         );
         for l in &suite.loads {
@@ -73,7 +75,11 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
     for s in &statuses {
         println!(
             "{:<16} {:<22} {} points, {} fell short{}",
-            s.name,
+            if suite.rounds > 1 {
+                format!("{} #{}", s.name, s.round)
+            } else {
+                s.name.clone()
+            },
             s.state,
             s.points,
             s.points_failed,
@@ -107,7 +113,7 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             "the suite was interrupted; the servers were stopped".into(),
         ));
     }
-    if statuses.len() < suite.servers.len() {
+    if statuses.len() < suite.servers.len() * suite.rounds as usize {
         problems.push("not every server ran".into());
     }
     if problems.is_empty() {

@@ -21,6 +21,8 @@ pub struct Suite {
     pub text: String,
     pub servers: Vec<Server>,
     pub loads: Vec<Load>,
+    /// Each round starts every server again and runs every point `repeat` times.
+    pub rounds: u32,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -201,6 +203,11 @@ pub fn parse(file: &Path, text: &str) -> Result<Suite> {
         }
         servers.push(srv);
     }
+    let rounds = match &raw.rounds {
+        None => 1,
+        Some(r) if (1..=100).contains(r.get_ref()) => *r.get_ref(),
+        Some(r) => return Err(cx.err(r.span(), "key `rounds`: use 1 to 100")),
+    };
     let mut loads = Vec::new();
     for (i, l) in raw.loads.iter().enumerate() {
         loads.push(load_of(&cx, &servers, i, l.get_ref(), l.span())?);
@@ -215,6 +222,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Suite> {
         text: text.to_string(),
         servers,
         loads,
+        rounds,
     })
 }
 

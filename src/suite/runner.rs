@@ -31,6 +31,8 @@ pub struct Options {
 #[derive(Debug, Default, Serialize, Clone)]
 pub struct ServerStatus {
     pub name: String,
+    /// Which round of the suite (1 unless the suite has `rounds`).
+    pub round: u32,
     /// ok, setup_failed, start_failed, crashed_before_ready, never_ready, crashed, interrupted
     pub state: String,
     pub message: Option<String>,
@@ -131,11 +133,16 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
         points_dir,
     };
     let mut statuses = Vec::new();
-    for server in &suite.servers {
+    for (round, server) in
+        (1..=suite.rounds).flat_map(|n| suite.servers.iter().map(move |s| (n, s)))
+    {
         if opts.stop.load(Ordering::Relaxed) {
             break;
         }
-        let st = r.server(server);
+        if suite.rounds > 1 && !opts.quiet && std::ptr::eq(server, &suite.servers[0]) {
+            eprintln!("suite: round {round} of {}", suite.rounds);
+        }
+        let st = r.server(server, round);
         r.say(&format!(
             "suite: server {}: {}{}",
             st.name,
@@ -187,9 +194,10 @@ impl Run<'_> {
         }
     }
 
-    fn server(&self, s: &Server) -> ServerStatus {
+    fn server(&self, s: &Server, round: u32) -> ServerStatus {
         let mut st = ServerStatus {
             name: s.name.clone(),
+            round,
             state: "ok".into(),
             ..Default::default()
         };
@@ -197,7 +205,8 @@ impl Run<'_> {
             st.state = state.into();
             st.message = Some(msg);
         };
-        if let Some(setup) = &s.setup {
+        // The setup (a build) runs in the first round only.
+        if let Some(setup) = s.setup.as_ref().filter(|_| round == 1) {
             self.say(&format!("suite: server {}: setup: {setup}", s.name));
             if let Err(msg) = self.setup(s, setup) {
                 fail(&mut st, "setup_failed", msg);
@@ -213,7 +222,7 @@ impl Run<'_> {
         };
         st.port = port;
         st.command = fill(&s.command, &self.exe, &self.dir(), &s.host, port);
-        let (out, err) = self.log(&format!("{}.server.log", safe(&s.name)));
+        let (out, err) = self.log(&format!("{}.round{round}.server.log", safe(&s.name)));
         let family = Family::start(Launch {
             argv: shell(&st.command),
             cwd: Some(&s.cwd),
@@ -252,7 +261,7 @@ impl Run<'_> {
         let began = Instant::now();
         loop {
             if let Some(code) = family.exited() {
-                let log = format!("raw/{}.server.log", safe(&s.name));
+                let log = format!("raw/{}.round{round}.server.log", safe(&s.name));
                 fail(
                     &mut st,
                     "crashed_before_ready",
@@ -290,7 +299,9 @@ impl Run<'_> {
             }
         }
         let recording = if self.opts.profile {
-            let data = self.raw.join(format!("{}.perf.data", safe(&s.name)));
+            let data = self
+                .raw
+                .join(format!("{}.round{}.perf.data", safe(&s.name), round));
             match profile::start(&family.members(), &data) {
                 Ok(r) => Some(r),
                 Err(e) => {
@@ -328,7 +339,7 @@ impl Run<'_> {
                 }
             }
             for p in &load.points {
-                for rep in 1..=load.repeat {
+                for rep in (round - 1) * load.repeat + 1..=round * load.repeat {
                     if self.stopped() {
                         fail(&mut st, "interrupted", "stopped by a signal".into());
                         break 'loads;
@@ -371,7 +382,11 @@ impl Run<'_> {
     ) -> ServerStatus {
         // Stop perf first so the flame graph covers the load, not the shutdown.
         if let Some(r) = rec {
-            let svg = self.opts.out.join(format!("flame-{}.svg", safe(&s.name)));
+            let svg = self.opts.out.join(if st.round > 1 {
+                format!("flame-{}-round{}.svg", safe(&s.name), st.round)
+            } else {
+                format!("flame-{}.svg", safe(&s.name))
+            });
             match r.finish(&format!("{} ({})", s.name, self.suite.name), &svg) {
                 Ok(()) => {
                     st.flame_graph = svg.file_name().map(|f| f.to_string_lossy().into_owned())
@@ -665,7 +680,8 @@ impl Run<'_> {
             "swept": load.swept,
             "point": p,
             "repeat": rep,
-            "repeats": load.repeat,
+            "repeats": load.repeat * self.suite.rounds,
+            "round": st.round,
             "server_command": st.command,
             "server_pid": st.pids.first(),
             "server_cpus": s.cpus.as_ref().map(|c| c.to_string_list()),

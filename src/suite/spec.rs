@@ -11,6 +11,9 @@ use toml::Spanned;
 pub struct SuiteFile {
     /// Shown in the report's title.
     pub name: Option<String>,
+    /// Run every server this many times in turn (A B A B ...), so slow drift of the
+    /// machine spreads over all servers instead of biasing one; default 1.
+    pub rounds: Option<Spanned<u32>>,
     #[serde(rename = "server", default)]
     pub servers: Vec<Spanned<ServerSpec>>,
     #[serde(rename = "load", default)]
