@@ -120,6 +120,70 @@ repeat = 1
         .join("points/sweep__python__c4-b64-p1__r2.json")
         .exists());
 
+    // compare: the same results are no regression. Then two copies whose repeats
+    // agree exactly (no noise): a baseline at 1000/s everywhere, and one where the
+    // python server halves; that is a regression at both of its points, and only there.
+    let mut same = Proc::wirebench(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(
+        same.finish(RUN_LIMIT),
+        0,
+        "{}{}",
+        same.stdout(),
+        same.stderr()
+    );
+    let copy = |name: &str, python_rate: f64| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(d.join("points")).unwrap();
+        for e in std::fs::read_dir(out.join("points")).unwrap() {
+            let path = e.unwrap().path();
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let rate = if v["suite"]["server"] == "python" {
+                python_rate
+            } else {
+                1000.0
+            };
+            v["throughput"]["msgs_per_s"] = serde_json::json!(rate);
+            std::fs::write(
+                d.join("points").join(path.file_name().unwrap()),
+                v.to_string(),
+            )
+            .unwrap();
+        }
+        d
+    };
+    let (base, worse) = (copy("base", 1000.0), copy("worse", 500.0));
+    let mut cmp = Proc::wirebench(&[
+        "compare",
+        base.to_str().unwrap(),
+        worse.to_str().unwrap(),
+        "--threshold",
+        "10",
+    ]);
+    assert_eq!(cmp.finish(RUN_LIMIT), 1, "{}{}", cmp.stdout(), cmp.stderr());
+    let regressions: Vec<String> = cmp
+        .stdout()
+        .lines()
+        .filter(|l| l.contains("REGRESSION"))
+        .map(String::from)
+        .collect();
+    assert_eq!(regressions.len(), 2, "{}", cmp.stdout());
+    assert!(
+        regressions
+            .iter()
+            .all(|l| l.contains("python") && l.contains("throughput") && l.contains("-50.0%")),
+        "{regressions:?}"
+    );
+    // Past the threshold only: a 60% threshold lets the halving through.
+    let mut lax = Proc::wirebench(&[
+        "compare",
+        base.to_str().unwrap(),
+        worse.to_str().unwrap(),
+        "--threshold",
+        "60",
+    ]);
+    assert_eq!(lax.finish(RUN_LIMIT), 0, "{}", lax.stdout());
+
     let html = dir.path().join("report.html");
     let pngs = dir.path().join("charts");
     let mut r = Proc::wirebench(&[

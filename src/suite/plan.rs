@@ -534,3 +534,47 @@ fn load_of(
         extra_args: l.extra_args.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_expand_to_every_combination() {
+        let text = r#"
+[[server]]
+name = "a"
+command = "x {port}"
+[[load]]
+protocol = "http"
+connections = [1, 50]
+body_size = ["1k", "64k"]
+count = 1000
+"#;
+        let s = parse(Path::new("t.toml"), text).unwrap();
+        let l = &s.loads[0];
+        assert_eq!(l.points.len(), 4);
+        assert_eq!(l.swept, ["connections", "body_size"]);
+        assert_eq!(
+            l.points[1],
+            Point {
+                connections: 1,
+                body_size: 65536,
+                pipeline: 1,
+                rate: None
+            }
+        );
+        assert_eq!(l.stop, Stop::Count(1000));
+        assert_eq!(l.method, "POST", "a body means POST unless told");
+        assert_eq!((l.repeat, l.threads, s.rounds), (1, 1, 1));
+        assert_eq!(s.servers[0].ready, Ready::Tcp);
+        assert_eq!(l.generator, Generator::Wirebench);
+    }
+
+    #[test]
+    fn duration_and_count_together_are_refused() {
+        let text = "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"echo\"\nduration = \"1s\"\ncount = 5\n";
+        let e = parse(Path::new("t.toml"), text).unwrap_err().to_string();
+        assert!(e.starts_with("t.toml:7: ") && e.contains("not both"), "{e}");
+    }
+}

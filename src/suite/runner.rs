@@ -119,6 +119,7 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
         std::fs::create_dir_all(p)
             .map_err(|e| Error::runtime(format!("cannot create {}: {e}", p.display())))
     };
+    prepare_out(&opts.out)?;
     let raw = opts.out.join("raw");
     let points_dir = opts.out.join("points");
     mk(&raw)?;
@@ -157,6 +158,43 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
     }
     write_statuses(&opts.out, &statuses)?;
     Ok(statuses)
+}
+
+/// A results directory of an earlier suite is emptied (its points would mix into
+/// this run's report); any other non-empty directory is refused.
+fn prepare_out(out: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    let names: Vec<String> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    if !names.iter().any(|n| n == "suite.toml" || n == "points") {
+        return Err(Error::usage(format!(
+            "--out {}: the directory is not empty and holds no earlier suite results; choose another",
+            out.display()
+        )));
+    }
+    for n in &names {
+        let owned = n == "points"
+            || n == "raw"
+            || n == "servers.json"
+            || n == "suite.toml"
+            || (n.starts_with("flame-") && n.ends_with(".svg"));
+        if owned {
+            let p = out.join(n);
+            let r = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+            r.map_err(|e| Error::runtime(format!("cannot clear {}: {e}", p.display())))?;
+        }
+    }
+    Ok(())
 }
 
 fn write_statuses(out: &Path, s: &[ServerStatus]) -> Result<()> {
