@@ -360,9 +360,11 @@ impl Run<'_> {
                         load.name,
                         load.warmup.as_secs_f64()
                     ));
-                    let prefix =
-                        self.raw
-                            .join(format!("{}__{}__warmup", safe(&load.name), safe(&s.name)));
+                    let prefix = self.raw.join(format!(
+                        "{}__{}__warmup{round}",
+                        safe(&load.name),
+                        safe(&s.name)
+                    ));
                     let t = Target {
                         exe: &self.exe,
                         host: &s.host,
