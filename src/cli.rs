@@ -21,6 +21,20 @@ pub enum Command {
     Echo(EchoArgs),
     /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
     Ioevent(IoeventArgs),
+    /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
+    Http(HttpArgs),
+    /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
+    Amqp(AmqpArgs),
+    /// Mass connections: open, hold (and ping) or churn connections, with their cost.
+    Connect(ConnectArgs),
+    // --- suites and reports (issue 7) ---
+    /// Run a suite file: start each server pinned, sweep the loads over it, write one JSON per point.
+    Suite(SuiteArgs),
+    /// Draw a results directory as one self-contained HTML file (and PNG charts, Markdown).
+    Report(ReportArgs),
+    /// Compare two results directories; exit 1 on a regression past --threshold.
+    Compare(CompareArgs),
+    // --- end of suites and reports ---
     /// Run a built-in server.
     Serve {
         #[command(subcommand)]
@@ -32,6 +46,10 @@ pub enum Command {
 pub enum ServeCommand {
     /// Byte echo server: whatever arrives goes back unchanged.
     Echo(ServeEchoArgs),
+    /// HTTP/1.1 server: POST echoes the body, GET / says hello, GET /bytes/N sends N bytes.
+    Http(ServeHttpArgs),
+    /// Dummy AMQP 0-9-1 broker: handshake, channels, declares, confirms; counts what is published.
+    Amqp(ServeAmqpArgs),
 }
 
 /// Load shape, stop rule, timing and output: shared by every load command.
@@ -113,9 +131,12 @@ pub struct EchoArgs {
 /// Listener, threads, limits, TLS, stats: shared by every built-in server.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
-    /// Address to listen on.
+    /// Address to listen on; a range listens on each (127.0.0.1-127.0.0.20:9000).
     #[arg(long, default_value = "127.0.0.1:8081")]
     pub listen: String,
+    /// Worker processes sharing the SO_REUSEPORT listeners (each holds ~20,000 sockets at most here).
+    #[arg(long, default_value_t = 1)]
+    pub processes: usize,
     /// Server threads, each with its own SO_REUSEPORT listener [default: CPUs in the affinity mask].
     #[arg(long)]
     pub threads: Option<usize>,
@@ -178,3 +199,238 @@ pub struct IoeventArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 }
+
+#[derive(Args, Debug)]
+pub struct HttpArgs {
+    /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Request method [default: POST with a body, GET without].
+    #[arg(short = 'm', long)]
+    pub method: Option<String>,
+    /// A request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Send a body of N bytes (a repeating a-z pattern), e.g. 1k, 64k.
+    #[arg(long, value_name = "N")]
+    pub body_size: Option<String>,
+    /// Send the contents of FILE as the body.
+    #[arg(long, value_name = "FILE")]
+    pub body: Option<PathBuf>,
+    /// Add a `test-header` of N bytes, as hertz-benchmark does.
+    #[arg(long, value_name = "N")]
+    pub header_size: Option<String>,
+    /// Open a new connection for every request (Connection: close): a connection-rate test.
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Statuses that count as correct, e.g. 200,204 or 2xx,3xx or 200-299 [default: 2xx].
+    #[arg(long, value_name = "LIST")]
+    pub expect_status: Option<String>,
+    /// Check that every response body equals the request body (an echo server).
+    #[arg(long)]
+    pub expect_echo: bool,
+    /// Built-in server only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeHttpArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Largest request head (request line and headers); beyond it: 431 and a close.
+    #[arg(long, default_value = "16k")]
+    pub max_header: String,
+    /// Largest request body; beyond it: 413 and a close.
+    #[arg(long, default_value = "16m")]
+    pub max_body: String,
+}
+
+// ---------------------------------------------------------------- amqp
+
+#[derive(Args, Debug)]
+pub struct AmqpArgs {
+    /// amqp://user:pass@host:port/vhost or amqps://...; none starts the built-in broker.
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// churn: clients connect, publish --messages, close, repeat; publish: long-lived publishers.
+    #[arg(long, default_value = "publish")]
+    pub mode: String,
+    /// Churn: clients in total (each one connection).
+    #[arg(long)]
+    pub clients: Option<u64>,
+    /// Churn: clients at once, over all threads.
+    #[arg(long, default_value_t = 10)]
+    pub concurrency: usize,
+    /// Churn: messages each client publishes.
+    #[arg(long, default_value_t = 10)]
+    pub messages: u64,
+    /// Body bytes per message.
+    #[arg(long, default_value = "100")]
+    pub size: String,
+    /// Exchange to publish to ("" is the default exchange).
+    #[arg(long, default_value = "")]
+    pub exchange: String,
+    /// Routing key of every message.
+    #[arg(long, default_value = "wirebench")]
+    pub routing_key: String,
+    /// Declare this queue (non-durable) on each connection before publishing.
+    #[arg(long, value_name = "QUEUE")]
+    pub declare_queue: Option<String>,
+    /// Publisher confirms: a message counts when the broker acks it.
+    #[arg(long)]
+    pub confirm: bool,
+    /// Unconfirmed messages in flight per connection (without --confirm: encoded per batch) [default: 100, fewer for messages over 80 KiB].
+    #[arg(long)]
+    pub inflight: Option<usize>,
+    /// Publish mode: channels per connection (publishes go round-robin over them).
+    #[arg(long, default_value_t = 1)]
+    pub channels: u16,
+    /// Milliseconds between a connection's publishes (an open-loop schedule).
+    #[arg(long, value_name = "MS")]
+    pub publish_wait: Option<f64>,
+    /// Spread the clients' first connections over this long (e.g. 2s).
+    #[arg(long)]
+    pub ramp: Option<String>,
+    /// Built-in broker only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+    /// Built-in broker only: one Basic.Ack (multiple) per channel per read.
+    #[arg(long)]
+    pub ack_multiple: bool,
+}
+
+/// Connection.Tune values and confirm batching of `serve amqp`.
+#[derive(Args, Debug, Clone)]
+pub struct BrokerArgs {
+    /// Most channels per connection offered in Connection.Tune.
+    #[arg(long, default_value_t = 2047)]
+    pub channel_max: u16,
+    /// Largest frame offered in Connection.Tune, bytes (at least 8192).
+    #[arg(long, default_value_t = 131_072)]
+    pub frame_max: u32,
+    /// Heartbeat interval offered in Connection.Tune, seconds (0: none).
+    #[arg(long, default_value_t = 60)]
+    pub heartbeat: u16,
+    /// One Basic.Ack (multiple) per channel per read instead of one per message.
+    #[arg(long)]
+    pub ack_multiple: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeAmqpArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub broker: BrokerArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ConnectArgs {
+    /// HOST:PORT or RANGE:PORT of the server (127.0.0.1-127.0.0.20:9000); none starts the built-in echo server.
+    pub target: Option<String>,
+    /// Connections in total (with --churn: open-echo-close cycles) [default: 1000].
+    #[arg(short = 'n', long = "connections")]
+    pub connections: Option<u64>,
+    /// With --churn: cycle for this long instead of -n.
+    #[arg(short = 'd', long)]
+    pub duration: Option<String>,
+    /// New connections per second over all processes (0: as fast as possible).
+    #[arg(long, default_value_t = 0.0)]
+    pub connect_rate: f64,
+    /// Connection attempts in flight at once, over all processes.
+    #[arg(long, default_value_t = 1024)]
+    pub concurrency: usize,
+    /// Keep the connections open this long once all are up [default: 0s; 10s with --ping].
+    #[arg(long)]
+    pub hold: Option<String>,
+    /// While holding, every connection sends one echo frame per INTERVAL (spread evenly).
+    #[arg(long, value_name = "INTERVAL")]
+    pub ping: Option<String>,
+    /// Open, one echo round trip, close, repeat: connections per second.
+    #[arg(long)]
+    pub churn: bool,
+    /// Client worker processes [default: enough for the descriptor limit].
+    #[arg(long)]
+    pub processes: Option<usize>,
+    /// Source addresses to connect from, e.g. 127.0.0.2-127.0.0.254 (each gives its own ephemeral ports).
+    #[arg(long, value_name = "RANGE")]
+    pub source: Option<String>,
+    /// Built-in server only: its worker processes [default: enough for -n].
+    #[arg(long)]
+    pub server_processes: Option<usize>,
+    /// A separately started server's process ids (comma-separated), to report its memory per connection.
+    #[arg(long, value_name = "PIDS")]
+    pub server_pid: Option<String>,
+    /// A connect, TLS handshake or echo reply slower than this is a failure.
+    #[arg(long, default_value = "10s")]
+    pub timeout: String,
+    /// Progress interval.
+    #[arg(long, default_value = "1s")]
+    pub progress: String,
+    /// Print the ping/echo latency histogram, with buckets this many microseconds wide [default: 100].
+    #[arg(long, value_name = "BUCKET_US", num_args = 0..=1, default_missing_value = "100")]
+    pub histogram: Option<u64>,
+    /// Write the full result as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print only the summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Connect with TLS.
+    #[arg(long)]
+    pub tls: bool,
+    /// TLS: accept any server certificate (self-signed servers).
+    #[arg(long)]
+    pub insecure: bool,
+    /// TLS: trust only the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+}
+// --- suites and reports (issue 7) ---
+#[derive(Args, Debug)]
+pub struct SuiteArgs {
+    /// The suite file (TOML).
+    pub file: PathBuf,
+    /// Results directory: one JSON per point, raw generator output, servers.json.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Record each server with perf (cpu-clock) and write a flame graph SVG per server.
+    #[arg(long)]
+    pub profile: bool,
+    /// Check the suite file and print the plan without starting anything.
+    #[arg(long)]
+    pub check: bool,
+    /// Print only the final summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A results directory written by `wirebench suite`.
+    pub dir: PathBuf,
+    /// The HTML file to write.
+    #[arg(short = 'o', long, default_value = "report.html")]
+    pub output: PathBuf,
+    /// Also write every chart as a PNG into this directory.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "charts")]
+    pub png: Option<PathBuf>,
+    /// Also write the summary tables as Markdown to this file.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "report.md")]
+    pub markdown: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline results directory.
+    pub a: PathBuf,
+    /// The results directory to judge against it.
+    pub b: PathBuf,
+    /// A throughput drop or p99 rise beyond this percent (and beyond the noise) is a regression.
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+}
+// --- end of suites and reports ---

@@ -263,7 +263,12 @@ pub enum ServerTlsChoice {
 /// `wirebench serve ...`, validated (protocol-independent part).
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
+    /// The first listen address (the only one unless --listen named a range).
     pub listen: SocketAddr,
+    /// Every listen address, all on one port.
+    pub listen_all: Vec<SocketAddr>,
+    /// Worker processes (1: serve in this process).
+    pub processes: usize,
     pub threads: usize,
     pub max_conns_per_thread: usize,
     pub read_buffer: usize,
@@ -275,11 +280,20 @@ pub struct ServeConfig {
 
 impl ServeConfig {
     pub fn from_args(a: &ServerArgs) -> Result<Self> {
-        let (listen, _) = crate::net::addr::resolve(&a.listen)?;
-        let threads = at_least_one(
-            "--threads",
-            a.threads.unwrap_or_else(crate::sys::affinity_cpus),
-        )?;
+        let listen_all = if crate::net::range::is_range(&a.listen) {
+            crate::net::range::parse_socket_range("--listen", &a.listen)?
+        } else {
+            vec![crate::net::addr::resolve(&a.listen)?.0]
+        };
+        let listen = listen_all[0];
+        let processes = at_least_one("--processes", a.processes)?;
+        // Many processes on few CPUs: one thread each unless asked otherwise.
+        let default_threads = if processes > 1 {
+            1
+        } else {
+            crate::sys::affinity_cpus()
+        };
+        let threads = at_least_one("--threads", a.threads.unwrap_or(default_threads))?;
         let read_buffer =
             parse_bytes(&a.read_buffer).map_err(|e| Error::usage(format!("--read-buffer: {e}")))?;
         if !(512..=64 << 20).contains(&read_buffer) {
@@ -311,6 +325,8 @@ impl ServeConfig {
         }
         Ok(ServeConfig {
             listen,
+            listen_all,
+            processes,
             threads,
             max_conns_per_thread: a.max_conns_per_thread,
             read_buffer: read_buffer as usize,

@@ -225,3 +225,36 @@ fn a_run_that_fell_short_validates_too() {
         .is_some_and(|s| !s.is_empty()));
     check_histogram(&j["histogram"], 0);
 }
+
+#[test]
+fn http_results_validate_with_status_classes() {
+    let r = run_json(&[
+        "http",
+        "-n",
+        "400",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--body-size",
+        "1k",
+        "--expect-echo",
+    ]);
+    let j = check(&r);
+    assert_eq!(j["kind"], "http");
+    assert_eq!(ju(&j, "/status_classes/2xx"), 400);
+    assert_eq!(ju(&j, "/server/requests"), 400);
+    let v = validator();
+    let mut bad = j.clone();
+    bad["status_classes"]["6xx"] = json!(1);
+    assert!(!v.is_valid(&bad), "the schema accepts a 6xx class");
+    let mut bad = j.clone();
+    bad["status_classes"]["2xx"] = json!(-1);
+    assert!(
+        !v.is_valid(&bad),
+        "the schema accepts a negative class count"
+    );
+    // Echo results carry no status classes at all.
+    let e = run_json(&["echo", "-n", "20", "-t", "1", "-c", "1"]);
+    assert!(check(&e).get("status_classes").is_none());
+}

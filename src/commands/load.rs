@@ -141,6 +141,8 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
             success: reason.is_none(),
             reason,
         },
+        status_classes: None,
+        amqp: None,
     }
 }
 
@@ -151,11 +153,23 @@ pub fn report(
     opts: &OutputOptions,
     json: Option<JsonSink>,
 ) -> Result<()> {
+    report_with(r, out, opts, json, "")
+}
+
+/// `report`, with protocol-specific lines (`extra`) printed right after the summary.
+pub fn report_with(
+    r: &RunResult,
+    out: &EngineOutput,
+    opts: &OutputOptions,
+    json: Option<JsonSink>,
+    extra: &str,
+) -> Result<()> {
     // The file first: if stdout is a pipe closed early (| head), the result is kept.
     if let Some(sink) = json {
         sink.write(r)?;
     }
     print!("{}", text::summary(r));
+    print!("{extra}");
     if let Some(bucket) = opts.histogram_bucket_us {
         print!("{}", text::histogram(&out.latency, bucket));
     }

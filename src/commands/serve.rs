@@ -3,10 +3,11 @@
 
 use crate::cli::ServerArgs;
 use crate::config::{ServeConfig, ServerTlsChoice};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::net::tls;
 use crate::report::format::group;
 use crate::server::counters::ServerTotals;
+use crate::server::group as server_group;
 use crate::server::handler::HandlerFactory;
 use crate::server::{self, ServerConfig};
 use std::sync::atomic::Ordering;
@@ -14,19 +15,43 @@ use std::time::{Duration, Instant};
 
 fn stats_line(label: &str, t: &ServerTotals) -> String {
     format!(
-        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}",
+        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}",
         group(t.accepts),
         group(t.closes),
         group(t.reads),
         group(t.bytes_in),
         group(t.bytes_out),
         group(t.rejected),
-        group(t.tls_failures)
+        group(t.tls_failures),
+        if t.requests > 0 {
+            format!(" requests {}", group(t.requests))
+        } else {
+            String::new()
+        }
     )
 }
 
 pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Result<()> {
+    serve_with(args, factory, name, &|| None)
+}
+
+/// `serve`, with a protocol's own counters (`extra`) printed beside the runtime's.
+pub fn serve_with<F: HandlerFactory>(
+    args: &ServerArgs,
+    factory: F,
+    name: &str,
+    extra: &dyn Fn() -> Option<String>,
+) -> Result<()> {
     let cfg = ServeConfig::from_args(args)?;
+    if cfg.processes > 1 && cfg.tls == ServerTlsChoice::SelfSigned {
+        return Err(Error::usage(
+            "with --processes, give --tls its --cert and --key so every process serves the same certificate",
+        ));
+    }
+    let worker = crate::procs::worker_role().as_deref() == Some("serve");
+    if cfg.processes > 1 && !worker {
+        return super::serve_procs::parent(&cfg, name);
+    }
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
         ServerTlsChoice::Files { cert, key } => Some(tls::server_from_files(cert, key)?),
@@ -34,36 +59,60 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
     };
     let stop = super::load::stop_flag()?;
     let fingerprint = tls.as_ref().map(|t| t.fingerprint.clone());
-    let handle = server::start(
-        ServerConfig {
-            listen: cfg.listen,
-            threads: cfg.threads,
-            max_conns_per_thread: cfg.max_conns_per_thread,
-            read_buffer: cfg.read_buffer,
-            tls: tls.map(|t| t.config),
-            nodelay: cfg.nodelay,
-            debug: cfg.debug,
-        },
-        factory,
-    )?;
+    let server_cfg = ServerConfig {
+        listen: cfg.listen,
+        threads: cfg.threads,
+        max_conns_per_thread: cfg.max_conns_per_thread,
+        read_buffer: cfg.read_buffer,
+        tls: tls.as_ref().map(|t| t.config.clone()),
+        nodelay: cfg.nodelay,
+        debug: cfg.debug,
+    };
+    if worker {
+        let addrs = server_group::listen_override()?.unwrap_or_else(|| cfg.listen_all.clone());
+        return server_group::run_worker(server_cfg, &addrs, factory, stop);
+    }
+    let handle = if cfg.listen_all.len() > 1 {
+        // One port on every address (port 0 picks one free on all of them).
+        let addrs = server_group::settle_port(&cfg.listen_all)?;
+        server::start_many(server_cfg, &addrs, false, factory)?
+    } else {
+        server::start_many(server_cfg, &cfg.listen_all, true, factory)?
+    };
+    let addrs = if cfg.listen_all.len() > 1 {
+        format!("{} addresses from {}", cfg.listen_all.len(), handle.addr)
+    } else {
+        handle.addr.to_string()
+    };
     println!(
-        "wirebench serve {name}: listening on {} with {} threads{}",
-        handle.addr,
+        "wirebench serve {name}: listening on {addrs} with {} threads{}",
         cfg.threads,
         if fingerprint.is_some() { ", TLS" } else { "" }
     );
     if let Some(fp) = fingerprint {
         println!("certificate SHA-256 fingerprint: {fp}");
     }
+    let started = print_stats_until_stopped(&cfg, &stop, || handle.totals(), extra);
+    print_final(name, started, &handle.shutdown(), extra);
+    Ok(())
+}
 
+/// Prints counters every --stats interval until SIGINT/SIGTERM; returns the start time.
+pub(crate) fn print_stats_until_stopped(
+    cfg: &ServeConfig,
+    stop: &std::sync::atomic::AtomicBool,
+    mut totals: impl FnMut() -> ServerTotals,
+    extra: &dyn Fn() -> Option<String>,
+) -> Instant {
     let started = Instant::now();
     let mut last = ServerTotals::default();
     let mut next = cfg.stats.map(|iv| started + iv);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
+        // Read every time round, so a multi-process server's reports never pile up.
+        let now = totals();
         if let (Some(at), Some(iv)) = (next, cfg.stats) {
             if Instant::now() >= at {
-                let now = handle.totals();
                 println!(
                     "[{:>7.1}s] active {} | {} | {}",
                     started.elapsed().as_secs_f64(),
@@ -71,16 +120,29 @@ pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Re
                     stats_line("interval", &now.since(&last)),
                     stats_line("total", &now)
                 );
+                if let Some(line) = extra() {
+                    println!("[{:>7.1}s] {line}", started.elapsed().as_secs_f64());
+                }
                 last = now;
                 next = Some(at + iv);
             }
         }
     }
-    let totals = handle.shutdown();
+    started
+}
+
+pub(crate) fn print_final(
+    name: &str,
+    started: Instant,
+    totals: &ServerTotals,
+    extra: &dyn Fn() -> Option<String>,
+) {
     println!(
         "wirebench serve {name}: stopped after {:.1}s; {}",
         started.elapsed().as_secs_f64(),
-        stats_line("final", &totals)
+        stats_line("final", totals)
     );
-    Ok(())
+    if let Some(line) = extra() {
+        println!("wirebench serve {name}: final {line}");
+    }
 }

@@ -21,6 +21,10 @@ pub enum End {
     Done,
     /// The connection must be dropped; requests still in flight end as this kind.
     Failed(ErrorKind),
+    /// The protocol closes the connection after a reply (HTTP `Connection: close`): not
+    /// an error; requests still in flight end as `Closed` and the slot reconnects if
+    /// the plan goes on.
+    Reconnect,
 }
 
 /// Polls in a row before yielding to the other connections of the worker.
@@ -43,6 +47,9 @@ pub struct Conn<P> {
     rend: usize,
     /// Batch plans: requests this connection may still send in this iteration.
     pub local_budget: Option<u64>,
+    /// Churn: `local_budget` was already taken from the plan's budget when the
+    /// connection opened, so sends draw on it alone.
+    pub prepaid: bool,
     /// Open loop: nanoseconds between this connection's scheduled sends, and the next one.
     interval_ns: u64,
     next_intended: u64,
@@ -67,6 +74,7 @@ impl<P: ClientProtocol> Conn<P> {
             rstart: 0,
             rend: 0,
             local_budget: None,
+            prepaid: false,
             interval_ns,
             next_intended,
             sleep: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
@@ -91,6 +99,38 @@ impl<P: ClientProtocol> Conn<P> {
     /// Replies received on the current connection.
     pub fn answered(&self) -> u64 {
         self.answered
+    }
+
+    /// The protocol state, for the connection-level exchanges around the requests.
+    pub fn proto_mut(&mut self) -> &mut P {
+        &mut self.proto
+    }
+
+    /// Bytes a handshake read past its end: they are the start of the replies.
+    pub fn preload(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if self.rbuf.len() - self.rend < bytes.len() {
+            self.rbuf.resize(self.rend + bytes.len(), 0);
+        }
+        self.rbuf[self.rend..self.rend + bytes.len()].copy_from_slice(bytes);
+        self.rend += bytes.len();
+    }
+
+    /// Requests with no reply count as correct once written (`settles_on_write`).
+    fn settle_written(&mut self, shared: &Shared) {
+        let mut n = [0u64; 2];
+        for r in self.inflight.drain(..) {
+            n[r.measured as usize] += 1;
+        }
+        self.answered += n[0] + n[1];
+        let mut stats = shared.stats.borrow_mut();
+        for (measured, count) in [(false, n[0]), (true, n[1])] {
+            if count > 0 {
+                stats.record_ok(measured, count, 0);
+            }
+        }
     }
 
     /// Ends every request still in flight as `kind` (the connection is gone).
@@ -118,8 +158,9 @@ impl<P: ClientProtocol> Conn<P> {
         if self.local_budget == Some(0) {
             return false;
         }
-        !(intended >= shared.measure_start_ns
-            && shared.budget.as_ref().is_some_and(|b| b.get() == 0))
+        self.prepaid
+            || !(intended >= shared.measure_start_ns
+                && shared.budget.as_ref().is_some_and(|b| b.get() == 0))
     }
 
     fn open_loop(&self) -> bool {
@@ -143,7 +184,7 @@ impl<P: ClientProtocol> Conn<P> {
         }
         let measured = now >= shared.measure_start_ns;
         let mut n = room as u64;
-        if measured {
+        if measured && !self.prepaid {
             if let Some(b) = shared.budget.as_ref() {
                 n = n.min(b.get());
                 b.set(b.get() - n);
@@ -181,7 +222,10 @@ impl<P: ClientProtocol> Conn<P> {
                 break;
             }
             let measured = intended >= shared.measure_start_ns;
-            if measured {
+            if let Some(l) = self.local_budget.as_mut() {
+                *l -= 1;
+            }
+            if measured && !self.prepaid {
                 if let Some(b) = shared.budget.as_ref() {
                     b.set(b.get() - 1);
                 }
@@ -211,6 +255,71 @@ impl<P: ClientProtocol> Conn<P> {
         }
     }
 
+    /// Records the reply to the oldest request: `used` bytes, judged `verdict`.
+    /// Correct replies are tallied in `ok` (added once per read by the caller).
+    #[inline]
+    fn settle(
+        &mut self,
+        used: usize,
+        verdict: Verdict,
+        now: u64,
+        stats: &mut crate::stats::WorkerStats,
+        ok: &mut [(u64, u64); 2],
+    ) -> Option<End> {
+        let req = self.inflight.pop_front()?;
+        self.rstart += used;
+        self.answered += 1;
+        let bytes = used as u64;
+        if let Some(class) = self.proto.reply_class() {
+            if let Some(c) = stats.phase(req.measured).classes.get_mut(class) {
+                *c += 1;
+            }
+        }
+        match verdict {
+            Verdict::Ok => {
+                let t = &mut ok[req.measured as usize];
+                t.0 += 1;
+                t.1 += bytes;
+                if req.measured {
+                    stats.record_latency(
+                        now.saturating_sub(req.intended_ns),
+                        now.saturating_sub(req.sent_ns),
+                    );
+                }
+            }
+            Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
+            Verdict::Fatal(k) => {
+                stats.record_error(req.measured, k, bytes);
+                return Some(End::Failed(ErrorKind::Dropped));
+            }
+        }
+        self.proto.close_after_reply().then_some(End::Reconnect)
+    }
+
+    fn add_ok(stats: &mut crate::stats::WorkerStats, ok: [(u64, u64); 2]) {
+        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
+            if n > 0 {
+                stats.record_ok(measured, n, bytes);
+            }
+        }
+    }
+
+    /// The peer closed: a reply that runs to the close is complete now (and recorded).
+    fn consume_at_close(&mut self, now: u64, shared: &Shared) {
+        let Some(req) = self.inflight.front() else {
+            return;
+        };
+        if let Decode::Reply { used, verdict } = self
+            .proto
+            .decode_at_close(&self.rbuf[self.rstart..self.rend], req)
+        {
+            let mut stats = shared.stats.borrow_mut();
+            let mut ok = [(0u64, 0u64); 2];
+            let _ = self.settle(used, verdict, now, &mut stats, &mut ok);
+            Self::add_ok(&mut stats, ok);
+        }
+    }
+
     /// Decodes and records every complete reply in the read buffer.
     fn consume(&mut self, now: u64, shared: &Shared) -> Option<End> {
         let mut stats = shared.stats.borrow_mut();
@@ -223,37 +332,12 @@ impl<P: ClientProtocol> Conn<P> {
             else {
                 break;
             };
-            self.rstart += used;
-            self.answered += 1;
-            let bytes = used as u64;
-            match verdict {
-                Verdict::Ok => {
-                    let t = &mut ok[req.measured as usize];
-                    t.0 += 1;
-                    t.1 += bytes;
-                    if req.measured {
-                        stats.record_latency(
-                            now.saturating_sub(req.intended_ns),
-                            now.saturating_sub(req.sent_ns),
-                        );
-                    }
-                }
-                Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
-                Verdict::Fatal(k) => {
-                    stats.record_error(req.measured, k, bytes);
-                    end = Some(End::Failed(ErrorKind::Dropped));
-                }
-            }
-            self.inflight.pop_front();
+            end = self.settle(used, verdict, now, &mut stats, &mut ok);
             if end.is_some() {
                 break;
             }
         }
-        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
-            if n > 0 {
-                stats.record_ok(measured, n, bytes);
-            }
-        }
+        Self::add_ok(&mut stats, ok);
         if end.is_some() {
             return end;
         }
@@ -340,6 +424,9 @@ impl<P: ClientProtocol> Conn<P> {
             if self.wpos == self.out.len() {
                 self.out.clear();
                 self.wpos = 0;
+                if !self.inflight.is_empty() && self.proto.settles_on_write() {
+                    self.settle_written(shared);
+                }
             }
 
             // Read whatever has arrived and settle every complete reply.
@@ -349,8 +436,10 @@ impl<P: ClientProtocol> Conn<P> {
                 Poll::Ready(Ok(())) => {
                     let n = rb.filled().len();
                     if n == 0 {
-                        // The peer closed. That ends the connection's work only if it
-                        // had none left; otherwise the slot reconnects.
+                        // The peer closed. A reply that runs to the close ends here.
+                        // That ends the connection's work only if it had none left;
+                        // otherwise the slot reconnects.
+                        self.consume_at_close(now, shared);
                         let idle = self.inflight.is_empty() && self.out.is_empty();
                         let wanted = if self.open_loop() {
                             self.next_intended

@@ -6,6 +6,7 @@ pub mod conn;
 pub mod connector;
 pub mod pacer;
 pub mod protocol;
+pub mod setup;
 pub mod shared;
 pub mod worker;
 
@@ -101,6 +102,8 @@ pub struct EngineOutput {
     pub first_connect_error: Option<String>,
     /// A signal stopped the run before its plan was done.
     pub interrupted: bool,
+    /// Connection handshakes of protocols that have one (connect to ready), measured phase.
+    pub handshake: Latency,
 }
 
 /// Runs the load to its end.
@@ -178,6 +181,7 @@ pub fn run<F: ProtocolFactory>(
         expected: spec.expected(),
         first_connect_error: None,
         interrupted: false,
+        handshake: Latency::new(),
     };
     let mut finish_ns = measure_start_ns;
     for h in handles {
@@ -188,6 +192,7 @@ pub fn run<F: ProtocolFactory>(
         out.measured.add(&w.stats.measured);
         out.warmup.add(&w.stats.warmup);
         out.latency.add(&w.stats.latency);
+        out.handshake.add(&w.stats.handshake);
         if let (Some(all), Some(u)) = (out.uncorrected.as_mut(), w.stats.uncorrected.as_ref()) {
             all.add(u);
         }

@@ -35,6 +35,26 @@ pub enum Verdict {
     Fatal(ErrorKind),
 }
 
+/// Which connection-level exchange `ClientProtocol::setup` is asked about.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum SetupPhase {
+    /// After connecting, before the first request (AMQP's connection handshake).
+    Open,
+    /// After the last reply, before the socket is dropped (AMQP's Connection.Close).
+    Close,
+}
+
+/// One step of a connection-level exchange.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Setup {
+    /// More to come: `used` input bytes were consumed; with none used, more input is needed.
+    Continue { used: usize },
+    /// Finished after `used` bytes; anything after them belongs to the requests.
+    Done { used: usize },
+    /// The peer refused or broke the exchange; the connection counts as failed.
+    Failed { kind: ErrorKind, detail: String },
+}
+
 /// One connection's protocol state.
 pub trait ClientProtocol: 'static {
     /// Appends request `seq`, sent at `sent_ns`, to `out`; returns its tag.
@@ -42,7 +62,45 @@ pub trait ClientProtocol: 'static {
 
     /// Looks for the reply to `req` at the start of `input`.
     fn decode(&mut self, input: &[u8], req: &InFlight) -> Decode;
+
+    /// The peer closed the connection with `input` (a partial reply to `req`) unread:
+    /// a reply that runs to the close (an HTTP/1.0 body) is complete now. By default
+    /// nothing is, and the request ends as `Closed`.
+    fn decode_at_close(&mut self, _input: &[u8], _req: &InFlight) -> Decode {
+        Decode::Incomplete
+    }
+
+    /// Asked after each decoded reply: the connection must be closed after it (HTTP's
+    /// `Connection: close`). Requests still in flight on it end as `Closed`, and the
+    /// slot opens a new connection if the plan goes on.
+    #[inline]
+    fn close_after_reply(&self) -> bool {
+        false
+    }
+
+    /// Asked after each decoded reply: its class, counted per class in the results
+    /// (`Counters::classes`; HTTP: the status code / 100). At most `REPLY_CLASSES - 1`.
+    #[inline]
+    fn reply_class(&self) -> Option<usize> {
+        None
+    }
+    /// A handshake before the first request, or a goodbye after the last: given what
+    /// was received so far (first with nothing), append what to send to `out`. The
+    /// engine writes it, reads, and calls again until Done or Failed. Sans-IO, so it is
+    /// tested with bytes alone. Default: nothing to exchange.
+    fn setup(&mut self, _phase: SetupPhase, _input: &[u8], _out: &mut Vec<u8>) -> Setup {
+        Setup::Done { used: 0 }
+    }
+
+    /// Requests that get no reply (AMQP publishes without confirms): each one counts as
+    /// correct once its bytes are written, with no latency recorded.
+    fn settles_on_write(&self) -> bool {
+        false
+    }
 }
+
+/// How many reply classes `Counters::classes` holds (HTTP: 0 unused, 1xx to 5xx).
+pub const REPLY_CLASSES: usize = 6;
 
 /// Makes a protocol client for each new connection.
 pub trait ProtocolFactory: Send + Sync + 'static {
@@ -50,4 +108,16 @@ pub trait ProtocolFactory: Send + Sync + 'static {
 
     /// `conn_id` is unique within the run.
     fn client(&self, conn_id: u64) -> Self::Client;
+
+    /// Churn: each connection sends exactly this many requests (claimed from the plan
+    /// before it opens), says goodbye, and its slot opens a new one while the plan lasts.
+    fn requests_per_connection(&self) -> Option<u64> {
+        None
+    }
+
+    /// How long connection slot `slot` (0-based over all threads) waits before its first
+    /// connection (a ramp spreading client starts).
+    fn start_delay(&self, _slot: usize) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }

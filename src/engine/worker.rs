@@ -2,12 +2,14 @@
 //! connections, statistics and snapshot ticker. Nothing it does per request leaves the thread.
 
 use super::conn::{Conn, End};
-use super::connector::Stream;
+use super::connector::{ConnectError, Stream};
 use super::protocol::ProtocolFactory;
+use super::protocol::SetupPhase;
+use super::setup::{self, SetupError};
 use super::shared::Shared;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
-use crate::stats::{Snapshot, WorkerStats};
+use crate::stats::{ErrorKind, Snapshot, WorkerStats};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::mpsc::Sender;
@@ -231,12 +233,52 @@ fn schedule(spec: &LoadSpec, g: usize) -> Option<(u64, u64)> {
 
 async fn drive<P: super::protocol::ClientProtocol>(
     conn: &mut Conn<P>,
-    stream: Stream,
+    stream: &mut Stream,
     shared: &Shared,
 ) -> End {
     match stream {
-        Stream::Plain(mut s) => conn.run(&mut s, shared).await,
-        Stream::Tls(mut s) => conn.run(&mut *s, shared).await,
+        Stream::Plain(s) => conn.run(s, shared).await,
+        Stream::Tls(s) => conn.run(&mut **s, shared).await,
+    }
+}
+
+/// A protocol's connection-level exchange (handshake or goodbye) on either kind of stream.
+async fn exchange<P: super::protocol::ClientProtocol>(
+    conn: &mut Conn<P>,
+    stream: &mut Stream,
+    phase: SetupPhase,
+    timeout: Duration,
+) -> Result<(), SetupError> {
+    let rest = match stream {
+        Stream::Plain(s) => setup::exchange(conn.proto_mut(), s, phase, timeout).await?,
+        Stream::Tls(s) => setup::exchange(conn.proto_mut(), &mut **s, phase, timeout).await?,
+    };
+    conn.preload(&rest);
+    Ok(())
+}
+
+/// Churn: takes this connection's requests from the plan before it opens.
+/// Returns false when the plan has none left.
+fn claim<P: super::protocol::ClientProtocol>(conn: &mut Conn<P>, shared: &Shared, n: u64) -> bool {
+    let got = match shared.budget.as_ref() {
+        Some(b) => {
+            let got = n.min(b.get());
+            b.set(b.get() - got);
+            got
+        }
+        None => n,
+    };
+    conn.local_budget = Some(got);
+    conn.prepaid = shared.budget.is_some();
+    got > 0
+}
+
+/// Churn: gives back what a failed connection claimed and did not send.
+fn refund<P: super::protocol::ClientProtocol>(conn: &mut Conn<P>, shared: &Shared) {
+    if conn.prepaid {
+        if let (Some(b), Some(left)) = (shared.budget.as_ref(), conn.local_budget.take()) {
+            b.set(b.get() + left);
+        }
     }
 }
 
@@ -258,6 +300,11 @@ async fn slot_loop<F: ProtocolFactory>(
     let mut failing_since: Option<u64> = None;
     let mut backoff = Duration::from_millis(10);
     let mut first = true;
+    let per_connection = factory.requests_per_connection();
+    let delay = factory.start_delay(g);
+    if !delay.is_zero() {
+        shared.sleep_unless_stopped(delay).await;
+    }
     loop {
         let now = shared.clock.now_ns();
         if shared.stopping()
@@ -270,15 +317,61 @@ async fn slot_loop<F: ProtocolFactory>(
             conn.reset(factory.client(conn_id(worker, &ids)));
         }
         first = false;
-        match spec.connector.connect().await {
-            Ok(stream) => {
-                failing_since = None;
-                let measured = shared.clock.now_ns() >= shared.measure_start_ns;
+        if let Some(n) = per_connection {
+            if !claim(&mut conn, &shared, n) {
+                break;
+            }
+        }
+        let began = shared.clock.now_ns();
+        let connected = match spec.connector.connect().await {
+            Ok(mut stream) => {
+                let measured = began >= shared.measure_start_ns;
                 shared.stats.borrow_mut().phase(measured).connections += 1;
-                match drive(&mut conn, stream, &shared).await {
-                    End::Done => break,
+                match exchange(&mut conn, &mut stream, SetupPhase::Open, spec.timeout).await {
+                    Ok(()) => {
+                        if measured {
+                            let took = shared.clock.now_ns().saturating_sub(began);
+                            shared.stats.borrow_mut().handshake.record(took);
+                        }
+                        Ok(stream)
+                    }
+                    Err(e) => Err(ConnectError {
+                        kind: e.kind,
+                        detail: e.detail,
+                    }),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        match connected {
+            Ok(mut stream) => {
+                failing_since = None;
+                match drive(&mut conn, &mut stream, &shared).await {
+                    End::Done => {
+                        if let Err(e) =
+                            exchange(&mut conn, &mut stream, SetupPhase::Close, spec.timeout).await
+                        {
+                            let measured = shared.clock.now_ns() >= shared.measure_start_ns;
+                            shared
+                                .stats
+                                .borrow_mut()
+                                .record_connect_error(measured, e.kind, e.detail);
+                        }
+                        if per_connection.is_none() {
+                            break;
+                        }
+                        backoff = Duration::from_millis(10);
+                    }
+                    End::Reconnect => {
+                        // Closed on the protocol's word (HTTP's Connection: close): reopen
+                        // at once, no back-off.
+                        conn.abandon(ErrorKind::Closed, &shared);
+                        refund(&mut conn, &shared);
+                        backoff = Duration::from_millis(10);
+                    }
                     End::Failed(kind) => {
                         conn.abandon(kind, &shared);
+                        refund(&mut conn, &shared);
                         // A server that accepts and closes at once must not make us spin.
                         if conn.answered() == 0 {
                             shared.sleep_unless_stopped(backoff).await;
@@ -290,6 +383,7 @@ async fn slot_loop<F: ProtocolFactory>(
                 }
             }
             Err(e) => {
+                refund(&mut conn, &shared);
                 let now = shared.clock.now_ns();
                 shared.stats.borrow_mut().record_connect_error(
                     now >= shared.measure_start_ns,
@@ -347,9 +441,16 @@ async fn batch_conn<F: ProtocolFactory>(
                 Stream::Plain(s) => conn.run(s, &shared).await,
                 Stream::Tls(s) => conn.run(&mut **s, &shared).await,
             };
-            if let End::Failed(kind) = end {
-                conn.abandon(kind, &shared);
-                stream = None;
+            match end {
+                End::Failed(kind) => {
+                    conn.abandon(kind, &shared);
+                    stream = None;
+                }
+                End::Reconnect => {
+                    conn.abandon(ErrorKind::Closed, &shared);
+                    stream = None;
+                }
+                End::Done => {}
             }
         }
         barrier.wait().await;

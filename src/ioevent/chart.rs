@@ -156,20 +156,7 @@ pub fn write(path: &Path, series: &[Series]) -> Result<()> {
         |e: String| Error::runtime(format!("cannot write the chart {}: {e}", path.display()));
     match path.extension().and_then(|e| e.to_str()) {
         Some("svg") => std::fs::write(path, doc).map_err(|e| fail(e.to_string())),
-        Some("png") => {
-            let mut opt = resvg::usvg::Options::default();
-            opt.fontdb_mut().load_system_fonts();
-            let tree = resvg::usvg::Tree::from_str(&doc, &opt).map_err(|e| fail(e.to_string()))?;
-            let size = tree.size().to_int_size();
-            let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
-                .ok_or_else(|| fail("empty image".into()))?;
-            resvg::render(
-                &tree,
-                resvg::tiny_skia::Transform::default(),
-                &mut pixmap.as_mut(),
-            );
-            pixmap.save_png(path).map_err(|e| fail(e.to_string()))
-        }
+        Some("png") => crate::report::image::write_png(&doc, path),
         _ => Err(Error::usage(format!(
             "--chart {}: the file name must end in .svg or .png",
             path.display()

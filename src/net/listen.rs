@@ -33,9 +33,25 @@ pub fn bind_reuseport(addr: SocketAddr, count: usize, backlog: i32) -> Result<Ve
     // SO_REUSEPORT would let us share a port silently with another server of the same
     // user; a plain bind first tells "port in use" apart from "ours to share".
     if addr.port() != 0 {
-        let probe = new_socket(addr, false).map_err(|e| bind_error(addr, e))?;
-        probe.bind(&addr.into()).map_err(|e| bind_error(addr, e))?;
+        probe_free(addr)?;
     }
+    bind_reuseport_shared(addr, count, backlog)
+}
+
+/// Fails with a clear sentence when `addr` cannot be bound by a plain socket (in use,
+/// not on this machine). The probe socket is closed again at once.
+pub fn probe_free(addr: SocketAddr) -> Result<()> {
+    let probe = new_socket(addr, false).map_err(|e| bind_error(addr, e))?;
+    probe.bind(&addr.into()).map_err(|e| bind_error(addr, e))
+}
+
+/// Like `bind_reuseport` without the "port in use" probe: for worker processes that
+/// join listeners their siblings already hold (the parent probed once for all).
+pub fn bind_reuseport_shared(
+    addr: SocketAddr,
+    count: usize,
+    backlog: i32,
+) -> Result<Vec<TcpListener>> {
     let mut out = Vec::with_capacity(count);
     let mut actual = addr;
     for _ in 0..count.max(1) {

@@ -2,4 +2,5 @@
 
 pub mod addr;
 pub mod listen;
+pub mod range;
 pub mod tls;

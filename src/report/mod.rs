@@ -1,6 +1,10 @@
 //! Rendering results: text (configuration, progress, summary, histogram) and JSON.
 
 pub mod format;
+pub mod image;
 pub mod json;
 pub mod progress;
 pub mod text;
+
+// suites and reports (issue 7)
+pub mod suite;

@@ -168,6 +168,10 @@ where
         };
         b.out.clear();
         let reply = st.handler.on_bytes(input, &mut b.out);
+        let answered = st.handler.take_requests();
+        if answered > 0 {
+            bump(&counters.requests, answered);
+        }
         let (to_write, used): (&[u8], usize) = match reply {
             Reply::EchoInput => (input, input.len()),
             Reply::Consumed(used) => (&b.out, used),

@@ -15,6 +15,8 @@ pub struct ThreadCounters {
     /// Connections closed at once because the thread was at `--max-conns-per-thread`.
     pub rejected: AtomicU64,
     pub tls_failures: AtomicU64,
+    /// Requests answered, for protocols that have requests (HTTP).
+    pub requests: AtomicU64,
 }
 
 /// Adds to a counter that only the calling thread writes.
@@ -33,6 +35,9 @@ pub struct ServerTotals {
     pub bytes_out: u64,
     pub rejected: u64,
     pub tls_failures: u64,
+    /// Requests answered (protocols with requests; 0 for byte echo).
+    #[serde(default)]
+    pub requests: u64,
 }
 
 impl ServerTotals {
@@ -46,6 +51,7 @@ impl ServerTotals {
             t.bytes_out += c.bytes_out.load(Relaxed);
             t.rejected += c.rejected.load(Relaxed);
             t.tls_failures += c.tls_failures.load(Relaxed);
+            t.requests += c.requests.load(Relaxed);
         }
         t.active = t.accepts.saturating_sub(t.closes);
         t
@@ -62,6 +68,7 @@ impl ServerTotals {
             bytes_out: self.bytes_out - earlier.bytes_out,
             rejected: self.rejected - earlier.rejected,
             tls_failures: self.tls_failures - earlier.tls_failures,
+            requests: self.requests - earlier.requests,
         }
     }
 }

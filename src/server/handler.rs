@@ -16,6 +16,13 @@ pub enum Reply {
 pub trait Handler: 'static {
     /// `input` holds everything received and not yet consumed; append replies to `out`.
     fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>) -> Reply;
+
+    /// Requests answered since the last call, for the server's `requests` counter
+    /// (asked after every `on_bytes`). Byte protocols without requests keep the default.
+    #[inline]
+    fn take_requests(&mut self) -> u64 {
+        0
+    }
 }
 
 pub trait HandlerFactory: Send + Sync + 'static {

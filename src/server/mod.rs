@@ -4,6 +4,7 @@
 
 pub mod conn;
 pub mod counters;
+pub mod group;
 pub mod handler;
 
 use crate::error::{Error, Result};
@@ -82,20 +83,52 @@ impl CpuProbe {
 
 /// Binds the listeners (errors come back here, before anything runs) and starts the threads.
 pub fn start<F: HandlerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHandle> {
+    let addrs = [cfg.listen];
+    start_many(cfg, &addrs, true, factory)
+}
+
+/// Like `start`, listening on every address in `addrs` (each thread accepts on all of
+/// them). `probe`: first check with a plain bind that each port is free; worker
+/// processes that share their siblings' SO_REUSEPORT listeners skip it.
+pub fn start_many<F: HandlerFactory>(
+    cfg: ServerConfig,
+    addrs: &[SocketAddr],
+    probe: bool,
+    factory: F,
+) -> Result<ServerHandle> {
     if cfg.threads == 0 {
         return Err(Error::usage("--threads must be at least 1"));
     }
+    if addrs.is_empty() {
+        return Err(Error::usage("no address to listen on"));
+    }
     crate::sys::raise_nofile_limit();
-    let listeners = crate::net::listen::bind_reuseport(cfg.listen, cfg.threads, 4096)?;
-    let addr = listeners[0]
-        .local_addr()
-        .map_err(|e| Error::runtime(format!("cannot read the listening address: {e}")))?;
+    // per_thread[t] holds thread t's listener on each address.
+    let mut per_thread: Vec<Vec<std::net::TcpListener>> =
+        (0..cfg.threads).map(|_| Vec::new()).collect();
+    let mut first = None;
+    for a in addrs {
+        let ls = if probe && a.port() != 0 {
+            crate::net::listen::bind_reuseport(*a, cfg.threads, 4096)?
+        } else {
+            crate::net::listen::bind_reuseport_shared(*a, cfg.threads, 4096)?
+        };
+        for (t, l) in ls.into_iter().enumerate() {
+            if first.is_none() {
+                first = Some(l.local_addr().map_err(|e| {
+                    Error::runtime(format!("cannot read the listening address: {e}"))
+                })?);
+            }
+            per_thread[t].push(l);
+        }
+    }
+    let addr = first.ok_or_else(|| Error::usage("no address to listen on"))?;
     let factory = Arc::new(factory);
     let (tx, rx) = watch::channel(false);
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
     let mut threads = Vec::new();
     let mut counters = Vec::new();
-    for (i, l) in listeners.into_iter().enumerate() {
+    for (i, ls) in per_thread.into_iter().enumerate() {
         let c = Arc::new(ThreadCounters::default());
         counters.push(c.clone());
         let (cfg, factory, rx, tid_tx) = (cfg.clone(), factory.clone(), rx.clone(), tid_tx.clone());
@@ -104,7 +137,7 @@ pub fn start<F: HandlerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerH
             .spawn(move || {
                 let _ = tid_tx.send(crate::sys::gettid());
                 drop(tid_tx);
-                if let Err(e) = server_thread(l, cfg, factory, c, rx) {
+                if let Err(e) = server_thread(ls, cfg, factory, c, rx) {
                     eprintln!("wirebench: server thread {i} stopped: {e}");
                 }
             })
@@ -125,7 +158,7 @@ pub fn start<F: HandlerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerH
 }
 
 fn server_thread<F: HandlerFactory>(
-    listener: std::net::TcpListener,
+    listeners: Vec<std::net::TcpListener>,
     cfg: ServerConfig,
     factory: Arc<F>,
     counters: Arc<ThreadCounters>,
@@ -136,62 +169,92 @@ fn server_thread<F: HandlerFactory>(
         .build()?;
     let local = LocalSet::new();
     local.block_on(&rt, async move {
-        let listener = TcpListener::from_std(listener)?;
         let bufs = Rc::new(RefCell::new(ThreadBuffers {
             read: vec![0; cfg.read_buffer.max(1)],
             out: Vec::new(),
         }));
         let tls = cfg.tls.clone().map(tokio_rustls::TlsAcceptor::from);
-        loop {
-            let accepted = tokio::select! {
-                r = listener.accept() => r,
-                _ = shutdown.changed() => break,
-            };
-            let (stream, peer) = match accepted {
-                Ok(x) => x,
-                Err(e) => {
-                    // EMFILE and friends: back off briefly instead of spinning on accept.
-                    if cfg.debug {
-                        eprintln!("accept failed: {e}");
-                    }
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            };
-            bump(&counters.accepts, 1);
-            let active = counters.accepts.load(Relaxed) - counters.closes.load(Relaxed);
-            if cfg.max_conns_per_thread > 0 && active as usize > cfg.max_conns_per_thread {
-                bump(&counters.rejected, 1);
-                bump(&counters.closes, 1);
-                if cfg.debug {
-                    eprintln!(
-                        "reject {peer}: thread at --max-conns-per-thread {}",
-                        cfg.max_conns_per_thread
-                    );
-                }
-                drop(stream);
-                continue;
-            }
-            if cfg.nodelay {
-                let _ = stream.set_nodelay(true);
-            }
-            if cfg.debug {
-                eprintln!("accept {peer}");
-            }
-            let handler = factory.handler();
-            let (bufs, counters, tls) = (bufs.clone(), counters.clone(), tls.clone());
-            let debug = cfg.debug;
-            tokio::task::spawn_local(async move {
-                // Counted on drop, so connections still open at shutdown count as closed.
-                let _close = CountClose(counters.clone());
-                let closed = serve_one(stream, tls, handler, &bufs, &counters).await;
-                if debug {
-                    eprintln!("close {peer}: {closed:?}");
-                }
-            });
+        let cfg = Rc::new(cfg);
+        for l in listeners {
+            let listener = TcpListener::from_std(l)?;
+            tokio::task::spawn_local(accept_loop(
+                listener,
+                cfg.clone(),
+                factory.clone(),
+                counters.clone(),
+                bufs.clone(),
+                tls.clone(),
+            ));
         }
+        // Returning drops the LocalSet: every connection task ends (and counts its close).
+        let _ = shutdown.changed().await;
         Ok::<(), std::io::Error>(())
     })
+}
+
+async fn accept_loop<F: HandlerFactory>(
+    listener: TcpListener,
+    cfg: Rc<ServerConfig>,
+    factory: Arc<F>,
+    counters: Arc<ThreadCounters>,
+    bufs: Rc<RefCell<ThreadBuffers>>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                // EMFILE and friends: back off briefly instead of spinning on accept.
+                if cfg.debug {
+                    eprintln!("accept failed: {e}");
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        bump(&counters.accepts, 1);
+        let active = counters.accepts.load(Relaxed) - counters.closes.load(Relaxed);
+        if cfg.max_conns_per_thread > 0 && active as usize > cfg.max_conns_per_thread {
+            bump(&counters.rejected, 1);
+            bump(&counters.closes, 1);
+            if cfg.debug {
+                eprintln!(
+                    "reject {peer}: thread at --max-conns-per-thread {}",
+                    cfg.max_conns_per_thread
+                );
+            }
+            drop(stream);
+            continue;
+        }
+        if cfg.nodelay {
+            let _ = stream.set_nodelay(true);
+        }
+        let handler = factory.handler();
+        let (bufs, counters) = (bufs.clone(), counters.clone());
+        // The task of an idle connection is most of its user-space cost: keep its
+        // future small (the peer address only when --debug prints it; TLS boxed).
+        if cfg.debug {
+            eprintln!("accept {peer}");
+            let tls = tls.clone();
+            tokio::task::spawn_local(async move {
+                let _close = CountClose(counters.clone());
+                let closed = serve_one(stream, tls, handler, &bufs, &counters).await;
+                eprintln!("close {peer}: {closed:?}");
+            });
+        } else if let Some(acceptor) = tls.clone() {
+            tokio::task::spawn_local(async move {
+                let _close = CountClose(counters.clone());
+                serve_one(stream, Some(acceptor), handler, &bufs, &counters).await;
+            });
+        } else {
+            let fut = async move {
+                let _close = CountClose(counters.clone());
+                let mut s = stream;
+                conn::serve(&mut s, handler, &bufs, &counters).await;
+            };
+            tokio::task::spawn_local(fut);
+        }
+    }
 }
 
 /// Bumps the thread's close counter when a connection task ends or is dropped.

@@ -27,6 +27,11 @@ impl Latency {
         self.h.saturating_record(ns.max(1));
     }
 
+    /// Records `count` samples of one value (histograms imported from other tools).
+    pub fn record_n(&mut self, ns: u64, count: u64) {
+        self.h.saturating_record_n(ns.max(1), count);
+    }
+
     pub fn add(&mut self, other: &Latency) {
         // Same bounds on both sides, so the addition cannot fail.
         self.h.add(&other.h).expect("histograms share bounds");

@@ -1,6 +1,7 @@
 //! Measurement core shared by every protocol: outcomes and counters, HDR latency,
 //! per-worker recording, interval snapshots and the run result.
 
+pub mod amqp_figures;
 pub mod latency;
 pub mod outcome;
 pub mod result;

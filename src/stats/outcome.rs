@@ -31,10 +31,12 @@ pub enum ErrorKind {
     Tls,
     /// Connections: the server sent bytes with no request in flight; the connection was dropped.
     Unsolicited,
+    /// A well-formed reply with a status the run does not accept (HTTP: non-2xx by default).
+    Status,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::Mismatch,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -47,6 +49,7 @@ impl ErrorKind {
         ErrorKind::ConnectFailed,
         ErrorKind::Tls,
         ErrorKind::Unsolicited,
+        ErrorKind::Status,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -76,6 +79,7 @@ impl ErrorKind {
             ErrorKind::ConnectFailed => "connect_failed",
             ErrorKind::Tls => "tls",
             ErrorKind::Unsolicited => "unsolicited",
+            ErrorKind::Status => "status",
         }
     }
 
@@ -115,6 +119,8 @@ pub struct Counters {
     /// Connections established (after TLS, when used).
     pub connections: u64,
     pub errors: [u64; ErrorKind::COUNT],
+    /// Decoded replies by protocol-defined class (HTTP: status / 100), ok or not.
+    pub classes: [u64; crate::engine::protocol::REPLY_CLASSES],
 }
 
 impl Counters {
@@ -157,6 +163,9 @@ impl Counters {
         self.bytes_received += o.bytes_received;
         self.connections += o.connections;
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.classes.iter_mut().zip(o.classes.iter()) {
             *a += b;
         }
     }

@@ -38,6 +38,12 @@ pub struct RunResult {
     /// Counters of the built-in server, when the run started one.
     pub server: Option<serde_json::Value>,
     pub outcome: Outcome,
+    /// HTTP: measured responses by status class ("1xx" to "5xx"), correct or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_classes: Option<BTreeMap<String, u64>>,
+    /// AMQP runs only: connection rate, handshake latency, confirmed messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amqp: Option<super::amqp_figures::AmqpFigures>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -145,5 +151,12 @@ pub fn error_map(c: &Counters) -> BTreeMap<String, u64> {
     c.error_list()
         .into_iter()
         .map(|(k, n): (ErrorKind, u64)| (k.name().to_string(), n))
+        .collect()
+}
+
+/// Measured replies by status class, "1xx" to "5xx" (HTTP).
+pub fn status_classes(c: &Counters) -> BTreeMap<String, u64> {
+    (1..c.classes.len())
+        .map(|i| (format!("{i}xx"), c.classes[i]))
         .collect()
 }

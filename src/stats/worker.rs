@@ -16,6 +16,9 @@ pub struct WorkerStats {
     pub uncorrected: Option<Latency>,
     /// The text of the first failed connection attempt, for the report.
     pub first_connect_error: Option<String>,
+    /// Connection handshakes (connect to ready for requests) of protocols that have one,
+    /// measured phase only.
+    pub handshake: Latency,
     /// This interval's latency. Each reply is recorded here only (one histogram
     /// increment per reply); `close_interval` folds it into `latency`.
     pub interval: Latency,
@@ -29,6 +32,7 @@ impl WorkerStats {
             latency: Latency::new(),
             uncorrected: open_loop.then(Latency::new),
             interval: Latency::new(),
+            handshake: Latency::new(),
             first_connect_error: None,
         }
     }

@@ -1,0 +1,3 @@
+module wirebench.example/go-nethttp-echo
+
+go 1.21

@@ -1,0 +1,91 @@
+//! Arbitrary bytes into the AMQP frame decoder, the dummy broker and the publisher's
+//! reply decoder: nothing may panic, and a decoder must never claim more bytes than it
+//! was given. Run: `cargo +nightly fuzz run amqp_frames` (builds on stable too).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use wirebench::engine::protocol::{ClientProtocol, Decode, InFlight, SetupPhase};
+use wirebench::proto::amqp::client::{AmqpClient, ClientOptions, SessionCounters};
+use wirebench::proto::amqp::codec::{parse_method, split_frame, FrameKind, Split, PROTOCOL_HEADER};
+use wirebench::proto::amqp::server::{AmqpHandlerFactory, BrokerConfig};
+use wirebench::server::handler::{Handler, HandlerFactory, Reply};
+
+fuzz_target!(|data: &[u8]| {
+    // The pure decoder, frame after frame.
+    let mut at = 0;
+    while at < data.len() {
+        match split_frame(&data[at..], 131_072) {
+            Split::Frame(f) => {
+                assert!(f.used > 0 && f.used <= data.len() - at);
+                if f.kind == FrameKind::Method {
+                    let _ = parse_method(f.payload);
+                }
+                at += f.used;
+            }
+            Split::Incomplete | Split::Bad(_) => break,
+        }
+    }
+
+    // The broker, after a valid header, fed the input in two pieces.
+    let factory = AmqpHandlerFactory::new(BrokerConfig::default());
+    let mut h = factory.handler();
+    let mut input = PROTOCOL_HEADER.to_vec();
+    let cut = data
+        .first()
+        .map(|&b| b as usize % (data.len() + 1))
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for piece in [&data[..cut], &data[cut..]] {
+        input.extend_from_slice(piece);
+        out.clear();
+        match h.on_bytes(&input, &mut out) {
+            Reply::Consumed(n) => {
+                assert!(n <= input.len());
+                input.drain(..n);
+            }
+            Reply::Close | Reply::EchoInput => break,
+        }
+    }
+
+    // The publisher: the handshake, then replies to publishes.
+    let mut c = AmqpClient::new(
+        ClientOptions {
+            user: "u".into(),
+            password: "p".into(),
+            vhost: "/".into(),
+            channels: 2,
+            confirm: true,
+            exchange: String::new(),
+            routing_key: "k".into(),
+            size: 8,
+            declare_queue: None,
+            per_connection: None,
+            ramp: std::time::Duration::ZERO,
+        },
+        std::sync::Arc::new(SessionCounters::default()),
+    );
+    let mut scratch = Vec::new();
+    let _ = c.setup(SetupPhase::Open, &[], &mut scratch);
+    let _ = c.setup(SetupPhase::Open, data, &mut scratch);
+    let mut pubs = Vec::new();
+    for seq in 0..4 {
+        c.encode(seq, 0, &mut pubs);
+    }
+    let req = InFlight {
+        seq: 0,
+        intended_ns: 0,
+        sent_ns: 0,
+        tag: 0,
+        measured: true,
+    };
+    let mut rest = data;
+    for _ in 0..8 {
+        match c.decode(rest, &req) {
+            Decode::Reply { used, .. } => {
+                assert!(used <= rest.len());
+                rest = &rest[used..];
+            }
+            Decode::Incomplete => break,
+        }
+    }
+});

@@ -1,0 +1,302 @@
+//! `wirebench amqp [URL]`: AMQP publishers against a broker (or the built-in one in this
+//! process), in churn mode (connection rate) or publish mode (message throughput); and
+//! `wirebench serve amqp`, the dummy broker.
+
+use super::amqp_config::{broker_config, AmqpConfig, Mode};
+use super::load::{self, ResultInputs, ServerFigures};
+use crate::cli::{AmqpArgs, ServeAmqpArgs};
+use crate::engine::connector::{ClientTls, Connector};
+use crate::engine::{self, EngineOutput, LoadSpec, Plan};
+use crate::error::Result;
+use crate::net::tls::{self, Trust};
+use crate::proto::amqp::client::{AmqpFactory, SessionCounters};
+use crate::proto::amqp::server::AmqpHandlerFactory;
+use crate::report::format::{group, micros, rate, seconds};
+use crate::report::json::JsonSink;
+use crate::report::progress::Progress;
+use crate::report::text;
+use crate::server::{self, ServerConfig};
+use crate::stats::amqp_figures::AmqpFigures;
+use crate::stats::result::HistogramBlob;
+use crate::stats::RunResult;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+pub fn serve(a: &ServeAmqpArgs) -> Result<()> {
+    let factory = AmqpHandlerFactory::new(broker_config(&a.broker)?);
+    let counters = factory.counters.clone();
+    super::serve::serve_with(&a.server, factory, "amqp", &move || {
+        Some(counters.totals().line())
+    })
+}
+
+pub fn run(args: &AmqpArgs) -> Result<()> {
+    let cfg = AmqpConfig::from_args(args)?;
+    let l = &cfg.load;
+    let builtin = cfg.target.is_none();
+    load::check_fd_budget(l.sockets() * if builtin { 2 } else { 1 })?;
+    let json = l.output.json.as_deref().map(JsonSink::create).transpose()?;
+    let stop = load::stop_flag()?;
+
+    let mut trust = l.tls.clone();
+    let broker = AmqpHandlerFactory::new(cfg.broker);
+    let broker_counters = broker.counters.clone();
+    let (server, addr, host) = match &cfg.target {
+        Some((t, addr)) => (None, *addr, t.host.clone()),
+        None => {
+            let server_tls = match l.tls {
+                Some(_) => Some(tls::server_self_signed()?),
+                None => None,
+            };
+            if let (Some(Trust::System), Some(st)) = (&trust, &server_tls) {
+                // Verify the built-in broker's certificate for real rather than skipping checks.
+                trust = Some(Trust::CaPem(st.generated_pem.clone().unwrap_or_default()));
+            }
+            let handle = server::start(
+                ServerConfig {
+                    listen: "127.0.0.1:0".parse().expect("literal address"),
+                    threads: cfg.server_threads,
+                    max_conns_per_thread: 0,
+                    read_buffer: 64 * 1024,
+                    tls: server_tls.map(|t| t.config),
+                    nodelay: l.nodelay,
+                    debug: false,
+                },
+                broker,
+            )?;
+            let addr = handle.addr;
+            (Some(handle), addr, "127.0.0.1".to_string())
+        }
+    };
+    let tls = match &trust {
+        Some(t) => Some(ClientTls {
+            config: tls::client_config(t)?,
+            server_name: tls::server_name(&host)?,
+        }),
+        None => None,
+    };
+    let target_text = match &cfg.target {
+        Some((t, _)) => t.display(),
+        None => format!("amqp://guest@{addr}/"),
+    };
+    if !l.output.quiet {
+        print!(
+            "{}",
+            text::config_table(
+                &format!("wirebench amqp {}", env!("CARGO_PKG_VERSION")),
+                &config_rows(&cfg, &target_text)
+            )
+        );
+    }
+
+    let spec = LoadSpec {
+        connector: Connector {
+            addr,
+            tls,
+            nodelay: l.nodelay,
+            timeout: l.timeout,
+        },
+        threads: l.threads,
+        connections: l.connections,
+        pipeline: l.pipeline,
+        plan: l.plan,
+        rate: l.rate,
+        warmup: l.warmup,
+        timeout: l.timeout,
+        interval: l.output.progress,
+        stop,
+    };
+    let duration = match l.plan {
+        Plan::Duration(d) => Some(d),
+        _ => None,
+    };
+    let server_cpu_start = Rc::new(Cell::new(Duration::ZERO));
+    let mut progress = Progress::new(!l.output.quiet, spec.expected(), duration);
+    if let Some(s) = &server {
+        let probe = s.cpu_probe();
+        let start = server_cpu_start.clone();
+        start.set(probe.cpu_time());
+        progress = progress.on_start(move || start.set(probe.cpu_time()));
+    }
+    let started = load::unix_ms();
+    let factory = AmqpFactory::new(cfg.client.clone(), l.sockets() as usize);
+    let sessions = factory.counters.clone();
+    let out = engine::run(spec, factory, &mut progress)?;
+    progress.finish();
+
+    let server = server.map(|s| {
+        let cpu = s
+            .cpu_probe()
+            .cpu_time()
+            .saturating_sub(server_cpu_start.get());
+        let totals = s.shutdown();
+        let mut counters = serde_json::to_value(totals).unwrap_or_default();
+        counters["amqp"] = serde_json::to_value(broker_counters.totals()).unwrap_or_default();
+        ServerFigures { counters, cpu }
+    });
+    let mut result = load::build_result(
+        ResultInputs {
+            kind: "amqp",
+            target: target_text,
+            config: cfg.to_json(),
+            started_unix_ms: started,
+            warmup: l.warmup,
+            server,
+        },
+        &out,
+    );
+    let figures = figures(&cfg, &out, &sessions);
+    if let (None, Some(why)) = (&result.outcome.reason, shortfall(&cfg, &figures, &out)) {
+        result.outcome.success = false;
+        result.outcome.reason = Some(why);
+    }
+    result.amqp = Some(figures);
+    let outcome = load::report(&result, &out, &l.output, json);
+    print!("{}", amqp_summary(&result));
+    if cfg.mode == Mode::Churn {
+        if let Some(bucket) = l.output.histogram_bucket_us {
+            println!("handshake latency:");
+            print!("{}", text::histogram(&out.handshake, bucket));
+        }
+    }
+    outcome
+}
+
+fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFigures {
+    let secs = out.elapsed.as_secs_f64();
+    let per_sec = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+    let messages = out.measured.ok;
+    let payload = messages * cfg.client.size as u64;
+    let handshakes = out.handshake.count();
+    AmqpFigures {
+        mode: cfg.mode.name().into(),
+        confirm: cfg.client.confirm,
+        counted_from: if cfg.client.confirm {
+            "confirmed by the broker".into()
+        } else {
+            "written (no confirms)".into()
+        },
+        handshakes,
+        connections_per_s: per_sec(handshakes as f64),
+        clean_closes: s.clean_closes.load(Relaxed),
+        messages,
+        nacked: s.nacked.load(Relaxed),
+        payload_bytes: payload,
+        msgs_per_s: per_sec(messages as f64),
+        payload_mb_per_s: per_sec(payload as f64) / 1e6,
+        handshake_latency_us: out.handshake.summary(),
+        handshake_histogram: HistogramBlob::of(&out.handshake),
+        broker_close: s.broker_close.lock().ok().and_then(|g| g.clone()),
+    }
+}
+
+/// Churn asks for every client to have closed cleanly, and the broker to have closed none.
+fn shortfall(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput) -> Option<String> {
+    if let Some(why) = &f.broker_close {
+        return Some(why.clone());
+    }
+    match (cfg.mode, cfg.clients) {
+        (Mode::Churn, Some(c)) if f.clean_closes < c && !out.interrupted => Some(format!(
+            "{} of {} clients closed cleanly",
+            group(f.clean_closes),
+            group(c)
+        )),
+        _ => None,
+    }
+}
+
+fn amqp_summary(r: &RunResult) -> String {
+    let Some(f) = &r.amqp else {
+        return String::new();
+    };
+    let h = &f.handshake_latency_us;
+    format!(
+        "amqp:         {} mode; {} connections ({} closed cleanly) = {} connections/s\n\
+         handshake:    p50 {}  p90 {}  p99 {}  max {}  (connect to ready to publish)\n\
+         published:    {} messages {} = {} msgs/s, {} MB/s of payload{}\n",
+        f.mode,
+        group(f.handshakes),
+        group(f.clean_closes),
+        rate(f.connections_per_s),
+        micros(h.p50),
+        micros(h.p90),
+        micros(h.p99),
+        micros(h.max),
+        group(f.messages),
+        f.counted_from,
+        rate(f.msgs_per_s),
+        rate(f.payload_mb_per_s),
+        if f.nacked > 0 {
+            format!("; {} nacked", group(f.nacked))
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn config_rows(cfg: &AmqpConfig, target: &str) -> Vec<(&'static str, String)> {
+    let l = &cfg.load;
+    let c = &cfg.client;
+    let target = match &cfg.target {
+        Some(_) => target.to_string(),
+        None => format!(
+            "{target} (built-in broker, {} thread{}{})",
+            cfg.server_threads,
+            if cfg.server_threads == 1 { "" } else { "s" },
+            if cfg.broker.ack_multiple {
+                ", multiple acks"
+            } else {
+                ""
+            }
+        ),
+    };
+    vec![
+        ("target", target),
+        ("mode", cfg.mode.name().to_string()),
+        ("threads", l.threads.to_string()),
+        (
+            "connections",
+            format!(
+                "{} per thread ({} at once), {} channel{} each",
+                l.connections,
+                l.sockets(),
+                c.channels,
+                if c.channels == 1 { "" } else { "s" }
+            ),
+        ),
+        ("plan", cfg.plan_text()),
+        (
+            "messages",
+            format!(
+                "{} body bytes to exchange {:?} with routing key {:?}",
+                c.size, c.exchange, c.routing_key
+            ),
+        ),
+        (
+            "confirms",
+            if c.confirm {
+                format!("on, at most {} unconfirmed per connection", l.pipeline)
+            } else {
+                "off: a message counts once written".into()
+            },
+        ),
+        (
+            "rate",
+            l.rate
+                .map(|r| format!("{r} msgs/s open loop"))
+                .unwrap_or_else(|| "closed loop".into()),
+        ),
+        ("ramp", seconds(c.ramp)),
+        ("timeout", seconds(l.timeout)),
+        (
+            "tls",
+            if l.tls.is_some() {
+                "on".into()
+            } else {
+                "off".into()
+            },
+        ),
+    ]
+}

@@ -1,0 +1,178 @@
+//! `wirebench connect [TARGET]`: mass connections against a server, or against the
+//! built-in echo server started in its own processes.
+
+use super::load;
+use crate::cli::ConnectArgs;
+use crate::connect::plan::{ConnectConfig, Mode};
+use crate::connect::{parent, report};
+use crate::error::{Error, Result};
+use crate::procs::memory::KernelLimits;
+use crate::report::format::{group, seconds};
+use crate::report::json::JsonSink;
+use crate::report::text;
+
+pub fn run(args: &ConnectArgs) -> Result<()> {
+    if crate::procs::worker_role().as_deref() == Some("connect") {
+        return crate::connect::worker_main();
+    }
+    let limits = KernelLimits::read();
+    let cfg = ConnectConfig::from_args(args, &limits)?;
+    let json = cfg.json.as_deref().map(JsonSink::create).transpose()?;
+    let stop = load::stop_flag()?;
+    if !cfg.quiet {
+        print!(
+            "{}",
+            text::config_table(
+                &format!("wirebench connect {}", env!("CARGO_PKG_VERSION")),
+                &config_rows(&cfg, &limits)
+            )
+        );
+    }
+    // The built-in server's processes share one certificate, made here.
+    let cert = match (cfg.builtin(), cfg.tls.is_some()) {
+        (true, true) => Some(SelfSignedFiles::create()?),
+        _ => None,
+    };
+    let server_args = cfg.builtin().then(|| {
+        let mut args: Vec<String> = ["serve", "echo", "--threads", "1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if let Some(c) = &cert {
+            args.extend([
+                "--tls".to_string(),
+                "--cert".to_string(),
+                c.cert.display().to_string(),
+                "--key".to_string(),
+                c.key.display().to_string(),
+            ]);
+        }
+        (args, cert.as_ref().map(|c| c.pem.clone()))
+    });
+    let started = load::unix_ms();
+    let run = parent::run(&cfg, &stop, server_args)?;
+    drop(cert);
+    let outcome = parent::judge(&cfg, &run);
+    let result = report::build(&cfg, &run, outcome, started, limits);
+    if let Some(sink) = json {
+        sink.write(&result)?;
+    }
+    print!("{}", report::summary(&result));
+    if let Some(bucket) = cfg.histogram_bucket_us {
+        print!("connect {}", text::histogram(&run.connect_hist, bucket));
+        if run.echo_hist.count() > 0 {
+            let what = if cfg.is_churn() { "echo" } else { "ping" };
+            print!("{what} {}", text::histogram(&run.echo_hist, bucket));
+        }
+    }
+    match &result.base.outcome.reason {
+        None => Ok(()),
+        Some(why) => Err(Error::ShortFall(format!("the run fell short: {why}"))),
+    }
+}
+
+fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str, String)> {
+    let target = match &cfg.targets {
+        Some(t) if t.len() > 1 => format!("{} addresses from {}", t.len(), t[0]),
+        Some(t) => t[0].to_string(),
+        None => format!(
+            "built-in echo server, {} process{}",
+            cfg.server_processes,
+            if cfg.server_processes == 1 { "" } else { "es" }
+        ),
+    };
+    let plan = match &cfg.mode {
+        Mode::Hold { hold, ping } => format!(
+            "open {} connections, hold {}{}",
+            group(cfg.total),
+            seconds(*hold),
+            ping.map(|p| format!(", ping each every {}", seconds(p)))
+                .unwrap_or_default()
+        ),
+        Mode::Churn { duration: Some(d) } => {
+            format!("churn (connect, echo, close) for {}", seconds(*d))
+        }
+        Mode::Churn { duration: None } => {
+            format!("churn (connect, echo, close) {} times", group(cfg.total))
+        }
+    };
+    let sources = match cfg.sources.len() {
+        0 => "kernel's choice".to_string(),
+        1 => cfg.sources[0].to_string(),
+        n => format!("{n} addresses from {}", cfg.sources[0]),
+    };
+    let (lo, hi) = limits.ip_local_port_range;
+    vec![
+        ("target", target),
+        ("plan", plan),
+        ("processes", cfg.processes.to_string()),
+        ("sources", sources),
+        (
+            "connect rate",
+            if cfg.rate > 0.0 {
+                format!("{}/s", group(cfg.rate as u64))
+            } else {
+                "as fast as possible".into()
+            },
+        ),
+        (
+            "concurrency",
+            format!("{} attempts in flight", cfg.concurrency),
+        ),
+        ("timeout", seconds(cfg.timeout)),
+        (
+            "limits",
+            format!(
+                "nofile {} per process, ports {lo}-{hi}, somaxconn {}",
+                limits.nofile_hard,
+                limits
+                    .somaxconn
+                    .map(|v| v.to_string())
+                    .unwrap_or("?".into())
+            ),
+        ),
+    ]
+}
+
+/// A self-signed certificate and key for localhost/127.0.0.1 in a private temp
+/// directory, removed on drop.
+struct SelfSignedFiles {
+    dir: std::path::PathBuf,
+    cert: std::path::PathBuf,
+    key: std::path::PathBuf,
+    pem: String,
+}
+
+impl SelfSignedFiles {
+    fn create() -> Result<Self> {
+        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        let ck = rcgen::generate_simple_self_signed(names)
+            .map_err(|e| Error::runtime(format!("cannot generate a certificate: {e}")))?;
+        let dir = std::env::temp_dir().join(format!(
+            "wirebench-connect-{}-{}",
+            std::process::id(),
+            load::unix_ms()
+        ));
+        let fail = |e: std::io::Error| {
+            Error::runtime(format!(
+                "cannot write the built-in server's certificate: {e}"
+            ))
+        };
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        let files = SelfSignedFiles {
+            cert: dir.join("cert.pem"),
+            key: dir.join("key.pem"),
+            pem: ck.cert.pem(),
+            dir,
+        };
+        std::fs::write(&files.cert, &files.pem).map_err(fail)?;
+        std::fs::write(&files.key, ck.key_pair.serialize_pem()).map_err(fail)?;
+        Ok(files)
+    }
+}
+
+impl Drop for SelfSignedFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -1,0 +1,45 @@
+//! `wirebench serve <protocol> --processes N`: the parent side. It starts N worker
+//! processes of the same command (they share SO_REUSEPORT listeners), prints their
+//! summed counters, and forwards SIGINT/SIGTERM as a stop.
+
+use crate::config::ServeConfig;
+use crate::error::Result;
+use crate::server::group::ServerGroup;
+use std::time::Duration;
+
+pub fn parent(cfg: &ServeConfig, name: &str) -> Result<()> {
+    let stop = super::load::stop_flag()?;
+    // The workers run this same command line; the worker role makes them serve.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let g = ServerGroup::start(&args, &cfg.listen_all, cfg.processes)?;
+    let addrs = if g.addrs.len() > 1 {
+        format!("{} addresses from {}", g.addrs.len(), g.addrs[0])
+    } else {
+        g.addrs[0].to_string()
+    };
+    let pids: Vec<String> = g.pids().iter().map(|p| p.to_string()).collect();
+    println!(
+        "wirebench serve {name}: listening on {addrs} with {} processes x {} threads",
+        cfg.processes, cfg.threads
+    );
+    println!("worker pids: {}", pids.join(","));
+    let mut g = g;
+    let mut warned = 0;
+    let started = super::serve::print_stats_until_stopped(
+        cfg,
+        &stop,
+        || {
+            g.poll(Duration::ZERO);
+            if g.gone() > warned {
+                warned = g.gone();
+                eprintln!("wirebench: {warned} server worker processes have exited");
+            }
+            g.totals()
+        },
+        // A protocol's own counters (AMQP's messages) live in each worker process and
+        // are not gathered; the runtime's totals above are.
+        &|| None,
+    );
+    super::serve::print_final(name, started, &g.stop(), &|| None);
+    Ok(())
+}

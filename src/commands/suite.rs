@@ -1,0 +1,127 @@
+//! `wirebench suite FILE`: validate the file (exit 2 before anything starts), run it,
+//! print one line per server, exit 1 if a server failed or a point fell short.
+
+use crate::cli::SuiteArgs;
+use crate::error::{Error, Result};
+use crate::suite::{plan, runner};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub fn run(a: &SuiteArgs) -> Result<()> {
+    let suite = plan::load(&a.file)?;
+    let total: usize = suite
+        .servers
+        .iter()
+        .map(|s| {
+            suite
+                .loads
+                .iter()
+                .filter(|l| l.applies_to(&s.name))
+                .map(|l| l.points.len() * l.repeat as usize)
+                .sum::<usize>()
+        })
+        .sum::<usize>()
+        * suite.rounds as usize;
+    if a.check {
+        println!(
+            "{}: {} servers x {} rounds, {} loads, {total} runs",
+            a.file.display(),
+            suite.servers.len(),
+            suite.rounds,
+            suite.loads.len()
+        );
+        for l in &suite.loads {
+            println!(
+                "  load {}: {} via {}, {} points x {} repeats, swept: {}",
+                l.name,
+                serde_json::to_string(&l.protocol)
+                    .unwrap_or_default()
+                    .trim_matches('"'),
+                l.generator.name(),
+                l.points.len(),
+                l.repeat,
+                if l.swept.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    l.swept.join(", ")
+                }
+            );
+        }
+        return Ok(());
+    }
+    // Ctrl-C and SIGTERM only raise a flag: the runner stops the generator and the
+    // server itself, so nothing is left running.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| Error::runtime(format!("cannot handle signals: {e}")))?;
+    }
+    if !a.quiet {
+        eprintln!(
+            "suite: {} ({} servers, {total} runs) -> {}",
+            suite.name,
+            suite.servers.len(),
+            a.out.display()
+        );
+    }
+    let opts = runner::Options {
+        out: a.out.clone(),
+        profile: a.profile,
+        stop: stop.clone(),
+        quiet: a.quiet,
+    };
+    let statuses = runner::run(&suite, &opts)?;
+    let mut problems = Vec::new();
+    for s in &statuses {
+        println!(
+            "{:<16} {:<22} {} points, {} fell short{}",
+            if suite.rounds > 1 {
+                format!("{} #{}", s.name, s.round)
+            } else {
+                s.name.clone()
+            },
+            s.state,
+            s.points,
+            s.points_failed,
+            s.message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        );
+        if s.state != "ok" {
+            problems.push(format!("server {} {}", s.name, s.state.replace('_', " ")));
+        } else if s.points_failed > 0 {
+            problems.push(format!(
+                "server {}: {} points fell short",
+                s.name, s.points_failed
+            ));
+        }
+        if !s.left_behind.is_empty() {
+            problems.push(format!(
+                "server {} left processes {:?} running",
+                s.name, s.left_behind
+            ));
+        }
+    }
+    println!(
+        "results in {} (render with: wirebench report {} -o report.html)",
+        a.out.display(),
+        a.out.display()
+    );
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::ShortFall(
+            "the suite was interrupted; the servers were stopped".into(),
+        ));
+    }
+    if statuses.len() < suite.servers.len() * suite.rounds as usize {
+        problems.push("not every server ran".into());
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::ShortFall(format!(
+            "the suite fell short: {}",
+            problems.join("; ")
+        )))
+    }
+}

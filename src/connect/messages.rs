@@ -1,0 +1,132 @@
+//! What the `connect` parent and its worker processes say to each other: the worker's
+//! share of the plan (JSON in its environment), commands (lines on its stdin), and its
+//! counters (JSON lines on its stdout).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+
+/// The environment variable that carries a worker's spec.
+pub const SPEC_ENV: &str = "WIREBENCH_CONNECT_SPEC";
+
+/// Commands on a worker's stdin.
+pub const CMD_GO: &str = "go";
+pub const CMD_PING: &str = "ping";
+pub const CMD_STOP: &str = "stop";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum TlsSpec {
+    Insecure,
+    CaFile(String),
+    CaPem(String),
+    System,
+}
+
+/// One worker's share.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerSpec {
+    pub index: usize,
+    /// Global number of this worker's first connection: picks its source and destination.
+    pub first: u64,
+    /// Connections (hold) or cycles (churn); 0 with a churn duration.
+    pub count: u64,
+    pub churn: bool,
+    pub duration_ms: Option<u64>,
+    /// New connections per second in this worker; 0 = no limit.
+    pub rate: f64,
+    pub concurrency: usize,
+    pub dests: Vec<SocketAddr>,
+    pub sources: Vec<IpAddr>,
+    pub timeout_ms: u64,
+    pub ping_interval_ms: Option<u64>,
+    pub tls: Option<TlsSpec>,
+    pub server_name: String,
+}
+
+/// A worker's counters; the parent adds them up.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    /// connect() calls made (sockets that could not even be created count too).
+    pub attempts: u64,
+    /// Connections that came up (TCP, and TLS when asked).
+    pub established: u64,
+    /// Failed attempts by errno name (EMFILE, EADDRNOTAVAIL, ECONNREFUSED, ETIMEDOUT, ...).
+    pub failures: BTreeMap<String, u64>,
+    /// Established connections that ended while held, by why (reset, closed, ...).
+    pub lost: BTreeMap<String, u64>,
+    /// Open right now.
+    pub open: u64,
+    /// Echo frames: pings (hold) or the one round trip per cycle (churn).
+    pub sent: u64,
+    pub ok: u64,
+    /// Failed echo frames by kind (mismatch, timeout, reset, closed, io).
+    pub errors: BTreeMap<String, u64>,
+    /// Pings not sent because the previous one on that connection had not come back.
+    pub skipped: u64,
+    /// Churn: cycles that went through connect, echo and close.
+    pub cycles_ok: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+fn add_map(a: &mut BTreeMap<String, u64>, b: &BTreeMap<String, u64>) {
+    for (k, v) in b {
+        *a.entry(k.clone()).or_default() += v;
+    }
+}
+
+impl Counts {
+    pub fn add(&mut self, o: &Counts) {
+        self.attempts += o.attempts;
+        self.established += o.established;
+        add_map(&mut self.failures, &o.failures);
+        add_map(&mut self.lost, &o.lost);
+        self.open += o.open;
+        self.sent += o.sent;
+        self.ok += o.ok;
+        add_map(&mut self.errors, &o.errors);
+        self.skipped += o.skipped;
+        self.cycles_ok += o.cycles_ok;
+        self.bytes_sent += o.bytes_sent;
+        self.bytes_received += o.bytes_received;
+    }
+
+    pub fn failed(&self) -> u64 {
+        self.failures.values().sum()
+    }
+
+    pub fn lost_total(&self) -> u64 {
+        self.lost.values().sum()
+    }
+
+    pub fn echo_errors(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    pub fn in_flight(&self) -> u64 {
+        self.sent.saturating_sub(self.ok + self.echo_errors())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "k", rename_all = "snake_case")]
+pub enum WorkerMsg {
+    Ready,
+    Progress {
+        c: Counts,
+    },
+    /// Every connection of this worker's share was attempted and settled.
+    Connected {
+        c: Counts,
+    },
+    Final {
+        c: Counts,
+        /// Connect latency (socket to established), HdrHistogram V2 base64.
+        connect_hist: String,
+        /// Echo/ping latency.
+        echo_hist: String,
+        cpu_s: f64,
+        /// The worker's own RSS while it held its connections.
+        rss_bytes: u64,
+    },
+}

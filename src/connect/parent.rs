@@ -1,0 +1,493 @@
+//! The `connect` parent: starts the built-in server's processes (when there is no
+//! target) and the client workers, starts them together, shows progress, measures
+//! memory once every connection is up, holds (and pings), stops, and adds up.
+
+use super::messages::{
+    Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP, SPEC_ENV,
+};
+use super::plan::{ClientTrust, ConnectConfig, Mode};
+use super::report::{Memory, Outcome, Timeline};
+use crate::error::{Error, Result};
+use crate::procs::memory;
+use crate::procs::workers::{self, Msg, Workers};
+use crate::report::format::{group, rate};
+use crate::server::counters::ServerTotals;
+use crate::server::group::ServerGroup;
+use crate::stats::Latency;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Each worker's last word, and whether it is done with its phase.
+struct Gathered {
+    latest: Vec<Counts>,
+    connected: Vec<bool>,
+    finals: Vec<Option<FinalParts>>,
+    gone: Vec<bool>,
+}
+
+pub struct FinalParts {
+    pub connect_hist: Latency,
+    pub echo_hist: Latency,
+    pub cpu_s: f64,
+}
+
+impl Gathered {
+    fn new(n: usize) -> Self {
+        Gathered {
+            latest: vec![Counts::default(); n],
+            connected: vec![false; n],
+            finals: (0..n).map(|_| None).collect(),
+            gone: vec![false; n],
+        }
+    }
+
+    fn take(&mut self, m: Msg) {
+        match m {
+            Msg::Gone(i) => self.gone[i] = true,
+            Msg::Line(i, l) => match serde_json::from_str::<WorkerMsg>(&l) {
+                Ok(WorkerMsg::Progress { c }) => self.latest[i] = c,
+                Ok(WorkerMsg::Connected { c }) => {
+                    self.latest[i] = c;
+                    self.connected[i] = true;
+                }
+                Ok(WorkerMsg::Final {
+                    c,
+                    connect_hist,
+                    echo_hist,
+                    cpu_s,
+                    ..
+                }) => {
+                    self.latest[i] = c;
+                    self.connected[i] = true;
+                    self.finals[i] = Some(FinalParts {
+                        connect_hist: Latency::decode(&connect_hist).unwrap_or_default(),
+                        echo_hist: Latency::decode(&echo_hist).unwrap_or_default(),
+                        cpu_s,
+                    });
+                }
+                _ => {}
+            },
+        }
+    }
+
+    fn sum(&self) -> Counts {
+        let mut t = Counts::default();
+        for c in &self.latest {
+            t.add(c);
+        }
+        t
+    }
+
+    /// Every worker is done with its connect phase (or gone).
+    fn all_connected(&self) -> bool {
+        self.connected.iter().zip(&self.gone).all(|(c, g)| *c || *g)
+    }
+
+    fn all_final(&self) -> bool {
+        self.finals
+            .iter()
+            .zip(&self.gone)
+            .all(|(f, g)| f.is_some() || *g)
+    }
+}
+
+fn drain(w: &Workers, g: &mut Gathered, wait: Duration) {
+    let mut wait = wait;
+    while let Some(m) = w.recv(wait) {
+        g.take(m);
+        wait = Duration::ZERO;
+    }
+}
+
+fn tls_spec(cfg: &ConnectConfig, builtin_pem: Option<&str>) -> Option<TlsSpec> {
+    cfg.tls.as_ref().map(|t| match (t, builtin_pem) {
+        (ClientTrust::System, Some(pem)) => TlsSpec::CaPem(pem.to_string()),
+        (ClientTrust::Insecure, _) => TlsSpec::Insecure,
+        (ClientTrust::CaFile(p), _) => TlsSpec::CaFile(p.display().to_string()),
+        (ClientTrust::System, None) => TlsSpec::System,
+    })
+}
+
+/// Splits `total` into `parts` shares that differ by at most one.
+fn share(total: u64, parts: usize, i: usize) -> (u64, u64) {
+    let (base, extra) = (total / parts as u64, total % parts as u64);
+    let i = i as u64;
+    let first = i * base + i.min(extra);
+    (first, base + u64::from(i < extra))
+}
+
+pub struct Run {
+    pub counts: Counts,
+    pub connect_hist: Latency,
+    pub echo_hist: Latency,
+    pub client_cpu_s: f64,
+    pub server_cpu_s: Option<f64>,
+    pub timeline: Timeline,
+    pub memory: Memory,
+    pub server: Option<ServerTotals>,
+    pub targets: Vec<SocketAddr>,
+    pub interrupted: bool,
+    pub workers_failed: usize,
+}
+
+fn server_cpu(pids: &[u32]) -> f64 {
+    pids.iter()
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
+        .filter_map(|s| crate::sys::stat_cpu_time(&s))
+        .map(|d| d.as_secs_f64())
+        .sum()
+}
+
+/// Runs the plan; `server_tls` holds the built-in server's TLS arguments and CA PEM.
+pub fn run(
+    cfg: &ConnectConfig,
+    stop: &AtomicBool,
+    server_args: Option<(Vec<String>, Option<String>)>,
+) -> Result<Run> {
+    // The built-in server first, in its own processes, so its memory is its own.
+    let mut server = match (&cfg.targets, &server_args) {
+        (None, Some((args, _))) => Some(ServerGroup::start(
+            args,
+            &["127.0.0.1:0".parse().expect("literal address")],
+            cfg.server_processes,
+        )?),
+        _ => None,
+    };
+    let targets = match (&cfg.targets, &server) {
+        (Some(t), _) => t.clone(),
+        (None, Some(s)) => s.addrs.clone(),
+        (None, None) => return Err(Error::runtime("no target and no built-in server")),
+    };
+    let server_pids = match &server {
+        Some(s) => s.pids(),
+        None => cfg.server_pids.clone(),
+    };
+    let pem = server_args.as_ref().and_then(|(_, p)| p.as_deref());
+    let (churn, duration_ms, ping_ms) = match &cfg.mode {
+        Mode::Churn { duration } => (true, duration.map(|d| d.as_millis() as u64), None),
+        Mode::Hold { ping, .. } => (false, None, ping.map(|p| p.as_millis().max(1) as u64)),
+    };
+    let p = cfg.processes;
+    let specs: Vec<WorkerSpec> = (0..p)
+        .map(|i| {
+            let (first, count) = share(cfg.total, p, i);
+            WorkerSpec {
+                index: i,
+                first,
+                count,
+                churn,
+                duration_ms,
+                rate: cfg.rate / p as f64,
+                concurrency: cfg.concurrency.div_ceil(p).max(1),
+                dests: targets.clone(),
+                sources: cfg.sources.clone(),
+                timeout_ms: cfg.timeout.as_millis() as u64,
+                ping_interval_ms: ping_ms,
+                tls: tls_spec(cfg, pem),
+                server_name: cfg.host.clone(),
+            }
+        })
+        .collect();
+    let mut w = workers::spawn(
+        "connect",
+        p,
+        |_| vec!["connect".to_string()],
+        |i| {
+            vec![(
+                SPEC_ENV.to_string(),
+                serde_json::to_string(&specs[i]).unwrap_or_default(),
+            )]
+        },
+    )?;
+    let client_pids = w.pids();
+    let mut g = Gathered::new(p);
+    let mut ready = 0;
+    let end = Instant::now() + Duration::from_secs(30);
+    while ready < p {
+        if Instant::now() >= end || g.gone.iter().any(|x| *x) {
+            return Err(Error::runtime(
+                "the connect worker processes did not all start (see the message above)",
+            ));
+        }
+        if let Some(m) = w.recv(Duration::from_millis(100)) {
+            match &m {
+                Msg::Line(_, l) if l.contains("\"ready\"") => ready += 1,
+                _ => g.take(m),
+            }
+        }
+    }
+
+    // Baselines, with every process up and no connection yet.
+    let slab0 = memory::slab_bytes();
+    let server_rss0 = memory::total_rss(&server_pids);
+    let client_rss0 = memory::total_rss(&client_pids);
+    let server_cpu0 = server_cpu(&server_pids);
+
+    let t0 = Instant::now();
+    w.tell_all(CMD_GO);
+    let mut progress = Progress::new(cfg);
+    while !g.all_connected() && !stop.load(Ordering::Relaxed) {
+        drain(&w, &mut g, Duration::from_millis(20));
+        progress.tick(t0, &g.sum(), cfg, false);
+        if let Some(s) = &mut server {
+            s.poll(Duration::ZERO);
+        }
+    }
+    let mut interrupted = stop.load(Ordering::Relaxed);
+    let reached = t0.elapsed();
+    let counts_up = g.sum();
+    progress.tick(t0, &counts_up, cfg, true);
+
+    // Memory once everything is up: wait for the built-in server to have accepted all.
+    if let Some(s) = &mut server {
+        if !cfg.is_churn() {
+            let want = counts_up.established - counts_up.lost_total();
+            s.wait_for(Duration::from_secs(10), |t| t.active >= want);
+        }
+    }
+    let server_active = server.as_ref().map(|s| s.totals().active);
+    let slab1 = memory::slab_bytes();
+    let server_rss1 = memory::total_rss(&server_pids);
+    let client_rss1 = memory::total_rss(&client_pids);
+    let held = counts_up.open;
+
+    let mut hold_s = 0.0;
+    if let (Mode::Hold { hold, ping }, false) = (&cfg.mode, interrupted) {
+        let started = Instant::now();
+        if ping.is_some() {
+            w.tell_all(CMD_PING);
+        }
+        while started.elapsed() < *hold && !stop.load(Ordering::Relaxed) {
+            drain(&w, &mut g, Duration::from_millis(20));
+            progress.tick(t0, &g.sum(), cfg, false);
+            if let Some(s) = &mut server {
+                s.poll(Duration::ZERO);
+            }
+        }
+        hold_s = started.elapsed().as_secs_f64();
+        interrupted = stop.load(Ordering::Relaxed);
+    }
+    w.tell_all(CMD_STOP);
+    let end = Instant::now() + cfg.timeout + Duration::from_secs(10);
+    while !g.all_final() && Instant::now() < end {
+        drain(&w, &mut g, Duration::from_millis(50));
+    }
+    let elapsed = t0.elapsed();
+    progress.finish();
+    // Exiting with ~20,000 sockets takes a while, and dozens of workers share a CPU:
+    // be patient, and hold it against a worker only if its report is missing too.
+    let ended = w.reap(Duration::from_secs(60));
+    drop(w);
+    let server_cpu_s = (!server_pids.is_empty()).then(|| server_cpu(&server_pids) - server_cpu0);
+
+    // After the clients left, the built-in server should be back to no connections.
+    let server_totals = server.map(|mut s| {
+        s.wait_for(Duration::from_secs(10), |t| t.active == 0);
+        s.stop()
+    });
+
+    let mut connect_hist = Latency::new();
+    let mut echo_hist = Latency::new();
+    let mut client_cpu_s = 0.0;
+    for f in g.finals.iter().flatten() {
+        connect_hist.add(&f.connect_hist);
+        echo_hist.add(&f.echo_hist);
+        client_cpu_s += f.cpu_s;
+    }
+    let workers_failed = ended
+        .iter()
+        .zip(&g.finals)
+        .filter(|(e, f)| f.is_none() || **e == workers::Ended::Failed)
+        .count();
+    Ok(Run {
+        counts: g.sum(),
+        connect_hist,
+        echo_hist,
+        client_cpu_s,
+        server_cpu_s,
+        timeline: Timeline {
+            reached_s: reached.as_secs_f64(),
+            hold_s,
+            elapsed_s: elapsed.as_secs_f64(),
+        },
+        memory: Memory {
+            held,
+            server_active,
+            server_processes: server_pids.len(),
+            server_rss_before: server_rss0,
+            server_rss_after: server_rss1,
+            client_rss_before: client_rss0,
+            client_rss_after: client_rss1,
+            slab_before: slab0,
+            slab_after: slab1,
+        },
+        server: server_totals,
+        targets,
+        interrupted,
+        workers_failed,
+    })
+}
+
+/// Progress while connecting and holding: a line redrawn on a terminal, plain lines otherwise.
+struct Progress {
+    enabled: bool,
+    terminal: bool,
+    next: Duration,
+    every: Duration,
+    last_attempts: u64,
+    last_t: Duration,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(cfg: &ConnectConfig) -> Self {
+        Progress {
+            enabled: !cfg.quiet,
+            terminal: std::io::stderr().is_terminal(),
+            next: cfg.progress,
+            every: cfg.progress,
+            last_attempts: 0,
+            last_t: Duration::ZERO,
+            drawn: false,
+        }
+    }
+
+    fn tick(&mut self, t0: Instant, c: &Counts, cfg: &ConnectConfig, force: bool) {
+        let t = t0.elapsed();
+        if !self.enabled || (t < self.next && !force) {
+            return;
+        }
+        let dt = (t - self.last_t).as_secs_f64();
+        let count = if cfg.is_churn() {
+            c.attempts
+        } else {
+            c.established
+        };
+        let r = if dt > 0.0 {
+            (c.attempts - self.last_attempts) as f64 / dt
+        } else {
+            0.0
+        };
+        self.last_attempts = c.attempts;
+        self.last_t = t;
+        while self.next <= t {
+            self.next += self.every;
+        }
+        let failed = if c.failures.is_empty() {
+            "0".to_string()
+        } else {
+            c.failures
+                .iter()
+                .map(|(k, v)| format!("{k} {}", group(*v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let what = if cfg.is_churn() {
+            format!(
+                "cycles {} ok {} | failed {failed} | {} conns/s",
+                group(count),
+                group(c.cycles_ok),
+                rate(r)
+            )
+        } else {
+            let mut s = format!(
+                "established {} of {} | open {} | failed {failed} | {} conns/s",
+                group(c.established),
+                group(cfg.total),
+                group(c.open),
+                rate(r)
+            );
+            if c.sent > 0 {
+                s.push_str(&format!(" | pings {} ok {}", group(c.sent), group(c.ok)));
+            }
+            s
+        };
+        let line = format!("[{:>7.1}s] {what}", t.as_secs_f64());
+        if self.terminal {
+            eprint!("\r\x1b[2K{line}");
+            self.drawn = true;
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.drawn {
+            eprintln!();
+            self.drawn = false;
+        }
+    }
+}
+
+/// Judges a finished run: None when it did all it was asked.
+pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
+    let c = &r.counts;
+    let mut why = Vec::new();
+    if r.interrupted {
+        why.push("interrupted by a signal before the plan was done".to_string());
+    }
+    if r.workers_failed > 0 {
+        why.push(format!("{} worker processes failed", r.workers_failed));
+    }
+    match &cfg.mode {
+        Mode::Hold { .. } => {
+            if c.established < cfg.total {
+                why.push(format!(
+                    "{} of {} connections established",
+                    group(c.established),
+                    group(cfg.total)
+                ));
+            }
+            if c.lost_total() > 0 {
+                why.push(format!(
+                    "{} held connections were lost",
+                    group(c.lost_total())
+                ));
+            }
+        }
+        Mode::Churn { duration } => {
+            if duration.is_none() && c.cycles_ok < cfg.total {
+                why.push(format!(
+                    "{} of {} cycles completed",
+                    group(c.cycles_ok),
+                    group(cfg.total)
+                ));
+            }
+            if c.cycles_ok == 0 {
+                why.push("no cycle completed".to_string());
+            }
+        }
+    }
+    if c.failed() > 0 {
+        let kinds: Vec<String> = c
+            .failures
+            .iter()
+            .map(|(k, v)| format!("{k} {}", group(*v)))
+            .collect();
+        why.push(format!(
+            "{} connection attempts failed ({})",
+            group(c.failed()),
+            kinds.join(", ")
+        ));
+    }
+    if c.echo_errors() > 0 {
+        why.push(format!("{} echo frames failed", group(c.echo_errors())));
+    }
+    if c.in_flight() > 0 {
+        why.push(format!("{} echo frames got no reply", group(c.in_flight())));
+    }
+    if let Some(t) = &r.server {
+        if t.accepts != c.established {
+            why.push(format!(
+                "the server accepted {} connections, the client established {}",
+                group(t.accepts),
+                group(c.established)
+            ));
+        }
+    }
+    Outcome {
+        reason: (!why.is_empty()).then(|| why.join("; ")),
+    }
+}

@@ -1,0 +1,443 @@
+//! What a `connect` run reports: the shared RunResult (echo/ping frames as its
+//! requests) plus a `connect` section with connection counts, failures by errno,
+//! the connect-latency histogram, rates, and memory per connection.
+
+use super::messages::Counts;
+use super::parent::Run;
+use super::plan::{ConnectConfig, Mode};
+use crate::procs::memory::KernelLimits;
+use crate::report::format::{group, micros, rate};
+use crate::stats::result::{
+    Cpu, HistogramBlob, Outcome as ResultOutcome, Throughput, Totals, Warmup, SCHEMA_VERSION,
+};
+use crate::stats::{LatencySummary, RunResult};
+use crate::sys::Environment;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+pub struct Timeline {
+    /// From "go" until every worker had settled all its connects.
+    pub reached_s: f64,
+    pub hold_s: f64,
+    pub elapsed_s: f64,
+}
+
+/// Memory before the first connect and with every connection up.
+pub struct Memory {
+    pub held: u64,
+    pub server_active: Option<u64>,
+    pub server_processes: usize,
+    pub server_rss_before: u64,
+    pub server_rss_after: u64,
+    pub client_rss_before: u64,
+    pub client_rss_after: u64,
+    pub slab_before: u64,
+    pub slab_after: u64,
+}
+
+pub struct Outcome {
+    pub reason: Option<String>,
+}
+
+fn per(delta_after: u64, before: u64, n: u64) -> Option<f64> {
+    (n > 0).then(|| (delta_after as f64 - before as f64) / n as f64)
+}
+
+#[derive(Serialize)]
+pub struct MemorySection {
+    /// Connections open when memory was read.
+    pub connections: u64,
+    pub server_processes: usize,
+    pub server_rss_bytes_before: Option<u64>,
+    pub server_rss_bytes_after: Option<u64>,
+    /// (RSS with the connections up - RSS before) / connections, all server processes.
+    pub server_rss_per_conn_bytes: Option<f64>,
+    pub client_rss_bytes_before: u64,
+    pub client_rss_bytes_after: u64,
+    pub client_rss_per_conn_bytes: Option<f64>,
+    pub slab_bytes_before: u64,
+    pub slab_bytes_after: u64,
+    /// /proc/meminfo Slab delta per connection: both ends when the server is on this machine.
+    pub slab_per_conn_bytes: Option<f64>,
+}
+
+#[derive(Serialize)]
+pub struct ChurnSection {
+    pub cycles: u64,
+    pub cycles_ok: u64,
+    pub connections_per_s: f64,
+}
+
+#[derive(Serialize)]
+pub struct PingSection {
+    pub interval_s: f64,
+    pub sent: u64,
+    pub ok: u64,
+    pub skipped: u64,
+}
+
+#[derive(Serialize)]
+pub struct ConnectSection {
+    pub mode: &'static str,
+    pub requested: u64,
+    pub attempts: u64,
+    pub established: u64,
+    pub failed: u64,
+    /// Failed attempts by errno name.
+    pub failures: BTreeMap<String, u64>,
+    /// Established connections that ended early, by why.
+    pub lost: BTreeMap<String, u64>,
+    /// From the start until every attempt had settled.
+    pub time_to_establish_s: f64,
+    /// Attempts per second over that time.
+    pub connect_rate_per_s: f64,
+    pub hold_s: f64,
+    pub processes: usize,
+    pub server_processes: Option<usize>,
+    pub server_active: Option<u64>,
+    pub connect_latency_us: LatencySummary,
+    pub connect_histogram: HistogramBlob,
+    pub churn: Option<ChurnSection>,
+    pub ping: Option<PingSection>,
+    pub memory: MemorySection,
+    pub kernel: KernelLimits,
+}
+
+/// The shared result plus the `connect` section, as one JSON object.
+#[derive(Serialize)]
+pub struct ConnectResult {
+    #[serde(flatten)]
+    pub base: RunResult,
+    pub connect: ConnectSection,
+}
+
+fn error_totals(c: &Counts) -> BTreeMap<String, u64> {
+    let mut m: BTreeMap<String, u64> = c.errors.clone();
+    for (k, v) in &c.failures {
+        *m.entry(format!("connect_{}", k.to_lowercase().replace(' ', "_")))
+            .or_default() += v;
+    }
+    for (k, v) in &c.lost {
+        *m.entry(format!("lost_{k}")).or_default() += v;
+    }
+    m.retain(|_, v| *v > 0);
+    m
+}
+
+pub fn build(
+    cfg: &ConnectConfig,
+    r: &Run,
+    outcome: Outcome,
+    started_unix_ms: u64,
+    kernel: KernelLimits,
+) -> ConnectResult {
+    let c = &r.counts;
+    let secs = r.timeline.elapsed_s;
+    let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+    let per_msg = |s: f64| if c.ok > 0 { s * 1e6 / c.ok as f64 } else { 0.0 };
+    let m = &r.memory;
+    let server_known = m.server_processes > 0;
+    let mode = match cfg.mode {
+        Mode::Hold { .. } => "hold",
+        Mode::Churn { .. } => "churn",
+    };
+    let (plan, hold_s, ping_s) = match &cfg.mode {
+        Mode::Hold { hold, ping } => (
+            serde_json::json!({"type": "count", "connections": cfg.total}),
+            hold.as_secs_f64(),
+            ping.map(|p| p.as_secs_f64()),
+        ),
+        Mode::Churn { duration: Some(d) } => (
+            serde_json::json!({"type": "duration", "duration_s": d.as_secs_f64()}),
+            0.0,
+            None,
+        ),
+        Mode::Churn { duration: None } => (
+            serde_json::json!({"type": "count", "cycles": cfg.total}),
+            0.0,
+            None,
+        ),
+    };
+    let config = serde_json::json!({
+        "threads": 1,
+        "connections_per_thread": cfg.total.div_ceil(cfg.processes as u64).max(1),
+        "pipeline": 1,
+        "plan": plan,
+        "mode": mode,
+        "connections": cfg.total,
+        "processes": cfg.processes,
+        "server_processes": cfg.builtin().then_some(cfg.server_processes),
+        "builtin_server": cfg.builtin(),
+        "targets": r.targets.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        "sources": cfg.sources.len(),
+        "connect_rate": cfg.rate,
+        "concurrency": cfg.concurrency,
+        "hold_s": hold_s,
+        "ping_interval_s": ping_s,
+        "timeout_s": cfg.timeout.as_secs_f64(),
+        "tls": cfg.tls.is_some(),
+        "echo_payload_bytes": super::event_loop::PING_PAYLOAD,
+    });
+    let reason = outcome.reason;
+    let base = RunResult {
+        schema_version: SCHEMA_VERSION,
+        kind: "connect".into(),
+        started_unix_ms,
+        target: r.targets.first().map(|a| a.to_string()).unwrap_or_default(),
+        config,
+        environment: Environment::capture(),
+        elapsed_s: secs,
+        totals: Totals {
+            sent: c.sent,
+            ok: c.ok,
+            errors: c.echo_errors(),
+            in_flight: c.in_flight(),
+            expected: None,
+            bytes_sent: c.bytes_sent,
+            bytes_received: c.bytes_received,
+            connections: c.established,
+            connect_errors: c.failed(),
+            invariant_holds: c.sent == c.ok + c.echo_errors() + c.in_flight(),
+        },
+        errors: error_totals(c),
+        throughput: Throughput {
+            msgs_per_s: per_sec(c.ok),
+            mb_per_s: per_sec(c.bytes_received) / 1e6,
+            mb_sent_per_s: per_sec(c.bytes_sent) / 1e6,
+        },
+        latency_us: r.echo_hist.summary(),
+        latency_uncorrected_us: None,
+        histogram: HistogramBlob::of(&r.echo_hist),
+        histogram_uncorrected: None,
+        intervals: Vec::new(),
+        warmup: Warmup::default(),
+        cpu: Cpu {
+            client_s: r.client_cpu_s,
+            client_us_per_msg: per_msg(r.client_cpu_s),
+            server_s: r.server_cpu_s,
+            server_us_per_msg: r.server_cpu_s.map(per_msg),
+        },
+        server: r
+            .server
+            .as_ref()
+            .map(|t| serde_json::to_value(t).unwrap_or_default()),
+        outcome: ResultOutcome {
+            success: reason.is_none(),
+            reason,
+        },
+        status_classes: None,
+        amqp: None,
+    };
+    let reach = r.timeline.reached_s;
+    let connect = ConnectSection {
+        mode,
+        requested: cfg.total,
+        attempts: c.attempts,
+        established: c.established,
+        failed: c.failed(),
+        failures: c.failures.clone(),
+        lost: c.lost.clone(),
+        time_to_establish_s: reach,
+        connect_rate_per_s: if reach > 0.0 {
+            c.attempts as f64 / reach
+        } else {
+            0.0
+        },
+        hold_s: r.timeline.hold_s,
+        processes: cfg.processes,
+        server_processes: server_known.then_some(m.server_processes),
+        server_active: m.server_active,
+        connect_latency_us: r.connect_hist.summary(),
+        connect_histogram: HistogramBlob::of(&r.connect_hist),
+        churn: cfg.is_churn().then(|| ChurnSection {
+            cycles: c.attempts,
+            cycles_ok: c.cycles_ok,
+            connections_per_s: if reach > 0.0 {
+                c.cycles_ok as f64 / reach
+            } else {
+                0.0
+            },
+        }),
+        ping: ping_s.map(|iv| PingSection {
+            interval_s: iv,
+            sent: c.sent,
+            ok: c.ok,
+            skipped: c.skipped,
+        }),
+        memory: MemorySection {
+            connections: m.held,
+            server_processes: m.server_processes,
+            server_rss_bytes_before: server_known.then_some(m.server_rss_before),
+            server_rss_bytes_after: server_known.then_some(m.server_rss_after),
+            server_rss_per_conn_bytes: if server_known {
+                per(m.server_rss_after, m.server_rss_before, m.held)
+            } else {
+                None
+            },
+            client_rss_bytes_before: m.client_rss_before,
+            client_rss_bytes_after: m.client_rss_after,
+            client_rss_per_conn_bytes: per(m.client_rss_after, m.client_rss_before, m.held),
+            slab_bytes_before: m.slab_before,
+            slab_bytes_after: m.slab_after,
+            slab_per_conn_bytes: per(m.slab_after, m.slab_before, m.held),
+        },
+        kernel,
+    };
+    ConnectResult { base, connect }
+}
+
+fn bytes(v: Option<f64>) -> String {
+    match v {
+        Some(b) => format!("{} bytes", group(b.max(0.0).round() as u64)),
+        None => "n/a".into(),
+    }
+}
+
+fn latency_line(l: &LatencySummary) -> String {
+    format!(
+        "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        micros(l.min),
+        micros(l.p50),
+        micros(l.p90),
+        micros(l.p99),
+        micros(l.p99_9),
+        micros(l.max)
+    )
+}
+
+fn map_line(m: &BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{k} {}", group(*v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The text summary of a connect run.
+pub fn summary(r: &ConnectResult) -> String {
+    let (b, c) = (&r.base, &r.connect);
+    let rule = "-".repeat(100);
+    let mut s = format!("{rule}\n");
+    let _ = match &b.outcome.reason {
+        None => writeln!(s, "result:        ok"),
+        Some(why) => writeln!(s, "result:        FELL SHORT: {why}"),
+    };
+    let requested = if c.requested > 0 {
+        format!(" of {} requested", group(c.requested))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "connections:   {} established{requested} ({} attempts); failed: {}",
+        group(c.established),
+        group(c.attempts),
+        map_line(&c.failures)
+    );
+    if !c.lost.is_empty() {
+        let _ = writeln!(s, "lost:          {}", map_line(&c.lost));
+    }
+    if let Some(ch) = &c.churn {
+        let _ = writeln!(
+            s,
+            "churn:         {} cycles ok of {} in {:.3} s: {} connections/s",
+            group(ch.cycles_ok),
+            group(ch.cycles),
+            c.time_to_establish_s,
+            rate(ch.connections_per_s)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "time to all:   {:.3} s ({} connects/s over {} processes), then held {:.1} s",
+            c.time_to_establish_s,
+            rate(c.connect_rate_per_s),
+            c.processes,
+            c.hold_s
+        );
+    }
+    let _ = writeln!(s, "connect (us):  {}", latency_line(&c.connect_latency_us));
+    if b.totals.sent > 0 {
+        let what = if c.churn.is_some() { "echo" } else { "ping" };
+        let _ = writeln!(
+            s,
+            "{what:<5}:        {} ok of {} sent, errors {}, no reply {}{}",
+            group(b.totals.ok),
+            group(b.totals.sent),
+            group(b.totals.errors),
+            group(b.totals.in_flight),
+            c.ping
+                .as_ref()
+                .map(|p| format!(", skipped (previous still out) {}", group(p.skipped)))
+                .unwrap_or_default()
+        );
+        let _ = writeln!(s, "{what} (us):    {}", latency_line(&b.latency_us));
+    }
+    let m = &c.memory;
+    // Memory per connection means something only with the connections held.
+    if c.churn.is_some() {
+        if let Some(sv) = &b.server {
+            let _ = writeln!(
+                s,
+                "server:        accepts {} closes {}",
+                group(sv["accepts"].as_u64().unwrap_or(0)),
+                group(sv["closes"].as_u64().unwrap_or(0)),
+            );
+        }
+        let _ = writeln!(
+            s,
+            "cpu:           client {:.2} s{}",
+            b.cpu.client_s,
+            b.cpu
+                .server_s
+                .map(|v| format!(", server {v:.2} s"))
+                .unwrap_or_default()
+        );
+        return s;
+    }
+    if m.server_processes > 0 {
+        let _ = writeln!(
+            s,
+            "server memory: {} per connection (RSS of {} processes: {} MB -> {} MB)",
+            bytes(m.server_rss_per_conn_bytes),
+            m.server_processes,
+            m.server_rss_bytes_before.unwrap_or(0) / 1_000_000,
+            m.server_rss_bytes_after.unwrap_or(0) / 1_000_000
+        );
+    }
+    let _ = writeln!(
+        s,
+        "client memory: {} per connection (RSS of {} processes)",
+        bytes(m.client_rss_per_conn_bytes),
+        c.processes
+    );
+    let _ = writeln!(
+        s,
+        "kernel slab:   {} per connection ({} MB -> {} MB, whole machine)",
+        bytes(m.slab_per_conn_bytes),
+        m.slab_bytes_before / 1_000_000,
+        m.slab_bytes_after / 1_000_000
+    );
+    if let Some(sv) = &b.server {
+        let _ = writeln!(
+            s,
+            "server:        accepts {} closes {} (active when all were up: {})",
+            group(sv["accepts"].as_u64().unwrap_or(0)),
+            group(sv["closes"].as_u64().unwrap_or(0)),
+            c.server_active.map(group).unwrap_or_else(|| "n/a".into())
+        );
+    }
+    let _ = writeln!(
+        s,
+        "cpu:           client {:.2} s{}",
+        b.cpu.client_s,
+        b.cpu
+            .server_s
+            .map(|v| format!(", server {v:.2} s"))
+            .unwrap_or_default()
+    );
+    s
+}

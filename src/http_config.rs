@@ -1,0 +1,248 @@
+//! `wirebench http` and `wirebench serve http`, validated: the URL, the request to
+//! send, what counts as a correct response. Every bad combination is refused here
+//! with one sentence (exit 2).
+
+use crate::cli::{HttpArgs, ServeHttpArgs};
+use crate::config::LoadConfig;
+use crate::error::{Error, Result};
+use crate::proto::http::request::{self, RequestSpec};
+use crate::proto::http::server::Limits;
+use crate::proto::http::status::StatusSet;
+use crate::proto::http::url::{self, Url};
+use crate::units::parse_bytes;
+use serde_json::json;
+use std::net::SocketAddr;
+
+/// Largest request body a load sends.
+pub const MAX_BODY: u64 = 64 << 20;
+/// Largest `--header-size`.
+pub const MAX_TEST_HEADER: u64 = 1 << 20;
+
+#[derive(Clone, Debug)]
+pub struct HttpConfig {
+    pub load: LoadConfig,
+    /// None: start the built-in server.
+    pub url: Option<Url>,
+    /// Resolved address of the URL's host.
+    pub addr: Option<SocketAddr>,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Where the body came from, for the config table.
+    pub body_source: String,
+    pub test_header: usize,
+    pub keepalive: bool,
+    pub accept: StatusSet,
+    pub accept_text: String,
+    pub expect_echo: bool,
+    pub server_threads: usize,
+}
+
+fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
+    let n = parse_bytes(text).map_err(|e| Error::usage(format!("{flag}: {e}")))?;
+    if n > max {
+        return Err(Error::usage(format!("{flag} must be at most {max} bytes")));
+    }
+    Ok(n as usize)
+}
+
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn parse_header(text: &str) -> Result<(String, String)> {
+    let bad = || {
+        Error::usage(format!(
+            "-H '{text}' is not a header: write it as \"Name: value\""
+        ))
+    };
+    let (name, value) = text.split_once(':').ok_or_else(bad)?;
+    let value = value.trim();
+    if !is_token(name) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(bad());
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+impl HttpConfig {
+    pub fn from_args(a: &HttpArgs) -> Result<Self> {
+        let url = a
+            .url
+            .as_deref()
+            .map(url::parse)
+            .transpose()
+            .map_err(Error::usage)?;
+        let mut load_args = a.load.clone();
+        if let Some(u) = &url {
+            if a.load.tls && !u.tls {
+                return Err(Error::usage(
+                    "--tls does not combine with an http:// URL: write https:// instead",
+                ));
+            }
+            load_args.tls = u.tls;
+        }
+        let mut load = LoadConfig::from_args(&load_args)?;
+
+        if a.body.is_some() && a.body_size.is_some() {
+            return Err(Error::usage("choose one of --body and --body-size"));
+        }
+        let (body, body_source) = match (&a.body, &a.body_size) {
+            (Some(path), _) => {
+                let b = std::fs::read(path).map_err(|e| {
+                    Error::usage(format!(
+                        "cannot read the --body file {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                if b.len() as u64 > MAX_BODY {
+                    return Err(Error::usage(format!(
+                        "the --body file {} is larger than {MAX_BODY} bytes",
+                        path.display()
+                    )));
+                }
+                let src = format!("{} ({} bytes)", path.display(), b.len());
+                (b, src)
+            }
+            (None, Some(n)) => {
+                let n = size_flag("--body-size", n, MAX_BODY)?;
+                (request::pattern_body(n), format!("{n} bytes (a-z pattern)"))
+            }
+            (None, None) => (Vec::new(), "none".to_string()),
+        };
+        let has_body = a.body.is_some() || a.body_size.is_some();
+        let method = match &a.method {
+            Some(m) => {
+                if !is_token(m) {
+                    return Err(Error::usage(format!("-m '{m}' is not an HTTP method")));
+                }
+                m.to_ascii_uppercase()
+            }
+            None if has_body => "POST".to_string(),
+            None => "GET".to_string(),
+        };
+        if method == "HEAD" && has_body {
+            return Err(Error::usage(
+                "a HEAD request carries no body: drop --body/--body-size",
+            ));
+        }
+        let headers = a
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>>>()?;
+        for (n, _) in &headers {
+            if n.eq_ignore_ascii_case("transfer-encoding")
+                || n.eq_ignore_ascii_case("content-length")
+            {
+                return Err(Error::usage(format!(
+                    "-H '{n}' is set by wirebench from the body: use --body or --body-size instead"
+                )));
+            }
+        }
+        let test_header = a
+            .header_size
+            .as_deref()
+            .map(|t| size_flag("--header-size", t, MAX_TEST_HEADER))
+            .transpose()?
+            .unwrap_or(0);
+        if a.no_keepalive && load.pipeline > 1 {
+            return Err(Error::usage(
+                "--no-keepalive sends one request per connection: it does not combine with --pipeline above 1",
+            ));
+        }
+        if a.expect_echo && !has_body {
+            return Err(Error::usage(
+                "--expect-echo compares response bodies with the request body: give one with --body-size or --body",
+            ));
+        }
+        let (accept, accept_text) = match &a.expect_status {
+            Some(t) => (StatusSet::parse(t).map_err(Error::usage)?, t.clone()),
+            None => (StatusSet::default(), "2xx".to_string()),
+        };
+        let addr = url
+            .as_ref()
+            .map(|u| crate::net::addr::resolve(&u.host_port()).map(|(a, _)| a))
+            .transpose()?;
+        if url.is_some() && a.server_threads.is_some() {
+            return Err(Error::usage(
+                "--server-threads only applies to the built-in server (no URL)",
+            ));
+        }
+        let cpus = crate::sys::affinity_cpus();
+        if url.is_none() && a.load.threads.is_none() {
+            load.threads = (cpus / 2).max(1);
+        }
+        let server_threads = a
+            .server_threads
+            .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1));
+        if server_threads == 0 {
+            return Err(Error::usage("--server-threads must be at least 1"));
+        }
+        Ok(HttpConfig {
+            load,
+            url,
+            addr,
+            method,
+            headers,
+            body,
+            body_source,
+            test_header,
+            keepalive: !a.no_keepalive,
+            accept,
+            accept_text,
+            expect_echo: a.expect_echo,
+            server_threads,
+        })
+    }
+
+    /// The request every connection sends, for a server at `authority` and `path`.
+    pub fn request(&self, authority: &str, path: &str) -> RequestSpec {
+        RequestSpec {
+            method: self.method.clone(),
+            path: path.to_string(),
+            authority: authority.to_string(),
+            headers: self.headers.clone(),
+            test_header: self.test_header,
+            body: self.body.clone(),
+            close: !self.keepalive,
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.load.to_json();
+        v["url"] = json!(self.url.as_ref().map(|u| format!(
+            "{}://{}{}",
+            if u.tls { "https" } else { "http" },
+            u.authority(),
+            u.path
+        )));
+        v["method"] = json!(self.method);
+        v["headers"] = json!(self
+            .headers
+            .iter()
+            .map(|(n, v)| format!("{n}: {v}"))
+            .collect::<Vec<_>>());
+        v["body_bytes"] = json!(self.body.len());
+        v["test_header_bytes"] = json!(self.test_header);
+        v["keepalive"] = json!(self.keepalive);
+        v["expect_status"] = json!(self.accept_text);
+        v["expect_echo"] = json!(self.expect_echo);
+        v["builtin_server"] = json!(self.url.is_none());
+        if self.url.is_none() {
+            v["server_threads"] = json!(self.server_threads);
+        }
+        v
+    }
+}
+
+/// `wirebench serve http`'s own limits.
+pub fn serve_limits(a: &ServeHttpArgs) -> Result<Limits> {
+    let max_head = size_flag("--max-header", &a.max_header, 1 << 20)?;
+    let max_body = size_flag("--max-body", &a.max_body, 1 << 30)?;
+    if max_head < 256 {
+        return Err(Error::usage("--max-header must be at least 256 bytes"));
+    }
+    Ok(Limits { max_head, max_body })
+}

@@ -1,0 +1,589 @@
+//! The AMQP publisher the engine drives. Before the first request: the protocol header,
+//! Start/StartOk (PLAIN), Tune/TuneOk, Open/OpenOk, Channel.Open per channel, an
+//! optional Queue.Declare and, with confirms, Confirm.Select. A request is one
+//! Basic.Publish with its content header and body frames, written from a template
+//! built once per channel; its reply is the broker's confirm (one Basic.Ack may confirm
+//! several). Without confirms there is no reply: a publish counts once it is written.
+//! At the end of a connection: Connection.Close, then wait for CloseOk.
+
+use super::codec::{self, write_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
+use super::confirms::ChannelConfirms;
+use crate::engine::protocol::{
+    ClientProtocol, Decode, InFlight, ProtocolFactory, Setup, SetupPhase, Verdict,
+};
+use crate::stats::ErrorKind;
+use amq_protocol::frame::AMQPFrame;
+use amq_protocol::protocol::{basic, channel, confirm, connection, queue, AMQPClass};
+use amq_protocol::types::{AMQPValue, FieldTable, LongString};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The largest frame this client asks for (RabbitMQ's default too).
+pub const CLIENT_FRAME_MAX: u32 = 131_072;
+
+/// What every connection of a run does.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    pub user: String,
+    pub password: String,
+    pub vhost: String,
+    pub channels: u16,
+    pub confirm: bool,
+    pub exchange: String,
+    pub routing_key: String,
+    /// Body bytes per message.
+    pub size: usize,
+    /// Declared on channel 1 during the handshake (non-durable, not auto-deleted).
+    pub declare_queue: Option<String>,
+    /// Churn: messages per connection, after which it closes and a new one opens.
+    pub per_connection: Option<u64>,
+    /// Spread the connection slots' first starts over this long.
+    pub ramp: Duration,
+}
+
+/// Per-connection events worth a counter (added once per connection, not per message).
+#[derive(Default, Debug)]
+pub struct SessionCounters {
+    pub handshakes: AtomicU64,
+    pub clean_closes: AtomicU64,
+    pub nacked: AtomicU64,
+    /// The first Connection.Close or Channel.Close the broker sent, for the report.
+    pub broker_close: Mutex<Option<String>>,
+}
+
+impl SessionCounters {
+    fn note_broker_close(&self, text: String) {
+        if let Ok(mut g) = self.broker_close.lock() {
+            if g.is_none() {
+                *g = Some(text);
+            }
+        }
+    }
+}
+
+pub struct AmqpFactory {
+    opts: ClientOptions,
+    pub counters: Arc<SessionCounters>,
+    /// Total connection slots, to spread their starts over the ramp.
+    slots: usize,
+}
+
+impl AmqpFactory {
+    pub fn new(opts: ClientOptions, slots: usize) -> Self {
+        AmqpFactory {
+            opts,
+            counters: Arc::new(SessionCounters::default()),
+            slots: slots.max(1),
+        }
+    }
+}
+
+impl ProtocolFactory for AmqpFactory {
+    type Client = AmqpClient;
+
+    fn client(&self, _conn_id: u64) -> AmqpClient {
+        AmqpClient::new(self.opts.clone(), self.counters.clone())
+    }
+
+    fn requests_per_connection(&self) -> Option<u64> {
+        self.opts.per_connection
+    }
+
+    fn start_delay(&self, slot: usize) -> Duration {
+        self.opts.ramp.mul_f64(slot as f64 / self.slots as f64)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    SendHeader,
+    AwaitStart,
+    AwaitTune,
+    AwaitOpenOk,
+    AwaitChannels { left: u16 },
+    AwaitDeclareOk,
+    AwaitSelectOk { left: u16 },
+    Ready,
+    AwaitCloseOk,
+    Closed,
+}
+
+pub struct AmqpClient {
+    opts: ClientOptions,
+    counters: Arc<SessionCounters>,
+    stage: Stage,
+    frame_max: u32,
+    /// Publish + header + body frames of one message, per channel (index = channel - 1).
+    templates: Vec<Vec<u8>>,
+    confirms: Vec<ChannelConfirms>,
+    /// Confirmed (or nacked) messages not yet handed to the engine's oldest requests.
+    acked_credit: u64,
+    nacked_credit: u64,
+}
+
+impl AmqpClient {
+    pub fn new(opts: ClientOptions, counters: Arc<SessionCounters>) -> Self {
+        let channels = opts.channels.max(1) as usize;
+        let mut c = AmqpClient {
+            counters,
+            stage: Stage::SendHeader,
+            frame_max: CLIENT_FRAME_MAX,
+            templates: Vec::new(),
+            confirms: vec![ChannelConfirms::default(); channels],
+            acked_credit: 0,
+            nacked_credit: 0,
+            opts,
+        };
+        // Built now for the largest frame; rebuilt if the broker tunes it smaller.
+        c.build_templates();
+        c
+    }
+
+    fn channels(&self) -> u16 {
+        self.opts.channels.max(1)
+    }
+
+    /// Builds the per-channel message templates once the frame size is known.
+    fn build_templates(&mut self) {
+        let body = vec![0u8; self.opts.size];
+        let chunk = (self.frame_max as usize - codec::FRAME_OVERHEAD).max(1);
+        self.templates = (1..=self.channels())
+            .map(|ch| {
+                let mut t = Vec::with_capacity(self.opts.size + 128);
+                write_method(
+                    &mut t,
+                    ch,
+                    AMQPClass::Basic(basic::AMQPMethod::Publish(basic::Publish {
+                        exchange: self.opts.exchange.as_str().into(),
+                        routing_key: self.opts.routing_key.as_str().into(),
+                        mandatory: false,
+                        immediate: false,
+                    })),
+                );
+                write_frame(
+                    &mut t,
+                    &AMQPFrame::Header(
+                        ch,
+                        60,
+                        Box::new(amq_protocol::frame::AMQPContentHeader {
+                            class_id: 60,
+                            body_size: self.opts.size as u64,
+                            properties: basic::AMQPProperties::default(),
+                        }),
+                    ),
+                );
+                for part in body.chunks(chunk) {
+                    write_frame(&mut t, &AMQPFrame::Body(ch, part.to_vec()));
+                }
+                t
+            })
+            .collect();
+    }
+
+    fn start_ok(&self) -> AMQPClass {
+        let mut caps = FieldTable::default();
+        caps.insert("publisher_confirms".into(), AMQPValue::Boolean(true));
+        caps.insert("basic.nack".into(), AMQPValue::Boolean(true));
+        // Ask for a Connection.Close with the reason (e.g. 403) instead of a bare reset.
+        caps.insert(
+            "authentication_failure_close".into(),
+            AMQPValue::Boolean(true),
+        );
+        let mut props = FieldTable::default();
+        props.insert(
+            "product".into(),
+            AMQPValue::LongString(LongString::from("wirebench")),
+        );
+        props.insert(
+            "version".into(),
+            AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
+        );
+        props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
+        let mut response = Vec::with_capacity(self.opts.user.len() + self.opts.password.len() + 2);
+        response.push(0);
+        response.extend_from_slice(self.opts.user.as_bytes());
+        response.push(0);
+        response.extend_from_slice(self.opts.password.as_bytes());
+        AMQPClass::Connection(connection::AMQPMethod::StartOk(connection::StartOk {
+            client_properties: props,
+            mechanism: "PLAIN".into(),
+            response: LongString::from(response),
+            locale: "en_US".into(),
+        }))
+    }
+
+    /// One step of the opening handshake, on one frame at most.
+    fn open_step(&mut self, input: &[u8], out: &mut Vec<u8>) -> Setup {
+        if self.stage == Stage::SendHeader {
+            out.extend_from_slice(&PROTOCOL_HEADER);
+            self.stage = Stage::AwaitStart;
+            return Setup::Continue { used: 0 };
+        }
+        if self.stage == Stage::AwaitStart && input.first() == Some(&b'A') {
+            // A server that does not speak 0-9-1 answers with the header it does speak.
+            if input.len() < PROTOCOL_HEADER.len() {
+                return Setup::Continue { used: 0 };
+            }
+            return fail(
+                ErrorKind::ConnectFailed,
+                format!(
+                    "the server does not speak AMQP 0-9-1 (it answered with protocol header {:?})",
+                    &input[..PROTOCOL_HEADER.len()]
+                ),
+            );
+        }
+        let (ch, m, used) = match self.next_method(input) {
+            Next::Incomplete => return Setup::Continue { used: 0 },
+            Next::Skip(used) => return Setup::Continue { used },
+            Next::Bad(text) => return fail(ErrorKind::ConnectFailed, text),
+            Next::Method(ch, m, used) => (ch, m, used),
+        };
+        use connection::AMQPMethod as C;
+        match (self.stage, m) {
+            (_, AMQPClass::Connection(C::Close(c))) => {
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::CloseOk(connection::CloseOk {})),
+                );
+                let text = format!(
+                    "the broker closed the connection during the handshake: {} {}",
+                    c.reply_code, c.reply_text
+                );
+                self.counters.note_broker_close(text.clone());
+                return fail(ErrorKind::ConnectFailed, text);
+            }
+            (Stage::AwaitStart, AMQPClass::Connection(C::Start(s))) => {
+                let mechs = String::from_utf8_lossy(s.mechanisms.as_bytes()).to_string();
+                if !mechs.split(' ').any(|m| m == "PLAIN") {
+                    return fail(
+                        ErrorKind::ConnectFailed,
+                        format!("the broker does not offer PLAIN authentication (only {mechs})"),
+                    );
+                }
+                write_method(out, 0, self.start_ok());
+                self.stage = Stage::AwaitTune;
+            }
+            (Stage::AwaitTune, AMQPClass::Connection(C::Tune(t))) => {
+                if t.channel_max != 0 && self.channels() > t.channel_max {
+                    return fail(
+                        ErrorKind::ConnectFailed,
+                        format!(
+                            "the broker allows {} channels per connection, fewer than --channels {}",
+                            t.channel_max,
+                            self.channels()
+                        ),
+                    );
+                }
+                if t.frame_max != 0 {
+                    self.frame_max = CLIENT_FRAME_MAX.min(t.frame_max.max(codec_min_frame()));
+                }
+                // Heartbeats off: a benchmark connection is never idle for long, and a
+                // heartbeat frame would be a reply nobody asked for.
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::TuneOk(connection::TuneOk {
+                        channel_max: self.channels(),
+                        frame_max: self.frame_max,
+                        heartbeat: 0,
+                    })),
+                );
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::Open(connection::Open {
+                        virtual_host: self.opts.vhost.as_str().into(),
+                    })),
+                );
+                if self.frame_max != CLIENT_FRAME_MAX {
+                    self.build_templates();
+                }
+                self.stage = Stage::AwaitOpenOk;
+            }
+            (Stage::AwaitOpenOk, AMQPClass::Connection(C::OpenOk(_))) => {
+                for ch in 1..=self.channels() {
+                    write_method(
+                        out,
+                        ch,
+                        AMQPClass::Channel(channel::AMQPMethod::Open(channel::Open {})),
+                    );
+                }
+                self.stage = Stage::AwaitChannels {
+                    left: self.channels(),
+                };
+            }
+            (Stage::AwaitChannels { left }, AMQPClass::Channel(channel::AMQPMethod::OpenOk(_))) => {
+                if left > 1 {
+                    self.stage = Stage::AwaitChannels { left: left - 1 };
+                } else if let Some(q) = self.opts.declare_queue.clone() {
+                    write_method(
+                        out,
+                        1,
+                        AMQPClass::Queue(queue::AMQPMethod::Declare(queue::Declare {
+                            queue: q.into(),
+                            ..Default::default()
+                        })),
+                    );
+                    self.stage = Stage::AwaitDeclareOk;
+                } else {
+                    return self.after_declare(used, out);
+                }
+            }
+            (Stage::AwaitDeclareOk, AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))) => {
+                return self.after_declare(used, out);
+            }
+            (
+                Stage::AwaitSelectOk { left },
+                AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_)),
+            ) => {
+                if left > 1 {
+                    self.stage = Stage::AwaitSelectOk { left: left - 1 };
+                } else {
+                    return self.ready(used);
+                }
+            }
+            (_, AMQPClass::Channel(channel::AMQPMethod::Close(c))) => {
+                let text = format!(
+                    "the broker closed channel {ch} during the handshake: {} {}",
+                    c.reply_code, c.reply_text
+                );
+                self.counters.note_broker_close(text.clone());
+                return fail(ErrorKind::ConnectFailed, text);
+            }
+            (stage, m) => {
+                return fail(
+                    ErrorKind::ConnectFailed,
+                    format!(
+                        "unexpected method {}.{} from the broker while in {stage:?}",
+                        m.get_amqp_class_id(),
+                        m.get_amqp_method_id()
+                    ),
+                )
+            }
+        }
+        Setup::Continue { used }
+    }
+
+    fn after_declare(&mut self, used: usize, out: &mut Vec<u8>) -> Setup {
+        if !self.opts.confirm {
+            return self.ready(used);
+        }
+        for ch in 1..=self.channels() {
+            write_method(
+                out,
+                ch,
+                AMQPClass::Confirm(confirm::AMQPMethod::Select(confirm::Select {
+                    nowait: false,
+                })),
+            );
+        }
+        self.stage = Stage::AwaitSelectOk {
+            left: self.channels(),
+        };
+        Setup::Continue { used }
+    }
+
+    fn ready(&mut self, used: usize) -> Setup {
+        self.stage = Stage::Ready;
+        self.counters.handshakes.fetch_add(1, Relaxed);
+        Setup::Done { used }
+    }
+
+    /// One step of the closing handshake: Close out, then everything up to CloseOk
+    /// (late confirms, heartbeats) is read past.
+    fn close_step(&mut self, input: &[u8], out: &mut Vec<u8>) -> Setup {
+        use connection::AMQPMethod as C;
+        if self.stage != Stage::AwaitCloseOk {
+            write_method(
+                out,
+                0,
+                AMQPClass::Connection(C::Close(connection::Close {
+                    reply_code: codec::reply::SUCCESS,
+                    reply_text: "done".into(),
+                    class_id: 0,
+                    method_id: 0,
+                })),
+            );
+            self.stage = Stage::AwaitCloseOk;
+            return Setup::Continue { used: 0 };
+        }
+        match self.next_method(input) {
+            Next::Incomplete => Setup::Continue { used: 0 },
+            Next::Skip(used) => Setup::Continue { used },
+            Next::Bad(text) => fail(ErrorKind::ConnectFailed, text),
+            Next::Method(_, AMQPClass::Connection(C::CloseOk(_)), used) => {
+                self.stage = Stage::Closed;
+                self.counters.clean_closes.fetch_add(1, Relaxed);
+                Setup::Done { used }
+            }
+            Next::Method(_, AMQPClass::Connection(C::Close(_)), used) => {
+                // Both sides closing at once: answer and count it as closed.
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::CloseOk(connection::CloseOk {})),
+                );
+                self.stage = Stage::Closed;
+                Setup::Done { used }
+            }
+            Next::Method(_, _, used) => Setup::Continue { used },
+        }
+    }
+
+    /// The next frame as a method; heartbeats are skipped, content frames are an error.
+    fn next_method(&self, input: &[u8]) -> Next {
+        match codec::split_frame(input, self.frame_max) {
+            Split::Incomplete => Next::Incomplete,
+            Split::Bad(f) => Next::Bad(format!("the broker sent a bad frame: {}", f.text)),
+            Split::Frame(f) => match f.kind {
+                FrameKind::Heartbeat => Next::Skip(f.used),
+                FrameKind::Method => match codec::parse_method(f.payload) {
+                    Ok(m) => Next::Method(f.channel, m, f.used),
+                    Err(e) => Next::Bad(format!(
+                        "the broker sent a method this client cannot parse ({} {}.{})",
+                        e.text, e.class_id, e.method_id
+                    )),
+                },
+                FrameKind::Header | FrameKind::Body => {
+                    Next::Bad("the broker sent message content to a publisher".into())
+                }
+            },
+        }
+    }
+}
+
+enum Next {
+    Incomplete,
+    Skip(usize),
+    Bad(String),
+    Method(u16, AMQPClass, usize),
+}
+
+fn codec_min_frame() -> u32 {
+    amq_protocol::protocol::constants::FRAME_MIN_SIZE
+}
+
+fn fail(kind: ErrorKind, detail: String) -> Setup {
+    Setup::Failed { kind, detail }
+}
+
+impl ClientProtocol for AmqpClient {
+    #[inline]
+    fn encode(&mut self, seq: u64, _sent_ns: u64, out: &mut Vec<u8>) -> u32 {
+        let idx = (seq % self.channels() as u64) as usize;
+        out.extend_from_slice(&self.templates[idx]);
+        self.confirms[idx].published += 1;
+        idx as u32
+    }
+
+    fn decode(&mut self, input: &[u8], _req: &InFlight) -> Decode {
+        // Confirms already received settle the oldest requests first.
+        if self.acked_credit > 0 {
+            self.acked_credit -= 1;
+            return Decode::Reply {
+                used: 0,
+                verdict: Verdict::Ok,
+            };
+        }
+        if self.nacked_credit > 0 {
+            self.nacked_credit -= 1;
+            return Decode::Reply {
+                used: 0,
+                verdict: Verdict::Error(ErrorKind::Mismatch),
+            };
+        }
+        let mut at = 0;
+        loop {
+            let (ch, m, used) = match self.next_method(&input[at..]) {
+                Next::Incomplete => return Decode::Incomplete,
+                Next::Skip(n) => {
+                    at += n;
+                    continue;
+                }
+                Next::Bad(text) => {
+                    self.counters.note_broker_close(text);
+                    return fatal(at);
+                }
+                Next::Method(ch, m, n) => (ch, m, n),
+            };
+            at += used;
+            let idx = (ch as usize).wrapping_sub(1);
+            let (tag, multiple, nack) = match m {
+                AMQPClass::Basic(basic::AMQPMethod::Ack(a)) => (a.delivery_tag, a.multiple, false),
+                AMQPClass::Basic(basic::AMQPMethod::Nack(n)) => (n.delivery_tag, n.multiple, true),
+                // Flow control notices change nothing here.
+                AMQPClass::Connection(connection::AMQPMethod::Blocked(_))
+                | AMQPClass::Connection(connection::AMQPMethod::Unblocked(_)) => continue,
+                AMQPClass::Connection(connection::AMQPMethod::Close(c)) => {
+                    self.counters.note_broker_close(format!(
+                        "the broker closed the connection: {} {}",
+                        c.reply_code, c.reply_text
+                    ));
+                    return fatal(at);
+                }
+                AMQPClass::Channel(channel::AMQPMethod::Close(c)) => {
+                    self.counters.note_broker_close(format!(
+                        "the broker closed channel {ch}: {} {}",
+                        c.reply_code, c.reply_text
+                    ));
+                    return fatal(at);
+                }
+                m => {
+                    self.counters.note_broker_close(format!(
+                        "the broker sent method {}.{} to a publisher",
+                        m.get_amqp_class_id(),
+                        m.get_amqp_method_id()
+                    ));
+                    return fatal(at);
+                }
+            };
+            let Some(n) = self
+                .confirms
+                .get_mut(idx)
+                .and_then(|c| c.settle(tag, multiple))
+            else {
+                self.counters.note_broker_close(format!(
+                    "the broker confirmed delivery tag {tag} on channel {ch}, which was never published"
+                ));
+                return fatal(at);
+            };
+            if n == 0 {
+                // A repeated confirm: nothing new; look at the next frame.
+                continue;
+            }
+            if nack {
+                self.counters.nacked.fetch_add(n, Relaxed);
+                self.nacked_credit += n - 1;
+                return Decode::Reply {
+                    used: at,
+                    verdict: Verdict::Error(ErrorKind::Mismatch),
+                };
+            }
+            self.acked_credit += n - 1;
+            return Decode::Reply {
+                used: at,
+                verdict: Verdict::Ok,
+            };
+        }
+    }
+
+    fn setup(&mut self, phase: SetupPhase, input: &[u8], out: &mut Vec<u8>) -> Setup {
+        match phase {
+            SetupPhase::Open => self.open_step(input, out),
+            SetupPhase::Close => self.close_step(input, out),
+        }
+    }
+
+    fn settles_on_write(&self) -> bool {
+        !self.opts.confirm
+    }
+}
+
+fn fatal(used: usize) -> Decode {
+    Decode::Reply {
+        used,
+        verdict: Verdict::Fatal(ErrorKind::Protocol),
+    }
+}

@@ -1,0 +1,12 @@
+//! AMQP 0-9-1: framing over the amq-protocol crate (codec), the publisher the engine
+//! drives (client), its confirm bookkeeping (confirms), the dummy broker (server) and
+//! target URLs (url).
+
+pub mod client;
+pub mod codec;
+pub mod confirms;
+pub mod server;
+pub mod url;
+
+#[cfg(test)]
+mod conversation_tests;

@@ -1,0 +1,626 @@
+//! The dummy broker (`wirebench serve amqp`): walks the connection handshake, answers
+//! the channel, exchange, queue, qos and confirm methods a publisher uses, parses and
+//! counts every published message (method, header and body frames), and confirms them
+//! when asked. Anything malformed or out of place gets a Connection.Close with the
+//! spec's reply code; only that connection ends.
+
+use super::codec::{self, reply, write_method, FrameKind, Split, PROTOCOL_HEADER};
+use crate::server::handler::{Handler, HandlerFactory, Reply};
+use amq_protocol::frame::parsing::parse_content_header;
+use amq_protocol::protocol::{basic, channel, confirm, connection, exchange, queue, AMQPClass};
+use amq_protocol::types::{AMQPValue, FieldTable, LongString};
+use codec::Fault;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// What `serve amqp` offers in Connection.Tune, and how it confirms.
+#[derive(Clone, Copy, Debug)]
+pub struct BrokerConfig {
+    pub channel_max: u16,
+    pub frame_max: u32,
+    pub heartbeat: u16,
+    /// One Basic.Ack (multiple) per channel per read instead of one per message.
+    pub ack_multiple: bool,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        BrokerConfig {
+            channel_max: 2047,
+            frame_max: 131_072,
+            heartbeat: 60,
+            ack_multiple: false,
+        }
+    }
+}
+
+/// Broker-wide counts, added to once per read (not per message).
+#[derive(Default, Debug)]
+pub struct BrokerCounters {
+    /// Connections that completed the handshake (Connection.OpenOk sent).
+    pub opened: AtomicU64,
+    pub messages: AtomicU64,
+    pub body_bytes: AtomicU64,
+    /// Messages confirmed (by one Basic.Ack each, or several per multiple ack).
+    pub confirmed: AtomicU64,
+    pub ack_frames: AtomicU64,
+    /// Connection.Close from the client, answered with CloseOk.
+    pub clean_closes: AtomicU64,
+    /// Connections this broker closed for a protocol error (wrong header included).
+    pub faults: AtomicU64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BrokerTotals {
+    pub opened: u64,
+    pub messages: u64,
+    pub body_bytes: u64,
+    pub confirmed: u64,
+    pub ack_frames: u64,
+    pub clean_closes: u64,
+    pub faults: u64,
+}
+
+impl BrokerCounters {
+    pub fn totals(&self) -> BrokerTotals {
+        BrokerTotals {
+            opened: self.opened.load(Relaxed),
+            messages: self.messages.load(Relaxed),
+            body_bytes: self.body_bytes.load(Relaxed),
+            confirmed: self.confirmed.load(Relaxed),
+            ack_frames: self.ack_frames.load(Relaxed),
+            clean_closes: self.clean_closes.load(Relaxed),
+            faults: self.faults.load(Relaxed),
+        }
+    }
+}
+
+impl BrokerTotals {
+    pub fn line(&self) -> String {
+        use crate::report::format::group;
+        format!(
+            "amqp: connections opened {} messages {} body bytes {} confirmed {} ack frames {} clean closes {} faults {}",
+            group(self.opened),
+            group(self.messages),
+            group(self.body_bytes),
+            group(self.confirmed),
+            group(self.ack_frames),
+            group(self.clean_closes),
+            group(self.faults)
+        )
+    }
+}
+
+#[derive(Clone)]
+pub struct AmqpHandlerFactory {
+    pub config: BrokerConfig,
+    pub counters: Arc<BrokerCounters>,
+}
+
+impl AmqpHandlerFactory {
+    pub fn new(config: BrokerConfig) -> Self {
+        AmqpHandlerFactory {
+            config,
+            counters: Arc::new(BrokerCounters::default()),
+        }
+    }
+}
+
+impl HandlerFactory for AmqpHandlerFactory {
+    type Handler = AmqpHandler;
+
+    fn handler(&self) -> AmqpHandler {
+        AmqpHandler {
+            cfg: self.config,
+            counters: self.counters.clone(),
+            stage: Stage::Header,
+            frame_max: self.config.frame_max,
+            channels: Vec::new(),
+            dirty: Vec::new(),
+            tally: Tally::default(),
+            queues_named: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Header,
+    StartOk,
+    TuneOk,
+    Open,
+    Running,
+}
+
+/// Where a channel is in receiving a message's content.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Content {
+    #[default]
+    Idle,
+    /// Basic.Publish seen; its content header comes next.
+    AwaitHeader,
+    /// Body frames still owe this many bytes of a message of `size`.
+    Body { left: u64, size: u64 },
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ChannelState {
+    open: bool,
+    confirm: bool,
+    content: Content,
+    /// Messages completed on this channel (their delivery tags are 1..=published).
+    published: u64,
+    acked: u64,
+}
+
+/// Counts of one read, added to the shared atomics once at its end.
+#[derive(Default)]
+struct Tally {
+    opened: u64,
+    messages: u64,
+    body_bytes: u64,
+    confirmed: u64,
+    ack_frames: u64,
+    clean_closes: u64,
+    faults: u64,
+}
+
+pub struct AmqpHandler {
+    cfg: BrokerConfig,
+    counters: Arc<BrokerCounters>,
+    stage: Stage,
+    /// Negotiated in Tune/TuneOk.
+    frame_max: u32,
+    /// Indexed by channel id; grown as channels open.
+    channels: Vec<ChannelState>,
+    /// Channels with unconfirmed messages, acked at the end of the read (--ack-multiple).
+    dirty: Vec<u16>,
+    tally: Tally,
+    queues_named: u64,
+}
+
+/// What one frame asks of the connection.
+enum Step {
+    Continue,
+    /// The client closed cleanly (CloseOk written): close after writing.
+    Close,
+}
+
+impl Handler for AmqpHandler {
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>) -> Reply {
+        let reply = self.process(input, out);
+        self.flush_acks(out);
+        self.flush_tally();
+        reply
+    }
+}
+
+impl AmqpHandler {
+    fn process(&mut self, input: &[u8], out: &mut Vec<u8>) -> Reply {
+        let mut pos = 0;
+        if self.stage == Stage::Header {
+            let n = input.len().min(PROTOCOL_HEADER.len());
+            if input[..n] != PROTOCOL_HEADER[..n] {
+                // The spec's answer to a header it does not support: its own header, then close.
+                out.extend_from_slice(&PROTOCOL_HEADER);
+                self.tally.faults += 1;
+                return Reply::Close;
+            }
+            if n < PROTOCOL_HEADER.len() {
+                return Reply::Consumed(0);
+            }
+            write_method(out, 0, self.start_method());
+            self.stage = Stage::StartOk;
+            pos = PROTOCOL_HEADER.len();
+        }
+        loop {
+            match codec::split_frame(&input[pos..], self.frame_max) {
+                Split::Incomplete => return Reply::Consumed(pos),
+                Split::Bad(f) => return self.fail(f, out),
+                Split::Frame(frame) => {
+                    pos += frame.used;
+                    match self.on_frame(frame, out) {
+                        Ok(Step::Continue) => {}
+                        Ok(Step::Close) => return Reply::Close,
+                        Err(f) => return self.fail(f, out),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends the connection with Connection.Close carrying the fault's reply code.
+    fn fail(&mut self, f: Fault, out: &mut Vec<u8>) -> Reply {
+        // Nothing is confirmed after a Connection.Close.
+        self.dirty.clear();
+        self.tally.faults += 1;
+        write_method(
+            out,
+            0,
+            AMQPClass::Connection(connection::AMQPMethod::Close(connection::Close {
+                reply_code: f.code,
+                reply_text: f.text.into(),
+                class_id: f.class_id,
+                method_id: f.method_id,
+            })),
+        );
+        Reply::Close
+    }
+
+    fn start_method(&self) -> AMQPClass {
+        let mut caps = FieldTable::default();
+        for cap in [
+            "publisher_confirms",
+            "basic.nack",
+            "exchange_exchange_bindings",
+            "consumer_cancel_notify",
+            "authentication_failure_close",
+        ] {
+            caps.insert(cap.into(), AMQPValue::Boolean(true));
+        }
+        let mut props = FieldTable::default();
+        props.insert(
+            "product".into(),
+            AMQPValue::LongString(LongString::from("wirebench")),
+        );
+        props.insert(
+            "version".into(),
+            AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
+        );
+        props.insert(
+            "platform".into(),
+            AMQPValue::LongString(LongString::from("Rust")),
+        );
+        props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
+        AMQPClass::Connection(connection::AMQPMethod::Start(connection::Start {
+            version_major: 0,
+            version_minor: 9,
+            server_properties: props,
+            mechanisms: "PLAIN".into(),
+            locales: "en_US".into(),
+        }))
+    }
+
+    fn on_frame(&mut self, frame: codec::Frame<'_>, out: &mut Vec<u8>) -> Result<Step, Fault> {
+        match frame.kind {
+            FrameKind::Heartbeat => {
+                if frame.channel != 0 {
+                    return Err(Fault::frame(
+                        reply::FRAME_ERROR,
+                        "heartbeat on a channel other than 0",
+                    ));
+                }
+                // The runtime gives a handler no timer, so the broker answers each
+                // heartbeat with one: an idle client (pika) still hears from it in time.
+                codec::write_frame(out, &amq_protocol::frame::AMQPFrame::Heartbeat(0));
+                Ok(Step::Continue)
+            }
+            FrameKind::Method => {
+                let m = codec::parse_method(frame.payload)?;
+                self.on_method(frame.channel, m, out)
+            }
+            FrameKind::Header => {
+                let ch = self.channel_for_content(frame.channel)?;
+                if ch.content != Content::AwaitHeader {
+                    return Err(Fault::frame(
+                        reply::UNEXPECTED_FRAME,
+                        "content header without Basic.Publish",
+                    ));
+                }
+                let h = match parse_content_header(frame.payload) {
+                    Ok(([], h)) => h,
+                    _ => return Err(Fault::frame(reply::FRAME_ERROR, "malformed content header")),
+                };
+                if h.class_id != 60 {
+                    return Err(Fault::frame(
+                        reply::FRAME_ERROR,
+                        "content header of a class other than basic",
+                    ));
+                }
+                ch.content = Content::Body {
+                    left: h.body_size,
+                    size: h.body_size,
+                };
+                if h.body_size == 0 {
+                    self.message_done(frame.channel, 0, out);
+                }
+                Ok(Step::Continue)
+            }
+            FrameKind::Body => {
+                let ch = self.channel_for_content(frame.channel)?;
+                let Content::Body { left, size } = ch.content else {
+                    return Err(Fault::frame(
+                        reply::UNEXPECTED_FRAME,
+                        "content body without a content header",
+                    ));
+                };
+                let n = frame.payload.len() as u64;
+                if n > left {
+                    return Err(Fault::frame(
+                        reply::FRAME_ERROR,
+                        "content body longer than its header said",
+                    ));
+                }
+                ch.content = Content::Body {
+                    left: left - n,
+                    size,
+                };
+                if n == left {
+                    self.message_done(frame.channel, size, out);
+                }
+                Ok(Step::Continue)
+            }
+        }
+    }
+
+    /// The open channel a content frame belongs to (channel id already range-checked by open).
+    fn channel_for_content(&mut self, id: u16) -> Result<&mut ChannelState, Fault> {
+        if self.stage != Stage::Running {
+            return Err(Fault::frame(
+                reply::UNEXPECTED_FRAME,
+                "content before the connection is open",
+            ));
+        }
+        match self.channels.get_mut(id as usize) {
+            Some(c) if c.open => Ok(c),
+            _ => Err(Fault::frame(
+                reply::CHANNEL_ERROR,
+                "content on a channel that is not open",
+            )),
+        }
+    }
+
+    fn message_done(&mut self, id: u16, size: u64, out: &mut Vec<u8>) {
+        let ch = &mut self.channels[id as usize];
+        ch.content = Content::Idle;
+        ch.published += 1;
+        self.tally.messages += 1;
+        self.tally.body_bytes += size;
+        if !ch.confirm {
+            return;
+        }
+        if self.cfg.ack_multiple {
+            if ch.published == ch.acked + 1 {
+                self.dirty.push(id);
+            }
+        } else {
+            ch.acked = ch.published;
+            self.tally.confirmed += 1;
+            self.tally.ack_frames += 1;
+            write_ack(out, id, ch.published, false);
+        }
+    }
+
+    /// --ack-multiple: one Basic.Ack per channel for everything completed in this read.
+    fn flush_acks(&mut self, out: &mut Vec<u8>) {
+        for id in self.dirty.drain(..) {
+            let ch = &mut self.channels[id as usize];
+            if ch.open && ch.published > ch.acked {
+                self.tally.confirmed += ch.published - ch.acked;
+                self.tally.ack_frames += 1;
+                ch.acked = ch.published;
+                write_ack(out, id, ch.published, true);
+            }
+        }
+    }
+
+    fn flush_tally(&mut self) {
+        let t = std::mem::take(&mut self.tally);
+        let c = &self.counters;
+        for (n, a) in [
+            (t.opened, &c.opened),
+            (t.messages, &c.messages),
+            (t.body_bytes, &c.body_bytes),
+            (t.confirmed, &c.confirmed),
+            (t.ack_frames, &c.ack_frames),
+            (t.clean_closes, &c.clean_closes),
+            (t.faults, &c.faults),
+        ] {
+            if n > 0 {
+                a.fetch_add(n, Relaxed);
+            }
+        }
+    }
+
+    fn on_method(&mut self, ch: u16, m: AMQPClass, out: &mut Vec<u8>) -> Result<Step, Fault> {
+        use connection::AMQPMethod as C;
+        let unexpected = |m: &AMQPClass| Fault {
+            code: reply::COMMAND_INVALID,
+            text: "method not valid here",
+            class_id: m.get_amqp_class_id(),
+            method_id: m.get_amqp_method_id(),
+        };
+        // A method on a channel whose message content is incomplete breaks the content.
+        if let Some(c) = self.channels.get(ch as usize) {
+            if c.content != Content::Idle {
+                return Err(Fault::frame(
+                    reply::UNEXPECTED_FRAME,
+                    "method frame inside message content",
+                ));
+            }
+        }
+        match (self.stage, &m) {
+            (Stage::StartOk, AMQPClass::Connection(C::StartOk(_))) if ch == 0 => {
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::Tune(connection::Tune {
+                        channel_max: self.cfg.channel_max,
+                        frame_max: self.cfg.frame_max,
+                        heartbeat: self.cfg.heartbeat,
+                    })),
+                );
+                self.stage = Stage::TuneOk;
+                Ok(Step::Continue)
+            }
+            (Stage::TuneOk, AMQPClass::Connection(C::TuneOk(t))) if ch == 0 => {
+                if t.frame_max != 0
+                    && t.frame_max < amq_protocol::protocol::constants::FRAME_MIN_SIZE
+                {
+                    return Err(Fault::frame(
+                        reply::SYNTAX_ERROR,
+                        "frame_max below the spec's minimum",
+                    ));
+                }
+                if t.frame_max != 0 {
+                    self.frame_max = self.frame_max.min(t.frame_max);
+                }
+                self.stage = Stage::Open;
+                Ok(Step::Continue)
+            }
+            (Stage::Open, AMQPClass::Connection(C::Open(_))) if ch == 0 => {
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::OpenOk(connection::OpenOk {})),
+                );
+                self.stage = Stage::Running;
+                self.tally.opened += 1;
+                Ok(Step::Continue)
+            }
+            (_, AMQPClass::Connection(C::Close(_))) if ch == 0 => {
+                // Confirms of this read go out before the CloseOk.
+                self.flush_acks(out);
+                write_method(
+                    out,
+                    0,
+                    AMQPClass::Connection(C::CloseOk(connection::CloseOk {})),
+                );
+                self.tally.clean_closes += 1;
+                Ok(Step::Close)
+            }
+            (Stage::Running, AMQPClass::Connection(_)) => Err(unexpected(&m)),
+            (Stage::Running, _) => self.on_channel_method(ch, m, out),
+            _ => Err(unexpected(&m)),
+        }
+    }
+
+    fn on_channel_method(
+        &mut self,
+        id: u16,
+        m: AMQPClass,
+        out: &mut Vec<u8>,
+    ) -> Result<Step, Fault> {
+        let ids = (m.get_amqp_class_id(), m.get_amqp_method_id());
+        let fault = |code, text| Fault {
+            code,
+            text,
+            class_id: ids.0,
+            method_id: ids.1,
+        };
+        if id == 0 || id > self.cfg.channel_max {
+            return Err(fault(reply::CHANNEL_ERROR, "channel id out of range"));
+        }
+        let idx = id as usize;
+        if let AMQPClass::Channel(channel::AMQPMethod::Open(_)) = m {
+            if self.channels.len() <= idx {
+                self.channels.resize(idx + 1, ChannelState::default());
+            }
+            if self.channels[idx].open {
+                return Err(fault(reply::CHANNEL_ERROR, "channel already open"));
+            }
+            self.channels[idx] = ChannelState {
+                open: true,
+                ..ChannelState::default()
+            };
+            write_method(
+                out,
+                id,
+                AMQPClass::Channel(channel::AMQPMethod::OpenOk(channel::OpenOk {})),
+            );
+            return Ok(Step::Continue);
+        }
+        if !self.channels.get(idx).is_some_and(|c| c.open) {
+            return Err(fault(reply::CHANNEL_ERROR, "channel not open"));
+        }
+        let ch = &mut self.channels[idx];
+        match m {
+            AMQPClass::Basic(basic::AMQPMethod::Publish(_)) => ch.content = Content::AwaitHeader,
+            AMQPClass::Channel(channel::AMQPMethod::Close(_)) => {
+                *ch = ChannelState::default();
+                write_method(
+                    out,
+                    id,
+                    AMQPClass::Channel(channel::AMQPMethod::CloseOk(channel::CloseOk {})),
+                );
+            }
+            // This broker never closes a channel by itself, so a CloseOk has nothing to answer.
+            AMQPClass::Channel(channel::AMQPMethod::CloseOk(_)) => {}
+            AMQPClass::Exchange(exchange::AMQPMethod::Declare(d)) => {
+                if !d.nowait {
+                    write_method(
+                        out,
+                        id,
+                        AMQPClass::Exchange(exchange::AMQPMethod::DeclareOk(
+                            exchange::DeclareOk {},
+                        )),
+                    );
+                }
+            }
+            AMQPClass::Queue(queue::AMQPMethod::Declare(d)) => {
+                if !d.nowait {
+                    // A server-named queue gets a fresh name, as RabbitMQ's amq.gen-*.
+                    let name = if d.queue.as_str().is_empty() {
+                        self.queues_named += 1;
+                        format!("amq.gen-wirebench-{}", self.queues_named).into()
+                    } else {
+                        d.queue
+                    };
+                    write_method(
+                        out,
+                        id,
+                        AMQPClass::Queue(queue::AMQPMethod::DeclareOk(queue::DeclareOk {
+                            queue: name,
+                            message_count: 0,
+                            consumer_count: 0,
+                        })),
+                    );
+                }
+            }
+            AMQPClass::Queue(queue::AMQPMethod::Bind(b)) => {
+                if !b.nowait {
+                    write_method(
+                        out,
+                        id,
+                        AMQPClass::Queue(queue::AMQPMethod::BindOk(queue::BindOk {})),
+                    );
+                }
+            }
+            AMQPClass::Basic(basic::AMQPMethod::Qos(_)) => {
+                write_method(
+                    out,
+                    id,
+                    AMQPClass::Basic(basic::AMQPMethod::QosOk(basic::QosOk {})),
+                );
+            }
+            AMQPClass::Confirm(confirm::AMQPMethod::Select(s)) => {
+                ch.confirm = true;
+                if !s.nowait {
+                    write_method(
+                        out,
+                        id,
+                        AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(confirm::SelectOk {})),
+                    );
+                }
+            }
+            _ => {
+                return Err(fault(
+                    reply::NOT_IMPLEMENTED,
+                    "method not implemented by this broker",
+                ))
+            }
+        }
+        Ok(Step::Continue)
+    }
+}
+
+fn write_ack(out: &mut Vec<u8>, channel: u16, tag: u64, multiple: bool) {
+    write_method(
+        out,
+        channel,
+        AMQPClass::Basic(basic::AMQPMethod::Ack(basic::Ack {
+            delivery_tag: tag,
+            multiple,
+        })),
+    );
+}

@@ -1,0 +1,207 @@
+//! Chunked transfer coding (RFC 9112 section 7.1), decoded incrementally: the state
+//! remembers how far it got, so bytes arriving a few at a time are each looked at once.
+//! Used for response bodies by the client and for request bodies by the server.
+
+/// Longest chunk-size or trailer line accepted (extensions included).
+const MAX_LINE: usize = 4096;
+/// Most trailer bytes accepted after the last chunk.
+const MAX_TRAILERS: usize = 16 * 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Expecting a chunk-size line.
+    Size,
+    /// Inside chunk data with this many bytes left.
+    Data(u64),
+    /// Expecting the CRLF after chunk data.
+    DataEnd,
+    /// After the last chunk: trailer lines until an empty one.
+    Trailers,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// More bytes are needed.
+    Incomplete,
+    /// The body ends after this many bytes (counted from the start of the body).
+    Done(usize),
+    /// Not valid chunked coding.
+    Invalid(&'static str),
+}
+
+#[derive(Clone, Debug)]
+pub struct Chunked {
+    /// Offset, from the start of the body, of the first byte not yet decoded.
+    pos: usize,
+    state: State,
+    trailer_bytes: usize,
+    /// Decoded data bytes so far.
+    pub data_len: u64,
+}
+
+impl Default for Chunked {
+    fn default() -> Self {
+        Chunked {
+            pos: 0,
+            state: State::Size,
+            trailer_bytes: 0,
+            data_len: 0,
+        }
+    }
+}
+
+/// The line starting at `from` without its CRLF (or bare LF), and the offset after it.
+fn line(body: &[u8], from: usize) -> Option<(&[u8], usize)> {
+    let rest = &body[from..];
+    let lf = rest.iter().position(|&b| b == b'\n')?;
+    let l = &rest[..lf];
+    let l = l.strip_suffix(b"\r").unwrap_or(l);
+    Some((l, from + lf + 1))
+}
+
+fn hex_size(l: &[u8]) -> Option<u64> {
+    // The size ends at an extension (';') or optional whitespace before one.
+    let end = l
+        .iter()
+        .position(|&b| b == b';' || b == b' ' || b == b'\t')
+        .unwrap_or(l.len());
+    let digits = &l[..end];
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        let x = (d as char).to_digit(16)?;
+        v = v * 16 + u64::from(x);
+    }
+    Some(v)
+}
+
+impl Chunked {
+    /// Decodes what `body` (everything received from the start of the body) holds
+    /// beyond what earlier calls saw; each data byte is handed to `sink` exactly once.
+    pub fn advance(&mut self, body: &[u8], mut sink: impl FnMut(&[u8])) -> Step {
+        loop {
+            match self.state {
+                State::Size => {
+                    let Some((l, next)) = line(body, self.pos) else {
+                        return if body.len() - self.pos > MAX_LINE {
+                            Step::Invalid("a chunk-size line is too long")
+                        } else {
+                            Step::Incomplete
+                        };
+                    };
+                    let Some(size) = hex_size(l) else {
+                        return Step::Invalid("a chunk size is not a hexadecimal number");
+                    };
+                    self.pos = next;
+                    self.state = if size == 0 {
+                        State::Trailers
+                    } else {
+                        State::Data(size)
+                    };
+                }
+                State::Data(left) => {
+                    let avail = ((body.len() - self.pos) as u64).min(left) as usize;
+                    if avail > 0 {
+                        sink(&body[self.pos..self.pos + avail]);
+                        self.pos += avail;
+                        self.data_len += avail as u64;
+                    }
+                    if (avail as u64) < left {
+                        self.state = State::Data(left - avail as u64);
+                        return Step::Incomplete;
+                    }
+                    self.state = State::DataEnd;
+                }
+                State::DataEnd => {
+                    match body.get(self.pos) {
+                        None => return Step::Incomplete,
+                        Some(b'\n') => self.pos += 1,
+                        Some(b'\r') => match body.get(self.pos + 1) {
+                            None => return Step::Incomplete,
+                            Some(b'\n') => self.pos += 2,
+                            Some(_) => return Step::Invalid("chunk data is not followed by CRLF"),
+                        },
+                        Some(_) => return Step::Invalid("chunk data is not followed by CRLF"),
+                    }
+                    self.state = State::Size;
+                }
+                State::Trailers => {
+                    let Some((l, next)) = line(body, self.pos) else {
+                        return if body.len() - self.pos > MAX_LINE {
+                            Step::Invalid("a trailer line is too long")
+                        } else {
+                            Step::Incomplete
+                        };
+                    };
+                    self.trailer_bytes += next - self.pos;
+                    self.pos = next;
+                    if l.is_empty() {
+                        return Step::Done(self.pos);
+                    }
+                    if self.trailer_bytes > MAX_TRAILERS {
+                        return Step::Invalid("the trailers are too long");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(input: &[u8]) -> (Step, Vec<u8>) {
+        let mut c = Chunked::default();
+        let mut data = Vec::new();
+        let s = c.advance(input, |p| data.extend_from_slice(p));
+        (s, data)
+    }
+
+    #[test]
+    fn decodes_with_extensions_and_trailers() {
+        let body = b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\nNEXT";
+        let (s, data) = decode_all(body);
+        assert_eq!(s, Step::Done(body.len() - 4));
+        assert_eq!(data, b"hello world");
+    }
+
+    #[test]
+    fn every_split_point_gives_the_same_data_once() {
+        let body = b"a\r\n0123456789\r\n1F\r\nabcdefghijklmnopqrstuvwxyzABCDE\r\n0\r\n\r\n";
+        for cut in 0..body.len() {
+            let mut c = Chunked::default();
+            let mut data = Vec::new();
+            assert_eq!(
+                c.advance(&body[..cut], |p| data.extend_from_slice(p)),
+                Step::Incomplete,
+                "cut {cut}"
+            );
+            assert_eq!(
+                c.advance(body, |p| data.extend_from_slice(p)),
+                Step::Done(body.len()),
+                "cut {cut}"
+            );
+            assert_eq!(
+                data, b"0123456789abcdefghijklmnopqrstuvwxyzABCDE",
+                "cut {cut}"
+            );
+            assert_eq!(c.data_len, 41);
+        }
+    }
+
+    #[test]
+    fn refuses_bad_coding() {
+        assert!(matches!(decode_all(b"zz\r\n").0, Step::Invalid(_)));
+        assert!(matches!(decode_all(b"\r\n").0, Step::Invalid(_)));
+        assert!(matches!(decode_all(b"2\r\nabX\r\n").0, Step::Invalid(_)));
+        assert!(matches!(
+            decode_all(b"ffffffffffffffff\r\n").0,
+            Step::Invalid(_)
+        ));
+        let long = vec![b'1'; MAX_LINE + 10];
+        assert!(matches!(decode_all(&long).0, Step::Invalid(_)));
+    }
+}

@@ -1,0 +1,11 @@
+//! HTTP/1.1: URL and request (serialized once), the incremental response parser with
+//! its body framing, the load client and the server handler.
+
+pub mod chunked;
+pub mod client;
+pub mod date;
+pub mod request;
+pub mod response;
+pub mod server;
+pub mod status;
+pub mod url;

@@ -1,0 +1,551 @@
+//! The HTTP/1.1 server handler (`wirebench serve http`): POST (any path) echoes the
+//! body as text/plain (hertz-benchmark's echo scenario), `GET /` says hello,
+//! `GET /bytes/N` returns N bytes, `GET /status/N` answers with status N.
+//! Keep-alive, pipelining, HTTP/1.0, chunked request bodies and `Expect: 100-continue`;
+//! a head or body past its limit gets 431 or 413, a malformed request 400, and a close.
+
+use super::chunked::{self, Chunked};
+use super::request::pattern_body;
+use crate::server::handler::{Handler, HandlerFactory, Reply};
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+/// Largest `GET /bytes/N`.
+pub const MAX_BYTES_ROUTE: usize = 64 << 20;
+const MAX_HEADERS: usize = 64;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Most bytes of a request head.
+    pub max_head: usize,
+    /// Most bytes of a request body.
+    pub max_body: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_head: 16 * 1024,
+            max_body: 16 << 20,
+        }
+    }
+}
+
+pub struct HttpHandlerFactory {
+    limits: Limits,
+    /// The bytes `GET /bytes/N` slices from (grown once, shared).
+    pattern: Arc<[u8]>,
+}
+
+impl HttpHandlerFactory {
+    pub fn new(limits: Limits) -> Self {
+        HttpHandlerFactory {
+            limits,
+            pattern: pattern_body(64 * 1024 + 26).into(),
+        }
+    }
+}
+
+impl HandlerFactory for HttpHandlerFactory {
+    type Handler = HttpHandler;
+
+    fn handler(&self) -> HttpHandler {
+        HttpHandler {
+            limits: self.limits,
+            pattern: self.pattern.clone(),
+            partial: None,
+            requests: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    Echo,
+    Hello,
+    Bytes(usize),
+    Status(u16),
+    NotFound,
+    NotAllowed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BodyFraming {
+    Length(usize),
+    Chunked,
+}
+
+/// A request whose head is parsed and whose body is still arriving.
+struct Partial {
+    head_len: usize,
+    route: Route,
+    head_only: bool,
+    keep_alive: bool,
+    http10: bool,
+    framing: BodyFraming,
+    chunked: Chunked,
+    /// Decoded chunked body so far (echo only).
+    body: Vec<u8>,
+}
+
+pub struct HttpHandler {
+    limits: Limits,
+    pattern: Arc<[u8]>,
+    partial: Option<Partial>,
+    /// Requests answered since the server last asked.
+    requests: u64,
+}
+
+fn eq(a: &[u8], b: &[u8]) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+fn has_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| eq(t.trim_ascii(), token))
+}
+
+fn push_decimal(out: &mut Vec<u8>, mut v: usize) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        413 => "Content Too Large",
+        417 => "Expectation Failed",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        _ => "Status",
+    }
+}
+
+/// Appends a whole response. `close`: say `Connection: close`; `keep_alive_10`: an
+/// HTTP/1.0 client asked to keep the connection, so say `Connection: keep-alive`.
+fn respond(
+    out: &mut Vec<u8>,
+    status: u16,
+    body: &[u8],
+    head_only: bool,
+    close: bool,
+    keep_alive_10: bool,
+) {
+    out.reserve(160 + body.len());
+    out.extend_from_slice(b"HTTP/1.1 ");
+    push_decimal(out, status as usize);
+    out.push(b' ');
+    out.extend_from_slice(reason(status).as_bytes());
+    out.extend_from_slice(b"\r\nServer: wirebench\r\nDate: ");
+    out.extend_from_slice(&super::date::now());
+    let no_body = status == 204 || status == 304 || (100..200).contains(&status);
+    if !no_body {
+        out.extend_from_slice(b"\r\nContent-Type: text/plain\r\nContent-Length: ");
+        push_decimal(out, body.len());
+    }
+    if status == 405 {
+        out.extend_from_slice(b"\r\nAllow: GET, HEAD, POST, PUT");
+    }
+    if close {
+        out.extend_from_slice(b"\r\nConnection: close");
+    } else if keep_alive_10 {
+        out.extend_from_slice(b"\r\nConnection: keep-alive");
+    }
+    out.extend_from_slice(b"\r\n\r\n");
+    if !head_only && !no_body {
+        out.extend_from_slice(body);
+    }
+}
+
+/// Where a request goes, from its method and target.
+fn route(method: &str, target: &str) -> Route {
+    // Absolute form (a proxy-style request): route on the path.
+    let path = match target.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => target,
+    };
+    let path = path.split('?').next().unwrap_or(path);
+    match method {
+        "POST" | "PUT" => Route::Echo,
+        "GET" | "HEAD" => {
+            if path == "/" {
+                Route::Hello
+            } else if let Some(n) = path.strip_prefix("/bytes/") {
+                match n.parse::<usize>() {
+                    Ok(n) if n <= MAX_BYTES_ROUTE => Route::Bytes(n),
+                    _ => Route::NotFound,
+                }
+            } else if let Some(n) = path.strip_prefix("/status/") {
+                match n.parse::<u16>() {
+                    Ok(s) if (200..=599).contains(&s) => Route::Status(s),
+                    _ => Route::NotFound,
+                }
+            } else {
+                Route::NotFound
+            }
+        }
+        _ => Route::NotAllowed,
+    }
+}
+
+/// The result of looking at the start of the input for a request head.
+enum Head {
+    Incomplete,
+    Bad(u16, &'static str),
+    /// The head is parsed; `expect_continue`: the client waits for 100 Continue.
+    Parsed(Partial, bool),
+}
+
+fn parse_head(input: &[u8], limits: &Limits) -> Head {
+    // Uninitialized: zeroing 64 headers (2 KiB) per request is measurable.
+    let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut []);
+    let head_len = match req.parse_with_uninit_headers(input, &mut headers) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            return if input.len() > limits.max_head {
+                Head::Bad(431, "request head too large\n")
+            } else {
+                Head::Incomplete
+            }
+        }
+        Err(httparse::Error::TooManyHeaders) => return Head::Bad(431, "too many header fields\n"),
+        Err(_) => return Head::Bad(400, "malformed request\n"),
+    };
+    if head_len > limits.max_head {
+        return Head::Bad(431, "request head too large\n");
+    }
+    let method = req.method.unwrap_or("");
+    let http10 = req.version == Some(0);
+    let mut keep_alive = !http10;
+    let mut length: Option<usize> = None;
+    let mut chunked = false;
+    let mut te = false;
+    let mut expect_continue = false;
+    for h in req.headers.iter() {
+        let name = h.name.as_bytes();
+        if eq(name, b"content-length") {
+            let v = h.value.trim_ascii();
+            let n = if !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit) {
+                std::str::from_utf8(v)
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
+            } else {
+                None
+            };
+            let Some(n) = n else {
+                return Head::Bad(400, "bad Content-Length\n");
+            };
+            if length.is_some_and(|l| l as u64 != n) {
+                return Head::Bad(400, "conflicting Content-Length headers\n");
+            }
+            if n > limits.max_body as u64 {
+                return Head::Bad(413, "request body too large\n");
+            }
+            length = Some(n as usize);
+        } else if eq(name, b"transfer-encoding") {
+            te = true;
+            chunked = h
+                .value
+                .rsplit(|&b| b == b',')
+                .next()
+                .is_some_and(|t| eq(t.trim_ascii(), b"chunked"));
+        } else if eq(name, b"connection") {
+            if has_token(h.value, b"close") {
+                keep_alive = false;
+            } else if has_token(h.value, b"keep-alive") {
+                keep_alive = true;
+            }
+        } else if eq(name, b"expect") {
+            if !eq(h.value.trim_ascii(), b"100-continue") {
+                return Head::Bad(417, "only Expect: 100-continue is understood\n");
+            }
+            expect_continue = !http10;
+        }
+    }
+    let framing = match (te, chunked, length) {
+        // A body with both framings is how request smuggling starts: refuse it.
+        (true, _, Some(_)) => return Head::Bad(400, "both Transfer-Encoding and Content-Length\n"),
+        (true, false, _) => return Head::Bad(400, "unsupported Transfer-Encoding\n"),
+        (true, true, None) => {
+            if http10 {
+                return Head::Bad(400, "chunked body in an HTTP/1.0 request\n");
+            }
+            BodyFraming::Chunked
+        }
+        (false, _, n) => BodyFraming::Length(n.unwrap_or(0)),
+    };
+    let route = route(method, req.path.unwrap_or("/"));
+    Head::Parsed(
+        Partial {
+            head_len,
+            route,
+            head_only: method == "HEAD",
+            keep_alive,
+            http10,
+            framing,
+            chunked: Chunked::default(),
+            body: Vec::new(),
+        },
+        expect_continue && framing != BodyFraming::Length(0),
+    )
+}
+
+impl HttpHandler {
+    /// Answers a complete request whose body (for echo) is `body`; false: close after it.
+    fn answer(&mut self, p: &Partial, body: &[u8], out: &mut Vec<u8>) -> bool {
+        self.requests += 1;
+        let close = !p.keep_alive;
+        let ka10 = p.http10 && p.keep_alive;
+        match p.route {
+            Route::Echo => respond(out, 200, body, p.head_only, close, ka10),
+            Route::Hello => respond(out, 200, b"hello", p.head_only, close, ka10),
+            Route::Bytes(n) => {
+                if n <= self.pattern.len() - 26 {
+                    respond(out, 200, &self.pattern[..n], p.head_only, close, ka10)
+                } else {
+                    respond(out, 200, &pattern_body(n), p.head_only, close, ka10)
+                }
+            }
+            Route::Status(s) => {
+                // "status NNN\n", built on the stack: no allocation per request.
+                let mut text = *b"status 000\n";
+                text[7] = b'0' + (s / 100) as u8;
+                text[8] = b'0' + (s / 10 % 10) as u8;
+                text[9] = b'0' + (s % 10) as u8;
+                respond(out, s, &text, p.head_only, close, ka10)
+            }
+            Route::NotFound => respond(out, 404, b"not found\n", p.head_only, close, ka10),
+            Route::NotAllowed => {
+                respond(out, 405, b"method not allowed\n", p.head_only, close, ka10)
+            }
+        }
+        !close
+    }
+}
+
+fn refuse(out: &mut Vec<u8>, status: u16, text: &str) -> Reply {
+    respond(out, status, text.as_bytes(), false, true, false);
+    Reply::Close
+}
+
+impl Handler for HttpHandler {
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>) -> Reply {
+        let mut at = 0;
+        loop {
+            let rest = &input[at..];
+            if rest.is_empty() {
+                return Reply::Consumed(at);
+            }
+            let mut p = match self.partial.take() {
+                Some(p) => p,
+                None => match parse_head(rest, &self.limits) {
+                    Head::Incomplete => return Reply::Consumed(at),
+                    Head::Bad(status, text) => return refuse(out, status, text),
+                    Head::Parsed(p, expect_continue) => {
+                        if expect_continue && rest.len() == p.head_len {
+                            // The client waits for this before it sends the body.
+                            out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                        }
+                        p
+                    }
+                },
+            };
+            let body_in = &rest[p.head_len..];
+            let used = match p.framing {
+                BodyFraming::Length(n) => {
+                    if body_in.len() < n {
+                        self.partial = Some(p);
+                        return Reply::Consumed(at);
+                    }
+                    let keep = self.answer(&p, &body_in[..n], out);
+                    if !keep {
+                        return Reply::Close;
+                    }
+                    p.head_len + n
+                }
+                BodyFraming::Chunked => {
+                    let echo = p.route == Route::Echo;
+                    let body = &mut p.body;
+                    let step = p.chunked.advance(body_in, |piece| {
+                        if echo {
+                            body.extend_from_slice(piece)
+                        }
+                    });
+                    if p.chunked.data_len > self.limits.max_body as u64 {
+                        return refuse(out, 413, "request body too large\n");
+                    }
+                    match step {
+                        chunked::Step::Incomplete => {
+                            self.partial = Some(p);
+                            return Reply::Consumed(at);
+                        }
+                        chunked::Step::Invalid(_) => {
+                            return refuse(out, 400, "malformed chunked body\n")
+                        }
+                        chunked::Step::Done(n) => {
+                            let body = std::mem::take(&mut p.body);
+                            if !self.answer(&p, &body, out) {
+                                return Reply::Close;
+                            }
+                            p.head_len + n
+                        }
+                    }
+                }
+            };
+            at += used;
+        }
+    }
+
+    fn take_requests(&mut self) -> u64 {
+        std::mem::take(&mut self.requests)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `input` split at `cut` as the server runtime would (unconsumed bytes carried
+    /// over); returns everything written and whether the handler asked to close.
+    fn serve(input: &[u8], cut: usize) -> (Vec<u8>, bool, u64) {
+        let mut h = HttpHandlerFactory::new(Limits::default()).handler();
+        let mut written = Vec::new();
+        let mut carry: Vec<u8> = Vec::new();
+        for chunk in [&input[..cut], &input[cut..]] {
+            carry.extend_from_slice(chunk);
+            let mut out = Vec::new();
+            match h.on_bytes(&carry, &mut out) {
+                Reply::Consumed(n) => {
+                    carry.drain(..n);
+                }
+                Reply::Close => {
+                    written.extend_from_slice(&out);
+                    return (written, true, h.take_requests());
+                }
+                Reply::EchoInput => panic!("http never echoes raw input"),
+            }
+            written.extend_from_slice(&out);
+        }
+        (written, false, h.take_requests())
+    }
+
+    /// Strips the Date header (it changes every second) for comparisons.
+    fn undated(b: &[u8]) -> String {
+        let s = String::from_utf8_lossy(b).into_owned();
+        s.split("\r\n")
+            .filter(|l| !l.starts_with("Date: "))
+            .collect::<Vec<_>>()
+            .join("\r\n")
+    }
+
+    const PIPELINE: &[u8] = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\
+POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello\
+POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n\
+GET /bytes/3 HTTP/1.1\r\n\r\n\
+HEAD / HTTP/1.1\r\n\r\n\
+GET /nope HTTP/1.1\r\n\r\n\
+GET /status/500 HTTP/1.1\r\n\r\n\
+DELETE / HTTP/1.1\r\n\r\n\
+GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n\
+GET / HTTP/1.0\r\n\r\n";
+
+    #[test]
+    fn pipelined_requests_split_at_every_byte() {
+        let expected = "HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello\
+HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello\
+HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nabcde\
+HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc\
+HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n\
+HTTP/1.1 404 Not Found\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n\
+HTTP/1.1 500 Internal Server Error\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nstatus 500\n\
+HTTP/1.1 405 Method Not Allowed\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 19\r\nAllow: GET, HEAD, POST, PUT\r\n\r\nmethod not allowed\n\
+HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nhello\
+HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+        for cut in 0..=PIPELINE.len() {
+            let (out, closed, n) = serve(PIPELINE, cut);
+            assert_eq!(undated(&out), expected, "cut {cut}");
+            assert!(
+                closed,
+                "an HTTP/1.0 request without keep-alive closes (cut {cut})"
+            );
+            assert_eq!(n, 10);
+        }
+    }
+
+    #[test]
+    fn limits_and_malformed() {
+        let (out, closed, _) = serve(b"GARBAGE\r\n\r\nGET / HTTP/1.1\r\n\r\n", 0);
+        assert!(closed);
+        assert!(
+            undated(&out).starts_with("HTTP/1.1 400 Bad Request\r\n"),
+            "{}",
+            undated(&out)
+        );
+        assert!(undated(&out).contains("Connection: close"));
+
+        let mut big = b"GET / HTTP/1.1\r\nX: ".to_vec();
+        big.extend(std::iter::repeat_n(b'a', 20_000));
+        let (out, closed, _) = serve(&big, 100);
+        assert!(closed);
+        assert!(
+            undated(&out).starts_with("HTTP/1.1 431 "),
+            "{}",
+            undated(&out)
+        );
+
+        let (out, closed, _) = serve(b"POST / HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n", 0);
+        assert!(closed);
+        assert!(undated(&out).starts_with("HTTP/1.1 413 "));
+
+        let (out, closed, _) = serve(
+            b"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            0,
+        );
+        assert!(closed);
+        assert!(undated(&out).starts_with("HTTP/1.1 400 "));
+    }
+
+    #[test]
+    fn expect_continue_once() {
+        let req = b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok";
+        let head = req.len() - 2;
+        let (out, closed, n) = serve(req, head);
+        assert!(!closed);
+        assert_eq!(n, 1);
+        let text = undated(&out);
+        assert!(
+            text.starts_with("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("\r\n\r\nok"), "{text}");
+        assert_eq!(text.matches("100 Continue").count(), 1);
+    }
+}

@@ -1,0 +1,392 @@
+//! A results directory read back: every point file, grouped per load, server and
+//! point, repeats folded together (throughput: median and range; latency: the
+//! repeats' histograms added, so percentiles are exact, never averaged).
+
+use crate::error::{Error, Result};
+use crate::stats::latency::{Latency, LatencySummary};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One point file.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub file: String,
+    pub load: String,
+    pub server: String,
+    pub protocol: String,
+    pub generator: String,
+    pub swept: Vec<String>,
+    pub axes: Axes,
+    pub repeat: u64,
+    pub msgs_per_s: f64,
+    pub ok: u64,
+    pub errors: u64,
+    pub latency: Latency,
+    pub cpu_pct: f64,
+    pub cpu_s: f64,
+    pub rss_bytes: f64,
+    pub success: bool,
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Axes {
+    pub connections: f64,
+    pub body_size: f64,
+    pub pipeline: f64,
+    pub rate: f64,
+}
+
+impl Axes {
+    pub fn get(&self, axis: &str) -> f64 {
+        match axis {
+            "body_size" => self.body_size,
+            "pipeline" => self.pipeline,
+            "rate" => self.rate,
+            _ => self.connections,
+        }
+    }
+}
+
+/// Median, smallest and largest of the repeats.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stat {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    pub fn of(values: &[f64]) -> Stat {
+        if values.is_empty() {
+            return Stat::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Stat {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        }
+    }
+
+    /// Half the range relative to the median: the noise of the repeats.
+    pub fn noise(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / 2.0 / self.median
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The repeats of one point of one server, folded.
+#[derive(Clone, Debug)]
+pub struct Aggregate {
+    pub x: f64,
+    pub runs: usize,
+    pub failed_runs: usize,
+    pub reasons: Vec<String>,
+    pub throughput: Stat,
+    /// p99 of each repeat on its own: the noise of the tail, for `compare`.
+    pub p99_runs: Stat,
+    pub latency: LatencySummary,
+    pub ok: u64,
+    pub errors: u64,
+    pub cpu_pct: Stat,
+    pub us_per_req: Stat,
+    pub rss_mib: Stat,
+}
+
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub server: String,
+    pub points: Vec<Aggregate>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoadView {
+    pub name: String,
+    pub protocol: String,
+    pub generator: String,
+    /// The x axis: the first swept axis (connections when nothing is swept).
+    pub axis: String,
+    pub series: Vec<Series>,
+}
+
+pub struct Dataset {
+    pub suite_name: String,
+    pub suite_text: Option<String>,
+    pub environment: Value,
+    pub servers: Value,
+    pub loads: Vec<LoadView>,
+    pub files: usize,
+}
+
+fn s(v: &Value, p: &str) -> String {
+    v.pointer(p)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+fn f(v: &Value, p: &str) -> f64 {
+    v.pointer(p).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// Reads one point file's figures.
+pub fn record(file: &str, v: &Value) -> std::result::Result<Record, String> {
+    if v.pointer("/suite/load").is_none() {
+        return Err(format!("{file} is not a suite point (no \"suite\" block)"));
+    }
+    let latency = match v.pointer("/histogram/data").and_then(Value::as_str) {
+        Some(d) => Latency::decode(d).map_err(|e| format!("{file}: {e}"))?,
+        None => Latency::new(),
+    };
+    Ok(Record {
+        file: file.to_string(),
+        load: s(v, "/suite/load"),
+        server: s(v, "/suite/server"),
+        protocol: s(v, "/suite/protocol"),
+        generator: s(v, "/suite/generator"),
+        swept: v
+            .pointer("/suite/swept")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        axes: Axes {
+            connections: f(v, "/suite/point/connections"),
+            body_size: f(v, "/suite/point/body_size"),
+            pipeline: f(v, "/suite/point/pipeline"),
+            rate: f(v, "/suite/point/rate"),
+        },
+        repeat: v
+            .pointer("/suite/repeat")
+            .and_then(Value::as_u64)
+            .unwrap_or(1),
+        msgs_per_s: f(v, "/throughput/msgs_per_s"),
+        ok: v.pointer("/totals/ok").and_then(Value::as_u64).unwrap_or(0),
+        errors: v
+            .pointer("/totals/errors")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            + v.pointer("/totals/connect_errors")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        latency,
+        cpu_pct: f(v, "/suite/server_cost/cpu_percent/avg"),
+        cpu_s: f(v, "/suite/server_cost/cpu_s"),
+        rss_bytes: f(v, "/suite/server_cost/rss_bytes/max"),
+        success: v
+            .pointer("/outcome/success")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        reason: v
+            .pointer("/outcome/reason")
+            .and_then(Value::as_str)
+            .map(String::from),
+    })
+}
+
+/// Reads DIR/points/*.json (and suite.toml, servers.json when present).
+pub fn load_dir(dir: &Path) -> Result<Dataset> {
+    let points = dir.join("points");
+    let rd = std::fs::read_dir(&points).map_err(|e| {
+        Error::usage(format!(
+            "{} is not a results directory (cannot read {}: {e})",
+            dir.display(),
+            points.display()
+        ))
+    })?;
+    let mut names: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    names.sort();
+    let mut records = Vec::new();
+    let mut environment = Value::Null;
+    let mut suite_name = String::new();
+    for path in &names {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| Error::usage(format!("{} is not JSON: {e}", path.display())))?;
+        if environment.is_null() {
+            environment = v.get("environment").cloned().unwrap_or(Value::Null);
+            suite_name = s(&v, "/suite/name");
+        }
+        records.push(record(&name, &v).map_err(Error::usage)?);
+    }
+    if records.is_empty() {
+        return Err(Error::usage(format!(
+            "{} holds no point results",
+            points.display()
+        )));
+    }
+    let servers = std::fs::read_to_string(dir.join("servers.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    Ok(Dataset {
+        suite_name,
+        suite_text: std::fs::read_to_string(dir.join("suite.toml")).ok(),
+        environment,
+        servers: servers.clone(),
+        loads: {
+            let mut loads = group(&records);
+            let order: Vec<String> = servers
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s["name"].as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for l in &mut loads {
+                l.series.sort_by_key(|s| {
+                    order
+                        .iter()
+                        .position(|n| *n == s.server)
+                        .unwrap_or(usize::MAX)
+                });
+            }
+            loads
+        },
+        files: records.len(),
+    })
+}
+
+fn axis_label(axis: &str, v: f64) -> String {
+    match axis {
+        "body_size" => format!("body {}", v as u64),
+        "pipeline" => format!("pipeline {}", v as u64),
+        "rate" => format!("rate {v}"),
+        _ => format!("{} conns", v as u64),
+    }
+}
+
+/// Groups records: load -> series (server + the other swept axes) -> points (x).
+pub fn group(records: &[Record]) -> Vec<LoadView> {
+    let mut order: Vec<String> = Vec::new();
+    for r in records {
+        if !order.contains(&r.load) {
+            order.push(r.load.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for load in order {
+        let rs: Vec<&Record> = records.iter().filter(|r| r.load == load).collect();
+        let first = rs[0];
+        let axis = first
+            .swept
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "connections".into());
+        let others: Vec<String> = first.swept.iter().skip(1).cloned().collect();
+        let mut series: BTreeMap<(String, String), Vec<&Record>> = BTreeMap::new();
+        let mut server_order: Vec<String> = Vec::new();
+        for r in &rs {
+            if !server_order.contains(&r.server) {
+                server_order.push(r.server.clone());
+            }
+            let extra: Vec<String> = others
+                .iter()
+                .map(|a| axis_label(a, r.axes.get(a)))
+                .collect();
+            let label = if extra.is_empty() {
+                r.server.clone()
+            } else {
+                format!("{} ({})", r.server, extra.join(", "))
+            };
+            series.entry((r.server.clone(), label)).or_default().push(r);
+        }
+        let mut list: Vec<Series> = series
+            .into_iter()
+            .map(|((server, label), recs)| Series {
+                label,
+                server,
+                points: fold(&axis, &recs),
+            })
+            .collect();
+        list.sort_by_key(|s| {
+            server_order
+                .iter()
+                .position(|n| *n == s.server)
+                .unwrap_or(usize::MAX)
+        });
+        out.push(LoadView {
+            name: load,
+            protocol: first.protocol.clone(),
+            generator: first.generator.clone(),
+            axis,
+            series: list,
+        });
+    }
+    out
+}
+
+fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
+    let mut xs: Vec<f64> = recs.iter().map(|r| r.axes.get(axis)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs.into_iter()
+        .map(|x| {
+            let rs: Vec<&&Record> = recs.iter().filter(|r| r.axes.get(axis) == x).collect();
+            let mut lat = Latency::new();
+            for r in &rs {
+                lat.add(&r.latency);
+            }
+            let per =
+                |g: fn(&Record) -> f64| Stat::of(&rs.iter().map(|r| g(r)).collect::<Vec<_>>());
+            Aggregate {
+                x,
+                runs: rs.len(),
+                failed_runs: rs.iter().filter(|r| !r.success).count(),
+                reasons: rs.iter().filter_map(|r| r.reason.clone()).collect(),
+                throughput: per(|r| r.msgs_per_s),
+                p99_runs: per(|r| r.latency.quantile_ns(0.99) as f64 / 1e3),
+                latency: lat.summary(),
+                ok: rs.iter().map(|r| r.ok).sum(),
+                errors: rs.iter().map(|r| r.errors).sum(),
+                cpu_pct: per(|r| r.cpu_pct),
+                us_per_req: per(|r| {
+                    if r.ok > 0 {
+                        r.cpu_s * 1e6 / r.ok as f64
+                    } else {
+                        0.0
+                    }
+                }),
+                rss_mib: per(|r| r.rss_bytes / (1024.0 * 1024.0)),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_median_and_noise() {
+        let s = Stat::of(&[3.0, 1.0, 2.0]);
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(s.noise(), 0.5);
+        assert_eq!(Stat::of(&[1.0, 3.0]).median, 2.0);
+    }
+}

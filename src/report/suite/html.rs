@@ -1,0 +1,169 @@
+//! The report as one self-contained HTML file: inline CSS, inline SVG charts, the
+//! flame graphs as data: URIs; no script, no network fetch.
+
+use super::dataset::Dataset;
+use super::table::{self, COLUMNS};
+use base64::Engine as _;
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = "body{font-family:DejaVu Sans,Arial,sans-serif;margin:24px;color:#222;max-width:1250px}\
+h1{font-size:24px}h2{font-size:19px;margin-top:36px;border-bottom:1px solid #ccc}\
+.charts{display:flex;flex-wrap:wrap;gap:10px}.charts figure{margin:0}\
+table{border-collapse:collapse;font-size:13px;margin:10px 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}\
+th{background:#f3f3f3}.bad{background:#fde2e2}.ok{background:#e6f4e6}.env td{text-align:left}\
+pre{background:#f7f7f7;padding:10px;overflow:auto;font-size:12px}.note{color:#555;font-size:13px}";
+
+fn environment(o: &mut String, env: &Value) {
+    o.push_str("<table class=\"env\">");
+    if let Some(m) = env.as_object() {
+        for (k, v) in m {
+            let v = v
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string());
+            let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+        }
+    }
+    o.push_str("</table>");
+}
+
+fn servers(o: &mut String, servers: &Value, dir: &Path) {
+    let Some(list) = servers.as_array() else {
+        return;
+    };
+    o.push_str("<h2>Servers</h2><table><tr><th>server</th><th>state</th><th>points</th><th>fell short</th><th>command</th><th>note</th></tr>");
+    for s in list {
+        let state = s["state"].as_str().unwrap_or("?");
+        let class = if state == "ok" { "ok" } else { "bad" };
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td><td style=\"text-align:left\"><code>{}</code></td><td style=\"text-align:left\">{}</td></tr>",
+            esc(s["name"].as_str().unwrap_or("")),
+            esc(state),
+            s["points"],
+            s["points_failed"],
+            esc(s["command"].as_str().unwrap_or("")),
+            esc(s["message"].as_str().unwrap_or("")),
+        );
+    }
+    o.push_str("</table>");
+    for s in list {
+        if let Some(f) = s["flame_graph"].as_str() {
+            if let Ok(bytes) = std::fs::read(dir.join(f)) {
+                let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+                let _ = write!(
+                    o,
+                    "<h3>Flame graph: {} (perf, cpu-clock)</h3><img alt=\"flame graph of {}\" style=\"max-width:100%\" src=\"data:image/svg+xml;base64,{data}\">",
+                    esc(s["name"].as_str().unwrap_or("")),
+                    esc(s["name"].as_str().unwrap_or(""))
+                );
+            }
+        }
+    }
+}
+
+pub fn render(d: &Dataset, dir: &Path) -> String {
+    let title = if d.suite_name.is_empty() {
+        "wirebench suite".to_string()
+    } else {
+        d.suite_name.clone()
+    };
+    let mut o = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    let _ = write!(
+        o,
+        "<p class=\"note\">{} result files from {}. Throughput: median of the repeats (whiskers: smallest to largest). Latency: the repeats' HDR histograms added, so the percentiles are exact. Server CPU: user+sys of every process of the server, sampled each second.</p>",
+        d.files,
+        esc(&dir.display().to_string())
+    );
+    environment(&mut o, &d.environment);
+    servers(&mut o, &d.servers, dir);
+    for load in &d.loads {
+        let _ = write!(
+            o,
+            "<h2 id=\"load-{}\">{} <small>({} via {})</small></h2><div class=\"charts\">",
+            esc(&load.name),
+            esc(&load.name),
+            esc(&load.protocol),
+            esc(&load.generator)
+        );
+        for c in super::charts(load) {
+            let _ = write!(
+                o,
+                "<figure class=\"chart\" data-chart=\"{}\">{}</figure>",
+                esc(&c.slug),
+                c.svg
+            );
+        }
+        o.push_str("</div>");
+        let t = table::of(load);
+        let _ = write!(o, "<table><tr><th rowspan=\"2\">{}</th>", esc(&t.axis));
+        for g in &t.groups {
+            let _ = write!(o, "<th colspan=\"{}\">{}</th>", COLUMNS.len(), esc(g));
+        }
+        o.push_str("</tr><tr>");
+        for _ in &t.groups {
+            for c in COLUMNS {
+                let _ = write!(o, "<th>{c}</th>");
+            }
+        }
+        o.push_str("</tr>");
+        for r in &t.rows {
+            let _ = write!(o, "<tr><th>{}</th>", esc(&r.x));
+            for (c, short) in r.cells.iter().zip(&r.short) {
+                let class = if *short { " class=\"bad\"" } else { "" };
+                match c {
+                    Some(v) => {
+                        for s in v {
+                            let _ = write!(o, "<td{class}>{}</td>", esc(s));
+                        }
+                    }
+                    None => {
+                        for _ in COLUMNS {
+                            o.push_str("<td>-</td>");
+                        }
+                    }
+                }
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</table>");
+        let reasons: Vec<String> = load
+            .series
+            .iter()
+            .flat_map(|s| {
+                s.points.iter().flat_map(move |p| {
+                    p.reasons
+                        .iter()
+                        .map(move |r| format!("{} at {}: {r}", s.label, super::chart::short(p.x)))
+                })
+            })
+            .collect();
+        if !reasons.is_empty() {
+            o.push_str(
+                "<p class=\"note\">Runs that fell short (shaded above):</p><ul class=\"note\">",
+            );
+            for r in reasons {
+                let _ = write!(o, "<li>{}</li>", esc(&r));
+            }
+            o.push_str("</ul>");
+        }
+    }
+    if let Some(text) = &d.suite_text {
+        let _ = write!(o, "<h2>Suite file</h2><pre>{}</pre>", esc(text));
+    }
+    o.push_str("</body></html>\n");
+    o
+}

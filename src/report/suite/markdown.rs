@@ -1,0 +1,53 @@
+//! The summary tables as Markdown (for a pull request or BENCHMARKS.md).
+
+use super::dataset::Dataset;
+use super::table::{self, COLUMNS};
+
+pub fn render(d: &Dataset) -> String {
+    let mut o = format!(
+        "# {}\n\n",
+        if d.suite_name.is_empty() {
+            "wirebench suite"
+        } else {
+            &d.suite_name
+        }
+    );
+    for load in &d.loads {
+        let t = table::of(load);
+        o.push_str(&format!(
+            "## {} ({} via {}; throughput in {}, median of repeats ± half their range)\n\n",
+            load.name,
+            load.protocol,
+            load.generator,
+            super::unit(&load.protocol)
+        ));
+        let mut head = vec![t.axis.clone()];
+        for g in &t.groups {
+            for c in COLUMNS {
+                head.push(format!("{g} {c}"));
+            }
+        }
+        o.push_str(&format!("| {} |\n", head.join(" | ")));
+        o.push_str(&format!("|{}\n", "---|".repeat(head.len())));
+        for r in &t.rows {
+            let mut cells = vec![r.x.clone()];
+            for (c, short) in r.cells.iter().zip(&r.short) {
+                match c {
+                    Some(v) => {
+                        for (i, s) in v.iter().enumerate() {
+                            cells.push(if i == 0 && *short {
+                                format!("{s} (fell short)")
+                            } else {
+                                s.clone()
+                            });
+                        }
+                    }
+                    None => cells.extend(COLUMNS.iter().map(|_| "-".to_string())),
+                }
+            }
+            o.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        o.push('\n');
+    }
+    o
+}

@@ -1,0 +1,32 @@
+//! What an AMQP run adds to the shared result: connection rate, handshake latency and
+//! message figures counted from the broker's confirms (or, without confirms, from the
+//! publishes written).
+
+use super::latency::LatencySummary;
+use super::result::HistogramBlob;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AmqpFigures {
+    /// "churn" (connect, handshake, publish N, close, repeat) or "publish".
+    pub mode: String,
+    pub confirm: bool,
+    /// What a counted message is: "confirmed by the broker" or "written (no confirms)".
+    pub counted_from: String,
+    /// Connections that completed the handshake, and their rate over the measured phase.
+    pub handshakes: u64,
+    pub connections_per_s: f64,
+    /// Connection.Close answered by CloseOk.
+    pub clean_closes: u64,
+    pub messages: u64,
+    pub nacked: u64,
+    /// Body bytes of the counted messages.
+    pub payload_bytes: u64,
+    pub msgs_per_s: f64,
+    pub payload_mb_per_s: f64,
+    /// Connect to ready-to-publish (TCP, TLS, AMQP handshake, channels, confirm mode), microseconds.
+    pub handshake_latency_us: LatencySummary,
+    pub handshake_histogram: HistogramBlob,
+    /// The first Connection.Close or Channel.Close the broker sent, if any.
+    pub broker_close: Option<String>,
+}

@@ -1,0 +1,141 @@
+//! What wrk, ab and h2load report, in one shape, turned into the shared RunResult so
+//! a report treats every generator alike. Latency comes from each tool's own
+//! per-request or per-bucket data (wrk: a Lua dump of its histogram, 1 us buckets;
+//! ab: its -g file, 1 ms resolution; h2load: its --log-file, 1 us), never guessed
+//! from a few printed percentiles.
+
+use crate::stats::latency::Latency;
+use crate::stats::result::{
+    Cpu, HistogramBlob, Outcome, RunResult, Throughput, Totals, Warmup, SCHEMA_VERSION,
+};
+use crate::sys::Environment;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default)]
+pub struct ExternalRun {
+    pub tool: &'static str,
+    pub elapsed_s: f64,
+    /// Responses with a 2xx status.
+    pub ok: u64,
+    /// Failed requests by kind (names as in the JSON: lowercase, underscores).
+    pub errors: BTreeMap<String, u64>,
+    /// Failed connection attempts.
+    pub connect_errors: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub latency: Latency,
+    /// Smallest latency step the tool can tell apart, microseconds.
+    pub resolution_us: u64,
+}
+
+impl ExternalRun {
+    pub fn add_error(&mut self, kind: &str, n: u64) {
+        if n > 0 {
+            *self.errors.entry(kind.to_string()).or_insert(0) += n;
+        }
+    }
+
+    pub fn request_errors(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// What the runner knows about the point, for the result's config and target.
+pub struct Context {
+    pub target: String,
+    pub config: serde_json::Value,
+    pub started_unix_ms: u64,
+    pub warmup_s: f64,
+    pub client_cpu_s: f64,
+}
+
+/// Finds the first whitespace-separated number after `key` on a line starting with it.
+pub fn field_after(text: &str, key: &str) -> Option<f64> {
+    text.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix(key)?;
+        rest.split_whitespace().next()?.parse::<f64>().ok()
+    })
+}
+
+pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
+    let errors = run.request_errors();
+    let secs = run.elapsed_s;
+    let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+    let mut err_map = run.errors.clone();
+    if run.connect_errors > 0 {
+        err_map.insert("connect_failed".into(), run.connect_errors);
+    }
+    let list: Vec<String> = err_map.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let reason = if run.ok == 0 && list.is_empty() {
+        Some(format!("{} got no successful response", run.tool))
+    } else if run.ok == 0 {
+        Some(format!(
+            "{} got no successful response ({})",
+            run.tool,
+            list.join(", ")
+        ))
+    } else if !list.is_empty() {
+        Some(format!("{} saw errors: {}", run.tool, list.join(", ")))
+    } else {
+        None
+    };
+    let mut config = cx.config;
+    if let Some(m) = config.as_object_mut() {
+        m.insert("generator".into(), run.tool.into());
+        m.insert("latency_resolution_us".into(), run.resolution_us.into());
+    }
+    let client_per_msg = if run.ok > 0 {
+        cx.client_cpu_s * 1e6 / run.ok as f64
+    } else {
+        0.0
+    };
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        kind: "http".into(),
+        started_unix_ms: cx.started_unix_ms,
+        target: cx.target,
+        config,
+        environment: Environment::capture(),
+        elapsed_s: secs,
+        totals: Totals {
+            sent: run.ok + errors,
+            ok: run.ok,
+            errors,
+            in_flight: 0,
+            expected: None,
+            bytes_sent: run.bytes_sent,
+            bytes_received: run.bytes_received,
+            connections: 0,
+            connect_errors: run.connect_errors,
+            invariant_holds: true,
+        },
+        errors: err_map,
+        throughput: Throughput {
+            msgs_per_s: per_sec(run.ok),
+            mb_per_s: per_sec(run.bytes_received) / 1e6,
+            mb_sent_per_s: per_sec(run.bytes_sent) / 1e6,
+        },
+        latency_us: run.latency.summary(),
+        latency_uncorrected_us: None,
+        histogram: HistogramBlob::of(&run.latency),
+        histogram_uncorrected: None,
+        intervals: Vec::new(),
+        warmup: Warmup {
+            duration_s: cx.warmup_s,
+            ..Default::default()
+        },
+        cpu: Cpu {
+            client_s: cx.client_cpu_s,
+            client_us_per_msg: client_per_msg,
+            server_s: None,
+            server_us_per_msg: None,
+        },
+        server: None,
+        outcome: Outcome {
+            success: reason.is_none(),
+            reason,
+        },
+        status_classes: None,
+        amqp: None,
+    }
+}

@@ -1,0 +1,77 @@
+//! h2load (HTTP/1.1 with --h1): the parser of its summary and of its --log-file
+//! (one line per request: start time, status, duration in microseconds).
+
+use super::external::ExternalRun;
+
+/// "requests: 5000 total, 5000 started, ..." -> the number before `what`.
+fn count_before(line: &str, what: &str) -> Option<u64> {
+    line.split(',').find_map(|part| {
+        let mut w = part.split_whitespace().rev();
+        let name = w.next()?;
+        let n = w.next()?;
+        (name == what).then(|| n.parse().ok()).flatten()
+    })
+}
+
+fn line<'a>(out: &'a str, prefix: &str) -> Option<&'a str> {
+    out.lines().find_map(|l| l.strip_prefix(prefix))
+}
+
+/// "finished in 37.55ms, ..." -> seconds.
+fn finished_s(out: &str) -> Option<f64> {
+    let t = line(out, "finished in ")?.split(',').next()?.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (n, unit) = t.split_at(split);
+    let v: f64 = n.parse().ok()?;
+    Some(match unit {
+        "s" => v,
+        "ms" => v / 1e3,
+        "us" => v / 1e6,
+        _ => return None,
+    })
+}
+
+pub fn parse(out: &str, log: Option<&str>, request_bytes: u64) -> Result<ExternalRun, String> {
+    let reqs = line(out, "requests: ")
+        .ok_or("h2load printed no 'requests:' line (did the run finish?)")?;
+    let codes = line(out, "status codes: ").ok_or("h2load printed no 'status codes:' line")?;
+    let get =
+        |l: &str, w: &str| count_before(l, w).ok_or(format!("h2load's line lacks '{w}': {l}"));
+    let (done, errored, timeout) = (
+        get(reqs, "done")?,
+        get(reqs, "errored")?,
+        get(reqs, "timeout")?,
+    );
+    let ok = get(codes, "2xx")?;
+    let non2xx = get(codes, "3xx")? + get(codes, "4xx")? + get(codes, "5xx")?;
+    let traffic = line(out, "traffic: ")
+        .and_then(|t| t.split('(').nth(1)?.split(')').next()?.parse::<u64>().ok())
+        .unwrap_or(0);
+    let mut run = ExternalRun {
+        tool: "h2load",
+        elapsed_s: finished_s(out).ok_or("h2load printed no 'finished in' time")?,
+        ok,
+        bytes_received: traffic,
+        bytes_sent: done * request_bytes,
+        resolution_us: 1,
+        ..Default::default()
+    };
+    if done == 0 && out.contains("unable to connect") {
+        return Err("h2load: could not connect to the server".into());
+    }
+    run.add_error("status", non2xx);
+    run.add_error("timeout", timeout);
+    // errored: requests that failed on the socket; others that are neither 2xx nor counted.
+    run.add_error("failed", errored.saturating_sub(timeout));
+    if let Some(log) = log {
+        for l in log.lines().filter(|l| !l.trim().is_empty()) {
+            let us: u64 = l
+                .split('\t')
+                .nth(2)
+                .and_then(|x| x.trim().parse().ok())
+                .ok_or_else(|| format!("h2load log line is not understood: '{l}'"))?;
+            run.latency.record(us * 1000);
+        }
+    }
+    Ok(run)
+}

@@ -1,0 +1,580 @@
+//! The validated suite: every key checked before anything starts, and every
+//! problem reported as `FILE:LINE: sentence naming the key`, exit 2.
+
+use super::cpuset::CpuSet;
+use super::spec::{LoadSpecFile, ServerSpec, SuiteFile};
+use crate::error::{Error, Result};
+use crate::units::{parse_bytes, parse_duration};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::Spanned;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Suite {
+    pub name: String,
+    pub file: PathBuf,
+    /// The file's text, stored with every result so a report shows what was run.
+    #[serde(skip)]
+    pub text: String,
+    pub servers: Vec<Server>,
+    pub loads: Vec<Load>,
+    /// Each round starts every server again and runs every point `repeat` times.
+    pub rounds: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Server {
+    pub name: String,
+    pub command: String,
+    pub setup: Option<String>,
+    pub cwd: PathBuf,
+    pub env: BTreeMap<String, String>,
+    pub port: Option<u16>,
+    pub host: String,
+    pub cpus: Option<CpuSet>,
+    pub ready: Ready,
+    pub ready_timeout: Duration,
+    pub grace: Duration,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub enum Ready {
+    Tcp,
+    Http(String),
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Echo,
+    Http,
+    Amqp,
+    Connect,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Generator {
+    Wirebench,
+    Wrk,
+    Ab,
+    H2load,
+}
+
+impl Generator {
+    pub fn name(self) -> &'static str {
+        match self {
+            Generator::Wirebench => "wirebench",
+            Generator::Wrk => "wrk",
+            Generator::Ab => "ab",
+            Generator::H2load => "h2load",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Stop {
+    Duration(#[serde(serialize_with = "secs")] Duration),
+    Count(u64),
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// One combination of the sweep axes.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Point {
+    pub connections: u64,
+    pub body_size: u64,
+    pub pipeline: u64,
+    pub rate: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Load {
+    pub name: String,
+    pub protocol: Protocol,
+    pub generator: Generator,
+    pub servers: Option<Vec<String>>,
+    /// The axes with more than one value, in the order connections, body_size, pipeline, rate.
+    pub swept: Vec<String>,
+    pub points: Vec<Point>,
+    pub stop: Stop,
+    #[serde(serialize_with = "secs")]
+    pub warmup: Duration,
+    pub repeat: u32,
+    pub threads: u64,
+    pub cpus: Option<CpuSet>,
+    #[serde(serialize_with = "secs")]
+    pub timeout: Duration,
+    pub method: String,
+    pub path: String,
+    pub extra_args: Vec<String>,
+}
+
+impl Load {
+    pub fn applies_to(&self, server: &str) -> bool {
+        self.servers
+            .as_ref()
+            .map_or(true, |s| s.iter().any(|n| n == server))
+    }
+}
+
+/// 1-based line of a byte offset.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+struct Ctx<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: Range<usize>, msg: impl std::fmt::Display) -> Error {
+        Error::usage(format!(
+            "{}:{}: {msg}",
+            self.file.display(),
+            line_of(self.text, span.start)
+        ))
+    }
+
+    fn duration(&self, what: &str, v: &Spanned<String>) -> Result<Duration> {
+        parse_duration(v.get_ref()).map_err(|e| self.err(v.span(), format!("key `{what}`: {e}")))
+    }
+
+    fn cpus(&self, what: &str, v: &Option<Spanned<String>>) -> Result<Option<CpuSet>> {
+        match v {
+            None => Ok(None),
+            Some(s) => CpuSet::parse_usable(s.get_ref())
+                .map(Some)
+                .map_err(|e| self.err(s.span(), format!("{what} key `cpus`: {e}"))),
+        }
+    }
+}
+
+/// Reads and validates a suite file.
+pub fn load(file: &Path) -> Result<Suite> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Error::usage(format!(
+            "cannot read the suite file {}: {e}",
+            file.display()
+        ))
+    })?;
+    parse(file, &text)
+}
+
+/// Validates suite text; `file` names it in errors and anchors relative paths.
+pub fn parse(file: &Path, text: &str) -> Result<Suite> {
+    let cx = Ctx { file, text };
+    let raw: SuiteFile = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim_end_matches('\n').replace('\n', " ");
+        cx.err(e.span().unwrap_or(0..0), msg)
+    })?;
+    let dir = file
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .unwrap_or(Path::new("."));
+    if raw.servers.is_empty() {
+        return Err(cx.err(0..0, "the suite has no [[server]] table"));
+    }
+    if raw.loads.is_empty() {
+        return Err(cx.err(0..0, "the suite has no [[load]] table"));
+    }
+    let mut servers: Vec<Server> = Vec::new();
+    for s in &raw.servers {
+        let srv = server(&cx, dir, s.get_ref(), s.span())?;
+        if servers.iter().any(|o| o.name == srv.name) {
+            return Err(cx.err(
+                s.get_ref().name.span(),
+                format!("key `name`: two servers are named '{}'", srv.name),
+            ));
+        }
+        servers.push(srv);
+    }
+    let rounds = match &raw.rounds {
+        None => 1,
+        Some(r) if (1..=100).contains(r.get_ref()) => *r.get_ref(),
+        Some(r) => return Err(cx.err(r.span(), "key `rounds`: use 1 to 100")),
+    };
+    let mut loads = Vec::new();
+    for (i, l) in raw.loads.iter().enumerate() {
+        loads.push(load_of(&cx, &servers, i, l.get_ref(), l.span())?);
+    }
+    Ok(Suite {
+        name: raw.name.unwrap_or_else(|| {
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "suite".into())
+        }),
+        file: file.to_path_buf(),
+        text: text.to_string(),
+        servers,
+        loads,
+        rounds,
+    })
+}
+
+fn server(cx: &Ctx, dir: &Path, s: &ServerSpec, span: Range<usize>) -> Result<Server> {
+    let name = s.name.get_ref().trim().to_string();
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !name_ok {
+        return Err(cx.err(
+            s.name.span(),
+            "server key `name`: use letters, digits, '-', '_' or '.' (it names result files)",
+        ));
+    }
+    if s.command.get_ref().trim().is_empty() {
+        return Err(cx.err(
+            s.command.span(),
+            format!("server '{name}' key `command` is empty"),
+        ));
+    }
+    let cwd = match &s.cwd {
+        Some(c) => dir.join(c),
+        None => dir.to_path_buf(),
+    };
+    if !cwd.is_dir() {
+        return Err(cx.err(
+            span,
+            format!(
+                "server '{name}' key `cwd`: {} is not a directory",
+                cwd.display()
+            ),
+        ));
+    }
+    if let Some(p) = &s.port {
+        if *p.get_ref() == 0 {
+            return Err(cx.err(
+                p.span(),
+                format!(
+                    "server '{name}' key `port`: 0 is not a port (leave it out to pick a free one)"
+                ),
+            ));
+        }
+    }
+    let host = s.host.get_ref().clone();
+    if host.parse::<std::net::IpAddr>().is_err() {
+        return Err(cx.err(
+            s.host.span(),
+            format!("server '{name}' key `host`: '{host}' is not an IP address"),
+        ));
+    }
+    let ready = match &s.ready.http {
+        Some(p) if !p.starts_with('/') => {
+            return Err(cx.err(
+                span,
+                format!("server '{name}' key `ready.http`: the path must start with '/'"),
+            ))
+        }
+        Some(p) => Ready::Http(p.clone()),
+        None => Ready::Tcp,
+    };
+    Ok(Server {
+        command: s.command.get_ref().clone(),
+        setup: s.setup.as_ref().map(|x| x.get_ref().clone()),
+        cwd,
+        env: s.env.clone(),
+        port: s.port.as_ref().map(|p| *p.get_ref()),
+        host,
+        cpus: cx.cpus(&format!("server '{name}'"), &s.cpus)?,
+        ready,
+        ready_timeout: cx.duration("ready_timeout", &s.ready_timeout)?,
+        grace: cx.duration("grace", &s.grace)?,
+        name,
+    })
+}
+
+fn load_of(
+    cx: &Ctx,
+    servers: &[Server],
+    index: usize,
+    l: &LoadSpecFile,
+    span: Range<usize>,
+) -> Result<Load> {
+    let name = l
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("load{}", index + 1));
+    let who = format!("load '{name}'");
+    let protocol = match l.protocol.get_ref().as_str() {
+        "echo" => Protocol::Echo,
+        "http" => Protocol::Http,
+        "amqp" => Protocol::Amqp,
+        "connect" => Protocol::Connect,
+        other => {
+            return Err(cx.err(
+                l.protocol.span(),
+                format!("{who} key `protocol`: '{other}' is not one of echo, http, amqp, connect"),
+            ))
+        }
+    };
+    let generator = match l.generator.get_ref().as_str() {
+        "wirebench" => Generator::Wirebench,
+        "wrk" => Generator::Wrk,
+        "ab" => Generator::Ab,
+        "h2load" => Generator::H2load,
+        other => {
+            return Err(cx.err(
+                l.generator.span(),
+                format!(
+                    "{who} key `generator`: '{other}' is not one of wirebench, wrk, ab, h2load"
+                ),
+            ))
+        }
+    };
+    if generator != Generator::Wirebench && protocol != Protocol::Http {
+        return Err(cx.err(
+            l.generator.span(),
+            format!(
+                "{who} key `generator`: {} drives only protocol \"http\"",
+                generator.name()
+            ),
+        ));
+    }
+    if let Some(names) = &l.servers {
+        for n in names {
+            if !servers.iter().any(|s| &s.name == n) {
+                return Err(cx.err(
+                    span,
+                    format!("{who} key `servers`: no server is named '{n}'"),
+                ));
+            }
+        }
+    }
+    let nonempty = |key: &str, sp: Range<usize>, len: usize| -> Result<()> {
+        if len == 0 {
+            Err(cx.err(sp, format!("{who} key `{key}`: give at least one value")))
+        } else {
+            Ok(())
+        }
+    };
+    let conns = l.connections.get_ref().clone();
+    nonempty("connections", l.connections.span(), conns.len())?;
+    if conns.contains(&0) {
+        return Err(cx.err(
+            l.connections.span(),
+            format!("{who} key `connections`: 0 connections"),
+        ));
+    }
+    let bodies: Vec<u64> = match &l.body_size {
+        None => vec![if protocol == Protocol::Echo { 64 } else { 0 }],
+        Some(v) => {
+            nonempty("body_size", v.span(), v.get_ref().len())?;
+            let mut out = Vec::new();
+            for b in v.get_ref() {
+                out.push(
+                    parse_bytes(b)
+                        .map_err(|e| cx.err(v.span(), format!("{who} key `body_size`: {e}")))?,
+                );
+            }
+            out
+        }
+    };
+    let pipes: Vec<u64> = match &l.pipeline {
+        None => vec![1],
+        Some(v) => {
+            nonempty("pipeline", v.span(), v.get_ref().len())?;
+            if v.get_ref().contains(&0) {
+                return Err(cx.err(
+                    v.span(),
+                    format!("{who} key `pipeline`: 0 requests in flight"),
+                ));
+            }
+            v.get_ref().clone()
+        }
+    };
+    let rates: Vec<Option<f64>> = match &l.rate {
+        None => vec![None],
+        Some(v) => {
+            nonempty("rate", v.span(), v.get_ref().len())?;
+            if v.get_ref().iter().any(|r| !r.is_finite() || *r <= 0.0) {
+                return Err(cx.err(v.span(), format!("{who} key `rate`: rates must be above 0")));
+            }
+            v.get_ref().iter().map(|r| Some(*r)).collect()
+        }
+    };
+    // What each external generator cannot do, refused here rather than mid-suite.
+    let refuse = |sp: Range<usize>, key: &str, why: &str| -> Error {
+        cx.err(sp, format!("{who} key `{key}`: {} {why}", generator.name()))
+    };
+    if generator != Generator::Wirebench {
+        if let Some(r) = &l.rate {
+            return Err(refuse(
+                r.span(),
+                "rate",
+                "has no constant-rate mode (use generator = \"wirebench\")",
+            ));
+        }
+        if generator != Generator::H2load && pipes.iter().any(|p| *p > 1) {
+            let sp = l
+                .pipeline
+                .as_ref()
+                .map(|p| p.span())
+                .unwrap_or(span.clone());
+            return Err(refuse(
+                sp,
+                "pipeline",
+                "does not pipeline requests (h2load and wirebench do)",
+            ));
+        }
+    }
+    let stop = match (&l.duration, &l.count) {
+        (Some(d), None) => Stop::Duration(cx.duration("duration", d)?),
+        (None, Some(n)) if *n.get_ref() == 0 => {
+            return Err(cx.err(n.span(), format!("{who} key `count`: 0 requests")))
+        }
+        (None, Some(n)) if generator == Generator::Wrk => {
+            return Err(refuse(n.span(), "count", "runs only for a duration"))
+        }
+        (None, Some(n)) => Stop::Count(*n.get_ref()),
+        (None, None) => Stop::Duration(Duration::from_secs(5)),
+        (Some(_), Some(n)) => {
+            return Err(cx.err(
+                n.span(),
+                format!("{who}: give `duration` or `count`, not both"),
+            ))
+        }
+    };
+    if let Stop::Duration(d) = stop {
+        if d.is_zero() {
+            return Err(cx.err(span, format!("{who} key `duration`: 0 s")));
+        }
+    }
+    let warmup = match &l.warmup {
+        Some(w) => cx.duration("warmup", w)?,
+        None => Duration::from_secs(1),
+    };
+    let repeat = *l.repeat.get_ref();
+    if repeat == 0 || repeat > 100 {
+        return Err(cx.err(l.repeat.span(), format!("{who} key `repeat`: use 1 to 100")));
+    }
+    let threads = *l.threads.get_ref();
+    if threads == 0 || threads > 1024 {
+        return Err(cx.err(
+            l.threads.span(),
+            format!("{who} key `threads`: use 1 to 1024"),
+        ));
+    }
+    let method = l.method.clone().unwrap_or_else(|| {
+        if bodies.iter().any(|b| *b > 0) {
+            "POST"
+        } else {
+            "GET"
+        }
+        .into()
+    });
+    if !method.chars().all(|c| c.is_ascii_uppercase()) || method.is_empty() {
+        return Err(cx.err(
+            span,
+            format!("{who} key `method`: '{method}' is not an HTTP method"),
+        ));
+    }
+    if !l.path.starts_with('/') {
+        return Err(cx.err(
+            span,
+            format!("{who} key `path`: the path must start with '/'"),
+        ));
+    }
+    let mut points = Vec::new();
+    for &connections in &conns {
+        for &body_size in &bodies {
+            for &pipeline in &pipes {
+                for &rate in &rates {
+                    points.push(Point {
+                        connections,
+                        body_size,
+                        pipeline,
+                        rate,
+                    });
+                }
+            }
+        }
+    }
+    let mut swept = Vec::new();
+    for (axis, n) in [
+        ("connections", conns.len()),
+        ("body_size", bodies.len()),
+        ("pipeline", pipes.len()),
+        ("rate", rates.len()),
+    ] {
+        if n > 1 {
+            swept.push(axis.to_string());
+        }
+    }
+    Ok(Load {
+        name,
+        protocol,
+        generator,
+        servers: l.servers.clone(),
+        swept,
+        points,
+        stop,
+        warmup,
+        repeat,
+        threads,
+        cpus: cx.cpus(&who, &l.cpus)?,
+        timeout: cx.duration("timeout", &l.timeout)?,
+        method,
+        path: l.path.clone(),
+        extra_args: l.extra_args.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_expand_to_every_combination() {
+        let text = r#"
+[[server]]
+name = "a"
+command = "x {port}"
+[[load]]
+protocol = "http"
+connections = [1, 50]
+body_size = ["1k", "64k"]
+count = 1000
+"#;
+        let s = parse(Path::new("t.toml"), text).unwrap();
+        let l = &s.loads[0];
+        assert_eq!(l.points.len(), 4);
+        assert_eq!(l.swept, ["connections", "body_size"]);
+        assert_eq!(
+            l.points[1],
+            Point {
+                connections: 1,
+                body_size: 65536,
+                pipeline: 1,
+                rate: None
+            }
+        );
+        assert_eq!(l.stop, Stop::Count(1000));
+        assert_eq!(l.method, "POST", "a body means POST unless told");
+        assert_eq!((l.repeat, l.threads, s.rounds), (1, 1, 1));
+        assert_eq!(s.servers[0].ready, Ready::Tcp);
+        assert_eq!(l.generator, Generator::Wirebench);
+    }
+
+    #[test]
+    fn duration_and_count_together_are_refused() {
+        let text = "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"echo\"\nduration = \"1s\"\ncount = 5\n";
+        let e = parse(Path::new("t.toml"), text).unwrap_err().to_string();
+        assert!(e.starts_with("t.toml:7: ") && e.contains("not both"), "{e}");
+    }
+}

@@ -1,0 +1,248 @@
+//! Child processes the suite starts (servers, setup steps, generators): each in a
+//! process group of its own, pinned before exec, and stopped as a whole family:
+//! SIGTERM, then SIGKILL after a grace period, until no member is left.
+
+use super::cpuset::CpuSet;
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// A started child and the process group it leads.
+pub struct Family {
+    pub child: Child,
+    pub pid: i32,
+    status: Option<ExitStatus>,
+}
+
+/// What to start: argv, directory, environment, CPUs, where output goes.
+pub struct Launch<'a> {
+    pub argv: Vec<String>,
+    pub cwd: Option<&'a Path>,
+    pub env: Option<&'a BTreeMap<String, String>>,
+    pub cpus: Option<&'a CpuSet>,
+    pub stdout: Stdio,
+    pub stderr: Stdio,
+}
+
+/// argv for a shell command line; `exec` keeps a simple command as the group leader.
+pub fn shell(cmd: &str) -> Vec<String> {
+    vec!["/bin/sh".into(), "-c".into(), format!("exec {cmd}")]
+}
+
+impl Family {
+    pub fn start(l: Launch<'_>) -> std::io::Result<Family> {
+        let (prog, args) = l
+            .argv
+            .split_first()
+            .ok_or_else(|| std::io::Error::other("empty command"))?;
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(l.stdout)
+            .stderr(l.stderr);
+        if let Some(d) = l.cwd {
+            cmd.current_dir(d);
+        }
+        if let Some(env) = l.env {
+            cmd.envs(env);
+        }
+        let cpus = l.cpus.cloned();
+        // SAFETY: the closure runs in the forked child before exec and calls only
+        // async-signal-safe functions (setpgid, prctl, sched_setaffinity).
+        unsafe {
+            cmd.pre_exec(move || {
+                // Own group: Ctrl-C at the terminal reaches the suite, which stops the
+                // family itself; and the whole family can be signalled at once.
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // If the suite itself is killed, its direct children go too.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if let Some(c) = &cpus {
+                    c.apply_to_self()?;
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn()?;
+        let pid = child.id() as i32;
+        Ok(Family {
+            child,
+            pid,
+            status: None,
+        })
+    }
+
+    /// The leader's exit status once it has exited (reaps it).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status
+    }
+
+    /// Every live process of the family: the group, plus descendants that left it.
+    pub fn members(&self) -> Vec<i32> {
+        family_of(self.pid)
+    }
+
+    fn signal_all(&self, sig: i32) {
+        // SAFETY: kill with a negative pid signals our own child's group.
+        unsafe { libc::kill(-self.pid, sig) };
+        for p in self.members() {
+            // SAFETY: p is a live descendant of a process we started.
+            unsafe { libc::kill(p, sig) };
+        }
+    }
+
+    /// Sends `sig` to the group (the generator gets SIGINT to stop and report).
+    pub fn signal(&self, sig: i32) {
+        self.signal_all(sig);
+    }
+
+    /// SIGTERM, wait up to `grace`, then SIGKILL; returns whether SIGKILL was needed.
+    pub fn stop(&mut self, grace: Duration) -> bool {
+        if self.exited().is_some() && self.members().is_empty() {
+            return false;
+        }
+        self.signal_all(libc::SIGTERM);
+        if self.wait_gone(grace) {
+            return false;
+        }
+        self.signal_all(libc::SIGKILL);
+        self.wait_gone(Duration::from_secs(5));
+        true
+    }
+
+    /// Waits until the leader is reaped and no member is left.
+    pub fn wait_gone(&mut self, limit: Duration) -> bool {
+        let end = Instant::now() + limit;
+        loop {
+            let leader_done = self.exited().is_some();
+            if leader_done && self.members().is_empty() {
+                return true;
+            }
+            if Instant::now() >= end {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Family {
+    /// Never leave a family behind, whatever path dropped it.
+    fn drop(&mut self) {
+        if self.exited().is_none() || !self.members().is_empty() {
+            self.signal_all(libc::SIGKILL);
+            self.wait_gone(Duration::from_secs(5));
+        }
+    }
+}
+
+/// One /proc/PID/stat line, the fields the suite needs.
+#[derive(Clone, Copy, Debug)]
+pub struct ProcStat {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub zombie: bool,
+    /// utime + stime + cutime + cstime, clock ticks.
+    pub ticks: u64,
+    pub rss_pages: u64,
+}
+
+pub fn parse_stat(pid: i32, stat: &str) -> Option<ProcStat> {
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_ascii_whitespace().collect();
+    // rest starts at field 3 (state); fields are 1-based in proc(5).
+    let num = |i: usize| -> Option<u64> { f.get(i - 3)?.parse().ok() };
+    Some(ProcStat {
+        pid,
+        ppid: num(4)? as i32,
+        pgrp: num(5)? as i32,
+        zombie: f.first() == Some(&"Z") || f.first() == Some(&"X"),
+        ticks: num(14)? + num(15)? + num(16)? + num(17)?,
+        rss_pages: num(24)?,
+    })
+}
+
+/// Every process on the machine (that /proc lets us read).
+pub fn all_stats() -> Vec<ProcStat> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        parse_stat(pid, &text)
+    })
+    .collect()
+}
+
+/// Live (non-zombie) members: process group `leader`, and descendants of `leader`.
+pub fn family_stats(leader: i32) -> Vec<ProcStat> {
+    let all = all_stats();
+    let mut keep: Vec<i32> = vec![leader];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for p in &all {
+            if !keep.contains(&p.pid) && (p.pgrp == leader || keep.contains(&p.ppid)) {
+                keep.push(p.pid);
+                grew = true;
+            }
+        }
+    }
+    all.into_iter()
+        .filter(|p| keep.contains(&p.pid) && !p.zombie)
+        .collect()
+}
+
+pub fn family_of(leader: i32) -> Vec<i32> {
+    family_stats(leader).iter().map(|p| p.pid).collect()
+}
+
+/// Whether `pid` is a live process (not a zombie).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(t) => parse_stat(pid, &t).is_some_and(|s| !s.zombie),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_stat_line() {
+        let line = "42 (a b) S 7 42 42 0 -1 0 0 0 0 0 150 50 10 5 20 0 3 0 100 4096 321 x";
+        let s = parse_stat(42, line).unwrap();
+        assert_eq!((s.ppid, s.pgrp, s.ticks, s.rss_pages), (7, 42, 215, 321));
+        assert!(!s.zombie);
+    }
+
+    #[test]
+    fn stop_kills_a_child_that_ignores_sigterm_and_its_children() {
+        let mut f = Family::start(Launch {
+            argv: shell("sh -c 'trap \"\" TERM; sleep 60 & trap \"\" TERM; sleep 60'"),
+            cwd: None,
+            env: None,
+            cpus: None,
+            stdout: Stdio::null(),
+            stderr: Stdio::null(),
+        })
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let members = f.members();
+        assert!(members.len() >= 2, "{members:?}");
+        assert!(f.stop(Duration::from_millis(300)), "needed SIGKILL");
+        for p in members {
+            assert!(!alive(p), "pid {p} survived");
+        }
+    }
+}

@@ -1,0 +1,785 @@
+//! `wirebench suite`: for each server, set it up, start it pinned, wait until it is
+//! ready, warm up, run every point of every load `repeat` times while sampling the
+//! server's CPU and RSS, then stop it. A server that fails is reported and the
+//! suite goes on; Ctrl-C stops the generator and the server before returning.
+
+use super::gen::{self, external, Invocation, Target};
+use super::plan::{Generator, Load, Point, Server, Stop, Suite};
+use super::process::{shell, Family, Launch};
+use super::sampler::{self, read_family, Sampler, ServerCost};
+use super::{profile, ready};
+use crate::error::{Error, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::fs::File;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct Options {
+    pub out: PathBuf,
+    pub profile: bool,
+    pub stop: Arc<AtomicBool>,
+    /// Progress lines on stderr.
+    pub quiet: bool,
+}
+
+/// What happened to one server, written to servers.json.
+#[derive(Debug, Default, Serialize, Clone)]
+pub struct ServerStatus {
+    pub name: String,
+    /// Which round of the suite (1 unless the suite has `rounds`).
+    pub round: u32,
+    /// ok, setup_failed, start_failed, crashed_before_ready, never_ready, crashed, interrupted
+    pub state: String,
+    pub message: Option<String>,
+    pub command: String,
+    pub port: u16,
+    /// Every process of the server seen while it ran.
+    pub pids: Vec<i32>,
+    pub points: u64,
+    pub points_failed: u64,
+    /// It ignored SIGTERM for the grace period and was killed.
+    pub killed: bool,
+    /// Processes still alive after the stop (should always be empty).
+    pub left_behind: Vec<i32>,
+    pub flame_graph: Option<String>,
+}
+
+struct Run<'a> {
+    suite: &'a Suite,
+    opts: &'a Options,
+    exe: PathBuf,
+    raw: PathBuf,
+    points_dir: PathBuf,
+}
+
+fn safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+pub fn point_tag(p: &Point) -> String {
+    let mut t = format!("c{}-b{}-p{}", p.connections, p.body_size, p.pipeline);
+    if let Some(r) = p.rate {
+        t.push_str(&format!("-r{r}"));
+    }
+    t
+}
+
+fn free_port(host: &str) -> Result<u16> {
+    let l = TcpListener::bind((host, 0))
+        .map_err(|e| Error::runtime(format!("cannot find a free port on {host}: {e}")))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| Error::runtime(e.to_string()))
+}
+
+fn fill(template: &str, exe: &Path, dir: &Path, host: &str, port: u16) -> String {
+    let addr = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    template
+        .replace("{wirebench}", &exe.display().to_string())
+        .replace("{dir}", &dir.display().to_string())
+        .replace("{addr}", &addr)
+        .replace("{host}", host)
+        .replace("{port}", &port.to_string())
+}
+
+fn children_cpu_s() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: ru is valid writable memory for one rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr()) } != 0 {
+        return 0.0;
+    }
+    // SAFETY: getrusage succeeded.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Runs the whole suite; Ok(statuses) even when servers failed (they are reported).
+pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::runtime(format!("cannot find the wirebench binary: {e}")))?;
+    let mk = |p: &Path| {
+        std::fs::create_dir_all(p)
+            .map_err(|e| Error::runtime(format!("cannot create {}: {e}", p.display())))
+    };
+    prepare_out(&opts.out)?;
+    let raw = opts.out.join("raw");
+    let points_dir = opts.out.join("points");
+    mk(&raw)?;
+    mk(&points_dir)?;
+    std::fs::write(opts.out.join("suite.toml"), &suite.text)
+        .map_err(|e| Error::runtime(format!("cannot write into {}: {e}", opts.out.display())))?;
+    let r = Run {
+        suite,
+        opts,
+        exe,
+        raw,
+        points_dir,
+    };
+    let mut statuses = Vec::new();
+    for (round, server) in
+        (1..=suite.rounds).flat_map(|n| suite.servers.iter().map(move |s| (n, s)))
+    {
+        if opts.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if suite.rounds > 1 && !opts.quiet && std::ptr::eq(server, &suite.servers[0]) {
+            eprintln!("suite: round {round} of {}", suite.rounds);
+        }
+        let st = r.server(server, round);
+        r.say(&format!(
+            "suite: server {}: {}{}",
+            st.name,
+            st.state,
+            st.message
+                .as_deref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default()
+        ));
+        statuses.push(st);
+        write_statuses(&opts.out, &statuses)?;
+    }
+    write_statuses(&opts.out, &statuses)?;
+    Ok(statuses)
+}
+
+/// A results directory of an earlier suite is emptied (its points would mix into
+/// this run's report); any other non-empty directory is refused.
+fn prepare_out(out: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    let names: Vec<String> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    if !names.iter().any(|n| n == "suite.toml" || n == "points") {
+        return Err(Error::usage(format!(
+            "--out {}: the directory is not empty and holds no earlier suite results; choose another",
+            out.display()
+        )));
+    }
+    for n in &names {
+        let owned = n == "points"
+            || n == "raw"
+            || n == "servers.json"
+            || n == "suite.toml"
+            || (n.starts_with("flame-") && n.ends_with(".svg"));
+        if owned {
+            let p = out.join(n);
+            let r = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+            r.map_err(|e| Error::runtime(format!("cannot clear {}: {e}", p.display())))?;
+        }
+    }
+    Ok(())
+}
+
+fn write_statuses(out: &Path, s: &[ServerStatus]) -> Result<()> {
+    let text = serde_json::to_string_pretty(s).map_err(|e| Error::runtime(e.to_string()))?;
+    std::fs::write(out.join("servers.json"), text + "\n")
+        .map_err(|e| Error::runtime(format!("cannot write servers.json: {e}")))
+}
+
+impl Run<'_> {
+    fn say(&self, line: &str) {
+        if !self.opts.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.opts.stop.load(Ordering::Relaxed)
+    }
+
+    fn dir(&self) -> PathBuf {
+        let d = self.suite.file.parent().unwrap_or(Path::new("."));
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
+    }
+
+    /// stdout and stderr of a child, both into raw/NAME.
+    fn log(&self, name: &str) -> (Stdio, Stdio) {
+        match File::create(self.raw.join(name)).and_then(|a| a.try_clone().map(|b| (a, b))) {
+            Ok((a, b)) => (Stdio::from(a), Stdio::from(b)),
+            Err(_) => (Stdio::null(), Stdio::null()),
+        }
+    }
+
+    fn server(&self, s: &Server, round: u32) -> ServerStatus {
+        let mut st = ServerStatus {
+            name: s.name.clone(),
+            round,
+            state: "ok".into(),
+            ..Default::default()
+        };
+        let fail = |st: &mut ServerStatus, state: &str, msg: String| {
+            st.state = state.into();
+            st.message = Some(msg);
+        };
+        // The setup (a build) runs in the first round only.
+        if let Some(setup) = s.setup.as_ref().filter(|_| round == 1) {
+            self.say(&format!("suite: server {}: setup: {setup}", s.name));
+            if let Err(msg) = self.setup(s, setup) {
+                fail(&mut st, "setup_failed", msg);
+                return st;
+            }
+        }
+        let port = match s.port.map(Ok).unwrap_or_else(|| free_port(&s.host)) {
+            Ok(p) => p,
+            Err(e) => {
+                fail(&mut st, "start_failed", e.to_string());
+                return st;
+            }
+        };
+        st.port = port;
+        st.command = fill(&s.command, &self.exe, &self.dir(), &s.host, port);
+        let (out, err) = self.log(&format!("{}.round{round}.server.log", safe(&s.name)));
+        let family = Family::start(Launch {
+            argv: shell(&st.command),
+            cwd: Some(&s.cwd),
+            env: Some(&s.env),
+            cpus: s.cpus.as_ref(),
+            stdout: out,
+            stderr: err,
+        });
+        let mut family = match family {
+            Ok(f) => f,
+            Err(e) => {
+                let msg = format!("cannot start '{}': {e}", st.command);
+                fail(&mut st, "start_failed", msg);
+                return st;
+            }
+        };
+        st.pids.push(family.pid);
+        self.say(&format!(
+            "suite: server {} started (pid {}) on {}:{port}",
+            s.name, family.pid, s.host
+        ));
+        let addr: SocketAddr = match format!("{}:{port}", s.host)
+            .parse()
+            .or_else(|_| format!("[{}]:{port}", s.host).parse())
+        {
+            Ok(a) => a,
+            Err(_) => {
+                fail(
+                    &mut st,
+                    "start_failed",
+                    format!("bad address {}:{port}", s.host),
+                );
+                return self.finish(s, family, st, None);
+            }
+        };
+        let began = Instant::now();
+        loop {
+            if let Some(code) = family.exited() {
+                let log = format!("raw/{}.round{round}.server.log", safe(&s.name));
+                fail(
+                    &mut st,
+                    "crashed_before_ready",
+                    format!("it exited ({code}) before it became ready; see {log}"),
+                );
+                return self.finish(s, family, st, None);
+            }
+            if self.stopped() {
+                fail(&mut st, "interrupted", "stopped by a signal".into());
+                return self.finish(s, family, st, None);
+            }
+            if ready::probe(addr, &s.ready) {
+                break;
+            }
+            if began.elapsed() >= s.ready_timeout {
+                fail(
+                    &mut st,
+                    "never_ready",
+                    format!(
+                        "not ready after {:.1} s ({})",
+                        s.ready_timeout.as_secs_f64(),
+                        match &s.ready {
+                            super::plan::Ready::Tcp => format!("no TCP connect to {addr}"),
+                            super::plan::Ready::Http(p) => format!("no HTTP answer to GET {p}"),
+                        }
+                    ),
+                );
+                return self.finish(s, family, st, None);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for p in family.members() {
+            if !st.pids.contains(&p) {
+                st.pids.push(p);
+            }
+        }
+        let recording = if self.opts.profile {
+            let data = self
+                .raw
+                .join(format!("{}.round{}.perf.data", safe(&s.name), round));
+            match profile::start(&family.members(), &data) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    self.say(&format!("suite: server {}: {e}", s.name));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let sampler = Sampler::start(family.pid, Duration::from_secs(1));
+        'loads: for load in self.suite.loads.iter().filter(|l| l.applies_to(&s.name)) {
+            if !load.warmup.is_zero() {
+                if let Some(p) = load.points.first() {
+                    self.say(&format!(
+                        "suite: {} / {}: warm-up {:.1} s",
+                        s.name,
+                        load.name,
+                        load.warmup.as_secs_f64()
+                    ));
+                    let prefix = self.raw.join(format!(
+                        "{}__{}__warmup{round}",
+                        safe(&load.name),
+                        safe(&s.name)
+                    ));
+                    let t = Target {
+                        exe: &self.exe,
+                        host: &s.host,
+                        port,
+                        prefix: &prefix,
+                    };
+                    let inv = gen::invocation(load, p, Stop::Duration(load.warmup), &t);
+                    let _ = self.execute(&inv, &prefix, load);
+                    for f in [inv.json.as_ref(), inv.aux.as_ref()].into_iter().flatten() {
+                        let _ = std::fs::remove_file(f);
+                    }
+                }
+            }
+            for p in &load.points {
+                for rep in (round - 1) * load.repeat + 1..=round * load.repeat {
+                    if self.stopped() {
+                        fail(&mut st, "interrupted", "stopped by a signal".into());
+                        break 'loads;
+                    }
+                    if let Some(code) = family.exited() {
+                        fail(
+                            &mut st,
+                            "crashed",
+                            format!("it exited ({code}) during the load '{}'", load.name),
+                        );
+                        break 'loads;
+                    }
+                    let ok = self.point(s, &family, &sampler, &mut st, load, p, rep, port);
+                    st.points += 1;
+                    if !ok {
+                        st.points_failed += 1;
+                    }
+                }
+            }
+        }
+        if st.state == "ok" {
+            if let Some(code) = family.exited() {
+                fail(
+                    &mut st,
+                    "crashed",
+                    format!("it exited ({code}) during the last point"),
+                );
+            }
+        }
+        drop(sampler);
+        self.finish(s, family, st, recording)
+    }
+
+    fn finish(
+        &self,
+        s: &Server,
+        mut family: Family,
+        mut st: ServerStatus,
+        rec: Option<profile::Recording>,
+    ) -> ServerStatus {
+        // Stop perf first so the flame graph covers the load, not the shutdown.
+        if let Some(r) = rec {
+            let svg = self.opts.out.join(if st.round > 1 {
+                format!("flame-{}-round{}.svg", safe(&s.name), st.round)
+            } else {
+                format!("flame-{}.svg", safe(&s.name))
+            });
+            match r.finish(&format!("{} ({})", s.name, self.suite.name), &svg) {
+                Ok(()) => {
+                    st.flame_graph = svg.file_name().map(|f| f.to_string_lossy().into_owned())
+                }
+                Err(e) => self.say(&format!("suite: server {}: no flame graph: {e}", s.name)),
+            }
+        }
+        for p in family.members() {
+            if !st.pids.contains(&p) {
+                st.pids.push(p);
+            }
+        }
+        st.killed = family.stop(s.grace);
+        st.left_behind = st
+            .pids
+            .iter()
+            .copied()
+            .filter(|p| super::process::alive(*p))
+            .collect();
+        st
+    }
+
+    fn setup(&self, s: &Server, cmd: &str) -> std::result::Result<(), String> {
+        let filled = fill(cmd, &self.exe, &self.dir(), &s.host, s.port.unwrap_or(0));
+        let log_name = format!("{}.setup.log", safe(&s.name));
+        let (out, err) = self.log(&log_name);
+        let mut f = Family::start(Launch {
+            argv: vec!["/bin/sh".into(), "-c".into(), filled.clone()],
+            cwd: Some(&s.cwd),
+            env: Some(&s.env),
+            cpus: None,
+            stdout: out,
+            stderr: err,
+        })
+        .map_err(|e| format!("cannot run the setup '{filled}': {e}"))?;
+        let limit = Instant::now() + Duration::from_secs(900);
+        loop {
+            if let Some(code) = f.exited() {
+                return if code.success() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the setup '{filled}' failed ({code}); see raw/{log_name}"
+                    ))
+                };
+            }
+            if self.stopped() || Instant::now() > limit {
+                f.stop(Duration::from_secs(2));
+                return Err(format!(
+                    "the setup '{filled}' was stopped before it finished"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs a generator to its end (or until Ctrl-C / its time limit); returns its exit code.
+    fn execute(
+        &self,
+        inv: &Invocation,
+        prefix: &Path,
+        load: &Load,
+    ) -> std::result::Result<i32, String> {
+        for (path, bytes) in &inv.inputs {
+            std::fs::write(path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        for f in [inv.json.as_ref(), inv.aux.as_ref()].into_iter().flatten() {
+            let _ = std::fs::remove_file(f);
+        }
+        let out = File::create(with(prefix, ".out")).map_err(|e| e.to_string())?;
+        let err = File::create(with(prefix, ".err")).map_err(|e| e.to_string())?;
+        let mut f = Family::start(Launch {
+            argv: inv.argv.clone(),
+            cwd: None,
+            env: None,
+            cpus: load.cpus.as_ref(),
+            stdout: Stdio::from(out),
+            stderr: Stdio::from(err),
+        })
+        .map_err(|e| format!("cannot start {}: {e}", inv.argv[0]))?;
+        let limit =
+            Instant::now() + inv.expected + load.warmup + load.timeout + Duration::from_secs(60);
+        let mut signalled = false;
+        loop {
+            if let Some(code) = f.exited() {
+                f.wait_gone(Duration::from_secs(5));
+                return Ok(code.code().unwrap_or(128 + 9));
+            }
+            if (self.stopped() || Instant::now() > limit) && !signalled {
+                // SIGINT lets wirebench and wrk print what they have; then the grace.
+                f.signal(libc::SIGINT);
+                signalled = true;
+                let mut waited = 0;
+                while f.exited().is_none() && waited < 100 {
+                    std::thread::sleep(Duration::from_millis(50));
+                    waited += 1;
+                }
+                if f.exited().is_none() {
+                    f.stop(Duration::from_secs(1));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn point(
+        &self,
+        s: &Server,
+        family: &Family,
+        sampler: &Sampler,
+        st: &mut ServerStatus,
+        load: &Load,
+        p: &Point,
+        rep: u32,
+        port: u16,
+    ) -> bool {
+        let tag = format!(
+            "{}__{}__{}__r{rep}",
+            safe(&load.name),
+            safe(&s.name),
+            point_tag(p)
+        );
+        let prefix = self.raw.join(&tag);
+        let t = Target {
+            exe: &self.exe,
+            host: &s.host,
+            port,
+            prefix: &prefix,
+        };
+        let inv = gen::invocation(load, p, load.stop, &t);
+        let started_ms = crate::commands::load::unix_ms();
+        let cpu0 = children_cpu_s();
+        let (t0, s0) = (Instant::now(), read_family(family.pid).0);
+        let exit = self.execute(&inv, &prefix, load);
+        let (t1, s1) = (Instant::now(), read_family(family.pid).0);
+        let client_cpu = (children_cpu_s() - cpu0).max(0.0);
+        let cost = sampler::cost((t0, s0), (t1, s1), &sampler.window(t0, t1));
+        let stdout = std::fs::read_to_string(with(&prefix, ".out")).unwrap_or_default();
+        let stderr = std::fs::read_to_string(with(&prefix, ".err")).unwrap_or_default();
+        let mut result = match &exit {
+            Err(e) => Err(e.clone()),
+            Ok(code) => self.collect(
+                load, p, &inv, &stdout, &stderr, *code, started_ms, client_cpu,
+            ),
+        };
+        // Auxiliary per-request files can be large; their figures are in the result now.
+        if let Some(a) = &inv.aux {
+            let _ = std::fs::remove_file(a);
+        }
+        if let Err(msg) = &result {
+            result = Ok(failed_result(load, p, &inv, msg, started_ms));
+        }
+        let mut v = result.unwrap_or(Value::Null);
+        let ok = v.pointer("/totals/ok").and_then(Value::as_u64).unwrap_or(0);
+        if let Some(cpu) = v.get_mut("cpu").and_then(Value::as_object_mut) {
+            cpu.insert("server_s".into(), json!(cost.cpu_s));
+            cpu.insert(
+                "server_us_per_msg".into(),
+                json!(if ok > 0 {
+                    cost.cpu_s * 1e6 / ok as f64
+                } else {
+                    0.0
+                }),
+            );
+        }
+        let success = v
+            .pointer("/outcome/success")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let meta = self.meta(
+            s,
+            st,
+            load,
+            p,
+            rep,
+            &inv,
+            exit.as_ref().ok().copied(),
+            &cost,
+        );
+        if let Some(m) = v.as_object_mut() {
+            m.insert("suite".into(), meta);
+        }
+        let file = self.points_dir.join(format!("{tag}.json"));
+        let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+        if let Err(e) = std::fs::write(&file, text + "\n") {
+            self.say(&format!("suite: cannot write {}: {e}", file.display()));
+        }
+        let rate = v
+            .pointer("/throughput/msgs_per_s")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let p99 = v
+            .pointer("/latency_us/p99")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let why = v
+            .pointer("/outcome/reason")
+            .and_then(Value::as_str)
+            .map(|r| format!("  FELL SHORT: {r}"))
+            .unwrap_or_default();
+        self.say(&format!(
+            "suite: {} / {} / {} #{rep}: {} /s, p99 {} us, server CPU {:.0}%{why}",
+            s.name,
+            load.name,
+            point_tag(p),
+            crate::report::format::group(rate as u64),
+            p99.round(),
+            cost.cpu_percent.avg
+        ));
+        success
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn collect(
+        &self,
+        load: &Load,
+        p: &Point,
+        inv: &Invocation,
+        stdout: &str,
+        stderr: &str,
+        code: i32,
+        started_ms: u64,
+        client_cpu: f64,
+    ) -> std::result::Result<Value, String> {
+        let last_err = || {
+            stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        if load.generator == Generator::Wirebench {
+            let json = inv.json.as_ref().ok_or("no JSON path")?;
+            let text = std::fs::read_to_string(json).map_err(|_| {
+                format!(
+                    "wirebench exited with {code} and wrote no result: {}",
+                    last_err()
+                )
+            })?;
+            return serde_json::from_str(&text)
+                .map_err(|e| format!("wirebench's result is not JSON: {e}"));
+        }
+        let aux = inv
+            .aux
+            .as_ref()
+            .and_then(|a| std::fs::read_to_string(a).ok());
+        let both = format!("{stdout}\n{stderr}");
+        let parsed = match load.generator {
+            Generator::Wrk => gen::wrk::parse(&both, p.body_size),
+            Generator::Ab => gen::ab::parse(&both, aux.as_deref()),
+            Generator::H2load => gen::h2load::parse(&both, aux.as_deref(), p.body_size),
+            Generator::Wirebench => unreachable!("handled above"),
+        }
+        .map_err(|e| match last_err() {
+            l if l.is_empty() => e,
+            l => format!("{e}; it said: {l}"),
+        })?;
+        let cx = external::Context {
+            target: inv.argv.last().cloned().unwrap_or_default(),
+            config: config_of(load, p, &inv.argv),
+            started_unix_ms: started_ms,
+            warmup_s: 0.0,
+            client_cpu_s: client_cpu,
+        };
+        serde_json::to_value(external::to_result(&parsed, cx)).map_err(|e| e.to_string())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn meta(
+        &self,
+        s: &Server,
+        st: &ServerStatus,
+        load: &Load,
+        p: &Point,
+        rep: u32,
+        inv: &Invocation,
+        exit: Option<i32>,
+        cost: &ServerCost,
+    ) -> Value {
+        json!({
+            "name": self.suite.name,
+            "file": self.suite.file.display().to_string(),
+            "load": load.name,
+            "server": s.name,
+            "protocol": load.protocol,
+            "generator": load.generator.name(),
+            "swept": load.swept,
+            "point": p,
+            "repeat": rep,
+            "repeats": load.repeat * self.suite.rounds,
+            "round": st.round,
+            "server_command": st.command,
+            "server_pid": st.pids.first(),
+            "server_cpus": s.cpus.as_ref().map(|c| c.to_string_list()),
+            "generator_cpus": load.cpus.as_ref().map(|c| c.to_string_list()),
+            "generator_argv": inv.argv,
+            "generator_exit": exit,
+            "server_cost": cost,
+        })
+    }
+}
+
+fn with(prefix: &Path, ext: &str) -> PathBuf {
+    let mut s = prefix.as_os_str().to_owned();
+    s.push(ext);
+    PathBuf::from(s)
+}
+
+/// The config object the schema asks for, for an external generator's point.
+fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
+    let threads = gen::threads_for(p.connections, load.threads);
+    let plan = match load.stop {
+        Stop::Duration(d) => json!({"type": "duration", "seconds": d.as_secs_f64()}),
+        Stop::Count(n) => json!({"type": "count", "requests": n}),
+    };
+    json!({
+        "threads": threads,
+        "connections_per_thread": (p.connections / threads).max(1),
+        "pipeline": p.pipeline,
+        "plan": plan,
+        "method": load.method,
+        "body_size": p.body_size,
+        "timeout_s": load.timeout.as_secs_f64(),
+        "command": argv,
+        "bytes_sent_counts": "request bodies only",
+    })
+}
+
+/// A schema-valid result for a point whose generator gave no figures at all.
+fn failed_result(load: &Load, p: &Point, inv: &Invocation, msg: &str, started_ms: u64) -> Value {
+    let run = external::ExternalRun {
+        tool: load.generator.name(),
+        ..Default::default()
+    };
+    let cx = external::Context {
+        target: inv.argv.get(2).cloned().unwrap_or_else(|| "unknown".into()),
+        config: config_of(load, p, &inv.argv),
+        started_unix_ms: started_ms,
+        warmup_s: 0.0,
+        client_cpu_s: 0.0,
+    };
+    let mut r = external::to_result(&run, cx);
+    r.kind = match load.protocol {
+        super::plan::Protocol::Echo => "echo",
+        super::plan::Protocol::Http => "http",
+        super::plan::Protocol::Amqp => "amqp",
+        super::plan::Protocol::Connect => "connect",
+    }
+    .into();
+    r.outcome.reason = Some(format!("the generator failed: {msg}"));
+    serde_json::to_value(r).unwrap_or(Value::Null)
+}

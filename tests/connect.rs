@@ -1,0 +1,424 @@
+//! `wirebench connect` and multi-process servers: exact counts past one process's
+//! descriptor limit on both sides, the capacity check, exact churn counts, and the
+//! server's descriptors returning to their baseline after the clients leave.
+//! Addresses 127.0.0.2-127.0.0.9 serve as extra sources and listen addresses.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::time::Duration;
+
+fn validator() -> jsonschema::Validator {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+}
+
+#[track_caller]
+fn assert_valid(j: &Value) {
+    let v = validator();
+    let errs: Vec<String> = v
+        .iter_errors(j)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errs.is_empty(), "schema errors:\n{}", errs.join("\n"));
+}
+
+fn open_fds(pids: &[u32]) -> usize {
+    pids.iter()
+        .map(|p| {
+            std::fs::read_dir(format!("/proc/{p}/fd"))
+                .map(|d| d.count())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+#[test]
+fn thirty_thousand_connections_over_two_processes_each_side() {
+    // 30,000 sockets on each side: past the ~19,990 one process may hold here.
+    let r = run_json(&[
+        "connect",
+        "-n",
+        "30000",
+        "--processes",
+        "2",
+        "--server-processes",
+        "2",
+        "--source",
+        "127.0.0.2-127.0.0.3",
+        "--hold",
+        "200ms",
+        "--ping",
+        "100ms",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    let c = &j["connect"];
+    assert_eq!(ju(c, "/established"), 30_000, "{c:#}");
+    assert_eq!(ju(c, "/attempts"), 30_000);
+    assert_eq!(ju(c, "/failed"), 0);
+    assert_eq!(c["failures"].as_object().unwrap().len(), 0);
+    assert_eq!(c["lost"].as_object().unwrap().len(), 0);
+    assert_eq!(ju(c, "/processes"), 2);
+    assert_eq!(ju(c, "/server_processes"), 2);
+    // The server side, summed over its two processes: every connection accepted,
+    // all up at once, and all closed once the clients left.
+    assert_eq!(ju(c, "/server_active"), 30_000);
+    assert_eq!(ju(j, "/server/accepts"), 30_000);
+    assert_eq!(ju(j, "/server/closes"), 30_000);
+    assert_eq!(ju(c, "/memory/connections"), 30_000);
+    assert_eq!(ju(c, "/connect_histogram/count"), 30_000);
+    // Pings: every one sent came back, and the histogram holds exactly those.
+    let sent = ju(j, "/totals/sent");
+    assert!(sent > 0);
+    assert_eq!(ju(j, "/totals/ok"), sent);
+    assert_eq!(ju(j, "/histogram/count"), sent);
+    assert_eq!(ju(j, "/totals/connections"), 30_000);
+    assert!(j["totals"]["invariant_holds"].as_bool().unwrap());
+}
+
+#[test]
+fn separate_multi_process_server_returns_to_its_descriptor_baseline() {
+    let mut serve = Proc::wirebench(&[
+        "serve",
+        "echo",
+        "--listen",
+        "127.0.0.4-127.0.0.5:0",
+        "--processes",
+        "2",
+    ]);
+    let banner = serve
+        .wait_line(
+            "wirebench serve echo: listening on",
+            Duration::from_secs(20),
+        )
+        .expect("the server starts");
+    // "listening on 2 addresses from 127.0.0.4:PORT with 2 processes x 1 threads"
+    let port: u16 = banner
+        .split("127.0.0.4:")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {banner}"));
+    let pids_line = serve
+        .wait_line("worker pids: ", Duration::from_secs(5))
+        .expect("pids");
+    let pid_list = pids_line.trim_start_matches("worker pids: ").to_string();
+    let pids: Vec<u32> = pid_list.split(',').map(|p| p.parse().unwrap()).collect();
+    assert_eq!(pids.len(), 2);
+    let baseline = open_fds(&pids);
+
+    let target = format!("127.0.0.4-127.0.0.5:{port}");
+    let r = run_json(&[
+        "connect",
+        &target,
+        "-n",
+        "24000",
+        "--source",
+        "127.0.0.6",
+        "--processes",
+        "2",
+        "--server-pid",
+        &pid_list,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    assert_eq!(ju(j, "/connect/established"), 24_000);
+    assert_eq!(ju(j, "/connect/memory/server_processes"), 2);
+    assert!(j["connect"]["memory"]["server_rss_per_conn_bytes"].is_number());
+
+    // Every connection closed: the server's descriptors are back where they started.
+    let back = wait_until(Duration::from_secs(15), || open_fds(&pids) == baseline);
+    assert!(
+        back,
+        "server fds {} != baseline {baseline}",
+        open_fds(&pids)
+    );
+
+    serve.terminate();
+    assert_eq!(
+        serve.finish(Duration::from_secs(20)),
+        0,
+        "{}",
+        serve.stderr()
+    );
+    let out = serve.stdout();
+    let last = out.lines().last().unwrap_or("");
+    assert!(
+        last.contains("final: accepts 24,000 closes 24,000"),
+        "final line: {last}\n{out}"
+    );
+}
+
+#[test]
+fn churn_counts_are_exact() {
+    let r = run_json(&[
+        "connect",
+        "--churn",
+        "-n",
+        "6000",
+        "--processes",
+        "2",
+        "--concurrency",
+        "64",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    assert_eq!(ju(j, "/connect/churn/cycles_ok"), 6000);
+    assert_eq!(ju(j, "/connect/churn/cycles"), 6000);
+    assert_eq!(ju(j, "/connect/established"), 6000);
+    assert_eq!(ju(j, "/totals/sent"), 6000);
+    assert_eq!(ju(j, "/totals/ok"), 6000);
+    assert_eq!(ju(j, "/histogram/count"), 6000);
+    assert_eq!(ju(j, "/connect/connect_histogram/count"), 6000);
+    assert_eq!(ju(j, "/server/accepts"), 6000);
+    assert_eq!(ju(j, "/server/closes"), 6000);
+    assert_eq!(ju(j, "/server/active"), 0);
+    assert!(j["connect"]["churn"]["connections_per_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn refused_connections_are_counted_by_errno() {
+    // Nothing listens on a port we just released: every attempt is ECONNREFUSED.
+    let port = free_port();
+    let target = format!("127.0.0.1:{port}");
+    let r = run_json(&["connect", &target, "-n", "50"]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    assert_eq!(ju(j, "/connect/failures/ECONNREFUSED"), 50);
+    assert_eq!(ju(j, "/connect/established"), 0);
+    assert_eq!(ju(j, "/errors/connect_econnrefused"), 50);
+    assert!(!j["outcome"]["success"].as_bool().unwrap());
+}
+
+#[track_caller]
+fn refused(args: &[&str], want: &str) {
+    let mut p = Proc::wirebench(args);
+    let code = p.finish(RUN_LIMIT);
+    let line = assert_one_line_error(&p.stderr(), &args.join(" "));
+    assert_eq!(code, 2, "{args:?}: {line}");
+    assert!(line.contains(want), "{args:?}: want '{want}' in: {line}");
+    assert!(p.stdout().is_empty(), "nothing may start: {}", p.stdout());
+}
+
+fn nofile_hard() -> u64 {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: rl is a valid rlimit to fill.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) }, 0);
+    rl.rlim_max
+}
+
+#[test]
+fn capacity_check_refuses_impossible_plans() {
+    // One (source, destination) pair gives one ephemeral port range (at most 65,535).
+    refused(&["connect", "-n", "100000"], "ephemeral ports");
+    // One more connection than one process may hold descriptors for.
+    let n = (nofile_hard() + 1).to_string();
+    refused(
+        &[
+            "connect",
+            "-n",
+            &n,
+            "--processes",
+            "1",
+            "--source",
+            "127.0.0.2-127.0.0.3",
+        ],
+        "sockets per process",
+    );
+    refused(
+        &[
+            "connect",
+            "-n",
+            &n,
+            "--processes",
+            "2",
+            "--server-processes",
+            "1",
+            "--source",
+            "127.0.0.2-127.0.0.3",
+        ],
+        "built-in server processes",
+    );
+    // Ten million connections: more kernel memory or files than this machine has.
+    let mut p = Proc::wirebench(&[
+        "connect",
+        "-n",
+        "10000000",
+        "--source",
+        "127.0.0.2-127.0.1.254",
+        "--processes",
+        "600",
+        "--server-processes",
+        "800",
+    ]);
+    assert_eq!(p.finish(RUN_LIMIT), 2);
+    let line = assert_one_line_error(&p.stderr(), "ten million");
+    assert!(
+        line.contains("fs.file-max") || line.contains("kernel memory"),
+        "{line}"
+    );
+    refused(
+        &["connect", "-n", "10", "--processes", "5000"],
+        "--processes must be between 1 and",
+    );
+}
+
+#[test]
+fn bad_input_is_one_sentence() {
+    refused(
+        &["connect", "--source", "127.0.0.9-127.0.0.2"],
+        "runs backwards",
+    );
+    refused(&["connect", "--source", "nonsense"], "not an IP address");
+    refused(&["connect", "--churn", "--ping", "1s"], "--churn");
+    refused(&["connect", "-d", "1s"], "--hold");
+    refused(&["connect", "-n", "0"], "at least 1");
+    refused(&["connect", "--ping", "0s"], "--ping");
+    refused(&["connect", "127.0.0.1-127.0.0.3"], "RANGE:PORT");
+    refused(
+        &["serve", "echo", "--listen", "127.0.0.5-127.0.0.4:19000"],
+        "runs backwards",
+    );
+    refused(&["serve", "echo", "--processes", "0"], "--processes");
+    refused(
+        &["serve", "echo", "--processes", "2", "--tls"],
+        "--cert and --key",
+    );
+}
+
+#[test]
+fn tls_hold_ping_and_churn_over_processes() {
+    // The built-in server's processes share one generated certificate, which the
+    // client verifies (no --insecure).
+    let r = run_json(&[
+        "connect",
+        "--tls",
+        "-n",
+        "400",
+        "--processes",
+        "2",
+        "--server-processes",
+        "2",
+        "--hold",
+        "300ms",
+        "--ping",
+        "100ms",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    assert_eq!(ju(j, "/connect/established"), 400);
+    assert_eq!(ju(j, "/server/accepts"), 400);
+    assert_eq!(ju(j, "/server/tls_failures"), 0);
+    let sent = ju(j, "/totals/sent");
+    assert!(sent >= 400, "{sent} pings");
+    assert_eq!(ju(j, "/totals/ok"), sent);
+    assert_eq!(j["config"]["tls"], true);
+
+    let r = run_json(&[
+        "connect",
+        "--tls",
+        "--churn",
+        "-n",
+        "300",
+        "--concurrency",
+        "16",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(ju(j, "/connect/churn/cycles_ok"), 300);
+    assert_eq!(ju(j, "/totals/ok"), 300);
+    assert_eq!(ju(j, "/server/accepts"), 300);
+}
+
+#[test]
+fn tls_to_a_plain_server_fails_as_tls() {
+    let mut serve = Proc::wirebench(&["serve", "echo", "--listen", "127.0.0.7:0"]);
+    let banner = serve
+        .wait_line(
+            "wirebench serve echo: listening on",
+            Duration::from_secs(20),
+        )
+        .expect("the server starts");
+    let addr = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("127.0.0.7:"))
+        .expect("address in banner")
+        .to_string();
+    let r = run_json(&[
+        "connect",
+        &addr,
+        "--tls",
+        "--insecure",
+        "-n",
+        "20",
+        "--timeout",
+        "2s",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(ju(j, "/connect/established"), 0);
+    assert_eq!(ju(j, "/connect/failed"), 20, "{}", j["connect"]["failures"]);
+    let kinds = j["connect"]["failures"].as_object().unwrap();
+    assert!(kinds.keys().all(|k| k.starts_with("TLS")), "{kinds:?}");
+}
+
+#[test]
+fn one_process_server_on_an_address_range_with_a_paced_client() {
+    let mut serve = Proc::wirebench(&["serve", "echo", "--listen", "127.0.0.8-127.0.0.9:0"]);
+    let banner = serve
+        .wait_line(
+            "wirebench serve echo: listening on",
+            Duration::from_secs(20),
+        )
+        .expect("the server starts");
+    // "listening on 2 addresses from 127.0.0.8:PORT with N threads"
+    let port = banner
+        .split("127.0.0.8:")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no port in {banner}"))
+        .to_string();
+    // The same port on both addresses, and the client spreads over them.
+    let target = format!("127.0.0.8-127.0.0.9:{port}");
+    let r = run_json(&[
+        "connect",
+        &target,
+        "-n",
+        "300",
+        "--connect-rate",
+        "3000",
+        "--hold",
+        "100ms",
+        "--ping",
+        "50ms",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(ju(j, "/connect/established"), 300);
+    assert_eq!(j["config"]["targets"].as_array().unwrap().len(), 2);
+    serve.terminate();
+    assert_eq!(
+        serve.finish(Duration::from_secs(20)),
+        0,
+        "{}",
+        serve.stderr()
+    );
+    let out = serve.stdout();
+    assert!(
+        out.lines()
+            .last()
+            .unwrap_or("")
+            .contains("final: accepts 300 closes 300"),
+        "{out}"
+    );
+}

@@ -1,0 +1,160 @@
+//! The wrk, ab and h2load parsers on output captured from real runs of those tools
+//! against nginx (tests/fixtures/generators/, captured on this project's machine:
+//! wrk 4.1.0, ab 2.3, h2load nghttp2 1.52.0), and their results against the schema.
+
+use serde_json::Value;
+use wirebench::suite::gen::external::{to_result, Context, ExternalRun};
+use wirebench::suite::gen::{ab, h2load, wrk};
+
+fn fx(name: &str) -> String {
+    let p = format!(
+        "{}/tests/fixtures/generators/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+fn validate(run: &ExternalRun) -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let cx = Context {
+        target: "http://127.0.0.1:21080/".into(),
+        config: serde_json::json!({"threads": 1, "connections_per_thread": 10, "pipeline": 1, "plan": {"type": "duration"}}),
+        started_unix_ms: 1,
+        warmup_s: 0.0,
+        client_cpu_s: 0.5,
+    };
+    let doc = serde_json::to_value(to_result(run, cx)).unwrap();
+    let errs: Vec<String> = v
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+    doc
+}
+
+#[test]
+fn wrk_post_run() {
+    let r = wrk::parse(&fx("wrk-post-1k.out"), 1024).unwrap();
+    assert_eq!(r.ok, 386_106);
+    assert_eq!(r.request_errors(), 0);
+    assert_eq!(r.bytes_received, 58_688_112);
+    assert_eq!(r.bytes_sent, 386_106 * 1024);
+    assert!((r.elapsed_s - 2.099767).abs() < 1e-9);
+    // The histogram dump: every bucket line, counts added.
+    let out = fx("wrk-post-1k.out");
+    let dumped: u64 = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("wirebench-wrk latency "))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(r.latency.count(), dumped);
+    let s = r.latency.summary();
+    // wrk printed 49 us / 89 us for p50 / p99 and 4.10 ms max from the same data.
+    assert!((48.9..=49.1).contains(&s.p50), "{s:?}");
+    assert!((88.9..=89.1).contains(&s.p99), "{s:?}");
+    assert!((4090.0..=4110.0).contains(&s.max), "{s:?}");
+    let doc = validate(&r);
+    assert_eq!(doc["outcome"]["success"], true);
+    assert_eq!(doc["kind"], "http");
+}
+
+#[test]
+fn wrk_non_2xx_are_errors() {
+    let r = wrk::parse(&fx("wrk-404.out"), 0).unwrap();
+    assert_eq!(r.ok, 0);
+    assert_eq!(r.errors.get("status"), Some(&189_901));
+    let doc = validate(&r);
+    assert_eq!(doc["outcome"]["success"], false);
+    assert_eq!(doc["errors"]["status"], 189_901);
+}
+
+#[test]
+fn wrk_that_cannot_connect() {
+    let e = wrk::parse(&fx("wrk-refused.out"), 0).unwrap_err();
+    assert!(e.contains("unable to connect to 127.0.0.1:21999"), "{e}");
+}
+
+#[test]
+fn ab_post_run() {
+    let r = ab::parse(&fx("ab-post-1k.out"), Some(&fx("ab-post-1k-head.tsv"))).unwrap();
+    assert_eq!(r.ok, 346_093);
+    assert_eq!(r.request_errors(), 0);
+    assert_eq!(r.bytes_received, 52_606_136);
+    assert_eq!(r.bytes_sent, 408_401_540);
+    assert!((r.elapsed_s - 2.0).abs() < 1e-9);
+    assert_eq!(
+        r.latency.count(),
+        2000,
+        "one sample per -g line (first 2000 kept as the fixture)"
+    );
+    assert_eq!(r.resolution_us, 1000);
+    validate(&r);
+}
+
+#[test]
+fn ab_non_2xx_and_refused() {
+    let r = ab::parse(&fx("ab-404.out"), Some(&fx("ab-404.tsv"))).unwrap();
+    assert_eq!((r.ok, r.errors.get("status").copied()), (0, Some(5000)));
+    assert_eq!(r.latency.count(), 5000);
+    assert_eq!(validate(&r)["outcome"]["success"], false);
+    let e = ab::parse(&fx("ab-refused.out"), None).unwrap_err();
+    assert!(e.contains("Connection refused"), "{e}");
+}
+
+#[test]
+fn h2load_post_run() {
+    let log = fx("h2load-post-1k-head.log");
+    let r = h2load::parse(&fx("h2load-post-1k.out"), Some(&log), 1024).unwrap();
+    assert_eq!(r.ok, 322_387);
+    assert_eq!(r.request_errors(), 0);
+    assert_eq!(r.bytes_received, 49_002_824);
+    assert!((r.elapsed_s - 2.0).abs() < 1e-9);
+    assert_eq!(r.latency.count(), 2000);
+    let first: u64 = log
+        .lines()
+        .next()
+        .unwrap()
+        .split('\t')
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(r.latency.summary().min <= first as f64 + 1.0);
+    validate(&r);
+}
+
+#[test]
+fn h2load_non_2xx_and_refused() {
+    let r = h2load::parse(&fx("h2load-404.out"), Some(&fx("h2load-404.log")), 0).unwrap();
+    assert_eq!(r.ok, 0);
+    assert_eq!(r.errors.get("status"), Some(&5000));
+    assert_eq!(r.latency.count(), 5000);
+    assert!((r.elapsed_s - 0.04005).abs() < 1e-9, "{}", r.elapsed_s);
+    assert_eq!(validate(&r)["outcome"]["success"], false);
+    // Refused connections: h2load counts every request as failed and errored.
+    let r = h2load::parse(&fx("h2load-refused.out"), None, 0).unwrap();
+    assert_eq!((r.ok, r.errors.get("failed").copied()), (0, Some(100)));
+    assert_eq!(
+        validate(&r)["outcome"]["reason"],
+        "h2load got no successful response (100 failed)"
+    );
+    let with_stderr = format!(
+        "{}\nunable to connect to 127.0.0.1:21999\n",
+        fx("h2load-refused.out")
+    );
+    let e = h2load::parse(&with_stderr, None, 0).unwrap_err();
+    assert!(e.contains("could not connect"), "{e}");
+}
+
+#[test]
+fn garbage_is_refused_not_misread() {
+    assert!(wrk::parse("hello\n", 0).is_err());
+    assert!(
+        ab::parse("Complete requests: 10\n", None).is_err(),
+        "no test time"
+    );
+    assert!(h2load::parse("requests: 1 total\n", None, 0).is_err());
+    assert!(ab::parse(&fx("ab-404.out"), Some("header\nnot\ttabs\n")).is_err());
+}
