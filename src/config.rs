@@ -120,23 +120,8 @@ impl LoadConfig {
         if progress < Duration::from_millis(10) {
             return Err(Error::usage("--progress must be at least 10ms"));
         }
-        if a.histogram
-            .is_some_and(|b| !(1..=3_600_000_000).contains(&b))
-        {
-            return Err(Error::usage(
-                "--histogram bucket width must be between 1 microsecond and 3,600,000,000 (one hour)",
-            ));
-        }
-        let tls = match (a.tls, a.insecure, &a.ca) {
-            (false, true, _) | (false, _, Some(_)) => {
-                return Err(Error::usage("--insecure and --ca only apply with --tls"))
-            }
-            (true, true, Some(_)) => return Err(Error::usage("choose one of --insecure and --ca")),
-            (true, true, None) => Some(Trust::Insecure),
-            (true, false, Some(p)) => Some(Trust::CaFile(p.clone())),
-            (true, false, None) => Some(Trust::System),
-            (false, false, None) => None,
-        };
+        check_histogram_bucket(a.histogram)?;
+        let tls = client_trust(a.tls, a.insecure, a.ca.as_ref())?;
         Ok(LoadConfig {
             threads,
             connections,
@@ -336,4 +321,28 @@ impl ServeConfig {
             nodelay: !a.no_nodelay,
         })
     }
+}
+
+/// Checks a `--histogram` bucket width (microseconds).
+pub fn check_histogram_bucket(bucket_us: Option<u64>) -> Result<()> {
+    if bucket_us.is_some_and(|b| !(1..=3_600_000_000).contains(&b)) {
+        return Err(Error::usage(
+            "--histogram bucket width must be between 1 microsecond and 3,600,000,000 (one hour)",
+        ));
+    }
+    Ok(())
+}
+
+/// The client's TLS trust from `--tls`, `--insecure` and `--ca`; None without `--tls`.
+pub fn client_trust(tls: bool, insecure: bool, ca: Option<&PathBuf>) -> Result<Option<Trust>> {
+    Ok(match (tls, insecure, ca) {
+        (false, true, _) | (false, _, Some(_)) => {
+            return Err(Error::usage("--insecure and --ca only apply with --tls"))
+        }
+        (true, true, Some(_)) => return Err(Error::usage("choose one of --insecure and --ca")),
+        (true, true, None) => Some(Trust::Insecure),
+        (true, false, Some(p)) => Some(Trust::CaFile(p.clone())),
+        (true, false, None) => Some(Trust::System),
+        (false, false, None) => None,
+    })
 }

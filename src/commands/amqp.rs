@@ -3,26 +3,20 @@
 //! `wirebench serve amqp`, the dummy broker.
 
 use super::amqp_config::{broker_config, AmqpConfig, Mode};
-use super::load::{self, ResultInputs, ServerFigures};
+use super::harness;
+use super::load::{self, ResultInputs};
 use crate::cli::{AmqpArgs, ServeAmqpArgs};
-use crate::engine::connector::{ClientTls, Connector};
-use crate::engine::{self, EngineOutput, LoadSpec, Plan};
+use crate::engine::{self, EngineOutput};
 use crate::error::Result;
-use crate::net::tls::{self, Trust};
 use crate::proto::amqp::client::{AmqpFactory, SessionCounters};
 use crate::proto::amqp::server::AmqpHandlerFactory;
 use crate::report::format::{group, micros, rate, seconds};
 use crate::report::json::JsonSink;
-use crate::report::progress::Progress;
 use crate::report::text;
-use crate::server::{self, ServerConfig};
 use crate::stats::amqp_figures::AmqpFigures;
 use crate::stats::result::HistogramBlob;
 use crate::stats::RunResult;
-use std::cell::Cell;
-use std::rc::Rc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
 
 pub fn serve(a: &ServeAmqpArgs) -> Result<()> {
     let factory = AmqpHandlerFactory::new(broker_config(&a.broker)?);
@@ -40,43 +34,17 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     let json = l.output.json.as_deref().map(JsonSink::create).transpose()?;
     let stop = load::stop_flag()?;
 
-    let mut trust = l.tls.clone();
     let broker = AmqpHandlerFactory::new(cfg.broker);
     let broker_counters = broker.counters.clone();
-    let (server, addr, host) = match &cfg.target {
-        Some((t, addr)) => (None, *addr, t.host.clone()),
+    let (server, trust, addr, host) = match &cfg.target {
+        Some((t, addr)) => (None, l.tls.clone(), *addr, t.host.clone()),
         None => {
-            let server_tls = match l.tls {
-                Some(_) => Some(tls::server_self_signed()?),
-                None => None,
-            };
-            if let (Some(Trust::System), Some(st)) = (&trust, &server_tls) {
-                // Verify the built-in broker's certificate for real rather than skipping checks.
-                trust = Some(Trust::CaPem(st.generated_pem.clone().unwrap_or_default()));
-            }
-            let handle = server::start(
-                ServerConfig {
-                    listen: "127.0.0.1:0".parse().expect("literal address"),
-                    threads: cfg.server_threads,
-                    max_conns_per_thread: 0,
-                    read_buffer: 64 * 1024,
-                    tls: server_tls.map(|t| t.config),
-                    nodelay: l.nodelay,
-                    debug: false,
-                },
-                broker,
-            )?;
+            let (handle, trust) = harness::start_builtin(l, cfg.server_threads, broker)?;
             let addr = handle.addr;
-            (Some(handle), addr, "127.0.0.1".to_string())
+            (Some(handle), trust, addr, "127.0.0.1".to_string())
         }
     };
-    let tls = match &trust {
-        Some(t) => Some(ClientTls {
-            config: tls::client_config(t)?,
-            server_name: tls::server_name(&host)?,
-        }),
-        None => None,
-    };
+    let tls = harness::client_tls(trust.as_ref(), &host)?;
     let target_text = match &cfg.target {
         Some((t, _)) => t.display(),
         None => format!("amqp://guest@{addr}/"),
@@ -91,35 +59,8 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
         );
     }
 
-    let spec = LoadSpec {
-        connector: Connector {
-            addr,
-            tls,
-            nodelay: l.nodelay,
-            timeout: l.timeout,
-        },
-        threads: l.threads,
-        connections: l.connections,
-        pipeline: l.pipeline,
-        plan: l.plan,
-        rate: l.rate,
-        warmup: l.warmup,
-        timeout: l.timeout,
-        interval: l.output.progress,
-        stop,
-    };
-    let duration = match l.plan {
-        Plan::Duration(d) => Some(d),
-        _ => None,
-    };
-    let server_cpu_start = Rc::new(Cell::new(Duration::ZERO));
-    let mut progress = Progress::new(!l.output.quiet, spec.expected(), duration);
-    if let Some(s) = &server {
-        let probe = s.cpu_probe();
-        let start = server_cpu_start.clone();
-        start.set(probe.cpu_time());
-        progress = progress.on_start(move || start.set(probe.cpu_time()));
-    }
+    let spec = harness::load_spec(l, addr, tls, stop);
+    let (mut progress, server_cpu) = harness::progress(l, &spec, server.as_ref());
     let started = load::unix_ms();
     let factory = AmqpFactory::new(cfg.client.clone(), l.sockets() as usize);
     let sessions = factory.counters.clone();
@@ -127,14 +68,10 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     progress.finish();
 
     let server = server.map(|s| {
-        let cpu = s
-            .cpu_probe()
-            .cpu_time()
-            .saturating_sub(server_cpu_start.get());
-        let totals = s.shutdown();
-        let mut counters = serde_json::to_value(totals).unwrap_or_default();
-        counters["amqp"] = serde_json::to_value(broker_counters.totals()).unwrap_or_default();
-        ServerFigures { counters, cpu }
+        let mut figures = server_cpu.figures(s);
+        figures.counters["amqp"] =
+            serde_json::to_value(broker_counters.totals()).unwrap_or_default();
+        figures
     });
     let mut result = load::build_result(
         ResultInputs {

@@ -1,27 +1,21 @@
 //! `wirebench http [URL]`: load an HTTP/1.1 server, or the built-in one in this
 //! process; and `wirebench serve http`.
 
-use super::load::{self, ResultInputs, ServerFigures};
+use super::harness;
+use super::load::{self, ResultInputs};
 use crate::cli::{HttpArgs, ServeHttpArgs};
-use crate::engine::connector::{ClientTls, Connector};
-use crate::engine::{self, LoadSpec, Plan};
+use crate::engine::{self, Plan};
 use crate::error::Result;
 use crate::http_config::{serve_limits, HttpConfig};
-use crate::net::tls::{self, Trust};
 use crate::proto::http::client::HttpFactory;
 use crate::proto::http::request;
 use crate::proto::http::server::{HttpHandlerFactory, Limits};
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
-use crate::report::progress::Progress;
 use crate::report::text;
-use crate::server::{self, ServerConfig};
 use crate::stats::result::status_classes;
 use crate::stats::RunResult;
-use std::cell::Cell;
 use std::fmt::Write as _;
-use std::rc::Rc;
-use std::time::Duration;
 
 pub fn serve(args: &ServeHttpArgs) -> Result<()> {
     let limits = serve_limits(args)?;
@@ -43,36 +37,25 @@ pub fn run(args: &HttpArgs) -> Result<()> {
     let stop = load::stop_flag()?;
 
     // The built-in server starts first; the run's clock starts once it listens.
-    let mut trust = load_cfg.tls.clone();
-    let (server, addr, host, authority, path) = match (&cfg.url, cfg.addr) {
-        (Some(u), Some(addr)) => (None, addr, u.host.clone(), u.authority(), u.path.clone()),
+    let (server, trust, addr, host, authority, path) = match (&cfg.url, cfg.addr) {
+        (Some(u), Some(addr)) => (
+            None,
+            load_cfg.tls.clone(),
+            addr,
+            u.host.clone(),
+            u.authority(),
+            u.path.clone(),
+        ),
         _ => {
-            let server_tls = match load_cfg.tls {
-                Some(_) => Some(tls::server_self_signed()?),
-                None => None,
-            };
-            if let (Some(Trust::System), Some(st)) = (&trust, &server_tls) {
-                // Verify the built-in server's certificate for real rather than skipping checks.
-                trust = Some(Trust::CaPem(st.generated_pem.clone().unwrap_or_default()));
-            }
-            let handle = server::start(
-                ServerConfig {
-                    listen: "127.0.0.1:0".parse().expect("literal address"),
-                    threads: cfg.server_threads,
-                    max_conns_per_thread: 0,
-                    read_buffer: 64 * 1024,
-                    tls: server_tls.map(|t| t.config),
-                    nodelay: load_cfg.nodelay,
-                    debug: false,
-                },
-                HttpHandlerFactory::new(Limits {
-                    max_body: (cfg.body.len() + 1).max(Limits::default().max_body),
-                    ..Limits::default()
-                }),
-            )?;
+            let factory = HttpHandlerFactory::new(Limits {
+                max_body: (cfg.body.len() + 1).max(Limits::default().max_body),
+                ..Limits::default()
+            });
+            let (handle, trust) = harness::start_builtin(load_cfg, cfg.server_threads, factory)?;
             let addr = handle.addr;
             (
                 Some(handle),
+                trust,
                 addr,
                 "127.0.0.1".to_string(),
                 addr.to_string(),
@@ -80,13 +63,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
             )
         }
     };
-    let tls = match &trust {
-        Some(t) => Some(ClientTls {
-            config: tls::client_config(t)?,
-            server_name: tls::server_name(&host)?,
-        }),
-        None => None,
-    };
+    let tls = harness::client_tls(trust.as_ref(), &host)?;
     let spec_req = cfg.request(&authority, &path);
     let wire = request::serialize(&spec_req);
     let scheme = if trust.is_some() { "https" } else { "http" };
@@ -102,35 +79,8 @@ pub fn run(args: &HttpArgs) -> Result<()> {
         );
     }
 
-    let spec = LoadSpec {
-        connector: Connector {
-            addr,
-            tls,
-            nodelay: load_cfg.nodelay,
-            timeout: load_cfg.timeout,
-        },
-        threads: load_cfg.threads,
-        connections: load_cfg.connections,
-        pipeline: load_cfg.pipeline,
-        plan: load_cfg.plan,
-        rate: load_cfg.rate,
-        warmup: load_cfg.warmup,
-        timeout: load_cfg.timeout,
-        interval: load_cfg.output.progress,
-        stop,
-    };
-    let duration = match load_cfg.plan {
-        Plan::Duration(d) => Some(d),
-        _ => None,
-    };
-    let server_cpu_start = Rc::new(Cell::new(Duration::ZERO));
-    let mut progress = Progress::new(!load_cfg.output.quiet, spec.expected(), duration);
-    if let Some(s) = &server {
-        let probe = s.cpu_probe();
-        let start = server_cpu_start.clone();
-        start.set(probe.cpu_time());
-        progress = progress.on_start(move || start.set(probe.cpu_time()));
-    }
+    let spec = harness::load_spec(load_cfg, addr, tls, stop);
+    let (mut progress, server_cpu) = harness::progress(load_cfg, &spec, server.as_ref());
     let factory = HttpFactory::new(
         wire,
         cfg.method == "HEAD",
@@ -142,17 +92,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
     let out = engine::run(spec, factory, &mut progress)?;
     progress.finish();
 
-    let server = server.map(|s| {
-        let cpu = s
-            .cpu_probe()
-            .cpu_time()
-            .saturating_sub(server_cpu_start.get());
-        let totals = s.shutdown();
-        ServerFigures {
-            counters: serde_json::to_value(totals).unwrap_or_default(),
-            cpu,
-        }
-    });
+    let server = server.map(|s| server_cpu.figures(s));
     let mut result = load::build_result(
         ResultInputs {
             kind: "http",

@@ -4,6 +4,7 @@ pub mod amqp;
 pub mod amqp_config;
 pub mod connect;
 pub mod echo;
+pub mod harness;
 pub mod http;
 pub mod ioevent;
 pub mod load;

@@ -5,9 +5,10 @@
 use super::messages::{
     Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP, SPEC_ENV,
 };
-use super::plan::{ClientTrust, ConnectConfig, Mode};
+use super::plan::{ConnectConfig, Mode};
 use super::report::{Memory, Outcome, Timeline};
 use crate::error::{Error, Result};
+use crate::net::tls::Trust;
 use crate::procs::memory;
 use crate::procs::workers::{self, Msg, Workers};
 use crate::report::format::{group, rate};
@@ -103,10 +104,11 @@ fn drain(w: &Workers, g: &mut Gathered, wait: Duration) {
 
 fn tls_spec(cfg: &ConnectConfig, builtin_pem: Option<&str>) -> Option<TlsSpec> {
     cfg.tls.as_ref().map(|t| match (t, builtin_pem) {
-        (ClientTrust::System, Some(pem)) => TlsSpec::CaPem(pem.to_string()),
-        (ClientTrust::Insecure, _) => TlsSpec::Insecure,
-        (ClientTrust::CaFile(p), _) => TlsSpec::CaFile(p.display().to_string()),
-        (ClientTrust::System, None) => TlsSpec::System,
+        (Trust::System, Some(pem)) => TlsSpec::CaPem(pem.to_string()),
+        (Trust::Insecure, _) => TlsSpec::Insecure,
+        (Trust::CaFile(p), _) => TlsSpec::CaFile(p.display().to_string()),
+        (Trust::System, None) => TlsSpec::System,
+        (Trust::CaPem(pem), _) => TlsSpec::CaPem(pem.clone()),
     })
 }
 

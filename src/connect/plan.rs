@@ -2,8 +2,10 @@
 //! whether this machine can hold it at all (the capacity check).
 
 use crate::cli::ConnectArgs;
+use crate::config::{check_histogram_bucket, client_trust};
 use crate::error::{Error, Result};
 use crate::net::range;
+use crate::net::tls::Trust;
 use crate::procs::memory::KernelLimits;
 use crate::report::format::group;
 use crate::units::parse_duration;
@@ -34,13 +36,6 @@ pub enum Mode {
 }
 
 #[derive(Clone, Debug)]
-pub enum ClientTrust {
-    Insecure,
-    CaFile(PathBuf),
-    System,
-}
-
-#[derive(Clone, Debug)]
 pub struct ConnectConfig {
     /// Connections (hold) or cycles (churn with -n); churn with -d: 0.
     pub total: u64,
@@ -59,7 +54,7 @@ pub struct ConnectConfig {
     pub histogram_bucket_us: Option<u64>,
     pub json: Option<PathBuf>,
     pub quiet: bool,
-    pub tls: Option<ClientTrust>,
+    pub tls: Option<Trust>,
 }
 
 fn dur(flag: &str, text: &str) -> Result<Duration> {
@@ -151,23 +146,8 @@ impl ConnectConfig {
         if progress < Duration::from_millis(100) {
             return Err(Error::usage("--progress must be at least 100ms"));
         }
-        if a.histogram
-            .is_some_and(|b| !(1..=3_600_000_000).contains(&b))
-        {
-            return Err(Error::usage(
-                "--histogram bucket width must be between 1 microsecond and 3,600,000,000 (one hour)",
-            ));
-        }
-        let tls = match (a.tls, a.insecure, &a.ca) {
-            (false, true, _) | (false, _, Some(_)) => {
-                return Err(Error::usage("--insecure and --ca only apply with --tls"))
-            }
-            (true, true, Some(_)) => return Err(Error::usage("choose one of --insecure and --ca")),
-            (true, true, None) => Some(ClientTrust::Insecure),
-            (true, false, Some(p)) => Some(ClientTrust::CaFile(p.clone())),
-            (true, false, None) => Some(ClientTrust::System),
-            (false, false, None) => None,
-        };
+        check_histogram_bucket(a.histogram)?;
+        let tls = client_trust(a.tls, a.insecure, a.ca.as_ref())?;
         let server_pids = match a.server_pid.as_deref() {
             None => Vec::new(),
             Some(_) if targets.is_none() => {
