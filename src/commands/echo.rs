@@ -4,7 +4,7 @@ use super::harness;
 use super::load::{self, ResultInputs};
 use crate::cli::EchoArgs;
 use crate::config::EchoConfig;
-use crate::engine::{self, Plan};
+use crate::engine;
 use crate::error::Result;
 use crate::proto::echo::client::EchoFactory;
 use crate::proto::echo::codec::HEADER_LEN;
@@ -84,18 +84,7 @@ fn config_rows(cfg: &EchoConfig, addr: std::net::SocketAddr) -> Vec<(&'static st
             if cfg.server_threads == 1 { "" } else { "s" }
         ),
     };
-    let plan = match l.plan {
-        Plan::Duration(d) => format!("for {}", seconds(d)),
-        Plan::Count(n) => format!("{n} requests"),
-        Plan::Batch {
-            iterations,
-            reconnects,
-            sleep,
-        } => format!(
-            "batch: {reconnects} reconnects x {iterations} iterations, {} ms sleep",
-            sleep.as_millis()
-        ),
-    };
+    let plan = harness::plan_text(l.plan);
     let size = if cfg.min_payload == cfg.max_payload {
         format!(
             "{} payload bytes ({}-byte frames)",

@@ -4,7 +4,7 @@
 use super::harness;
 use super::load::{self, ResultInputs};
 use crate::cli::{HttpArgs, ServeHttpArgs};
-use crate::engine::{self, Plan};
+use crate::engine;
 use crate::error::Result;
 use crate::http_config::{serve_limits, HttpConfig};
 use crate::proto::http::client::HttpFactory;
@@ -149,18 +149,7 @@ fn config_rows(
             if cfg.server_threads == 1 { "" } else { "s" }
         ),
     };
-    let plan = match l.plan {
-        Plan::Duration(d) => format!("for {}", seconds(d)),
-        Plan::Count(n) => format!("{n} requests"),
-        Plan::Batch {
-            iterations,
-            reconnects,
-            sleep,
-        } => format!(
-            "batch: {reconnects} reconnects x {iterations} iterations, {} ms sleep",
-            sleep.as_millis()
-        ),
-    };
+    let plan = harness::plan_text(l.plan);
     vec![
         ("target", target),
         (
