@@ -1,8 +1,7 @@
 //! The library's echo server under odd peers: garbage, instant closes, half-closes, a
 //! peer that does not read (backpressure), all while a real load runs exactly.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};

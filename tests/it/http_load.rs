@@ -3,10 +3,8 @@
 //! chunked and close-delimited responses split into small writes, a timeout, a server
 //! that closes mid-response, the echo check, TLS.
 
-mod common;
-mod http_support;
-use common::*;
-use http_support::*;
+use crate::common::*;
+use crate::http_support::*;
 use std::io::Write;
 use std::net::TcpStream;
 

@@ -105,14 +105,6 @@ impl Haproxy {
     }
 }
 
-pub fn have(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 /// A connection that finished the AMQP handshake (wirebench's own client, blocking I/O).
 pub fn opened_connection(port: u16) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();

@@ -497,3 +497,39 @@ pub fn assert_one_line_error(stderr: &str, what: &str) -> String {
     );
     lines[0].to_string()
 }
+
+/// Whether the real peer `program` is on this machine (PATH, /usr/sbin, /sbin).
+/// scripts/test.sh installs every peer. A bare `cargo test` without them skips
+/// those tests and says so; under `CI=true` a missing peer fails the test, so CI
+/// cannot pass by skipping.
+pub fn have(program: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+        || ["/usr/sbin", "/sbin"]
+            .iter()
+            .any(|d| Path::new(d).join(program).is_file());
+    if !found {
+        missing(&format!(
+            "{program} is not installed (scripts/test.sh installs it)"
+        ));
+    }
+    found
+}
+
+/// A test that cannot run here: fails under `CI=true`, says SKIPPED otherwise.
+#[track_caller]
+pub fn missing(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true and {what}");
+    }
+    eprintln!("SKIPPED: {what}");
+}
+
+/// The compiled JSON schema `schema/NAME` (result.schema.json, ioevent.schema.json).
+pub fn schema_validator(name: &str) -> jsonschema::Validator {
+    let path = format!("{}/schema/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
+    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+}

@@ -4,8 +4,7 @@
 //! Every process the suite started must be gone afterwards (checked by PID), and
 //! every result file must validate against the schema.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,9 +31,7 @@ fn alive(pid: i64) -> bool {
 }
 
 fn validator() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+    schema_validator("result.schema.json")
 }
 
 /// Every points/*.json validates; returns them by file name.

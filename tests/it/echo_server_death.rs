@@ -1,8 +1,7 @@
 //! The server dies mid-run (SIGKILL): the client must notice, give up within a bounded
 //! time, exit 1, and still account for every request.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 #[test]

@@ -3,15 +3,12 @@
 //! server's descriptors returning to their baseline after the clients leave.
 //! Addresses 127.0.0.2-127.0.0.9 serve as extra sources and listen addresses.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::time::Duration;
 
 fn validator() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+    schema_validator("result.schema.json")
 }
 
 #[track_caller]

@@ -1,17 +1,13 @@
 //! `wirebench ioevent`: exact event counts on every backend, the sweep, the refusals,
 //! the JSON schema and the chart files.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const BACKENDS: [&str; 4] = ["epoll", "poll", "uring", "tokio"];
 
 fn validator() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/ioevent.schema.json");
-    let text = std::fs::read_to_string(path).expect("read schema/ioevent.schema.json");
-    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
-    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+    schema_validator("ioevent.schema.json")
 }
 
 fn ioevent(args: &[&str]) -> RunOut {

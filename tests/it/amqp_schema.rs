@@ -1,15 +1,11 @@
 //! AMQP results validate against schema/result.schema.json (with their `amqp` section),
 //! and the schema refuses a broken one.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn validator() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
-    let text = std::fs::read_to_string(path).expect("read schema/result.schema.json");
-    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
-    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+    schema_validator("result.schema.json")
 }
 
 fn errors(v: &jsonschema::Validator, r: &Value) -> Vec<String> {

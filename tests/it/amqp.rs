@@ -2,10 +2,8 @@
 //! connection counts on both sides, TLS, a real client library (pika), broken peers,
 //! and bad URLs.
 
-mod common;
-use common::*;
-mod amqp_common;
-use amqp_common::*;
+use crate::amqp_common::*;
+use crate::common::*;
 use std::io::Write;
 use std::time::Duration;
 
@@ -225,7 +223,7 @@ fn pika_handshakes_publishes_with_confirms_and_closes_cleanly() {
         .map(|s| s.success())
         .unwrap_or(false);
     if !has_pika {
-        eprintln!("SKIPPED: python3-pika is not installed (scripts/test.sh installs it)");
+        missing("python3-pika is not installed (scripts/test.sh installs it)");
         return;
     }
     let broker = Broker::start(&["--heartbeat", "0"]);

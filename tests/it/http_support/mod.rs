@@ -8,21 +8,6 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-/// Whether `program` is on PATH. scripts/test.sh installs every peer; a bare
-/// `cargo test` on a machine without them skips those tests and says so.
-pub fn have(program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .unwrap_or(false)
-        || ["/usr/sbin", "/sbin"]
-            .iter()
-            .any(|d| std::path::Path::new(d).join(program).is_file());
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed (scripts/test.sh installs it)");
-    }
-    found
-}
-
 fn accepts(addr: &str) -> bool {
     TcpStream::connect(addr).is_ok()
 }

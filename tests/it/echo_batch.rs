@@ -1,7 +1,6 @@
 //! Batch and count plans: exact request, connection and byte counts, on both sides.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn batch_plan_counts_every_request_and_connection() {

@@ -2,10 +2,8 @@
 //! over HTTP/1.1, curl for exact bytes; malformed requests get 400 and a close while
 //! other clients go on.
 
-mod common;
-mod http_support;
-use common::*;
-use http_support::*;
+use crate::common::*;
+use crate::http_support::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

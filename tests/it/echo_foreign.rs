@@ -1,8 +1,7 @@
 //! The client against echo servers that are not wirebench: a plain byte echo, and one
 //! that corrupts every 7th frame (each must count as exactly one mismatch).
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,7 +1,6 @@
 //! Bad input: exit code 2 and one sentence on stderr, "wirebench: ...", never a panic.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::net::TcpListener;
 use std::process::Command;
 

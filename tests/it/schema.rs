@@ -1,18 +1,14 @@
 //! Results validate against schema/result.schema.json, the schema can fail, and the
 //! stored histogram decodes to exactly the correct replies.
 
-mod common;
+use crate::common::*;
 use base64::Engine as _;
-use common::*;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
 fn validator() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
-    let text = std::fs::read_to_string(path).expect("read schema/result.schema.json");
-    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
-    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+    schema_validator("result.schema.json")
 }
 
 fn errors_of(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {

@@ -1,8 +1,7 @@
 //! TLS: the built-in server's own certificate, `serve echo --tls` with a self-signed
 //! certificate, a real peer (openssl s_client), certificates from files, bad files.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::process::Command;
 use std::time::Duration;
@@ -15,7 +14,7 @@ fn have_openssl() -> bool {
         .unwrap_or(false);
     if !found {
         // scripts/test.sh installs openssl, so CI always runs these parts.
-        eprintln!("NOTICE: openssl is not installed; skipping the openssl parts of this test");
+        missing("openssl is not installed; the openssl parts of this test are skipped");
     }
     found
 }

@@ -3,8 +3,7 @@
 //! screenshot must show the charts (the series colors drawn across the chart grid),
 //! and --png must write every chart as a non-blank image.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

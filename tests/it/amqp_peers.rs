@@ -2,16 +2,13 @@
 //! the broker, and RabbitMQ as the broker, whose own queue depth must equal what
 //! wirebench says was confirmed.
 
-mod common;
-use common::*;
-mod amqp_common;
-use amqp_common::*;
+use crate::amqp_common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]
 fn both_modes_through_haproxy_to_serve_amqp() {
     if !have("haproxy") {
-        eprintln!("SKIPPED: haproxy is not installed (scripts/test.sh installs it)");
         return;
     }
     let broker = Broker::start(&[]);
@@ -122,10 +119,11 @@ impl Drop for Rabbit {
 #[test]
 fn rabbitmq_queue_depth_equals_what_wirebench_confirmed() {
     let root = unsafe { libc::geteuid() } == 0;
-    if !have("rabbitmq-server") || !have("haproxy") || !root {
-        eprintln!(
-            "SKIPPED: needs root, rabbitmq-server and haproxy (scripts/test.sh installs them)"
-        );
+    if !root {
+        missing("RabbitMQ here needs root");
+        return;
+    }
+    if !have("rabbitmq-server") || !have("haproxy") {
         return;
     }
     let rabbit = Rabbit::start();

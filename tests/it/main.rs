@@ -1,0 +1,24 @@
+//! All integration tests in one binary: one link instead of one per file, and one
+//! copy of the shared helpers (`common`: the binary, schema validation, `have()`).
+
+mod amqp_common;
+mod common;
+mod http_support;
+
+mod amqp;
+mod amqp_peers;
+mod amqp_schema;
+mod cli_errors;
+mod connect;
+mod echo_batch;
+mod echo_foreign;
+mod echo_server_death;
+mod echo_server_robust;
+mod echo_tls;
+mod http_load;
+mod http_peers;
+mod ioevent;
+mod schema;
+mod suite_parsers;
+mod suite_report;
+mod suite_runner;
