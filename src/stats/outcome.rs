@@ -33,10 +33,13 @@ pub enum ErrorKind {
     Unsolicited,
     /// A well-formed reply with a status the run does not accept (HTTP: non-2xx by default).
     Status,
+    /// The peer sent more than a documented cap allows (a head, a body, a frame, a run of
+    /// interim replies); the connection was dropped instead of buffering without bound.
+    TooLarge,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::Mismatch,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -50,6 +53,7 @@ impl ErrorKind {
         ErrorKind::Tls,
         ErrorKind::Unsolicited,
         ErrorKind::Status,
+        ErrorKind::TooLarge,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -80,6 +84,7 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::Unsolicited => "unsolicited",
             ErrorKind::Status => "status",
+            ErrorKind::TooLarge => "too_large",
         }
     }
 
