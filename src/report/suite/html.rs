@@ -78,7 +78,8 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
         d.suite_name.clone()
     };
     let mut o = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"generator\" content=\"{}\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        super::guard::MARK,
         esc(&title),
         esc(&title)
     );

@@ -5,7 +5,8 @@ use super::table::{self, COLUMNS};
 
 pub fn render(d: &Dataset) -> String {
     let mut o = format!(
-        "# {}\n\n",
+        "<!-- {} -->\n# {}\n\n",
+        super::guard::MARK,
         if d.suite_name.is_empty() {
             "wirebench suite"
         } else {

@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod compare;
 pub mod dataset;
+pub mod guard;
 pub mod html;
 pub mod markdown;
 pub mod table;
