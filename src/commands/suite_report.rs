@@ -3,7 +3,7 @@
 
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
-use crate::report::suite::{charts, dataset, guard, html, markdown};
+use crate::report::suite::{charts, dataset, guard, html, markdown, verdict};
 use crate::suite::manifest::{self, Manifest};
 
 fn write(path: &std::path::Path, text: &str) -> Result<()> {
@@ -57,6 +57,9 @@ pub fn run(a: &ReportArgs) -> Result<()> {
     if let Some(md) = &a.markdown {
         write(md, &markdown::render(&d))?;
         println!("{}", md.display());
+    }
+    for l in verdict::lines(&d) {
+        println!("{l}");
     }
     Ok(())
 }

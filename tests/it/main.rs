@@ -23,3 +23,4 @@ mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;
 mod suite_runner;
+mod suite_verdict;

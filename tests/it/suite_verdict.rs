@@ -137,12 +137,20 @@ fn report_states_the_verdict_first() {
         "{out}"
     );
     let text = std::fs::read_to_string(&html).unwrap();
-    let verdict = text.find("<h2 id=\"verdict\">Verdict</h2>").expect("a verdict");
-    assert!(verdict < text.find("<h2 id=\"load-").unwrap(), "the verdict comes first");
+    let verdict = text
+        .find("<h2 id=\"verdict\">Verdict</h2>")
+        .expect("a verdict");
+    assert!(
+        verdict < text.find("<h2 id=\"load-").unwrap(),
+        "the verdict comes first"
+    );
     assert!(text.contains("<tr><td>connections</td><td>wb</td><td>c-epoll</td><td>1.05x</td><td>0.90x..1.20x</td><td>0.50x</td><td>0.50x..0.50x</td><td>4</td><td class=\"noisy\">1 of 4: 500</td></tr>"), "{text}");
     assert!(text.contains("<li>wb: 1.05x c-epoll throughput (0.90x..1.20x)"));
     // The disagreeing point is marked in the load's own table too (12,000 ±17%).
-    assert!(text.contains("<td class=\"noisy\">12,000 ±17% (noisy)</td>"), "{text}");
+    assert!(
+        text.contains("<td class=\"noisy\">12,000 ±17% (noisy)</td>"),
+        "{text}"
+    );
     assert_eq!(text.matches("(noisy)").count(), 1);
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.contains("| connections | wb | c-epoll | 1.05x | 0.90x..1.20x | 0.50x | 0.50x..0.50x | 4 | 1 of 4: 500 |\n"), "{md}");
@@ -151,13 +159,18 @@ fn report_states_the_verdict_first() {
     let tmp2 = TempPath::new("suite-verdict-base", "");
     let dir = verdict_dir(tmp2.path(), "baseline = \"wb\"\n");
     let html = tmp2.path().join("r.html");
-    let (code, out, err) = wb(&["report", dir.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    let (code, out, err) = wb(&[
+        "report",
+        dir.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().skip(1).collect();
     assert_eq!(
         lines,
         [
-            "c-epoll: 0.96x wb throughput (0.83x..1.11x), 2.00x CPU per message (2.00x..2.00x), over 4 points of 1 load (1 with rounds that disagree by more than 20%)",
+            "c-epoll: 0.95x wb throughput (0.83x..1.11x), 2.00x CPU per message (2.00x..2.00x), over 4 points of 1 load (1 with rounds that disagree by more than 20%)",
             "wb: the baseline",
         ],
         "{out}"
@@ -191,7 +204,10 @@ fn compare_dir(root: &Path, name: &str, rates: &[f64], latency_us: &[u64]) -> Pa
 fn compare_rows(a: &Path, b: &Path) -> (i32, Vec<String>) {
     let (code, out, err) = wb(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert!(err.is_empty() || code != 0, "{err}");
-    (code, out.lines().skip(1).take(2).map(String::from).collect())
+    (
+        code,
+        out.lines().skip(1).take(2).map(String::from).collect(),
+    )
 }
 
 #[test]
@@ -207,32 +223,43 @@ fn compare_tells_a_difference_from_noise() {
     assert_eq!(
         rows,
         [
-            "http / s / 1 KiB body_size                                 throughput        1,025        1,100    +7.3%    4/4 U p=0.486       within noise",
-            "http / s / 1 KiB body_size                                 p99 us            100.0        100.0    +0.0%    4/4 U p=1.000       within noise",
+            "http / s / 1 KiB body_size                                 throughput        1,025        1,100    +7.3%    4/4 U p=0.343       within noise",
+            "http / s / 1 KiB body_size                                 p99 us              100          100    +0.0%    4/4 U p=1.000       within noise",
         ]
     );
     // Clearly apart: every round of B above every round of A (p = 2/70), and a
     // lower latency: both better, with the right signs.
-    let fast = compare_dir(root, "fast", &[2000.0, 2100.0, 1900.0, 2050.0], &[50, 50, 50, 50]);
+    let fast = compare_dir(
+        root,
+        "fast",
+        &[2000.0, 2100.0, 1900.0, 2050.0],
+        &[50, 50, 50, 50],
+    );
     let (code, rows) = compare_rows(&a, &fast);
     assert_eq!(code, 0);
     assert_eq!(
         rows,
         [
             "http / s / 1 KiB body_size                                 throughput        1,025        2,025   +97.6%    4/4 U p=0.029       better",
-            "http / s / 1 KiB body_size                                 p99 us            100.0         50.0   -50.0%    4/4 U p=0.029       better",
+            "http / s / 1 KiB body_size                                 p99 us              100         50.0   -50.0%    4/4 U p=0.029       better",
         ]
     );
     // The other way round: worse, and exit 1.
     let (code, rows) = compare_rows(&fast, &a);
     assert_eq!(code, 1);
-    assert!(rows[0].ends_with("-49.4%    4/4 U p=0.029       worse"), "{rows:?}");
+    assert!(
+        rows[0].ends_with("-49.4%    4/4 U p=0.029       worse"),
+        "{rows:?}"
+    );
     // One round a side: no verdict either way.
     let one_a = compare_dir(root, "one-a", &[1000.0], &[100]);
     let one_b = compare_dir(root, "one-b", &[3000.0], &[100]);
     let (code, rows) = compare_rows(&one_a, &one_b);
     assert_eq!(code, 0);
-    assert!(rows[0].ends_with("+200.0%    1/1 -               one round: cannot tell noise"), "{rows:?}");
+    assert!(
+        rows[0].ends_with("+200.0%    1/1 -               one round: cannot tell noise"),
+        "{rows:?}"
+    );
 }
 
 #[test]
@@ -286,16 +313,45 @@ fn sizes_in_iec_units_and_rounds_labelled() {
         );
     }
     let html = tmp.path().join("r.html");
-    let (code, _, err) = wb(&["report", dir.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    let (code, _, err) = wb(&[
+        "report",
+        dir.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&html).unwrap();
     // Table rows and chart axes: 1 KiB and 16 KiB, never the SI 1.02k / 16.4k.
     assert!(text.contains("<tr><th>1 KiB</th>") && text.contains("<tr><th>16 KiB</th>"));
     assert!(text.contains(">1 KiB</text>") && text.contains(">16 KiB</text>"));
-    assert!(!text.contains("1.02k") && !text.contains("16.4k"), "SI sizes left");
+    assert!(
+        !text.contains("1.02k") && !text.contains("16.4k"),
+        "SI sizes left"
+    );
     assert!(text.contains("<th rowspan=\"2\">body size</th>"));
     // The Servers table: one row per start, each labelled with its round.
     assert!(text.contains("<tr><th>server</th><th>round</th><th>state</th>"));
     assert!(text.contains("<tr><td>s</td><td>1</td><td class=\"ok\">ok</td>"));
     assert!(text.contains("<tr><td>s</td><td>2</td><td class=\"ok\">ok</td>"));
+}
+
+#[test]
+fn a_baseline_must_name_a_server() {
+    let tmp = TempPath::new("suite-baseline", "");
+    std::fs::create_dir_all(tmp.path()).unwrap();
+    let f = tmp.path().join("s.toml");
+    std::fs::write(
+        &f,
+        "baseline = \"nope\"\n[[server]]\nname = \"a\"\ncommand = \"true\"\n[[load]]\nprotocol = \"echo\"\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = wb(&["suite", f.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim(),
+        format!(
+            "wirebench: {}:1: key `baseline`: no server is named 'nope'",
+            f.display()
+        )
+    );
 }
