@@ -58,14 +58,28 @@ pub struct Manifest {
     files: BTreeMap<String, Entry>,
 }
 
+/// A manifest larger than this was not written by wirebench (a suite of 100,000
+/// points writes about 20 MiB); reading it is refused rather than attempted.
+const MAX_MANIFEST: u64 = 64 << 20;
+
+/// Size and SHA-256 of a file, read in pieces (perf.data files can be large).
 fn digest(path: &Path) -> std::io::Result<Entry> {
-    let bytes = std::fs::read(path)?;
+    use std::io::Read as _;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut size = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        size += n as u64;
+    }
     Ok(Entry {
-        size: bytes.len() as u64,
-        sha256: Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
+        size,
+        sha256: h.finalize().iter().map(|b| format!("{b:02x}")).collect(),
     })
 }
 
@@ -133,6 +147,13 @@ impl Manifest {
     /// Reads DIR's manifest (an empty one when there is none).
     fn read(dir: &Path, places: &'static Places) -> Result<Manifest> {
         let path = dir.join(places.manifest);
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_MANIFEST) {
+            return Err(Error::usage(format!(
+                "{} is larger than {} MiB, so not a manifest wirebench wrote; move it away or choose another directory",
+                path.display(),
+                MAX_MANIFEST >> 20
+            )));
+        }
         let files = match std::fs::read_to_string(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(Error::usage(format!("cannot read {}: {e}", path.display()))),
