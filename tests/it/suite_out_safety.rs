@@ -196,4 +196,27 @@ fn report_never_overwrites_a_result() {
     }
     assert_eq!(std::fs::read(&point).unwrap(), before);
     same(dir, "notes.md", b"# my notes\n");
+
+    // --png: its own charts it replaces; a PNG of the user's there stops it.
+    let charts = dir.join("charts");
+    for _ in 0..2 {
+        let (code, err) = report(&html, &["--png", charts.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let n = |d: &Path| std::fs::read_dir(d).unwrap().count();
+    assert_eq!(n(&charts), 8, "seven charts and .wirebench-charts.json");
+    put(&charts, "photo.png", b"not a chart");
+    let (code, err) = report(&html, &["--png", charts.to_str().unwrap()]);
+    assert_eq!(
+        (code, err),
+        (
+            2,
+            format!(
+                "wirebench: --png {}: it holds photo.png, which wirebench did not write; move it away or choose another directory",
+                charts.display()
+            )
+        )
+    );
+    same(&charts, "photo.png", b"not a chart");
+    assert_eq!(n(&charts), 9, "nothing removed");
 }
