@@ -49,7 +49,7 @@ pub fn run(a: &CompareArgs) -> Result<()> {
         );
     }
     println!(
-        "test: Mann-Whitney U, two-sided, at {:.0}% with 4 or more rounds a side; with 2 or 3, the rounds' min..max ranges must not overlap",
+        "test: Mann-Whitney U, two-sided, at {:.0}% with 4 or more rounds a side; with 2 or 3, the rounds' min..max ranges must not overlap (as critcmp), which noise alone does 1 time in 3 at 2 rounds a side and 1 in 10 at 3: use rounds = 4 or more to be sure",
         LEVEL * 100.0
     );
     if worse + missing > 0 {

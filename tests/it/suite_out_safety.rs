@@ -72,6 +72,21 @@ fn suite_out_keeps_the_users_files() {
     let out = dir.join("out");
     let mut p = suite(&dir.join("suite.toml"), &out);
     assert_eq!(p.finish(Duration::from_secs(60)), 0, "{}", p.stderr());
+    // The closing lines state the verdict (one server: nothing to compare it with).
+    let closing: Vec<String> = p.stdout().lines().skip(1).map(String::from).collect();
+    assert_eq!(
+        closing,
+        [
+            "wb: not compared (no other server ran its loads)".to_string(),
+            format!(
+                "results in {} (render with: wirebench report {} -o report.html)",
+                out.display(),
+                out.display()
+            )
+        ],
+        "{}",
+        p.stdout()
+    );
     let point = "points/echo__wb__c1-b64-p1__r1.json";
     assert!(out.join(point).exists());
     let manifest: serde_json::Value = serde_json::from_str(
