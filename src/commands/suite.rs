@@ -103,6 +103,12 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             ));
         }
     }
+    // The verdict, read back from what was written (as `wirebench report` reads it).
+    if let Ok(d) = crate::report::suite::dataset::load_dir(&a.out) {
+        for l in crate::report::suite::verdict::lines(&d) {
+            println!("{l}");
+        }
+    }
     println!(
         "results in {} (render with: wirebench report {} -o report.html)",
         a.out.display(),

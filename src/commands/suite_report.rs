@@ -3,7 +3,8 @@
 
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
-use crate::report::suite::{charts, dataset, html, markdown};
+use crate::report::suite::{charts, dataset, guard, html, markdown, verdict};
+use crate::suite::manifest::{self, Manifest};
 
 fn write(path: &std::path::Path, text: &str) -> Result<()> {
     std::fs::write(path, text)
@@ -11,6 +12,11 @@ fn write(path: &std::path::Path, text: &str) -> Result<()> {
 }
 
 pub fn run(a: &ReportArgs) -> Result<()> {
+    // Every output is checked before anything is written: a refusal leaves no half report.
+    guard::check(&a.output, &guard::HTML)?;
+    if let Some(md) = &a.markdown {
+        guard::check(md, &guard::MARKDOWN)?;
+    }
     let d = dataset::load_dir(&a.dir)?;
     write(&a.output, &html::render(&d, &a.dir))?;
     println!(
@@ -22,6 +28,8 @@ pub fn run(a: &ReportArgs) -> Result<()> {
     if let Some(dir) = &a.png {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
+        // PNGs of an earlier report go; any other PNG there stops the report.
+        let mut written = Manifest::clear(dir, &manifest::CHARTS, "--png")?;
         let mut n = 0;
         for load in &d.loads {
             let safe: String = load
@@ -43,11 +51,15 @@ pub fn run(a: &ReportArgs) -> Result<()> {
                 n += 1;
             }
         }
+        written.finish()?;
         println!("{} ({n} PNG charts)", dir.display());
     }
     if let Some(md) = &a.markdown {
         write(md, &markdown::render(&d))?;
         println!("{}", md.display());
+    }
+    for l in verdict::lines(&d) {
+        println!("{l}");
     }
     Ok(())
 }

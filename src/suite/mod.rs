@@ -4,6 +4,7 @@
 
 pub mod cpuset;
 pub mod gen;
+pub mod manifest;
 pub mod plan;
 pub mod process;
 pub mod profile;

@@ -203,6 +203,14 @@ pub fn parse(file: &Path, text: &str) -> Result<Suite> {
         }
         servers.push(srv);
     }
+    if let Some(b) = raw.baseline.as_ref() {
+        if !servers.iter().any(|s| s.name == *b.get_ref()) {
+            return Err(cx.err(
+                b.span(),
+                format!("key `baseline`: no server is named '{}'", b.get_ref()),
+            ));
+        }
+    }
     let rounds = match &raw.rounds {
         None => 1,
         Some(r) if (1..=100).contains(r.get_ref()) => *r.get_ref(),

@@ -4,6 +4,7 @@
 //! suite goes on; Ctrl-C stops the generator and the server before returning.
 
 use super::gen::{self, external, Invocation, Target};
+use super::manifest::{self, Manifest};
 use super::plan::{Generator, Load, Point, Server, Stop, Suite};
 use super::process::{shell, Family, Launch};
 use super::sampler::{self, read_family, Sampler, ServerCost};
@@ -11,6 +12,7 @@ use super::{profile, ready};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -55,6 +57,8 @@ struct Run<'a> {
     exe: PathBuf,
     raw: PathBuf,
     points_dir: PathBuf,
+    /// Every file this run wrote into --out, saved after each point.
+    manifest: RefCell<Manifest>,
 }
 
 fn safe(name: &str) -> String {
@@ -119,7 +123,9 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
         std::fs::create_dir_all(p)
             .map_err(|e| Error::runtime(format!("cannot create {}: {e}", p.display())))
     };
-    prepare_out(&opts.out)?;
+    // Only what an earlier run wrote goes (see manifest.rs); a user's file stops the run.
+    mk(&opts.out)?;
+    let manifest = Manifest::clear(&opts.out, &manifest::SUITE, "--out")?;
     let raw = opts.out.join("raw");
     let points_dir = opts.out.join("points");
     mk(&raw)?;
@@ -132,7 +138,9 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
         exe,
         raw,
         points_dir,
+        manifest: RefCell::new(manifest),
     };
+    r.manifest.borrow_mut().sync()?;
     let mut statuses = Vec::new();
     for (round, server) in
         (1..=suite.rounds).flat_map(|n| suite.servers.iter().map(move |s| (n, s)))
@@ -155,46 +163,11 @@ pub fn run(suite: &Suite, opts: &Options) -> Result<Vec<ServerStatus>> {
         ));
         statuses.push(st);
         write_statuses(&opts.out, &statuses)?;
+        r.manifest.borrow_mut().sync()?;
     }
     write_statuses(&opts.out, &statuses)?;
+    r.manifest.borrow_mut().finish()?;
     Ok(statuses)
-}
-
-/// A results directory of an earlier suite is emptied (its points would mix into
-/// this run's report); any other non-empty directory is refused.
-fn prepare_out(out: &Path) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return Ok(());
-    };
-    let names: Vec<String> = entries
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .collect();
-    if names.is_empty() {
-        return Ok(());
-    }
-    if !names.iter().any(|n| n == "suite.toml" || n == "points") {
-        return Err(Error::usage(format!(
-            "--out {}: the directory is not empty and holds no earlier suite results; choose another",
-            out.display()
-        )));
-    }
-    for n in &names {
-        let owned = n == "points"
-            || n == "raw"
-            || n == "servers.json"
-            || n == "suite.toml"
-            || (n.starts_with("flame-") && n.ends_with(".svg"));
-        if owned {
-            let p = out.join(n);
-            let r = if p.is_dir() {
-                std::fs::remove_dir_all(&p)
-            } else {
-                std::fs::remove_file(&p)
-            };
-            r.map_err(|e| Error::runtime(format!("cannot clear {}: {e}", p.display())))?;
-        }
-    }
-    Ok(())
 }
 
 fn write_statuses(out: &Path, s: &[ServerStatus]) -> Result<()> {
@@ -615,6 +588,9 @@ impl Run<'_> {
         let text = serde_json::to_string_pretty(&v).unwrap_or_default();
         if let Err(e) = std::fs::write(&file, text + "\n") {
             self.say(&format!("suite: cannot write {}: {e}", file.display()));
+        }
+        if let Err(e) = self.manifest.borrow_mut().sync() {
+            self.say(&format!("suite: {e}"));
         }
         let rate = v
             .pointer("/throughput/msgs_per_s")

@@ -14,6 +14,8 @@ pub struct SuiteFile {
     /// Run every server this many times in turn (A B A B ...), so slow drift of the
     /// machine spreads over all servers instead of biasing one; default 1.
     pub rounds: Option<Spanned<u32>>,
+    /// The server the report's verdict compares the others with; default the first.
+    pub baseline: Option<Spanned<String>>,
     #[serde(rename = "server", default)]
     pub servers: Vec<Spanned<ServerSpec>>,
     #[serde(rename = "load", default)]

@@ -19,6 +19,8 @@ mod http_load;
 mod http_peers;
 mod ioevent;
 mod schema;
+mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;
 mod suite_runner;
+mod suite_verdict;

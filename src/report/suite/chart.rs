@@ -33,6 +33,8 @@ pub struct Chart<'a> {
     pub y_label: &'a str,
     pub lines: &'a [Line],
     pub log_y: bool,
+    /// The x values are sizes in bytes: label them in IEC units.
+    pub x_bytes: bool,
 }
 
 fn esc(s: &str) -> String {
@@ -206,7 +208,11 @@ pub fn svg(c: &Chart<'_>) -> String {
             r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#f0f0f0"/><text x="{px:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
             TOP + PLOT_H,
             TOP + PLOT_H + 16.0,
-            short(x)
+            if c.x_bytes {
+                crate::report::format::iec(x)
+            } else {
+                short(x)
+            }
         );
     }
     let _ = write!(
@@ -316,7 +322,9 @@ mod tests {
             y_label: "y",
             lines: &lines,
             log_y: false,
+            x_bytes: true,
         });
+        assert!(s.contains(">1 B</text>") && s.contains(">50 B</text>"));
         assert_eq!(s.matches("<polyline").count(), 2);
         assert_eq!(s.matches("<circle").count(), 3);
         assert!(s.contains("b&lt;c&gt;"));

@@ -1,17 +1,37 @@
-//! Two result sets side by side: throughput and p99 per matching point, each change
-//! set against the noise of the repeats (half their range, both sides added). A
-//! change is a regression only past the threshold and past that noise.
+//! Two result sets side by side: throughput and p99 per matching point. A row says
+//! "better" or "worse" only when the rounds of the two sides differ beyond noise
+//! (`noise::judge`) and by more than the threshold. The p99 shown is read from the
+//! rounds' HDR histograms merged, never averaged; the rank test uses each round's own.
 
-use super::dataset::{Aggregate, Dataset, Stat};
+use super::dataset::{Aggregate, Dataset};
+use super::noise::{self, Evidence};
 use crate::report::format::{micros, rate};
 
 #[derive(Debug, PartialEq)]
 pub enum Verdict {
-    Same,
     Better,
-    Regression,
+    Worse,
+    /// The rounds do not tell the two sides apart.
+    WithinNoise,
+    /// A real difference, but smaller than the threshold.
+    BelowThreshold,
+    /// A side has one round: no way to tell a change from noise.
+    OneRound,
     /// The point is in A but not in B.
     Missing,
+}
+
+impl Verdict {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::WithinNoise => "within noise",
+            Verdict::BelowThreshold => "below threshold",
+            Verdict::OneRound => "one round: cannot tell noise",
+            Verdict::Missing => "MISSING in B",
+        }
+    }
 }
 
 pub struct Line {
@@ -20,26 +40,34 @@ pub struct Line {
     pub a: String,
     pub b: String,
     pub change_pct: f64,
-    pub noise_pct: f64,
+    /// Rounds on each side: "4/4".
+    pub rounds: String,
+    pub evidence: Evidence,
     pub verdict: Verdict,
 }
 
 /// `higher_is_better` for throughput, not for latency.
-fn judge(a: &Stat, b: &Stat, threshold_pct: f64, higher_is_better: bool) -> (f64, f64, Verdict) {
-    if a.median <= 0.0 {
-        return (0.0, 0.0, Verdict::Same);
-    }
-    let change = (b.median - a.median) / a.median * 100.0;
-    let noise = (a.noise() + b.noise()) * 100.0;
-    let worse = if higher_is_better { -change } else { change };
-    let verdict = if worse > threshold_pct && worse > noise {
-        Verdict::Regression
-    } else if -worse > threshold_pct && -worse > noise {
+fn judge(
+    (a, a_runs): (f64, &[f64]),
+    (b, b_runs): (f64, &[f64]),
+    threshold_pct: f64,
+    higher_is_better: bool,
+) -> (f64, Evidence, Verdict) {
+    let change = if a > 0.0 { (b - a) / a * 100.0 } else { 0.0 };
+    let evidence = noise::judge(a_runs, b_runs);
+    let gain = if higher_is_better { change } else { -change };
+    let verdict = if evidence == Evidence::OneRound {
+        Verdict::OneRound
+    } else if !evidence.significant() || a <= 0.0 {
+        Verdict::WithinNoise
+    } else if gain.abs() <= threshold_pct {
+        Verdict::BelowThreshold
+    } else if gain > 0.0 {
         Verdict::Better
     } else {
-        Verdict::Same
+        Verdict::Worse
     };
-    (change, noise, verdict)
+    (change, evidence, verdict)
 }
 
 pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
@@ -53,7 +81,7 @@ pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
                     "{} / {} / {} {}",
                     la.name,
                     sa.label,
-                    super::chart::short(pa.x),
+                    super::axis_value(&la.axis, pa.x),
                     la.axis
                 );
                 let pb: Option<&Aggregate> = sb.and_then(|s| s.points.iter().find(|p| p.x == pa.x));
@@ -64,29 +92,43 @@ pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
                         a: "present".into(),
                         b: "missing".into(),
                         change_pct: 0.0,
-                        noise_pct: 0.0,
+                        rounds: format!("{}/0", pa.runs),
+                        evidence: Evidence::OneRound,
                         verdict: Verdict::Missing,
                     });
                     continue;
                 };
-                let (c, n, v) = judge(&pa.throughput, &pb.throughput, threshold_pct, true);
+                let rounds = format!("{}/{}", pa.runs, pb.runs);
+                let (c, e, v) = judge(
+                    (pa.throughput.median, &pa.throughput_runs),
+                    (pb.throughput.median, &pb.throughput_runs),
+                    threshold_pct,
+                    true,
+                );
                 out.push(Line {
                     what: what.clone(),
                     metric: "throughput",
                     a: rate(pa.throughput.median),
                     b: rate(pb.throughput.median),
                     change_pct: c,
-                    noise_pct: n,
+                    rounds: rounds.clone(),
+                    evidence: e,
                     verdict: v,
                 });
-                let (c, n, v) = judge(&pa.p99_runs, &pb.p99_runs, threshold_pct, false);
+                let (c, e, v) = judge(
+                    (pa.latency.p99, &pa.p99_runs),
+                    (pb.latency.p99, &pb.p99_runs),
+                    threshold_pct,
+                    false,
+                );
                 out.push(Line {
                     what,
                     metric: "p99 us",
-                    a: micros(pa.p99_runs.median),
-                    b: micros(pb.p99_runs.median),
+                    a: micros(pa.latency.p99),
+                    b: micros(pb.latency.p99),
                     change_pct: c,
-                    noise_pct: n,
+                    rounds,
+                    evidence: e,
                     verdict: v,
                 });
             }
@@ -99,38 +141,32 @@ pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
 mod tests {
     use super::*;
 
-    fn st(m: f64, lo: f64, hi: f64) -> Stat {
-        Stat {
-            median: m,
-            min: lo,
-            max: hi,
-        }
-    }
-
     #[test]
-    fn a_drop_inside_the_noise_is_not_a_regression() {
-        // -10% but the repeats spread +-10% on each side: noise 20%.
-        let (c, n, v) = judge(&st(100.0, 90.0, 110.0), &st(90.0, 81.0, 99.0), 5.0, true);
-        assert!((c + 10.0).abs() < 1e-9 && (n - 20.0).abs() < 1e-9);
-        assert_eq!(v, Verdict::Same);
-    }
-
-    #[test]
-    fn a_drop_past_threshold_and_noise_is_a_regression() {
-        let (_, _, v) = judge(&st(100.0, 99.0, 101.0), &st(80.0, 79.0, 81.0), 5.0, true);
-        assert_eq!(v, Verdict::Regression);
-        let (_, _, v) = judge(&st(100.0, 99.0, 101.0), &st(120.0, 119.0, 121.0), 5.0, true);
-        assert_eq!(v, Verdict::Better);
-        // Latency: higher is worse.
-        let (_, _, v) = judge(
-            &st(100.0, 99.0, 101.0),
-            &st(120.0, 119.0, 121.0),
-            5.0,
-            false,
+    fn only_a_significant_change_past_the_threshold_counts() {
+        let (a, b) = ([100.0, 101.0], [80.0, 81.0]);
+        let (c, _, v) = judge((100.5, &a), (80.5, &b), 5.0, true);
+        assert!((c + 19.900497512437813).abs() < 1e-9);
+        assert_eq!(v, Verdict::Worse);
+        // Latency: higher is worse, so a drop is better.
+        assert_eq!(
+            judge((100.5, &a), (80.5, &b), 5.0, false).2,
+            Verdict::Better
         );
-        assert_eq!(v, Verdict::Regression);
-        // Under the threshold.
-        let (_, _, v) = judge(&st(100.0, 100.0, 100.0), &st(97.0, 97.0, 97.0), 5.0, true);
-        assert_eq!(v, Verdict::Same);
+        // Overlapping rounds: noise, however large the change of the medians.
+        let wide = [50.0, 150.0];
+        assert_eq!(
+            judge((100.0, &wide), (80.5, &b), 5.0, true).2,
+            Verdict::WithinNoise
+        );
+        // Apart but under the threshold.
+        let near = [102.0, 103.0];
+        assert_eq!(
+            judge((100.5, &a), (102.5, &near), 5.0, true).2,
+            Verdict::BelowThreshold
+        );
+        assert_eq!(
+            judge((100.0, &[100.0]), (200.0, &b), 5.0, true).2,
+            Verdict::OneRound
+        );
     }
 }

@@ -95,8 +95,11 @@ pub struct Aggregate {
     pub failed_runs: usize,
     pub reasons: Vec<String>,
     pub throughput: Stat,
-    /// p99 of each repeat on its own: the noise of the tail, for `compare`.
-    pub p99_runs: Stat,
+    /// Each run's throughput: the samples `compare` ranks.
+    pub throughput_runs: Vec<f64>,
+    /// p99 of each run on its own (its own histogram): the samples `compare` ranks.
+    /// The p99 shown is `latency.p99`, from the runs' histograms merged.
+    pub p99_runs: Vec<f64>,
     pub latency: LatencySummary,
     pub ok: u64,
     pub errors: u64,
@@ -127,6 +130,9 @@ pub struct Dataset {
     pub suite_text: Option<String>,
     pub environment: Value,
     pub servers: Value,
+    /// The server the verdict compares every other one with: `baseline = "name"` in
+    /// the suite file, else its first server.
+    pub baseline: Option<String>,
     pub loads: Vec<LoadView>,
     pub files: usize,
 }
@@ -243,9 +249,22 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
+    let suite_text = std::fs::read_to_string(dir.join("suite.toml")).ok();
+    let baseline = suite_text
+        .as_deref()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("baseline").and_then(|b| b.as_str()).map(String::from))
+        .or_else(|| {
+            servers
+                .as_array()
+                .and_then(|a| a.first())
+                .and_then(|s| s["name"].as_str())
+                .map(String::from)
+        });
     Ok(Dataset {
         suite_name,
-        suite_text: std::fs::read_to_string(dir.join("suite.toml")).ok(),
+        suite_text,
+        baseline,
         environment,
         servers: servers.clone(),
         loads: {
@@ -274,7 +293,7 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
 
 fn axis_label(axis: &str, v: f64) -> String {
     match axis {
-        "body_size" => format!("body {}", v as u64),
+        "body_size" => format!("body {}", crate::report::format::iec(v)),
         "pipeline" => format!("pipeline {}", v as u64),
         "rate" => format!("rate {v}"),
         _ => format!("{} conns", v as u64),
@@ -360,7 +379,11 @@ fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
                 failed_runs: rs.iter().filter(|r| !r.success).count(),
                 reasons: rs.iter().filter_map(|r| r.reason.clone()).collect(),
                 throughput: per(|r| r.msgs_per_s),
-                p99_runs: per(|r| r.latency.quantile_ns(0.99) as f64 / 1e3),
+                throughput_runs: rs.iter().map(|r| r.msgs_per_s).collect(),
+                p99_runs: rs
+                    .iter()
+                    .map(|r| r.latency.quantile_ns(0.99) as f64 / 1e3)
+                    .collect(),
                 latency: lat.summary(),
                 ok: rs.iter().map(|r| r.ok).sum(),
                 errors: rs.iter().map(|r| r.errors).sum(),

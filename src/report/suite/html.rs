@@ -3,6 +3,7 @@
 
 use super::dataset::Dataset;
 use super::table::{self, COLUMNS};
+use super::verdict;
 use base64::Engine as _;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -19,7 +20,7 @@ const STYLE: &str = "body{font-family:DejaVu Sans,Arial,sans-serif;margin:24px;c
 h1{font-size:24px}h2{font-size:19px;margin-top:36px;border-bottom:1px solid #ccc}\
 .charts{display:flex;flex-wrap:wrap;gap:10px}.charts figure{margin:0}\
 table{border-collapse:collapse;font-size:13px;margin:10px 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}\
-th{background:#f3f3f3}.bad{background:#fde2e2}.ok{background:#e6f4e6}.env td{text-align:left}\
+th{background:#f3f3f3}.bad{background:#fde2e2}.noisy{background:#fff1c2}.verdict li{font-size:15px}.ok{background:#e6f4e6}.env td{text-align:left}\
 pre{background:#f7f7f7;padding:10px;overflow:auto;font-size:12px}.note{color:#555;font-size:13px}";
 
 fn environment(o: &mut String, env: &Value) {
@@ -40,13 +41,26 @@ fn servers(o: &mut String, servers: &Value, dir: &Path) {
     let Some(list) = servers.as_array() else {
         return;
     };
-    o.push_str("<h2>Servers</h2><table><tr><th>server</th><th>state</th><th>points</th><th>fell short</th><th>command</th><th>note</th></tr>");
+    // A suite with rounds starts each server once per round: say which start a row is.
+    let rounds = list
+        .iter()
+        .any(|s| s["round"].as_u64().is_some_and(|r| r > 1));
+    let _ = write!(
+        o,
+        "<h2>Servers</h2><table><tr><th>server</th>{}<th>state</th><th>points</th><th>fell short</th><th>command</th><th>note</th></tr>",
+        if rounds { "<th>round</th>" } else { "" }
+    );
     for s in list {
         let state = s["state"].as_str().unwrap_or("?");
         let class = if state == "ok" { "ok" } else { "bad" };
+        let round = if rounds {
+            format!("<td>{}</td>", s["round"].as_u64().unwrap_or(1))
+        } else {
+            String::new()
+        };
         let _ = write!(
             o,
-            "<tr><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td><td style=\"text-align:left\"><code>{}</code></td><td style=\"text-align:left\">{}</td></tr>",
+            "<tr><td>{}</td>{round}<td class=\"{class}\">{}</td><td>{}</td><td>{}</td><td style=\"text-align:left\"><code>{}</code></td><td style=\"text-align:left\">{}</td></tr>",
             esc(s["name"].as_str().unwrap_or("")),
             esc(state),
             s["points"],
@@ -71,6 +85,47 @@ fn servers(o: &mut String, servers: &Value, dir: &Path) {
     }
 }
 
+/// The verdict first: one line per server, then the ratios per load as a table.
+fn verdict(o: &mut String, d: &Dataset) {
+    let rows = verdict::rows(d);
+    o.push_str("<h2 id=\"verdict\">Verdict</h2><ul class=\"verdict\">");
+    for l in verdict::lines(d) {
+        let _ = write!(o, "<li>{}</li>", esc(&l));
+    }
+    o.push_str("</ul>");
+    if rows.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        "<table class=\"verdict\"><tr>{}</tr>",
+        verdict::COLUMNS
+            .iter()
+            .map(|c| format!("<th>{}</th>", esc(c)))
+            .collect::<String>()
+    );
+    for r in &rows {
+        let cells = verdict::cells(r);
+        let noisy = if r.noisy.is_empty() {
+            ""
+        } else {
+            " class=\"noisy\""
+        };
+        let last = cells.len() - 1;
+        o.push_str("<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            let class = if i == last { noisy } else { "" };
+            let _ = write!(o, "<td{class}>{}</td>", esc(c));
+        }
+        o.push_str("</tr>");
+    }
+    let _ = write!(
+        o,
+        "</table><p class=\"note\">Ratios to the baseline server, point by point over the sweep: the median of the ratios and their smallest..largest. Shaded: points whose rounds disagree by more than {:.0}% ((max-min)/median of throughput or CPU per request).</p>",
+        verdict::DISAGREE * 100.0
+    );
+}
+
 pub fn render(d: &Dataset, dir: &Path) -> String {
     let title = if d.suite_name.is_empty() {
         "wirebench suite".to_string()
@@ -78,7 +133,8 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
         d.suite_name.clone()
     };
     let mut o = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"generator\" content=\"{}\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        super::guard::MARK,
         esc(&title),
         esc(&title)
     );
@@ -88,6 +144,7 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
         d.files,
         esc(&dir.display().to_string())
     );
+    verdict(&mut o, d);
     environment(&mut o, &d.environment);
     servers(&mut o, &d.servers, dir);
     for load in &d.loads {
@@ -122,11 +179,16 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
         o.push_str("</tr>");
         for r in &t.rows {
             let _ = write!(o, "<tr><th>{}</th>", esc(&r.x));
-            for (c, short) in r.cells.iter().zip(&r.short) {
+            for ((c, short), noisy) in r.cells.iter().zip(&r.short).zip(&r.noisy) {
                 let class = if *short { " class=\"bad\"" } else { "" };
                 match c {
                     Some(v) => {
-                        for s in v {
+                        for (i, s) in v.iter().enumerate() {
+                            let class = if i == 0 && *noisy && !*short {
+                                " class=\"noisy\""
+                            } else {
+                                class
+                            };
                             let _ = write!(o, "<td{class}>{}</td>", esc(s));
                         }
                     }
@@ -145,9 +207,9 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
             .iter()
             .flat_map(|s| {
                 s.points.iter().flat_map(move |p| {
-                    p.reasons
-                        .iter()
-                        .map(move |r| format!("{} at {}: {r}", s.label, super::chart::short(p.x)))
+                    p.reasons.iter().map(move |r| {
+                        format!("{} at {}: {r}", s.label, super::axis_value(&load.axis, p.x))
+                    })
                 })
             })
             .collect();

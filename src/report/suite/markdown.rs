@@ -5,13 +5,31 @@ use super::table::{self, COLUMNS};
 
 pub fn render(d: &Dataset) -> String {
     let mut o = format!(
-        "# {}\n\n",
+        "<!-- {} -->\n# {}\n\n",
+        super::guard::MARK,
         if d.suite_name.is_empty() {
             "wirebench suite"
         } else {
             &d.suite_name
         }
     );
+    o.push_str("## Verdict\n\n");
+    for l in super::verdict::lines(d) {
+        o.push_str(&format!("- {l}\n"));
+    }
+    o.push('\n');
+    let rows = super::verdict::rows(d);
+    if !rows.is_empty() {
+        o.push_str(&format!("| {} |\n", super::verdict::COLUMNS.join(" | ")));
+        o.push_str(&format!(
+            "|{}\n",
+            "---|".repeat(super::verdict::COLUMNS.len())
+        ));
+        for r in &rows {
+            o.push_str(&format!("| {} |\n", super::verdict::cells(r).join(" | ")));
+        }
+        o.push('\n');
+    }
     for load in &d.loads {
         let t = table::of(load);
         o.push_str(&format!(

@@ -5,9 +5,12 @@
 pub mod chart;
 pub mod compare;
 pub mod dataset;
+pub mod guard;
 pub mod html;
 pub mod markdown;
+pub mod noise;
 pub mod table;
+pub mod verdict;
 
 use chart::{Chart, Line, Pt};
 use dataset::{Aggregate, LoadView, Stat};
@@ -21,10 +24,19 @@ pub struct Drawn {
 
 pub fn axis_title(axis: &str) -> &'static str {
     match axis {
-        "body_size" => "body size (bytes)",
+        "body_size" => "body size",
         "pipeline" => "pipeline depth",
         "rate" => "offered rate (requests/s)",
         _ => "connections",
+    }
+}
+
+/// A value of a swept axis as a reader wants it: sizes in IEC units ("1 KiB").
+pub fn axis_value(axis: &str, v: f64) -> String {
+    if axis == "body_size" {
+        crate::report::format::iec(v)
+    } else {
+        chart::short(v)
     }
 }
 
@@ -152,6 +164,7 @@ pub fn charts(load: &LoadView) -> Vec<Drawn> {
                 y_label,
                 lines: &lines,
                 log_y,
+                x_bytes: load.axis == "body_size",
             });
             Drawn {
                 slug: slug.to_string(),

@@ -26,6 +26,8 @@ pub struct Row {
     pub cells: Vec<Option<[String; 6]>>,
     /// Per group: some repeats fell short.
     pub short: Vec<bool>,
+    /// Per group: the rounds disagree (verdict::disagrees).
+    pub noisy: Vec<bool>,
 }
 
 fn cells(a: &Aggregate) -> [String; 6] {
@@ -35,7 +37,15 @@ fn cells(a: &Aggregate) -> [String; 6] {
         String::new()
     };
     [
-        format!("{}{spread}", rate(a.throughput.median)),
+        format!(
+            "{}{spread}{}",
+            rate(a.throughput.median),
+            if super::verdict::disagrees(a) {
+                " (noisy)"
+            } else {
+                ""
+            }
+        ),
         micros(a.latency.p50),
         micros(a.latency.p99),
         micros(a.latency.max),
@@ -61,11 +71,15 @@ pub fn of(load: &LoadView) -> Table {
                 .map(|s| s.points.iter().find(|p| p.x == x))
                 .collect();
             Row {
-                x: super::chart::short(x),
+                x: super::axis_value(&load.axis, x),
                 cells: found.iter().map(|a| a.map(cells)).collect(),
                 short: found
                     .iter()
                     .map(|a| a.is_some_and(|a| a.failed_runs > 0))
+                    .collect(),
+                noisy: found
+                    .iter()
+                    .map(|a| a.is_some_and(super::verdict::disagrees))
                     .collect(),
             }
         })
