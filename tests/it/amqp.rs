@@ -336,6 +336,6 @@ fn bad_urls_and_flags_exit_2_with_one_sentence() {
     );
     refuse(
         &["serve", "amqp", "--frame-max", "100"],
-        "--frame-max must be at least 8192",
+        "--frame-max must be at least 4096",
     );
 }
