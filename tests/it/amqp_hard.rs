@@ -18,6 +18,8 @@ use wirebench::server::handler::{Handler, HandlerFactory, Reply};
 enum Misbehave {
     /// Connections with k % every == 0 are cut (no CloseOk) once `after` messages were read.
     Cut { every: u64, after: u64 },
+    /// Offers this frame-max in Connection.Tune (the CLI would refuse one below 4096).
+    Offer(u32),
     /// After Confirm.SelectOk: a frame header announcing ~4 GiB, then up to 512 MiB of bytes.
     Endless,
 }
@@ -85,7 +87,14 @@ impl Drop for TestBroker {
 fn serve_one(mut s: TcpStream, k: u64, how: Misbehave, tally: &Tally) {
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     // A factory per connection: its counters are this connection's.
-    let f = AmqpHandlerFactory::new(BrokerConfig::default());
+    let frame_max = match how {
+        Misbehave::Offer(m) => m,
+        _ => BrokerConfig::default().frame_max,
+    };
+    let f = AmqpHandlerFactory::new(BrokerConfig {
+        frame_max,
+        ..BrokerConfig::default()
+    });
     let mut h = f.handler();
     let mut carry = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -238,6 +247,32 @@ fn without_confirms_only_cleanly_closed_connections_count() {
         r.explain()
     );
     assert_ne!(r.code, 0, "a run where nothing counted must not pass");
+}
+
+#[test]
+fn a_broker_offering_frame_max_below_4096_is_refused_in_one_sentence() {
+    let broker = TestBroker::start(Misbehave::Offer(1));
+    let r = run_json(&[
+        "amqp",
+        &broker.url(),
+        "-n",
+        "10",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--timeout",
+        "1s",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    assert_eq!(r.u("/totals/ok"), 0);
+    assert_eq!(r.u("/totals/sent"), 0);
+    assert!(r.u("/errors/connect_failed") >= 1, "{}", r.explain());
+    let reason = r.json()["outcome"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("the broker offered frame-max 1 bytes in Connection.Tune, below the AMQP 0-9-1 minimum of 4096"),
+        "{reason}"
+    );
 }
 
 #[test]
