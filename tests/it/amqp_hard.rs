@@ -336,6 +336,7 @@ fn an_endless_frame_is_too_large_for_the_client_and_memory_stays_bounded() {
     });
     assert!(done, "the client did not finish");
     assert!(peak > 0, "VmHWM never read");
+    eprintln!("client against an endless frame: peak RSS {peak} KiB");
     assert!(
         peak < RSS_BOUND_KIB,
         "client peak RSS {peak} KiB, bound {RSS_BOUND_KIB}"
@@ -434,6 +435,7 @@ fn serve_amqp_refuses_oversized_frames_and_endless_bodies_cost_no_memory() {
     ])
     .assert_clean(1000);
     let peak = vm_hwm_kib(pid).expect("serve amqp's VmHWM");
+    eprintln!("serve amqp after oversized and endless peers: peak RSS {peak} KiB");
     assert!(
         peak < RSS_BOUND_KIB,
         "serve amqp peak RSS {peak} KiB, bound {RSS_BOUND_KIB}"
