@@ -24,6 +24,14 @@ pub enum Command {
     /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
     Http(HttpArgs),
     /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
+    // The shared load flags of the echo batch plan mean nothing here: hidden from --help
+    // (still parsed, so a user who passes one is told what to use instead).
+    #[command(
+        mut_arg("pipeline", |a| a.hide(true)),
+        mut_arg("iterations", |a| a.hide(true)),
+        mut_arg("reconnects", |a| a.hide(true)),
+        mut_arg("sleep", |a| a.hide(true))
+    )]
     Amqp(AmqpArgs),
     /// Mass connections: open, hold (and ping) or churn connections, with their cost.
     Connect(ConnectArgs),
@@ -49,6 +57,8 @@ pub enum ServeCommand {
     /// HTTP/1.1 server: POST echoes the body, GET / says hello, GET /bytes/N sends N bytes.
     Http(ServeHttpArgs),
     /// Dummy AMQP 0-9-1 broker: handshake, channels, declares, confirms; counts what is published.
+    // AMQP's own port, where clients look for a broker by default.
+    #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:5672")))]
     Amqp(ServeAmqpArgs),
 }
 
@@ -308,7 +318,7 @@ pub struct BrokerArgs {
     /// Most channels per connection offered in Connection.Tune.
     #[arg(long, default_value_t = 2047)]
     pub channel_max: u16,
-    /// Largest frame offered in Connection.Tune, bytes (at least 8192).
+    /// Largest frame offered in Connection.Tune, bytes (4096 to 16 MiB); a larger frame from a client gets a close with 501.
     #[arg(long, default_value_t = 131_072)]
     pub frame_max: u32,
     /// Heartbeat interval offered in Connection.Tune, seconds (0: none).

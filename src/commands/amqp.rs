@@ -113,7 +113,7 @@ fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFig
         counted_from: if cfg.client.confirm {
             "confirmed by the broker".into()
         } else {
-            "written (no confirms)".into()
+            "written, then a clean close (no confirms)".into()
         },
         handshakes,
         connections_per_s: per_sec(handshakes as f64),
@@ -216,7 +216,7 @@ fn config_rows(cfg: &AmqpConfig, target: &str) -> Vec<(&'static str, String)> {
             if c.confirm {
                 format!("on, at most {} unconfirmed per connection", l.pipeline)
             } else {
-                "off: a message counts once written".into()
+                "off: a message counts once its connection closes cleanly".into()
             },
         ),
         (

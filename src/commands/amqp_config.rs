@@ -12,6 +12,21 @@ use serde_json::json;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// AMQP 0-9-1 names (exchange, routing key, queue, vhost, user) travel as "short
+/// strings": one length octet, so at most 255 bytes.
+pub const MAX_SHORT_STRING: usize = 255;
+
+/// Refuses a name that cannot be encoded, before any connection is made.
+fn short_string(what: &str, value: &str) -> Result<()> {
+    if value.len() > MAX_SHORT_STRING {
+        return Err(Error::usage(format!(
+            "{what} is {} bytes long; AMQP 0-9-1 allows at most {MAX_SHORT_STRING}",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Largest message body accepted (RabbitMQ's own default limit is 128 MiB).
 pub const MAX_BODY: u64 = 128 << 20;
 
@@ -53,6 +68,15 @@ impl AmqpConfig {
             }
         };
         let target = a.url.as_deref().map(Target::parse).transpose()?;
+        short_string("--exchange", &a.exchange)?;
+        short_string("--routing-key", &a.routing_key)?;
+        if let Some(q) = &a.declare_queue {
+            short_string("--declare-queue", q)?;
+        }
+        if let Some(t) = &target {
+            short_string("the URL's vhost", &t.vhost)?;
+            short_string("the URL's user", &t.user)?;
+        }
         let mut load_args = a.load.clone();
         if let Some(t) = &target {
             if a.load.tls && !t.tls {
@@ -289,11 +313,14 @@ fn default_threads(target: &Option<Target>) -> usize {
     }
 }
 
+/// Largest `--frame-max` of `serve amqp`: a connection buffers up to one frame.
+pub const MAX_FRAME_MAX: u32 = 16 << 20;
+
 pub fn broker_config(a: &BrokerArgs) -> Result<BrokerConfig> {
-    if a.frame_max < amq_protocol::protocol::constants::FRAME_MIN_SIZE {
+    let min = crate::proto::amqp::codec::FRAME_MIN_SIZE;
+    if !(min..=MAX_FRAME_MAX).contains(&a.frame_max) {
         return Err(Error::usage(format!(
-            "--frame-max must be at least {} bytes (the spec's minimum)",
-            amq_protocol::protocol::constants::FRAME_MIN_SIZE
+            "--frame-max must be at least {min} bytes (the spec's minimum) and at most {MAX_FRAME_MAX} (16 MiB, one frame is buffered per connection)"
         )));
     }
     if a.channel_max == 0 {

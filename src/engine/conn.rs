@@ -37,6 +37,9 @@ pub struct Conn<P> {
     /// Replies received on the current connection.
     answered: u64,
     inflight: VecDeque<InFlight>,
+    /// Settles-on-write requests already written (warm-up, measured): not counted yet,
+    /// as nothing says the peer read them until the connection closes cleanly.
+    written: [u64; 2],
     out: Vec<u8>,
     wpos: usize,
     /// Written into a buffering layer (TLS) whose flush has not finished: retried on
@@ -67,6 +70,7 @@ impl<P: ClientProtocol> Conn<P> {
             seq: 0,
             answered: 0,
             inflight: VecDeque::with_capacity(pipeline),
+            written: [0; 2],
             out: Vec::with_capacity(4096),
             wpos: 0,
             flushing: false,
@@ -89,6 +93,7 @@ impl<P: ClientProtocol> Conn<P> {
         self.seq = 0;
         self.answered = 0;
         self.inflight.clear();
+        self.written = [0; 2];
         self.out.clear();
         self.wpos = 0;
         self.flushing = false;
@@ -118,27 +123,39 @@ impl<P: ClientProtocol> Conn<P> {
         self.rend += bytes.len();
     }
 
-    /// Requests with no reply count as correct once written (`settles_on_write`).
-    fn settle_written(&mut self, shared: &Shared) {
-        let mut n = [0u64; 2];
+    /// Requests with no reply leave the pipeline once written (`settles_on_write`); they
+    /// are counted when the connection ends (`settle_written_at_close`, `abandon`).
+    fn settle_written(&mut self) {
         for r in self.inflight.drain(..) {
-            n[r.measured as usize] += 1;
+            self.written[r.measured as usize] += 1;
+            self.answered += 1;
         }
-        self.answered += n[0] + n[1];
+    }
+
+    /// The closing handshake completed: the peer read every written request.
+    pub fn settle_written_at_close(&mut self, shared: &Shared) {
         let mut stats = shared.stats.borrow_mut();
-        for (measured, count) in [(false, n[0]), (true, n[1])] {
+        for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
             if count > 0 {
                 stats.record_ok(measured, count, 0);
             }
         }
+        self.written = [0; 2];
     }
 
-    /// Ends every request still in flight as `kind` (the connection is gone).
+    /// Ends every request still in flight, or written and unsettled, as `kind` (the
+    /// connection is gone without a clean close).
     pub fn abandon(&mut self, kind: ErrorKind, shared: &Shared) {
         let mut stats = shared.stats.borrow_mut();
         for r in self.inflight.drain(..) {
             stats.record_error(r.measured, kind, 0);
         }
+        for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
+            if count > 0 {
+                stats.phase(measured).error(kind, count);
+            }
+        }
+        self.written = [0; 2];
     }
 
     /// Requests left unanswered when the connection task ends without a failure.
@@ -147,6 +164,10 @@ impl<P: ClientProtocol> Conn<P> {
         for r in self.inflight.drain(..) {
             stats.phase(r.measured).in_flight += 1;
         }
+        for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
+            stats.phase(measured).in_flight += count;
+        }
+        self.written = [0; 2];
     }
 
     /// Whether the plan lets this connection send a request intended at `intended`.
@@ -322,6 +343,9 @@ impl<P: ClientProtocol> Conn<P> {
 
     /// Decodes and records every complete reply in the read buffer.
     fn consume(&mut self, now: u64, shared: &Shared) -> Option<End> {
+        if self.proto.settles_on_write() {
+            return self.consume_idle();
+        }
         let mut stats = shared.stats.borrow_mut();
         // Correct replies are tallied here and added once per read.
         let mut ok = [(0u64, 0u64); 2];
@@ -349,6 +373,27 @@ impl<P: ClientProtocol> Conn<P> {
                 .error(ErrorKind::Unsolicited, 1);
             return Some(End::Failed(ErrorKind::Dropped));
         }
+        self.compact_read_buffer();
+        None
+    }
+
+    /// Settles-on-write protocols: no reply is awaited, so whatever arrives is an
+    /// event for the protocol (a heartbeat, the peer's goodbye), never a reply.
+    fn consume_idle(&mut self) -> Option<End> {
+        while self.rstart < self.rend {
+            match self.proto.decode_idle(&self.rbuf[self.rstart..self.rend]) {
+                Ok(0) => break,
+                Ok(n) => self.rstart += n,
+                Err(kind) => return Some(End::Failed(kind)),
+            }
+        }
+        self.compact_read_buffer();
+        None
+    }
+
+    /// Frees the read buffer's front, or grows it when one partial reply fills it (the
+    /// protocol bounds a reply's size, e.g. AMQP's negotiated frame-max).
+    fn compact_read_buffer(&mut self) {
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
@@ -363,7 +408,6 @@ impl<P: ClientProtocol> Conn<P> {
                 self.rbuf.resize(n, 0);
             }
         }
-        None
     }
 
     /// Drives the connection until the plan is done or the connection fails.
@@ -425,7 +469,7 @@ impl<P: ClientProtocol> Conn<P> {
                 self.out.clear();
                 self.wpos = 0;
                 if !self.inflight.is_empty() && self.proto.settles_on_write() {
-                    self.settle_written(shared);
+                    self.settle_written();
                 }
             }
 

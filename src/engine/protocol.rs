@@ -92,10 +92,21 @@ pub trait ClientProtocol: 'static {
         Setup::Done { used: 0 }
     }
 
-    /// Requests that get no reply (AMQP publishes without confirms): each one counts as
-    /// correct once its bytes are written, with no latency recorded.
+    /// Requests that get no reply (AMQP publishes without confirms): once written they
+    /// wait for the connection's closing handshake (`SetupPhase::Close`), and count as
+    /// correct only if it completes; a connection that ends any other way ends them as
+    /// an error. No latency is recorded for them.
     fn settles_on_write(&self) -> bool {
         false
+    }
+
+    /// Settles-on-write protocols only: bytes that arrived while no reply is awaited
+    /// (AMQP without confirms hears only a heartbeat or the broker's Connection.Close).
+    /// `Ok(n)`: `n` bytes were read past (0: a partial frame, more are needed; the
+    /// protocol must refuse one larger than its cap). `Err(kind)`: the connection ends
+    /// and its unsettled requests end as `kind`.
+    fn decode_idle(&mut self, _input: &[u8]) -> Result<usize, ErrorKind> {
+        Err(ErrorKind::Unsolicited)
     }
 }
 

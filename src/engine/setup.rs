@@ -14,6 +14,17 @@ pub struct SetupError {
     pub detail: String,
 }
 
+impl SetupError {
+    /// What requests still unsettled on the connection end as: the exchange failed, so
+    /// the peer never confirmed reading them.
+    pub fn request_kind(&self) -> ErrorKind {
+        match self.kind {
+            ErrorKind::ConnectTimeout => ErrorKind::Timeout,
+            _ => ErrorKind::Closed,
+        }
+    }
+}
+
 /// Runs `phase` to its end. Returns the bytes received after it (they belong to the requests).
 pub async fn exchange<P: ClientProtocol, S: AsyncRead + AsyncWrite + Unpin>(
     proto: &mut P,

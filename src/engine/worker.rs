@@ -348,14 +348,19 @@ async fn slot_loop<F: ProtocolFactory>(
                 failing_since = None;
                 match drive(&mut conn, &mut stream, &shared).await {
                     End::Done => {
-                        if let Err(e) =
-                            exchange(&mut conn, &mut stream, SetupPhase::Close, spec.timeout).await
+                        match exchange(&mut conn, &mut stream, SetupPhase::Close, spec.timeout)
+                            .await
                         {
-                            let measured = shared.clock.now_ns() >= shared.measure_start_ns;
-                            shared
-                                .stats
-                                .borrow_mut()
-                                .record_connect_error(measured, e.kind, e.detail);
+                            // Requests settled on write count only now: the peer has read them.
+                            Ok(()) => conn.settle_written_at_close(&shared),
+                            Err(e) => {
+                                conn.abandon(e.request_kind(), &shared);
+                                let measured = shared.clock.now_ns() >= shared.measure_start_ns;
+                                shared
+                                    .stats
+                                    .borrow_mut()
+                                    .record_connect_error(measured, e.kind, e.detail);
+                            }
                         }
                         if per_connection.is_none() {
                             break;

@@ -11,7 +11,9 @@ pub struct AmqpFigures {
     /// "churn" (connect, handshake, publish N, close, repeat) or "publish".
     pub mode: String,
     pub confirm: bool,
-    /// What a counted message is: "confirmed by the broker" or "written (no confirms)".
+    /// What a counted message is: "confirmed by the broker" or, without confirms,
+    /// "written, then a clean close (no confirms)": written on a connection that then
+    /// ended with Connection.Close answered by CloseOk.
     pub counted_from: String,
     /// Connections that completed the handshake, and their rate over the measured phase.
     pub handshakes: u64,

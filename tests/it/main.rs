@@ -6,6 +6,7 @@ mod common;
 mod http_support;
 
 mod amqp;
+mod amqp_hard;
 mod amqp_peers;
 mod amqp_schema;
 mod cli_errors;

@@ -3,8 +3,9 @@
 //! optional Queue.Declare and, with confirms, Confirm.Select. A request is one
 //! Basic.Publish with its content header and body frames, written from a template
 //! built once per channel; its reply is the broker's confirm (one Basic.Ack may confirm
-//! several). Without confirms there is no reply: a publish counts once it is written.
-//! At the end of a connection: Connection.Close, then wait for CloseOk.
+//! several). Without confirms there is no reply: a written publish counts only once its
+//! connection ends with Connection.Close answered by CloseOk (then the broker has read
+//! everything before it); a connection that ends any other way ends them as errors.
 
 use super::codec::{self, write_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
 use super::confirms::ChannelConfirms;
@@ -147,7 +148,6 @@ impl AmqpClient {
     /// Builds the per-channel message templates once the frame size is known.
     fn build_templates(&mut self) {
         let body = vec![0u8; self.opts.size];
-        let chunk = (self.frame_max as usize - codec::FRAME_OVERHEAD).max(1);
         self.templates = (1..=self.channels())
             .map(|ch| {
                 let mut t = Vec::with_capacity(self.opts.size + 128);
@@ -173,9 +173,7 @@ impl AmqpClient {
                         }),
                     ),
                 );
-                for part in body.chunks(chunk) {
-                    write_frame(&mut t, &AMQPFrame::Body(ch, part.to_vec()));
-                }
+                codec::write_body(&mut t, ch, &body, self.frame_max);
                 t
             })
             .collect();
@@ -236,7 +234,7 @@ impl AmqpClient {
         let (ch, m, used) = match self.next_method(input) {
             Next::Incomplete => return Setup::Continue { used: 0 },
             Next::Skip(used) => return Setup::Continue { used },
-            Next::Bad(text) => return fail(ErrorKind::ConnectFailed, text),
+            Next::Bad(_, text) => return fail(ErrorKind::ConnectFailed, text),
             Next::Method(ch, m, used) => (ch, m, used),
         };
         use connection::AMQPMethod as C;
@@ -276,9 +274,17 @@ impl AmqpClient {
                         ),
                     );
                 }
-                if t.frame_max != 0 {
-                    self.frame_max = CLIENT_FRAME_MAX.min(t.frame_max.max(codec_min_frame()));
+                if t.frame_max != 0 && t.frame_max < codec::FRAME_MIN_SIZE {
+                    return fail(
+                        ErrorKind::ConnectFailed,
+                        format!(
+                            "the broker offered frame-max {} bytes in Connection.Tune, below the AMQP 0-9-1 minimum of {}",
+                            t.frame_max,
+                            codec::FRAME_MIN_SIZE
+                        ),
+                    );
                 }
+                self.frame_max = codec::negotiate_frame_max(CLIENT_FRAME_MAX, t.frame_max);
                 // Heartbeats off: a benchmark connection is never idle for long, and a
                 // heartbeat frame would be a reply nobody asked for.
                 write_method(
@@ -412,21 +418,27 @@ impl AmqpClient {
         match self.next_method(input) {
             Next::Incomplete => Setup::Continue { used: 0 },
             Next::Skip(used) => Setup::Continue { used },
-            Next::Bad(text) => fail(ErrorKind::ConnectFailed, text),
+            Next::Bad(_, text) => fail(ErrorKind::ConnectFailed, text),
             Next::Method(_, AMQPClass::Connection(C::CloseOk(_)), used) => {
                 self.stage = Stage::Closed;
                 self.counters.clean_closes.fetch_add(1, Relaxed);
                 Setup::Done { used }
             }
-            Next::Method(_, AMQPClass::Connection(C::Close(_)), used) => {
-                // Both sides closing at once: answer and count it as closed.
+            Next::Method(_, AMQPClass::Connection(C::Close(c)), _) => {
+                // The broker closed first (an error it found in what we sent, or its own
+                // shutdown): answered, but not a clean close, so nothing unconfirmed counts.
                 write_method(
                     out,
                     0,
                     AMQPClass::Connection(C::CloseOk(connection::CloseOk {})),
                 );
                 self.stage = Stage::Closed;
-                Setup::Done { used }
+                let text = format!(
+                    "the broker closed the connection: {} {}",
+                    c.reply_code, c.reply_text
+                );
+                self.counters.note_broker_close(text.clone());
+                fail(ErrorKind::ConnectFailed, text)
             }
             Next::Method(_, _, used) => Setup::Continue { used },
         }
@@ -436,19 +448,33 @@ impl AmqpClient {
     fn next_method(&self, input: &[u8]) -> Next {
         match codec::split_frame(input, self.frame_max) {
             Split::Incomplete => Next::Incomplete,
-            Split::Bad(f) => Next::Bad(format!("the broker sent a bad frame: {}", f.text)),
+            Split::Bad(f) => Next::Bad(
+                ErrorKind::Protocol,
+                format!("the broker sent a bad frame: {}", f.text),
+            ),
+            Split::TooLarge(_) => Next::Bad(
+                ErrorKind::TooLarge,
+                format!(
+                    "the broker sent a frame larger than the negotiated frame-max of {} bytes",
+                    self.frame_max
+                ),
+            ),
             Split::Frame(f) => match f.kind {
                 FrameKind::Heartbeat => Next::Skip(f.used),
                 FrameKind::Method => match codec::parse_method(f.payload) {
                     Ok(m) => Next::Method(f.channel, m, f.used),
-                    Err(e) => Next::Bad(format!(
-                        "the broker sent a method this client cannot parse ({} {}.{})",
-                        e.text, e.class_id, e.method_id
-                    )),
+                    Err(e) => Next::Bad(
+                        ErrorKind::Protocol,
+                        format!(
+                            "the broker sent a method this client cannot parse ({} {}.{})",
+                            e.text, e.class_id, e.method_id
+                        ),
+                    ),
                 },
-                FrameKind::Header | FrameKind::Body => {
-                    Next::Bad("the broker sent message content to a publisher".into())
-                }
+                FrameKind::Header | FrameKind::Body => Next::Bad(
+                    ErrorKind::Protocol,
+                    "the broker sent message content to a publisher".into(),
+                ),
             },
         }
     }
@@ -457,12 +483,9 @@ impl AmqpClient {
 enum Next {
     Incomplete,
     Skip(usize),
-    Bad(String),
+    /// The connection cannot go on: what its requests end as, and why.
+    Bad(ErrorKind, String),
     Method(u16, AMQPClass, usize),
-}
-
-fn codec_min_frame() -> u32 {
-    amq_protocol::protocol::constants::FRAME_MIN_SIZE
 }
 
 fn fail(kind: ErrorKind, detail: String) -> Setup {
@@ -502,9 +525,12 @@ impl ClientProtocol for AmqpClient {
                     at += n;
                     continue;
                 }
-                Next::Bad(text) => {
+                Next::Bad(kind, text) => {
                     self.counters.note_broker_close(text);
-                    return fatal(at);
+                    return Decode::Reply {
+                        used: at,
+                        verdict: Verdict::Fatal(kind),
+                    };
                 }
                 Next::Method(ch, m, n) => (ch, m, n),
             };
@@ -578,6 +604,42 @@ impl ClientProtocol for AmqpClient {
 
     fn settles_on_write(&self) -> bool {
         !self.opts.confirm
+    }
+
+    /// Without confirms a publisher expects nothing but heartbeats and flow notices; the
+    /// broker's Connection.Close or Channel.Close means it dropped what it had not read.
+    fn decode_idle(&mut self, input: &[u8]) -> Result<usize, ErrorKind> {
+        let (ch, m, used) = match self.next_method(input) {
+            Next::Incomplete => return Ok(0),
+            Next::Skip(n) => return Ok(n),
+            Next::Bad(kind, text) => {
+                self.counters.note_broker_close(text);
+                return Err(kind);
+            }
+            Next::Method(ch, m, n) => (ch, m, n),
+        };
+        let text = match m {
+            AMQPClass::Connection(connection::AMQPMethod::Blocked(_))
+            | AMQPClass::Connection(connection::AMQPMethod::Unblocked(_)) => return Ok(used),
+            AMQPClass::Connection(connection::AMQPMethod::Close(c)) => format!(
+                "the broker closed the connection: {} {}",
+                c.reply_code, c.reply_text
+            ),
+            AMQPClass::Channel(channel::AMQPMethod::Close(c)) => format!(
+                "the broker closed channel {ch}: {} {}",
+                c.reply_code, c.reply_text
+            ),
+            m => {
+                self.counters.note_broker_close(format!(
+                    "the broker sent method {}.{} to a publisher",
+                    m.get_amqp_class_id(),
+                    m.get_amqp_method_id()
+                ));
+                return Err(ErrorKind::Protocol);
+            }
+        };
+        self.counters.note_broker_close(text);
+        Err(ErrorKind::Closed)
     }
 }
 

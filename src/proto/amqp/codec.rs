@@ -23,6 +23,20 @@ pub const PROTOCOL_HEADER: [u8; 8] = [
 pub const FRAME_HEADER_LEN: usize = 7;
 pub const FRAME_OVERHEAD: usize = FRAME_HEADER_LEN + 1;
 
+/// The spec's smallest frame-max (AMQP 0-9-1 section 4.2.3: "frame-min-size", 4096).
+/// Until Tune/TuneOk no frame may be larger; a peer may not negotiate below it.
+/// amq-protocol's own constant says 8192, which would refuse valid peers.
+pub const FRAME_MIN_SIZE: u32 = 4096;
+
+/// The negotiated frame-max: the smaller of the two offers, where 0 means "no limit".
+pub fn negotiate_frame_max(ours: u32, theirs: u32) -> u32 {
+    match (ours, theirs) {
+        (0, t) => t,
+        (o, 0) => o,
+        (o, t) => o.min(t),
+    }
+}
+
 /// Reply codes of the connection-level errors this crate raises (values from the spec).
 pub mod reply {
     pub const SUCCESS: u16 = amq_protocol::protocol::constants::REPLY_SUCCESS;
@@ -81,23 +95,33 @@ pub enum Split<'a> {
     Frame(Frame<'a>),
     /// Not a frame: the connection must be closed with this fault.
     Bad(Fault),
+    /// A frame header announcing more than frame-max: refused (501) before its payload
+    /// is buffered, so a peer cannot make the reader hold more than frame-max bytes.
+    TooLarge(Fault),
 }
 
-/// Finds the frame at the start of `input`. A size above `frame_max` is refused as soon
-/// as the header shows it, so a hostile peer cannot make the reader buffer gigabytes.
+/// Finds the frame at the start of `input`. A size above `frame_max` (the whole frame,
+/// header and end octet included, as the spec counts it; 0 = no limit) is refused as
+/// soon as the header shows it, so a hostile peer cannot make the reader buffer gigabytes.
 pub fn split_frame(input: &[u8], frame_max: u32) -> Split<'_> {
-    if input.len() < FRAME_HEADER_LEN {
-        // The type octet alone already tells a protocol header or garbage from a frame.
-        if let Some(&t) = input.first() {
-            if let Some(f) = bad_type(t) {
-                return Split::Bad(f);
-            }
+    // The type octet alone already tells a protocol header or garbage from a frame (and
+    // garbage is not to be read as a size).
+    if let Some(&t) = input.first() {
+        if let Some(f) = bad_type(t) {
+            return Split::Bad(f);
         }
+    }
+    if input.len() < FRAME_HEADER_LEN {
         return Split::Incomplete;
     }
     let size = u32::from_be_bytes([input[3], input[4], input[5], input[6]]);
-    if size as u64 + FRAME_OVERHEAD as u64 > frame_max.max(constants::FRAME_MIN_SIZE) as u64 {
-        return Split::Bad(Fault::frame(
+    let limit = if frame_max == 0 {
+        u32::MAX
+    } else {
+        frame_max.max(FRAME_MIN_SIZE)
+    };
+    if size as u64 + FRAME_OVERHEAD as u64 > limit as u64 {
+        return Split::TooLarge(Fault::frame(
             reply::FRAME_ERROR,
             "frame larger than frame_max",
         ));
@@ -212,6 +236,18 @@ pub fn write_method(out: &mut Vec<u8>, channel: ChannelId, method: AMQPClass) {
     write_frame(out, &AMQPFrame::Method(channel, method));
 }
 
+/// Appends `body` as content body frames on `channel`, each within `frame_max` (the
+/// negotiated value; 0 = no limit, one frame). The spec allows any split, not an empty frame.
+pub fn write_body(out: &mut Vec<u8>, channel: ChannelId, body: &[u8], frame_max: u32) {
+    let chunk = match frame_max {
+        0 => body.len().max(1),
+        m => (m as usize).saturating_sub(FRAME_OVERHEAD).max(1),
+    };
+    for part in body.chunks(chunk) {
+        write_frame(out, &AMQPFrame::Body(channel, part.to_vec()));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,7 +325,7 @@ mod tests {
         assert!(matches!(split_frame(b"AMQP", 131072), Split::Bad(f) if f.code == 501));
         // A size beyond frame_max is refused before its payload arrives.
         let big = [1, 0, 1, 0, 0x10, 0, 0];
-        assert!(matches!(split_frame(&big, 131072), Split::Bad(f) if f.code == 501));
+        assert!(matches!(split_frame(&big, 131072), Split::TooLarge(f) if f.code == 501));
     }
 
     #[test]

@@ -10,3 +10,5 @@ pub mod url;
 
 #[cfg(test)]
 mod conversation_tests;
+#[cfg(test)]
+mod frame_max_tests;

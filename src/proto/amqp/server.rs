@@ -216,7 +216,7 @@ impl AmqpHandler {
         loop {
             match codec::split_frame(&input[pos..], self.frame_max) {
                 Split::Incomplete => return Reply::Consumed(pos),
-                Split::Bad(f) => return self.fail(f, out),
+                Split::Bad(f) | Split::TooLarge(f) => return self.fail(f, out),
                 Split::Frame(frame) => {
                     pos += frame.used;
                     match self.on_frame(frame, out) {
@@ -454,17 +454,14 @@ impl AmqpHandler {
                 Ok(Step::Continue)
             }
             (Stage::TuneOk, AMQPClass::Connection(C::TuneOk(t))) if ch == 0 => {
-                if t.frame_max != 0
-                    && t.frame_max < amq_protocol::protocol::constants::FRAME_MIN_SIZE
-                {
+                if t.frame_max != 0 && t.frame_max < codec::FRAME_MIN_SIZE {
                     return Err(Fault::frame(
                         reply::SYNTAX_ERROR,
                         "frame_max below the spec's minimum",
                     ));
                 }
-                if t.frame_max != 0 {
-                    self.frame_max = self.frame_max.min(t.frame_max);
-                }
+                // From here on a frame larger than the client's own limit is a 501.
+                self.frame_max = codec::negotiate_frame_max(self.cfg.frame_max, t.frame_max);
                 self.stage = Stage::Open;
                 Ok(Step::Continue)
             }
