@@ -403,6 +403,8 @@ impl InProc {
                 tls: None,
                 nodelay: true,
                 debug: false,
+                timeouts: Default::default(),
+                pacing: wirebench::server::pacing::Pacing::off(),
             },
             wirebench::proto::echo::server::EchoHandlerFactory,
         )
