@@ -23,7 +23,12 @@ pub fn serve(args: &ServeHttpArgs) -> Result<()> {
         header_timeout: crate::config::timeout_flag("--header-timeout", &args.header_timeout)?,
         pacing: crate::config::pacing(&args.pacing)?,
     };
-    super::serve::serve(&args.server, timing, HttpHandlerFactory::new(limits), "http")
+    super::serve::serve(
+        &args.server,
+        timing,
+        HttpHandlerFactory::new(limits),
+        "http",
+    )
 }
 
 pub fn run(args: &HttpArgs) -> Result<()> {

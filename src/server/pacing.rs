@@ -34,7 +34,9 @@ impl DelayDist {
         };
         let dist = if let Some(range) = t.strip_prefix("uniform:") {
             let (lo, hi) = range.split_once("..").ok_or_else(|| {
-                format!("'{text}': a uniform delay is written uniform:MIN..MAX (e.g. uniform:1ms..5ms)")
+                format!(
+                    "'{text}': a uniform delay is written uniform:MIN..MAX (e.g. uniform:1ms..5ms)"
+                )
             })?;
             let (lo, hi) = (dur(lo)?, dur(hi)?);
             if lo > hi {
@@ -80,9 +82,9 @@ pub struct Stall {
 impl Stall {
     /// Parses `1s/10s`; D must be shorter than EVERY (else the server never answers).
     pub fn parse(text: &str) -> Result<Stall, String> {
-        let (d, every) = text.split_once('/').ok_or_else(|| {
-            format!("'{text}' is not a stall (write D/EVERY, e.g. 1s/10s)")
-        })?;
+        let (d, every) = text
+            .split_once('/')
+            .ok_or_else(|| format!("'{text}' is not a stall (write D/EVERY, e.g. 1s/10s)"))?;
         let (d, every) = (parse_duration(d)?, parse_duration(every)?);
         if d.is_zero() || d >= every {
             return Err(format!(
@@ -158,15 +160,20 @@ mod tests {
             DelayDist::parse("uniform:1ms..5ms"),
             Ok(DelayDist::Uniform(ms(1), ms(5)))
         );
-        assert_eq!(
-            DelayDist::parse("exp:2ms"),
-            Ok(DelayDist::Exp(ms(2)))
-        );
+        assert_eq!(DelayDist::parse("exp:2ms"), Ok(DelayDist::Exp(ms(2))));
         assert_eq!(
             DelayDist::parse("250us"),
             Ok(DelayDist::Fixed(Duration::from_micros(250)))
         );
-        for bad in ["", "uniform:5ms..1ms", "uniform:1ms", "gauss:2ms", "exp:x", "2h", "ten"] {
+        for bad in [
+            "",
+            "uniform:5ms..1ms",
+            "uniform:1ms",
+            "gauss:2ms",
+            "exp:x",
+            "2h",
+            "ten",
+        ] {
             let e = DelayDist::parse(bad).unwrap_err();
             assert!(!e.contains('\n'), "{bad}: {e}");
         }
@@ -188,7 +195,10 @@ mod tests {
             sum += s;
         }
         let mean = sum / 10_000;
-        assert!(mean > ms(2) + ms(900) / 1000 && mean < ms(3) + ms(100) / 1000, "{mean:?}");
+        assert!(
+            mean > ms(2) + ms(900) / 1000 && mean < ms(3) + ms(100) / 1000,
+            "{mean:?}"
+        );
         let e = DelayDist::Exp(ms(2));
         let mut sum = Duration::ZERO;
         for _ in 0..100_000 {

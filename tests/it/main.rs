@@ -19,6 +19,8 @@ mod http_load;
 mod http_peers;
 mod ioevent;
 mod schema;
+mod server_pacing;
+mod server_timeouts;
 mod suite_parsers;
 mod suite_report;
 mod suite_runner;
