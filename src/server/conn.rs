@@ -108,6 +108,8 @@ struct ConnState<H> {
     /// retried on every wake-up, or the bytes would sit there for good.
     flushing: bool,
     closing: bool,
+    /// The peer closed its side while replies were held back: close once they are out.
+    eof: bool,
     /// Head and idle deadlines (None: no timeout set).
     timer: Option<ConnTimer>,
     /// Replies held back by --delay/--stall (None until the first one).
@@ -189,6 +191,7 @@ where
         ppos: 0,
         flushing: false,
         closing: false,
+        eof: false,
         timer,
         held: None,
     };
@@ -315,6 +318,8 @@ where
         if st.closing {
             return if st.holding() {
                 Poll::Pending
+            } else if st.eof {
+                Poll::Ready(Closed::Eof)
             } else {
                 Poll::Ready(Closed::Handler)
             };
@@ -329,6 +334,12 @@ where
             Poll::Ready(Ok(())) => rb.filled().len(),
         };
         if n == 0 {
+            if st.holding() {
+                // The peer is done sending; what it was promised still goes out.
+                st.closing = true;
+                st.eof = true;
+                continue;
+            }
             return Poll::Ready(Closed::Eof);
         }
         bump(&counters.reads, 1);

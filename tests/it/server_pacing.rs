@@ -128,3 +128,37 @@ fn bad_delay_and_stall_are_one_sentence() {
         assert!(line.contains(args[0]), "{line}");
     }
 }
+
+#[test]
+fn held_replies_are_capped_and_all_come_back_in_order() {
+    use std::io::{Read, Write};
+    // 4 MiB sent without reading, each read's echo held 200 ms: the 1 MiB cap on held
+    // bytes stops reading (counted), and every byte still comes back, in order, even
+    // after the client half-closes.
+    let mut server = Served::start(&["--threads", "1", "--delay", "200ms"]);
+    let data = pseudo_random_bytes(0xde1a, 4 << 20);
+    let mut s = std::net::TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let writer = {
+        let mut w = s.try_clone().unwrap();
+        let data = data.clone();
+        std::thread::spawn(move || {
+            w.write_all(&data).unwrap();
+            w.shutdown(std::net::Shutdown::Write).unwrap();
+        })
+    };
+    let mut back = Vec::with_capacity(data.len());
+    s.read_to_end(&mut back).expect("read the echo to its end");
+    writer.join().unwrap();
+    assert_eq!(back.len(), data.len());
+    assert!(back == data, "the echo came back changed or reordered");
+    let last = server.stop_final_line();
+    let held_full: u64 = last
+        .split(" held full ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("no held full count: {last}"));
+    assert!(held_full >= 1, "{last}");
+}
