@@ -174,12 +174,28 @@ pub struct ServerArgs {
     /// Leave Nagle's algorithm on.
     #[arg(long)]
     pub no_nodelay: bool,
+    /// Close a connection with no byte in or out for this long (0: never).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub idle_timeout: String,
+}
+
+/// A server of known latency (`serve echo`, `serve http`).
+#[derive(Args, Debug, Default)]
+pub struct PacingArgs {
+    /// Hold every reply back by DIST: 2ms, uniform:1ms..5ms or exp:2ms (mean); other connections keep being served.
+    #[arg(long, value_name = "DIST")]
+    pub delay: Option<String>,
+    /// Answer nothing for D at the start of every EVERY from server start, e.g. 1s/10s; then answer what queued up.
+    #[arg(long, value_name = "D/EVERY")]
+    pub stall: Option<String>,
 }
 
 #[derive(Args, Debug)]
 pub struct ServeEchoArgs {
     #[command(flatten)]
     pub server: ServerArgs,
+    #[command(flatten)]
+    pub pacing: PacingArgs,
 }
 
 #[derive(Args, Debug)]
@@ -255,6 +271,11 @@ pub struct ServeHttpArgs {
     /// Largest request body; beyond it: 413 and a close.
     #[arg(long, default_value = "16m")]
     pub max_body: String,
+    /// Close a connection whose request head is not complete this long after its first byte (the first: after the accept); 0: never.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub header_timeout: String,
+    #[command(flatten)]
+    pub pacing: PacingArgs,
 }
 
 // ---------------------------------------------------------------- amqp

@@ -261,6 +261,27 @@ pub struct ServeConfig {
     pub stats: Option<Duration>,
     pub debug: bool,
     pub nodelay: bool,
+    /// --idle-timeout (None: never).
+    pub idle_timeout: Option<Duration>,
+}
+
+/// A timeout flag: a duration, 0 for never.
+pub fn timeout_flag(flag: &str, text: &str) -> Result<Option<Duration>> {
+    let d = duration_flag(flag, text)?;
+    Ok((!d.is_zero()).then_some(d))
+}
+
+/// `--delay` and `--stall`, validated.
+pub fn pacing(a: &crate::cli::PacingArgs) -> Result<crate::server::pacing::Pacing> {
+    use crate::server::pacing::{DelayDist, Pacing, Stall};
+    let mut p = Pacing::off();
+    if let Some(d) = &a.delay {
+        p.delay = Some(DelayDist::parse(d).map_err(|e| Error::usage(format!("--delay: {e}")))?);
+    }
+    if let Some(s) = &a.stall {
+        p.stall = Some(Stall::parse(s).map_err(|e| Error::usage(format!("--stall: {e}")))?);
+    }
+    Ok(p)
 }
 
 impl ServeConfig {
@@ -319,6 +340,7 @@ impl ServeConfig {
             stats,
             debug: a.debug,
             nodelay: !a.no_nodelay,
+            idle_timeout: timeout_flag("--idle-timeout", &a.idle_timeout)?,
         })
     }
 }

@@ -40,7 +40,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => commands::compare::run(&a),
         Command::Serve {
             server: ServeCommand::Echo(a),
-        } => commands::serve::serve(&a.server, proto::echo::server::EchoHandlerFactory, "echo"),
+        } => commands::serve::serve_echo(&a),
         Command::Http(a) => commands::http::run(&a),
         Command::Serve {
             server: ServeCommand::Http(a),

@@ -59,7 +59,7 @@ trap stop_server EXIT
 # start_server PROCESSES PORT TAG: starts it pinned to CPU 0, sets SERVER_PID and WORKER_PIDS.
 start_server() {
     local procs=$1 port=$2 tag=$3
-    taskset -c 0 "$WB" serve echo --listen "$LISTEN:$port" --processes "$procs" \
+    taskset -c 0 "$WB" serve echo --listen "$LISTEN:$port" --processes "$procs" --idle-timeout 0 \
         >"$OUT/$tag-server.stdout" 2>"$OUT/$tag-server.stderr" &
     SERVER_PID=$!
     WORKER_PIDS=""

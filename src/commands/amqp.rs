@@ -21,7 +21,8 @@ use std::sync::atomic::Ordering::Relaxed;
 pub fn serve(a: &ServeAmqpArgs) -> Result<()> {
     let factory = AmqpHandlerFactory::new(broker_config(&a.broker)?);
     let counters = factory.counters.clone();
-    super::serve::serve_with(&a.server, factory, "amqp", &move || {
+    let timing = super::serve::ProtocolTiming::default();
+    super::serve::serve_with(&a.server, timing, factory, "amqp", &move || {
         Some(counters.totals().line())
     })
 }

@@ -34,7 +34,8 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         _ => None,
     };
     let server_args = cfg.builtin().then(|| {
-        let mut args: Vec<String> = ["serve", "echo", "--threads", "1"]
+        // Held connections may sit silent longer than the default idle timeout.
+        let mut args: Vec<String> = ["serve", "echo", "--threads", "1", "--idle-timeout", "0"]
             .iter()
             .map(|s| s.to_string())
             .collect();

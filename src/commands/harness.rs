@@ -46,6 +46,9 @@ pub fn start_builtin<F: HandlerFactory>(
             tls: server_tls.map(|t| t.config),
             nodelay: load.nodelay,
             debug: false,
+            // The load is ours: no timeout may cut a slow or sparse plan short.
+            timeouts: Default::default(),
+            pacing: crate::server::pacing::Pacing::off(),
         },
         factory,
     )?;

@@ -19,7 +19,16 @@ use std::fmt::Write as _;
 
 pub fn serve(args: &ServeHttpArgs) -> Result<()> {
     let limits = serve_limits(args)?;
-    super::serve::serve(&args.server, HttpHandlerFactory::new(limits), "http")
+    let timing = super::serve::ProtocolTiming {
+        header_timeout: crate::config::timeout_flag("--header-timeout", &args.header_timeout)?,
+        pacing: crate::config::pacing(&args.pacing)?,
+    };
+    super::serve::serve(
+        &args.server,
+        timing,
+        HttpHandlerFactory::new(limits),
+        "http",
+    )
 }
 
 pub fn run(args: &HttpArgs) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `wirebench serve <protocol>`: run a built-in server until SIGINT/SIGTERM, with
 //! counters per interval and at exit.
 
-use crate::cli::ServerArgs;
+use crate::cli::{ServeEchoArgs, ServerArgs};
 use crate::config::{ServeConfig, ServerTlsChoice};
 use crate::error::{Error, Result};
 use crate::net::tls;
@@ -9,13 +9,15 @@ use crate::report::format::group;
 use crate::server::counters::ServerTotals;
 use crate::server::group as server_group;
 use crate::server::handler::HandlerFactory;
+use crate::server::pacing::Pacing;
+use crate::server::timeouts::Timeouts;
 use crate::server::{self, ServerConfig};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 fn stats_line(label: &str, t: &ServerTotals) -> String {
     format!(
-        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}",
+        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}{}",
         group(t.accepts),
         group(t.closes),
         group(t.reads),
@@ -27,17 +29,67 @@ fn stats_line(label: &str, t: &ServerTotals) -> String {
             format!(" requests {}", group(t.requests))
         } else {
             String::new()
-        }
+        },
+        timing_counts(t)
     )
 }
 
-pub fn serve<F: HandlerFactory>(args: &ServerArgs, factory: F, name: &str) -> Result<()> {
-    serve_with(args, factory, name, &|| None)
+/// The timeout and pacing counters, when any is above zero (most runs have none).
+fn timing_counts(t: &ServerTotals) -> String {
+    if t.header_timeouts + t.idle_timeouts + t.held_full == 0 {
+        return String::new();
+    }
+    format!(
+        " timeouts header {} idle {} held full {}",
+        group(t.header_timeouts),
+        group(t.idle_timeouts),
+        group(t.held_full)
+    )
+}
+
+/// What a protocol adds to the server's timing: a head timeout, reply pacing.
+#[derive(Clone, Copy, Debug)]
+pub struct ProtocolTiming {
+    pub header_timeout: Option<Duration>,
+    pub pacing: Pacing,
+}
+
+impl Default for ProtocolTiming {
+    fn default() -> Self {
+        ProtocolTiming {
+            header_timeout: None,
+            pacing: Pacing::off(),
+        }
+    }
+}
+
+/// `wirebench serve echo`.
+pub fn serve_echo(a: &ServeEchoArgs) -> Result<()> {
+    let timing = ProtocolTiming {
+        header_timeout: None,
+        pacing: crate::config::pacing(&a.pacing)?,
+    };
+    serve(
+        &a.server,
+        timing,
+        crate::proto::echo::server::EchoHandlerFactory,
+        "echo",
+    )
+}
+
+pub fn serve<F: HandlerFactory>(
+    args: &ServerArgs,
+    timing: ProtocolTiming,
+    factory: F,
+    name: &str,
+) -> Result<()> {
+    serve_with(args, timing, factory, name, &|| None)
 }
 
 /// `serve`, with a protocol's own counters (`extra`) printed beside the runtime's.
 pub fn serve_with<F: HandlerFactory>(
     args: &ServerArgs,
+    timing: ProtocolTiming,
     factory: F,
     name: &str,
     extra: &dyn Fn() -> Option<String>,
@@ -67,6 +119,11 @@ pub fn serve_with<F: HandlerFactory>(
         tls: tls.as_ref().map(|t| t.config.clone()),
         nodelay: cfg.nodelay,
         debug: cfg.debug,
+        timeouts: Timeouts {
+            header: timing.header_timeout,
+            idle: cfg.idle_timeout,
+        },
+        pacing: timing.pacing,
     };
     if worker {
         let addrs = server_group::listen_override()?.unwrap_or_else(|| cfg.listen_all.clone());

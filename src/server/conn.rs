@@ -2,19 +2,36 @@
 //! connection owns no buffer at all; a reply that cannot be written at once is kept in
 //! a per-connection buffer, and the connection is not read again until it has gone out
 //! (backpressure: a peer that does not read stops being read, nothing grows unbounded).
+//! With --delay/--stall, replies are held back in a per-connection queue and written
+//! when due, in order; with timeouts, a per-connection deadline closes starved reads.
 
 use super::counters::{bump, ThreadCounters};
 use super::handler::{Handler, Reply};
+use super::pacing::Pacing;
+use super::timeouts::{CoarseClock, ConnTimer, Expired, Timeouts};
+use crate::rng::Rng;
 use std::cell::RefCell;
-use std::future::poll_fn;
+use std::collections::VecDeque;
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll};
+use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Sleep;
 
 /// Buffers shared by all connections of one server thread.
 pub struct ThreadBuffers {
     pub read: Vec<u8>,
     pub out: Vec<u8>,
+}
+
+/// What shapes the timing of one server thread's connections.
+pub struct Timing {
+    pub timeouts: Timeouts,
+    /// The thread's coarse clock; None when no timeout is set.
+    pub clock: Option<Rc<CoarseClock>>,
+    pub pacing: Pacing,
 }
 
 /// Why a connection ended.
@@ -26,6 +43,56 @@ pub enum Closed {
     Handler,
     /// A socket error.
     Error(std::io::ErrorKind),
+    /// --header-timeout or --idle-timeout passed.
+    Timeout(Expired),
+}
+
+/// Most reply bytes one connection holds back for --delay/--stall: past it the
+/// connection is not read until some have gone out (counted in `held_full`).
+pub const MAX_HELD_BYTES: usize = 1 << 20;
+/// Most replies one connection holds back (same rule).
+pub const MAX_HELD_REPLIES: usize = 4096;
+
+/// Replies held back by --delay/--stall: their bytes back to back, and when each is due.
+/// Made on a connection's first paced reply and reused: nothing is allocated per reply
+/// once the buffers have grown.
+struct Held {
+    bytes: Vec<u8>,
+    /// Where the first reply still held starts in `bytes`.
+    start: usize,
+    queue: VecDeque<(Instant, usize)>,
+    sleep: Pin<Box<Sleep>>,
+    armed: Option<Instant>,
+    rng: Rng,
+    /// At the cap now (counted once per time it fills).
+    full: bool,
+}
+
+impl Held {
+    fn new(seed: u64) -> Box<Held> {
+        Box::new(Held {
+            bytes: Vec::new(),
+            start: 0,
+            queue: VecDeque::new(),
+            sleep: Box::pin(tokio::time::sleep(std::time::Duration::ZERO)),
+            armed: None,
+            rng: Rng::new(seed),
+            full: false,
+        })
+    }
+
+    fn push(&mut self, due: Instant, data: &[u8]) {
+        if self.start > 0 && self.start >= self.bytes.len() / 2 {
+            self.bytes.drain(..self.start);
+            self.start = 0;
+        }
+        self.bytes.extend_from_slice(data);
+        self.queue.push_back((due, data.len()));
+    }
+
+    fn over_cap(&self) -> bool {
+        self.bytes.len() - self.start >= MAX_HELD_BYTES || self.queue.len() >= MAX_HELD_REPLIES
+    }
 }
 
 const FAIRNESS_ROUNDS: u32 = 16;
@@ -41,6 +108,25 @@ struct ConnState<H> {
     /// retried on every wake-up, or the bytes would sit there for good.
     flushing: bool,
     closing: bool,
+    /// The peer closed its side while replies were held back: close once they are out.
+    eof: bool,
+    /// Head and idle deadlines (None: no timeout set).
+    timer: Option<ConnTimer>,
+    /// Replies held back by --delay/--stall (None until the first one).
+    held: Option<Box<Held>>,
+}
+
+impl<H> ConnState<H> {
+    fn holding(&self) -> bool {
+        self.held.as_ref().is_some_and(|h| !h.queue.is_empty())
+    }
+
+    #[inline]
+    fn touch(&mut self) {
+        if let Some(t) = &mut self.timer {
+            t.touch();
+        }
+    }
 }
 
 /// Writes as much of `data` as the socket takes now; returns how much, or the error.
@@ -88,11 +174,16 @@ pub async fn serve<S, H>(
     handler: H,
     bufs: &RefCell<ThreadBuffers>,
     counters: &ThreadCounters,
+    timing: &Timing,
 ) -> Closed
 where
     S: AsyncRead + AsyncWrite + Unpin,
     H: Handler,
 {
+    let timer = timing
+        .clock
+        .as_ref()
+        .map(|c| ConnTimer::new(c.clone(), &timing.timeouts, handler.in_head(0)));
     let mut st = ConnState {
         handler,
         carry: Vec::new(),
@@ -100,8 +191,72 @@ where
         ppos: 0,
         flushing: false,
         closing: false,
+        eof: false,
+        timer,
+        held: None,
     };
-    poll_fn(|cx| poll_serve(cx, io, &mut st, bufs, counters)).await
+    poll_fn(|cx| {
+        let r = poll_serve(cx, io, &mut st, bufs, counters, &timing.pacing);
+        if r.is_pending() {
+            let idle = !st.holding();
+            if let Some(expired) = st.timer.as_mut().and_then(|t| t.check(cx, idle)) {
+                bump(
+                    match expired {
+                        Expired::Header => &counters.header_timeouts,
+                        Expired::Idle => &counters.idle_timeouts,
+                    },
+                    1,
+                );
+                return Poll::Ready(Closed::Timeout(expired));
+            }
+        }
+        r
+    })
+    .await
+}
+
+/// Writes the held replies that are due, in order; arms the timer for the next one.
+/// A reply the socket does not take whole goes on to `pending`.
+fn release<S: AsyncWrite + Unpin>(
+    h: &mut Held,
+    io: &mut S,
+    cx: &mut Context<'_>,
+    pending: &mut Vec<u8>,
+    flushing: &mut bool,
+    counters: &ThreadCounters,
+) -> Result<(), Closed> {
+    let mut now = Instant::now();
+    while let Some(&(due, len)) = h.queue.front() {
+        if due > now {
+            if h.armed != Some(due) {
+                h.sleep.as_mut().reset(due.into());
+                h.armed = Some(due);
+            }
+            if h.sleep.as_mut().poll(cx).is_pending() {
+                return Ok(());
+            }
+            // The timer says it is due (its clock rounds up to the millisecond).
+            now = due;
+        }
+        h.queue.pop_front();
+        let at = h.start;
+        h.start += len;
+        let data = &h.bytes[at..at + len];
+        let n = write_now(io, cx, data, flushing)?;
+        bump(&counters.bytes_out, n as u64);
+        if n < len {
+            pending.extend_from_slice(&data[n..]);
+            break;
+        }
+    }
+    if h.queue.is_empty() {
+        h.bytes.clear();
+        h.start = 0;
+    }
+    if h.full && !h.over_cap() {
+        h.full = false;
+    }
+    Ok(())
 }
 
 fn poll_serve<S, H>(
@@ -110,6 +265,7 @@ fn poll_serve<S, H>(
     st: &mut ConnState<H>,
     bufs: &RefCell<ThreadBuffers>,
     counters: &ThreadCounters,
+    pacing: &Pacing,
 ) -> Poll<Closed>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -126,6 +282,9 @@ where
                 Ok(n) => {
                     bump(&counters.bytes_out, n as u64);
                     st.ppos += n;
+                    if n > 0 {
+                        st.touch();
+                    }
                     if st.ppos < st.pending.len() {
                         return Poll::Pending;
                     }
@@ -139,8 +298,31 @@ where
         if st.flushing {
             return Poll::Pending;
         }
+        if st.holding() {
+            let h = st.held.as_deref_mut().expect("holding");
+            if let Err(c) = release(h, io, cx, &mut st.pending, &mut st.flushing, counters) {
+                return Poll::Ready(c);
+            }
+            if !st.pending.is_empty() {
+                continue;
+            }
+            if h.over_cap() {
+                if !h.full {
+                    h.full = true;
+                    bump(&counters.held_full, 1);
+                }
+                // Not read again until some go out: the timer wakes the task.
+                return Poll::Pending;
+            }
+        }
         if st.closing {
-            return Poll::Ready(Closed::Handler);
+            return if st.holding() {
+                Poll::Pending
+            } else if st.eof {
+                Poll::Ready(Closed::Eof)
+            } else {
+                Poll::Ready(Closed::Handler)
+            };
         }
 
         let mut guard = bufs.borrow_mut();
@@ -152,10 +334,19 @@ where
             Poll::Ready(Ok(())) => rb.filled().len(),
         };
         if n == 0 {
+            if st.holding() {
+                // The peer is done sending; what it was promised still goes out.
+                st.closing = true;
+                st.eof = true;
+                continue;
+            }
             return Poll::Ready(Closed::Eof);
         }
         bump(&counters.reads, 1);
         bump(&counters.bytes_in, n as u64);
+        if let Some(t) = &mut st.timer {
+            t.touch();
+        }
 
         let fresh = &b.read[..n];
         if !st.carry.is_empty() {
@@ -180,13 +371,31 @@ where
                 (&b.out, input.len())
             }
         };
-        let written = match write_now(io, cx, to_write, &mut st.flushing) {
-            Ok(w) => w,
-            Err(c) => return Poll::Ready(c),
-        };
-        bump(&counters.bytes_out, written as u64);
-        if written < to_write.len() {
-            st.pending.extend_from_slice(&to_write[written..]);
+        // --delay/--stall: a reply not due yet (or behind one that is not) waits.
+        let mut now_due = true;
+        if pacing.active() && !to_write.is_empty() {
+            let now = Instant::now();
+            let h = st.held.get_or_insert_with(|| {
+                Held::new(now.duration_since(pacing.epoch).as_nanos() as u64 ^ n as u64)
+            });
+            let mut due = pacing.due(now, &mut h.rng);
+            if let Some(&(last, _)) = h.queue.back() {
+                due = due.max(last);
+            }
+            if due > now || !h.queue.is_empty() {
+                h.push(due, to_write);
+                now_due = false;
+            }
+        }
+        if now_due {
+            let written = match write_now(io, cx, to_write, &mut st.flushing) {
+                Ok(w) => w,
+                Err(c) => return Poll::Ready(c),
+            };
+            bump(&counters.bytes_out, written as u64);
+            if written < to_write.len() {
+                st.pending.extend_from_slice(&to_write[written..]);
+            }
         }
         // Keep the unconsumed part of the input for the next read.
         if st.carry.is_empty() {
@@ -199,6 +408,9 @@ where
             st.carry.drain(..used);
         }
         drop(guard);
+        if let Some(t) = &mut st.timer {
+            t.set_in_head(st.handler.in_head(st.carry.len()));
+        }
 
         rounds += 1;
         if rounds >= FAIRNESS_ROUNDS {

@@ -17,6 +17,13 @@ pub struct ThreadCounters {
     pub tls_failures: AtomicU64,
     /// Requests answered, for protocols that have requests (HTTP).
     pub requests: AtomicU64,
+    /// Connections closed because a request head did not arrive within --header-timeout.
+    pub header_timeouts: AtomicU64,
+    /// Connections closed after --idle-timeout without a byte in or out.
+    pub idle_timeouts: AtomicU64,
+    /// Times a connection stopped being read because the replies --delay/--stall held
+    /// back reached their cap (`conn::MAX_HELD_BYTES`).
+    pub held_full: AtomicU64,
 }
 
 /// Adds to a counter that only the calling thread writes.
@@ -38,6 +45,12 @@ pub struct ServerTotals {
     /// Requests answered (protocols with requests; 0 for byte echo).
     #[serde(default)]
     pub requests: u64,
+    #[serde(default)]
+    pub header_timeouts: u64,
+    #[serde(default)]
+    pub idle_timeouts: u64,
+    #[serde(default)]
+    pub held_full: u64,
 }
 
 impl ServerTotals {
@@ -52,6 +65,9 @@ impl ServerTotals {
             t.rejected += c.rejected.load(Relaxed);
             t.tls_failures += c.tls_failures.load(Relaxed);
             t.requests += c.requests.load(Relaxed);
+            t.header_timeouts += c.header_timeouts.load(Relaxed);
+            t.idle_timeouts += c.idle_timeouts.load(Relaxed);
+            t.held_full += c.held_full.load(Relaxed);
         }
         t.active = t.accepts.saturating_sub(t.closes);
         t
@@ -69,6 +85,9 @@ impl ServerTotals {
             rejected: self.rejected - earlier.rejected,
             tls_failures: self.tls_failures - earlier.tls_failures,
             requests: self.requests - earlier.requests,
+            header_timeouts: self.header_timeouts - earlier.header_timeouts,
+            idle_timeouts: self.idle_timeouts - earlier.idle_timeouts,
+            held_full: self.held_full - earlier.held_full,
         }
     }
 }

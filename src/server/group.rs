@@ -38,6 +38,10 @@ pub fn add(a: &mut ServerTotals, b: &ServerTotals) {
     a.bytes_out += b.bytes_out;
     a.rejected += b.rejected;
     a.tls_failures += b.tls_failures;
+    a.requests += b.requests;
+    a.header_timeouts += b.header_timeouts;
+    a.idle_timeouts += b.idle_timeouts;
+    a.held_full += b.held_full;
 }
 
 /// In a worker: the addresses the parent chose, if it did.

@@ -23,6 +23,14 @@ pub trait Handler: 'static {
     fn take_requests(&mut self) -> u64 {
         0
     }
+
+    /// Whether the connection waits for (the rest of) a request head, given the
+    /// `unconsumed` input bytes kept after `on_bytes`: --header-timeout runs then.
+    /// Byte protocols have no heads and keep the default.
+    #[inline]
+    fn in_head(&self, _unconsumed: usize) -> bool {
+        false
+    }
 }
 
 pub trait HandlerFactory: Send + Sync + 'static {

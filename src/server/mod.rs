@@ -6,9 +6,11 @@ pub mod conn;
 pub mod counters;
 pub mod group;
 pub mod handler;
+pub mod pacing;
+pub mod timeouts;
 
 use crate::error::{Error, Result};
-use conn::{Closed, ThreadBuffers};
+use conn::{Closed, ThreadBuffers, Timing};
 use counters::{bump, ServerTotals, ThreadCounters};
 use handler::HandlerFactory;
 use std::cell::RefCell;
@@ -32,6 +34,10 @@ pub struct ServerConfig {
     pub nodelay: bool,
     /// Print one line per connection event on stderr.
     pub debug: bool,
+    /// --header-timeout and --idle-timeout.
+    pub timeouts: timeouts::Timeouts,
+    /// --delay and --stall (the stall schedule counts from `start`).
+    pub pacing: pacing::Pacing,
 }
 
 /// A running server. Dropping it without `shutdown` leaves the threads running.
@@ -91,7 +97,7 @@ pub fn start<F: HandlerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerH
 /// them). `probe`: first check with a plain bind that each port is free; worker
 /// processes that share their siblings' SO_REUSEPORT listeners skip it.
 pub fn start_many<F: HandlerFactory>(
-    cfg: ServerConfig,
+    mut cfg: ServerConfig,
     addrs: &[SocketAddr],
     probe: bool,
     factory: F,
@@ -103,6 +109,7 @@ pub fn start_many<F: HandlerFactory>(
         return Err(Error::usage("no address to listen on"));
     }
     crate::sys::raise_nofile_limit();
+    cfg.pacing.epoch = std::time::Instant::now();
     // per_thread[t] holds thread t's listener on each address.
     let mut per_thread: Vec<Vec<std::net::TcpListener>> =
         (0..cfg.threads).map(|_| Vec::new()).collect();
@@ -174,6 +181,16 @@ fn server_thread<F: HandlerFactory>(
             out: Vec::new(),
         }));
         let tls = cfg.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+        let clock = cfg.timeouts.any().then(|| {
+            let clock = Rc::new(timeouts::CoarseClock::new(cfg.timeouts.tick()));
+            tokio::task::spawn_local(clock.clone().run());
+            clock
+        });
+        let timing = Rc::new(Timing {
+            timeouts: cfg.timeouts,
+            clock,
+            pacing: cfg.pacing,
+        });
         let cfg = Rc::new(cfg);
         for l in listeners {
             let listener = TcpListener::from_std(l)?;
@@ -184,6 +201,7 @@ fn server_thread<F: HandlerFactory>(
                 counters.clone(),
                 bufs.clone(),
                 tls.clone(),
+                timing.clone(),
             ));
         }
         // Returning drops the LocalSet: every connection task ends (and counts its close).
@@ -199,6 +217,7 @@ async fn accept_loop<F: HandlerFactory>(
     counters: Arc<ThreadCounters>,
     bufs: Rc<RefCell<ThreadBuffers>>,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    timing: Rc<Timing>,
 ) {
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -230,7 +249,7 @@ async fn accept_loop<F: HandlerFactory>(
             let _ = stream.set_nodelay(true);
         }
         let handler = factory.handler();
-        let (bufs, counters) = (bufs.clone(), counters.clone());
+        let (bufs, counters, timing) = (bufs.clone(), counters.clone(), timing.clone());
         // The task of an idle connection is most of its user-space cost: keep its
         // future small (the peer address only when --debug prints it; TLS boxed).
         if cfg.debug {
@@ -238,19 +257,19 @@ async fn accept_loop<F: HandlerFactory>(
             let tls = tls.clone();
             tokio::task::spawn_local(async move {
                 let _close = CountClose(counters.clone());
-                let closed = serve_one(stream, tls, handler, &bufs, &counters).await;
+                let closed = serve_one(stream, tls, handler, &bufs, &counters, &timing).await;
                 eprintln!("close {peer}: {closed:?}");
             });
         } else if let Some(acceptor) = tls.clone() {
             tokio::task::spawn_local(async move {
                 let _close = CountClose(counters.clone());
-                serve_one(stream, Some(acceptor), handler, &bufs, &counters).await;
+                serve_one(stream, Some(acceptor), handler, &bufs, &counters, &timing).await;
             });
         } else {
             let fut = async move {
                 let _close = CountClose(counters.clone());
                 let mut s = stream;
-                conn::serve(&mut s, handler, &bufs, &counters).await;
+                conn::serve(&mut s, handler, &bufs, &counters, &timing).await;
             };
             tokio::task::spawn_local(fut);
         }
@@ -272,15 +291,16 @@ async fn serve_one<H: handler::Handler>(
     handler: H,
     bufs: &RefCell<ThreadBuffers>,
     counters: &ThreadCounters,
+    timing: &Timing,
 ) -> Closed {
     match tls {
         None => {
             let mut s = stream;
-            conn::serve(&mut s, handler, bufs, counters).await
+            conn::serve(&mut s, handler, bufs, counters, timing).await
         }
         Some(acceptor) => {
             match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)).await {
-                Ok(Ok(mut s)) => conn::serve(&mut s, handler, bufs, counters).await,
+                Ok(Ok(mut s)) => conn::serve(&mut s, handler, bufs, counters, timing).await,
                 Ok(Err(e)) => {
                     bump(&counters.tls_failures, 1);
                     Closed::Error(e.kind())

@@ -20,6 +20,8 @@ mod http_load;
 mod http_peers;
 mod ioevent;
 mod schema;
+mod server_pacing;
+mod server_timeouts;
 mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;

@@ -55,6 +55,7 @@ impl HandlerFactory for HttpHandlerFactory {
             pattern: self.pattern.clone(),
             partial: None,
             requests: 0,
+            answered_any: false,
         }
     }
 }
@@ -94,6 +95,8 @@ pub struct HttpHandler {
     partial: Option<Partial>,
     /// Requests answered since the server last asked.
     requests: u64,
+    /// Whether any request was answered: until then the head timeout runs from the accept.
+    answered_any: bool,
 }
 
 fn eq(a: &[u8], b: &[u8]) -> bool {
@@ -322,6 +325,7 @@ impl HttpHandler {
     /// Answers a complete request whose body (for echo) is `body`; false: close after it.
     fn answer(&mut self, p: &Partial, body: &[u8], out: &mut Vec<u8>) -> bool {
         self.requests += 1;
+        self.answered_any = true;
         let close = !p.keep_alive;
         let ka10 = p.http10 && p.keep_alive;
         match p.route {
@@ -426,6 +430,12 @@ impl Handler for HttpHandler {
 
     fn take_requests(&mut self) -> u64 {
         std::mem::take(&mut self.requests)
+    }
+
+    /// A head is arriving when bytes wait and no body is; before the first request,
+    /// the wait for its head counts from the accept (as nginx's client_header_timeout).
+    fn in_head(&self, unconsumed: usize) -> bool {
+        self.partial.is_none() && (unconsumed > 0 || !self.answered_any)
     }
 }
 

@@ -355,18 +355,21 @@ pub struct Served {
 
 impl Served {
     pub fn start(extra: &[&str]) -> Served {
+        Served::start_as("echo", extra)
+    }
+
+    /// `wirebench serve <protocol> <extra>` (echo, http, amqp).
+    pub fn start_as(protocol: &str, extra: &[&str]) -> Served {
         // The port may be taken between choosing and binding: try a few.
         let mut last = String::new();
+        let ready = format!("wirebench serve {protocol}: listening on");
         for _ in 0..5 {
             let port = free_port();
             let listen = format!("127.0.0.1:{port}");
-            let mut args = vec!["serve", "echo", "--listen", &listen];
+            let mut args = vec!["serve", protocol, "--listen", &listen];
             args.extend_from_slice(extra);
             let mut proc = Proc::wirebench(&args);
-            if let Some(banner) = proc.wait_line(
-                "wirebench serve echo: listening on",
-                Duration::from_secs(20),
-            ) {
+            if let Some(banner) = proc.wait_line(&ready, Duration::from_secs(20)) {
                 return Served { proc, port, banner };
             }
             proc.kill();
@@ -376,9 +379,26 @@ impl Served {
             }
         }
         panic!(
-            "`wirebench serve echo {}` did not start\n{last}",
+            "`wirebench serve {protocol} {}` did not start\n{last}",
             extra.join(" ")
         );
+    }
+
+    /// SIGTERM, then the server's final counters line ("...; final: accepts ...").
+    pub fn stop_final_line(&mut self) -> String {
+        self.proc.terminate();
+        let code = self.proc.finish(Duration::from_secs(30));
+        let out = self.proc.stdout();
+        assert_eq!(
+            code,
+            0,
+            "server exit\nstdout:\n{out}\nstderr:\n{}",
+            self.proc.stderr()
+        );
+        out.lines()
+            .find(|l| l.contains("; final: accepts "))
+            .unwrap_or_else(|| panic!("no final counters line:\n{out}"))
+            .to_string()
     }
 
     pub fn addr(&self) -> String {
@@ -403,6 +423,8 @@ impl InProc {
                 tls: None,
                 nodelay: true,
                 debug: false,
+                timeouts: Default::default(),
+                pacing: wirebench::server::pacing::Pacing::off(),
             },
             wirebench::proto::echo::server::EchoHandlerFactory,
         )

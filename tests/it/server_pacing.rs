@@ -1,0 +1,164 @@
+//! Servers of known latency: `--delay` shows as the latency floor of a closed-loop
+//! run, `--stall` shows in the corrected (open-loop) tail and not in the uncorrected one.
+//! The delay is large (20 ms) so scheduling noise is small beside it.
+
+use crate::common::*;
+
+fn f(r: &RunOut, pointer: &str) -> f64 {
+    r.json()
+        .pointer(pointer)
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or_else(|| panic!("{pointer} missing\n{}", r.explain()))
+}
+
+/// Latency min >= the delay and p50 within 10% of it.
+#[track_caller]
+fn assert_delay_floor(r: &RunOut, delay_us: f64) {
+    let (min, p50) = (f(r, "/latency_us/min"), f(r, "/latency_us/p50"));
+    assert!(min >= delay_us, "min {min} us < delay {delay_us} us");
+    assert!(
+        (p50 - delay_us).abs() <= delay_us * 0.10,
+        "p50 {p50} us not within 10% of {delay_us} us"
+    );
+}
+
+#[test]
+fn echo_delay_is_the_latency_floor() {
+    let server = Served::start(&["--threads", "1", "--delay", "20ms"]);
+    let r = run_json(&["echo", &server.addr(), "-n", "400", "-c", "4", "-t", "1"]);
+    r.assert_clean(400);
+    assert_delay_floor(&r, 20_000.0);
+}
+
+#[test]
+fn http_delay_is_the_latency_floor() {
+    let server = Served::start_as("http", &["--threads", "1", "--delay", "20ms"]);
+    let url = format!("http://{}/", server.addr());
+    let r = run_json(&["http", &url, "-n", "400", "-c", "4", "-t", "1"]);
+    r.assert_clean(400);
+    assert_delay_floor(&r, 20_000.0);
+}
+
+#[test]
+fn random_delays_keep_pipelined_replies_in_order() {
+    // The echo client checks every frame's sequence and payload: a reply overtaking
+    // an earlier one would be a mismatch.
+    let server = Served::start(&["--threads", "1", "--delay", "exp:2ms"]);
+    let r = run_json(&[
+        "echo",
+        &server.addr(),
+        "-n",
+        "4000",
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "--pipeline",
+        "8",
+    ]);
+    r.assert_clean(4000);
+    let server = Served::start_as("http", &["--threads", "1", "--delay", "uniform:1ms..5ms"]);
+    let url = format!("http://{}/", server.addr());
+    let r = run_json(&[
+        "http",
+        &url,
+        "-n",
+        "2000",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--pipeline",
+        "8",
+        "-m",
+        "POST",
+        "--body-size",
+        "100",
+        "--expect-echo",
+    ]);
+    r.assert_clean(2000);
+    assert!(f(&r, "/latency_us/min") >= 1_000.0, "{}", r.explain());
+}
+
+#[test]
+fn stall_shows_in_the_corrected_tail_only() {
+    // Stalls at 4-5 s and 8-9 s after the server starts; the run covers both.
+    let server = Served::start(&["--threads", "1", "--stall", "1s/4s"]);
+    let r = run_json(&[
+        "echo",
+        &server.addr(),
+        "-R",
+        "2000",
+        "-d",
+        "9s",
+        "-c",
+        "2",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.u("/totals/errors"), 0, "{}", r.explain());
+    let corrected = f(&r, "/latency_us/p99_9");
+    let corrected_max = f(&r, "/latency_us/max");
+    let uncorrected = f(&r, "/latency_uncorrected_us/p99_9");
+    assert!(
+        corrected >= 800_000.0 && corrected_max >= 800_000.0,
+        "corrected p99.9 {corrected} us, max {corrected_max} us: the 1 s stall must show"
+    );
+    assert!(
+        uncorrected < 300_000.0,
+        "uncorrected p99.9 {uncorrected} us: only the few replies in flight at a stall's start wait"
+    );
+}
+
+#[test]
+fn bad_delay_and_stall_are_one_sentence() {
+    for (proto, args) in [
+        ("echo", ["--delay", "gauss:2ms"]),
+        ("http", ["--delay", "uniform:5ms..1ms"]),
+        ("echo", ["--stall", "10s/1s"]),
+        ("http", ["--stall", "1s"]),
+    ] {
+        let mut all = vec!["serve", proto, "--listen", "127.0.0.1:0"];
+        all.extend(args);
+        let mut p = Proc::wirebench(&all);
+        let code = p.finish(RUN_LIMIT);
+        assert_eq!(code, 2, "{all:?}\n{}", p.stderr());
+        let line = assert_one_line_error(&p.stderr(), &format!("{all:?}"));
+        assert!(line.contains(args[0]), "{line}");
+    }
+}
+
+#[test]
+fn held_replies_are_capped_and_all_come_back_in_order() {
+    use std::io::{Read, Write};
+    // 4 MiB sent without reading, each read's echo held 200 ms: the 1 MiB cap on held
+    // bytes stops reading (counted), and every byte still comes back, in order, even
+    // after the client half-closes.
+    let mut server = Served::start(&["--threads", "1", "--delay", "200ms"]);
+    let data = pseudo_random_bytes(0xde1a, 4 << 20);
+    let mut s = std::net::TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let writer = {
+        let mut w = s.try_clone().unwrap();
+        let data = data.clone();
+        std::thread::spawn(move || {
+            w.write_all(&data).unwrap();
+            w.shutdown(std::net::Shutdown::Write).unwrap();
+        })
+    };
+    let mut back = Vec::with_capacity(data.len());
+    s.read_to_end(&mut back).expect("read the echo to its end");
+    writer.join().unwrap();
+    assert_eq!(back.len(), data.len());
+    assert!(back == data, "the echo came back changed or reordered");
+    let last = server.stop_final_line();
+    let held_full: u64 = last
+        .split(" held full ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("no held full count: {last}"));
+    assert!(held_full >= 1, "{last}");
+}

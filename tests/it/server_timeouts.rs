@@ -1,0 +1,195 @@
+//! Servers that cannot be starved: slowloris heads hit --header-timeout, silent
+//! connections hit --idle-timeout, and then well-behaved clients get their answers.
+//! Exact counts: how many connections each timeout closed, how many requests came back.
+
+use crate::common::*;
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// How long the server may take to close the starving connections (timeout 1 s).
+const CLOSE_WITHIN: Duration = Duration::from_secs(10);
+
+fn connect(addr: &str) -> TcpStream {
+    let s = TcpStream::connect(addr).expect("connect to the server");
+    s.set_nodelay(true).unwrap();
+    s
+}
+
+/// Whether the server has closed `s` (EOF or reset), reading away any bytes it sent.
+fn closed_by_server(mut s: &TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 4096];
+    let closed = loop {
+        match s.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break false,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => break true,
+        }
+    };
+    s.set_nonblocking(false).unwrap();
+    closed
+}
+
+/// A connection beyond --max-conns-per-thread: the server closes it at once.
+fn assert_refused(addr: &str) {
+    let mut s = connect(addr);
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = s.write_all(b"GET / HTTP/1.1\r\n\r\n");
+    let mut buf = [0u8; 64];
+    match s.read(&mut buf) {
+        Ok(0) => {}
+        Err(e) if e.kind() != ErrorKind::WouldBlock && e.kind() != ErrorKind::TimedOut => {}
+        other => panic!("the connection over the limit was served: {other:?}"),
+    }
+}
+
+/// Sends one more byte of `text` (cycling) on every open connection every `every`
+/// (at least once), until all are closed by the server or `limit` passes; returns how
+/// many the server closed.
+fn trickle(conns: &mut [TcpStream], text: &[u8], every: Duration, limit: Duration) -> usize {
+    let mut open: Vec<bool> = vec![true; conns.len()];
+    let end = Instant::now() + limit;
+    let mut at = 0;
+    loop {
+        for (s, o) in conns.iter_mut().zip(open.iter_mut()) {
+            if *o && (closed_by_server(s) || s.write_all(&text[at % text.len()..][..1]).is_err()) {
+                *o = false;
+            }
+        }
+        at += 1;
+        if !open.iter().any(|o| *o) || Instant::now() >= end {
+            break;
+        }
+        std::thread::sleep(every);
+    }
+    open.iter().filter(|o| !**o).count()
+}
+
+#[test]
+fn slowloris_heads_time_out_and_clients_are_served_again() {
+    let mut server = Served::start_as(
+        "http",
+        &[
+            "--threads",
+            "1",
+            "--max-conns-per-thread",
+            "20",
+            "--header-timeout",
+            "1s",
+        ],
+    );
+    let addr = server.addr();
+    let mut loris: Vec<TcpStream> = (0..20).map(|_| connect(&addr)).collect();
+    // All 20 slots are taken by heads that never end.
+    for s in &mut loris {
+        s.write_all(b"G").unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_refused(&addr);
+
+    let head = b"ET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let closed = trickle(&mut loris, head, Duration::from_millis(300), CLOSE_WITHIN);
+    assert_eq!(closed, 20, "slowloris connections closed by the server");
+
+    let url = format!("http://{addr}/");
+    let r = run_json(&["http", &url, "-n", "300", "-c", "4", "-t", "1"]);
+    r.assert_clean(300);
+
+    let last = server.stop_final_line();
+    assert!(
+        last.contains(" requests 300 timeouts header 20 idle 0 held full 0"),
+        "{last}"
+    );
+    assert!(last.contains(" rejected 1 "), "{last}");
+}
+
+#[test]
+fn silent_echo_connections_time_out_busy_ones_do_not() {
+    let mut server = Served::start(&[
+        "--threads",
+        "1",
+        "--max-conns-per-thread",
+        "21",
+        "--idle-timeout",
+        "1s",
+    ]);
+    let addr = server.addr();
+    let silent: Vec<TcpStream> = (0..20).map(|_| connect(&addr)).collect();
+    // One connection that trickles a byte every 300 ms is never idle for 1 s.
+    let mut busy = vec![connect(&addr)];
+    std::thread::sleep(Duration::from_millis(200));
+    assert_refused(&addr);
+
+    let end = Instant::now() + CLOSE_WITHIN;
+    let mut closed = 0;
+    while Instant::now() < end {
+        closed = silent.iter().filter(|s| closed_by_server(s)).count();
+        if closed == silent.len() {
+            break;
+        }
+        trickle(&mut busy, b"x", Duration::from_millis(300), Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(closed, 20, "silent connections closed by the server");
+    // Still there after 3 s more of trickling (it reads its echoes as it goes).
+    assert_eq!(
+        trickle(
+            &mut busy,
+            b"x",
+            Duration::from_millis(300),
+            Duration::from_secs(3)
+        ),
+        0,
+        "the trickling connection was closed"
+    );
+
+    let r = run_json(&["echo", &addr, "-n", "1000", "-c", "2", "-t", "1"]);
+    r.assert_clean(1000);
+    drop(busy);
+
+    let last = server.stop_final_line();
+    assert!(
+        last.contains("timeouts header 0 idle 20 held full 0"),
+        "{last}"
+    );
+}
+
+#[test]
+fn worker_processes_get_the_timeouts() {
+    let mut server = Served::start(&["--processes", "2", "--threads", "1", "--idle-timeout", "1s"]);
+    let addr = server.addr();
+    let mut silent: Vec<TcpStream> = (0..10).map(|_| connect(&addr)).collect();
+    assert!(
+        wait_until(CLOSE_WITHIN, || silent
+            .iter_mut()
+            .all(|s| closed_by_server(s))),
+        "the worker processes did not close silent connections"
+    );
+    let r = run_json(&["echo", &addr, "-n", "500", "-c", "2", "-t", "1"]);
+    r.assert_clean(500);
+    let last = server.stop_final_line();
+    assert!(
+        last.contains("timeouts header 0 idle 10 held full 0"),
+        "{last}"
+    );
+}
+
+#[test]
+fn bad_timeouts_are_one_sentence() {
+    for (proto, args) in [
+        ("http", ["--header-timeout", "soon"]),
+        ("echo", ["--idle-timeout", "1 fortnight"]),
+        ("amqp", ["--idle-timeout", "5 parsecs"]),
+    ] {
+        let mut all = vec!["serve", proto, "--listen", "127.0.0.1:0"];
+        all.extend(args);
+        let mut p = Proc::wirebench(&all);
+        let code = p.finish(RUN_LIMIT);
+        assert_eq!(code, 2, "{all:?}\n{}", p.stderr());
+        let line = assert_one_line_error(&p.stderr(), &format!("{all:?}"));
+        assert!(line.contains(args[0]), "{line}");
+    }
+}
