@@ -10,7 +10,7 @@ use crate::report::format::{group, micros, rate};
 use crate::stats::result::{
     Cpu, HistogramBlob, Outcome as ResultOutcome, Throughput, Totals, Warmup, SCHEMA_VERSION,
 };
-use crate::stats::{LatencySummary, RunResult};
+use crate::stats::{LatencySummary, RunResult, Unit};
 use crate::sys::Environment;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -197,16 +197,18 @@ pub fn build(
             bytes_sent: c.bytes_sent,
             bytes_received: c.bytes_received,
             connections: c.established,
+            connections_from_warmup: 0,
             connect_errors: c.failed(),
             invariant_holds: c.sent == c.ok + c.echo_errors() + c.in_flight(),
         },
         errors: error_totals(c),
         throughput: Throughput {
             msgs_per_s: per_sec(c.ok),
-            mb_per_s: per_sec(c.bytes_received) / 1e6,
+            mb_per_s: Some(per_sec(c.bytes_received) / 1e6),
             mb_sent_per_s: per_sec(c.bytes_sent) / 1e6,
         },
         latency_us: r.echo_hist.summary(),
+        unit: Unit::new("pings", "echoed", true),
         latency_uncorrected_us: None,
         histogram: HistogramBlob::of(&r.echo_hist),
         histogram_uncorrected: None,
@@ -218,6 +220,7 @@ pub fn build(
             server_s: r.server_cpu_s,
             server_us_per_msg: r.server_cpu_s.map(per_msg),
         },
+        client_process: r.client_process.clone(),
         server: r
             .server
             .as_ref()
