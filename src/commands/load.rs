@@ -230,3 +230,27 @@ pub fn unix_ms() -> u64 {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shortfall_is_told_in_the_protocols_words() {
+        let c = Counters {
+            sent: 150,
+            ok: 150,
+            ..Default::default()
+        };
+        let confirmed = Unit::new("publishes", "confirmed", true);
+        assert_eq!(
+            judge(&c, Some(200), &confirmed).as_deref(),
+            Some("expected 200 publishes confirmed, got 150")
+        );
+        let none = Counters::default();
+        assert_eq!(
+            judge(&none, None, &Unit::new("requests", "answered", true)).as_deref(),
+            Some("no requests answered at all")
+        );
+    }
+}

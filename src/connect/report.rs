@@ -6,7 +6,7 @@ use super::messages::Counts;
 use super::parent::Run;
 use super::plan::{ConnectConfig, Mode};
 use crate::procs::memory::KernelLimits;
-use crate::report::format::{group, micros, rate};
+use crate::report::format::{count_of, group, micros, rate, size};
 use crate::stats::result::{
     Cpu, HistogramBlob, Outcome as ResultOutcome, Throughput, Totals, Warmup, SCHEMA_VERSION,
 };
@@ -355,10 +355,10 @@ pub fn summary(r: &ConnectResult) -> String {
     } else {
         let _ = writeln!(
             s,
-            "time to all:   {:.3} s ({} connects/s over {} processes), then held {:.1} s",
+            "time to all:   {:.3} s ({} connects/s over {}), then held {:.1} s",
             c.time_to_establish_s,
             rate(c.connect_rate_per_s),
-            c.processes,
+            count_of(c.processes as u64, "process"),
             c.hold_s
         );
     }
@@ -399,30 +399,31 @@ pub fn summary(r: &ConnectResult) -> String {
                 .map(|v| format!(", server {v:.2} s"))
                 .unwrap_or_default()
         );
+        client_peak(&mut s, b, c);
         return s;
     }
     if m.server_processes > 0 {
         let _ = writeln!(
             s,
-            "server memory: {} per connection (RSS of {} processes: {} MB -> {} MB)",
+            "server memory: {} per connection (RSS of {}: {} -> {})",
             bytes(m.server_rss_per_conn_bytes),
-            m.server_processes,
-            m.server_rss_bytes_before.unwrap_or(0) / 1_000_000,
-            m.server_rss_bytes_after.unwrap_or(0) / 1_000_000
+            count_of(m.server_processes as u64, "process"),
+            size(m.server_rss_bytes_before.unwrap_or(0)),
+            size(m.server_rss_bytes_after.unwrap_or(0))
         );
     }
     let _ = writeln!(
         s,
-        "client memory: {} per connection (RSS of {} processes)",
+        "client memory: {} per connection (RSS of {})",
         bytes(m.client_rss_per_conn_bytes),
-        c.processes
+        count_of(c.processes as u64, "process")
     );
     let _ = writeln!(
         s,
-        "kernel slab:   {} per connection ({} MB -> {} MB, whole machine)",
+        "kernel slab:   {} per connection ({} -> {}, whole machine)",
         bytes(m.slab_per_conn_bytes),
-        m.slab_bytes_before / 1_000_000,
-        m.slab_bytes_after / 1_000_000
+        size(m.slab_bytes_before),
+        size(m.slab_bytes_after)
     );
     if let Some(sv) = &b.server {
         let _ = writeln!(
@@ -442,5 +443,18 @@ pub fn summary(r: &ConnectResult) -> String {
             .map(|v| format!(", server {v:.2} s"))
             .unwrap_or_default()
     );
+    client_peak(&mut s, b, c);
     s
+}
+
+/// The client worker processes' summed peak RSS, when /proc could tell.
+fn client_peak(s: &mut String, b: &RunResult, c: &ConnectSection) {
+    if let Some(p) = &b.client_process {
+        let _ = writeln!(
+            s,
+            "client peak:   {} RSS (VmHWM summed over {})",
+            size(p.peak_rss_bytes),
+            count_of(c.processes as u64, "worker process")
+        );
+    }
 }

@@ -18,6 +18,7 @@ mod echo_tls;
 mod http_load;
 mod http_peers;
 mod ioevent;
+mod output_truth;
 mod schema;
 mod suite_parsers;
 mod suite_report;
