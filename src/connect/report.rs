@@ -96,6 +96,8 @@ pub struct ConnectSection {
     pub processes: usize,
     pub server_processes: Option<usize>,
     pub server_active: Option<u64>,
+    /// Null when no connection was established.
+    #[serde(with = "crate::stats::latency::null_when_empty")]
     pub connect_latency_us: LatencySummary,
     pub connect_histogram: HistogramBlob,
     pub churn: Option<ChurnSection>,
@@ -298,6 +300,9 @@ fn bytes(v: Option<f64>) -> String {
 }
 
 fn latency_line(l: &LatencySummary) -> String {
+    if l.count == 0 {
+        return "n/a (nothing timed)".into();
+    }
     format!(
         "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
         micros(l.min),
