@@ -248,7 +248,7 @@ fn config_rows(cfg: &AmqpConfig, target: &str) -> Vec<(&'static str, String)> {
         (
             "rate",
             l.rate
-                .map(|r| format!("{r} msgs/s open loop"))
+                .map(|r| format!("{r} publishes/s open loop"))
                 .unwrap_or_else(|| "closed loop".into()),
         ),
         ("ramp", seconds(c.ramp)),

@@ -120,7 +120,7 @@ fn config_rows(cfg: &EchoConfig, addr: std::net::SocketAddr) -> Vec<(&'static st
         (
             "rate",
             l.rate
-                .map(|r| format!("{r} msgs/s open loop (latency from intended send time)"))
+                .map(|r| format!("{r} messages/s open loop (latency from intended send time)"))
                 .unwrap_or_else(|| "closed loop".into()),
         ),
         ("timeout", seconds(l.timeout)),

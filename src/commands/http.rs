@@ -194,7 +194,7 @@ fn config_rows(
         (
             "rate",
             l.rate
-                .map(|r| format!("{r} req/s open loop (latency from intended send time)"))
+                .map(|r| format!("{r} requests/s open loop (latency from intended send time)"))
                 .unwrap_or_else(|| "closed loop".into()),
         ),
         (

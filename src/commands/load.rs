@@ -11,7 +11,7 @@ use crate::stats::result::{
     error_map, ClientProcess, Cpu, HistogramBlob, Outcome, Throughput, Totals, Warmup,
     SCHEMA_VERSION,
 };
-use crate::stats::{Counters, ErrorKind, RunResult, Unit};
+use crate::stats::{Counters, ErrorKind, IntervalRow, RunResult, Unit};
 use crate::sys::Environment;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -172,7 +172,14 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
         latency_uncorrected_us: out.uncorrected.as_ref().map(|u| u.summary()),
         histogram: HistogramBlob::of(&out.latency),
         histogram_uncorrected: out.uncorrected.as_ref().map(HistogramBlob::of),
-        intervals: out.intervals.clone(),
+        intervals: out
+            .intervals
+            .iter()
+            .map(|row| IntervalRow {
+                mb_per_s: row.mb_per_s.filter(|_| replies),
+                ..row.clone()
+            })
+            .collect(),
         warmup: Warmup::from_counters(inp.warmup.as_secs_f64(), &out.warmup),
         cpu: Cpu {
             client_s: out.client_cpu.as_secs_f64(),

@@ -143,7 +143,7 @@ mod tests {
             connect_errors: 0,
             bytes_received: 3 * 1024 * 1024,
             msgs_per_s: ok as f64,
-            mb_per_s: 3.0 * 1.048576,
+            mb_per_s: Some(3.0 * 1.048576),
             p50_us: p50,
             p99_us: p50.map(|p| p * 2.0),
             total_ok,

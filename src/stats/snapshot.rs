@@ -35,7 +35,8 @@ pub struct IntervalRow {
     pub connect_errors: u64,
     pub bytes_received: u64,
     pub msgs_per_s: f64,
-    pub mb_per_s: f64,
+    /// Reply bytes per second, 10^6; null in results whose items have no reply.
+    pub mb_per_s: Option<f64>,
     /// Null when nothing was timed in the interval.
     pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,
@@ -132,7 +133,7 @@ impl IntervalAggregator {
                 connect_errors: total.connect_errors() - self.prev_total.connect_errors(),
                 bytes_received: bytes,
                 msgs_per_s: ok as f64 / secs,
-                mb_per_s: bytes as f64 / secs / 1e6,
+                mb_per_s: Some(bytes as f64 / secs / 1e6),
                 p50_us: timed.then(|| p.latency.quantile_ns(0.5) as f64 / 1e3),
                 p99_us: timed.then(|| p.latency.quantile_ns(0.99) as f64 / 1e3),
                 total_ok: total.ok,

@@ -73,6 +73,12 @@ fn amqp_without_confirms_has_no_latency_no_received_bytes_and_says_publishes() {
         "no reply, no bytes back"
     );
     assert_eq!(j["amqp"]["connections_per_s"], Value::Null, "publish mode");
+    let intervals = j["intervals"].as_array().unwrap();
+    assert!(!intervals.is_empty());
+    for i in intervals {
+        assert_eq!(i["mb_per_s"], Value::Null, "{i}");
+        assert_eq!(i["p50_us"], Value::Null, "{i}");
+    }
     assert_eq!(j["amqp"]["handshakes"], 2);
     assert!(j["amqp"]["handshake_latency_us"]["p50"].as_f64().unwrap() > 0.0);
     let out = &r.stdout;
