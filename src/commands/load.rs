@@ -4,7 +4,7 @@
 use crate::config::OutputOptions;
 use crate::engine::EngineOutput;
 use crate::error::{Error, Result};
-use crate::report::format::group;
+use crate::report::format::{count_of, group};
 use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::result::{
@@ -57,22 +57,24 @@ pub fn judge(c: &Counters, expected: Option<u64>, unit: &Unit) -> Option<String>
     if let Some(e) = expected {
         if c.ok < e {
             why.push(format!(
-                "expected {} {} {}, got {}",
-                group(e),
-                unit.noun,
+                "expected {} {}, got {}",
+                count_of(e, unit.one()),
                 unit.counted,
                 group(c.ok)
             ));
         }
     }
     if errs > 0 {
-        why.push(format!("{errs} requests failed"));
+        why.push(format!("{} failed", count_of(errs, unit.one())));
     }
     if failed_connects > 0 {
         why.push(format!("{failed_connects} connections failed"));
     }
     if c.in_flight > 0 {
-        why.push(format!("{} requests got no reply", c.in_flight));
+        why.push(format!(
+            "{} got no reply",
+            count_of(c.in_flight, unit.one())
+        ));
     }
     if why.is_empty() && c.ok == 0 {
         why.push(format!("no {} {} at all", unit.noun, unit.counted));
@@ -253,6 +255,14 @@ mod tests {
         assert_eq!(
             judge(&c, Some(200), &confirmed).as_deref(),
             Some("expected 200 publishes confirmed, got 150")
+        );
+        let mut failed = c;
+        failed.sent = 152;
+        failed.in_flight = 1;
+        failed.error(ErrorKind::Timeout, 1);
+        assert_eq!(
+            judge(&failed, None, &Unit::new("messages", "echoed", true)).as_deref(),
+            Some("1 message failed; 1 message got no reply")
         );
         let none = Counters::default();
         assert_eq!(
