@@ -127,13 +127,7 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
     let secs = out.elapsed.as_secs_f64();
     let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let ok = out.measured.ok;
-    let per_msg = |d: Duration| {
-        if ok > 0 {
-            d.as_secs_f64() * 1e6 / ok as f64
-        } else {
-            0.0
-        }
-    };
+    let per_msg = |d: Duration| (ok > 0).then(|| d.as_secs_f64() * 1e6 / ok as f64);
     let reason = match nothing_listens(out, &inp.target, inp.warmup) {
         Some(why) => Some(why),
         None => judge(&out.measured, out.expected, &inp.unit).map(|why| {
@@ -187,7 +181,7 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
             client_s: out.client_cpu.as_secs_f64(),
             client_us_per_msg: per_msg(out.client_cpu),
             server_s: inp.server.as_ref().map(|s| s.cpu.as_secs_f64()),
-            server_us_per_msg: inp.server.as_ref().map(|s| per_msg(s.cpu)),
+            server_us_per_msg: inp.server.as_ref().and_then(|s| per_msg(s.cpu)),
         },
         client_process: client_process(builtin_server),
         server: inp.server.map(|s| s.counters),

@@ -137,7 +137,7 @@ pub fn build(
     let c = &r.counts;
     let secs = r.timeline.elapsed_s;
     let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
-    let per_msg = |s: f64| if c.ok > 0 { s * 1e6 / c.ok as f64 } else { 0.0 };
+    let per_msg = |s: f64| (c.ok > 0).then(|| s * 1e6 / c.ok as f64);
     let m = &r.memory;
     let server_known = m.server_processes > 0;
     let mode = match cfg.mode {
@@ -220,7 +220,7 @@ pub fn build(
             client_s: r.client_cpu_s,
             client_us_per_msg: per_msg(r.client_cpu_s),
             server_s: r.server_cpu_s,
-            server_us_per_msg: r.server_cpu_s.map(per_msg),
+            server_us_per_msg: r.server_cpu_s.and_then(per_msg),
         },
         client_process: r.client_process.clone(),
         server: r

@@ -144,20 +144,17 @@ pub fn summary(r: &RunResult) -> String {
             .collect();
         let _ = writeln!(s, "errors:       {}", list.join(", "));
     }
-    let per = |us: f64| {
-        if t.ok > 0 {
-            format!("{us:.2} us/{}", u.one())
-        } else {
-            format!("n/a per {}", u.one())
-        }
+    let per = |us: Option<f64>| match us {
+        Some(us) => format!("{us:.2} us/{}", u.one()),
+        None => format!("n/a per {}", u.one()),
     };
     let mut cpu = format!(
         "client {:.2} s ({})",
         r.cpu.client_s,
         per(r.cpu.client_us_per_msg)
     );
-    if let (Some(sv), Some(us)) = (r.cpu.server_s, r.cpu.server_us_per_msg) {
-        let _ = write!(cpu, ", server {sv:.2} s ({})", per(us));
+    if let Some(sv) = r.cpu.server_s {
+        let _ = write!(cpu, ", server {sv:.2} s ({})", per(r.cpu.server_us_per_msg));
     }
     let _ = writeln!(s, "cpu:          {cpu}");
     if let Some(p) = &r.client_process {

@@ -148,7 +148,8 @@ impl Warmup {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Cpu {
     pub client_s: f64,
-    pub client_us_per_msg: f64,
+    /// Null when nothing counted: there is nothing to divide by.
+    pub client_us_per_msg: Option<f64>,
     /// Only when the run started its own server.
     pub server_s: Option<f64>,
     pub server_us_per_msg: Option<f64>,

@@ -177,6 +177,16 @@ fn nothing_listening_shows_in_progress_and_ends_the_run_early() {
         "latency (us): n/a (no replies)"
     );
     assert_eq!(j["latency_us"], Value::Null);
+    assert_eq!(
+        j["cpu"]["client_us_per_msg"],
+        Value::Null,
+        "nothing to divide by"
+    );
+    assert!(
+        line(&r.stdout, "cpu:").ends_with(" s (n/a per message)"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

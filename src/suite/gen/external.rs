@@ -85,11 +85,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
         m.insert("generator".into(), run.tool.into());
         m.insert("latency_resolution_us".into(), run.resolution_us.into());
     }
-    let client_per_msg = if run.ok > 0 {
-        cx.client_cpu_s * 1e6 / run.ok as f64
-    } else {
-        0.0
-    };
+    let client_per_msg = (run.ok > 0).then(|| cx.client_cpu_s * 1e6 / run.ok as f64);
     RunResult {
         schema_version: SCHEMA_VERSION,
         kind: "http".into(),
