@@ -63,9 +63,14 @@ impl Progress {
     /// errors): what counted so far, this interval's rate, MiB/s and latency (only for
     /// items that have replies), and errors as they happen, connection errors included.
     pub fn line(&self, row: &IntervalRow) -> String {
+        self.line_with(row, true)
+    }
+
+    /// `line`, with or without the percentage (a terminal's bar shows it instead).
+    fn line_with(&self, row: &IntervalRow, percent: bool) -> String {
         let u = &self.unit;
         let mut s = format!("[{:>6.1}s", row.t_s);
-        if let Some(f) = self.fraction(row) {
+        if let Some(f) = self.fraction(row).filter(|_| percent) {
             let _ = write!(s, " {:>3.0}%", (f * 100.0).min(100.0));
         }
         let _ = write!(s, "] {} {}", u.counted, group(row.total_ok));
@@ -109,9 +114,9 @@ impl Observer for Progress {
         if !self.enabled || empty_sliver {
             return;
         }
-        let line = self.line(row);
         let mut err = std::io::stderr().lock();
         if self.terminal {
+            let line = self.line_with(row, false);
             let bar = self
                 .fraction(row)
                 .map(|f| {
@@ -123,7 +128,7 @@ impl Observer for Progress {
             let _ = write!(err, "\r\x1b[2K{bar}{line}");
             self.drawn = true;
         } else {
-            let _ = writeln!(err, "{line}");
+            let _ = writeln!(err, "{}", self.line(row));
         }
         let _ = err.flush();
     }
