@@ -221,9 +221,12 @@ pub struct IoeventArgs {
     /// Draw time versus N per backend to FILE.svg or FILE.png.
     #[arg(long, value_name = "FILE")]
     pub chart: Option<PathBuf>,
-    /// Print only the summary.
+    /// Print only the summary (no settings table).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Also print one line per iteration (by default only the summary table).
+    #[arg(short = 'v', long, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 #[derive(Args, Debug)]

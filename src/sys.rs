@@ -31,6 +31,20 @@ pub fn thread_cpu_time() -> Duration {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// User+system CPU time of this whole process (every thread) so far.
+pub fn process_cpu_time() -> Duration {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: ru is valid writable memory for one rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    // SAFETY: getrusage succeeded and filled the struct.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
 fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

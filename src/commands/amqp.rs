@@ -10,12 +10,13 @@ use crate::engine::{self, EngineOutput};
 use crate::error::Result;
 use crate::proto::amqp::client::{AmqpFactory, SessionCounters};
 use crate::proto::amqp::server::AmqpHandlerFactory;
-use crate::report::format::{group, micros, rate, seconds};
+use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::amqp_figures::AmqpFigures;
 use crate::stats::result::HistogramBlob;
 use crate::stats::RunResult;
+use crate::stats::Unit;
 use std::sync::atomic::Ordering::Relaxed;
 
 pub fn serve(a: &ServeAmqpArgs) -> Result<()> {
@@ -61,7 +62,8 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     }
 
     let spec = harness::load_spec(l, addr, tls, stop);
-    let (mut progress, server_cpu) = harness::progress(l, &spec, server.as_ref());
+    let (mut progress, server_cpu) =
+        harness::progress(l, &spec, server.as_ref(), unit(cfg.client.confirm));
     let started = load::unix_ms();
     let factory = AmqpFactory::new(cfg.client.clone(), l.sockets() as usize);
     let sessions = factory.counters.clone();
@@ -82,6 +84,7 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
             started_unix_ms: started,
             warmup: l.warmup,
             server,
+            unit: unit(cfg.client.confirm),
         },
         &out,
     );
@@ -117,7 +120,7 @@ fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFig
             "written, then a clean close (no confirms)".into()
         },
         handshakes,
-        connections_per_s: per_sec(handshakes as f64),
+        connections_per_s: (cfg.mode == Mode::Churn).then(|| per_sec(handshakes as f64)),
         clean_closes: s.clean_closes.load(Relaxed),
         messages,
         nacked: s.nacked.load(Relaxed),
@@ -145,27 +148,50 @@ fn shortfall(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput) -> Option<St
     }
 }
 
+/// What an AMQP run counts: publishes, confirmed by the broker (a reply to time) or,
+/// without confirms, written (settled on write: no reply, no latency, no bytes back).
+fn unit(confirm: bool) -> Unit {
+    if confirm {
+        Unit::new("publishes", "confirmed", true)
+    } else {
+        Unit::new("publishes", "written", false)
+    }
+}
+
 fn amqp_summary(r: &RunResult) -> String {
     let Some(f) = &r.amqp else {
         return String::new();
     };
     let h = &f.handshake_latency_us;
+    let us = |v: f64| format!("{} us", micros(v));
+    // Publish mode opens its connections once: a rate of them would mean nothing.
+    let per_s = f
+        .connections_per_s
+        .map(|c| format!(" = {} connections/s", rate(c)))
+        .unwrap_or_default();
+    let handshake = if h.count > 0 {
+        format!(
+            "p50 {}  p90 {}  p99 {}  max {}  (connect to ready to publish)",
+            us(h.p50),
+            us(h.p90),
+            us(h.p99),
+            us(h.max)
+        )
+    } else {
+        "n/a (no connection got ready in the measured phase)".to_string()
+    };
+    let payload_per_s = f.payload_bytes as f64 / r.elapsed_s.max(1e-9);
     format!(
-        "amqp:         {} mode; {} connections ({} closed cleanly) = {} connections/s\n\
-         handshake:    p50 {}  p90 {}  p99 {}  max {}  (connect to ready to publish)\n\
-         published:    {} messages {} = {} msgs/s, {} MB/s of payload{}\n",
+        "amqp:         {} mode; {} ({} closed cleanly){per_s}\n\
+         handshake:    {handshake}\n\
+         published:    {} messages {} = {} publishes/s, {} of payload{}\n",
         f.mode,
-        group(f.handshakes),
+        count_of(f.handshakes, "connection"),
         group(f.clean_closes),
-        rate(f.connections_per_s),
-        micros(h.p50),
-        micros(h.p90),
-        micros(h.p99),
-        micros(h.max),
         group(f.messages),
         f.counted_from,
         rate(f.msgs_per_s),
-        rate(f.payload_mb_per_s),
+        mib_per_s(payload_per_s),
         if f.nacked > 0 {
             format!("; {} nacked", group(f.nacked))
         } else {
@@ -223,7 +249,7 @@ fn config_rows(cfg: &AmqpConfig, target: &str) -> Vec<(&'static str, String)> {
         (
             "rate",
             l.rate
-                .map(|r| format!("{r} msgs/s open loop"))
+                .map(|r| format!("{r} publishes/s open loop"))
                 .unwrap_or_else(|| "closed loop".into()),
         ),
         ("ramp", seconds(c.ramp)),

@@ -12,6 +12,7 @@ use crate::proto::echo::server::EchoHandlerFactory;
 use crate::report::format::seconds;
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::Unit;
 
 pub fn run(args: &EchoArgs) -> Result<()> {
     let cfg = EchoConfig::from_args(args)?;
@@ -50,7 +51,12 @@ pub fn run(args: &EchoArgs) -> Result<()> {
     }
 
     let spec = harness::load_spec(load_cfg, addr, tls, stop);
-    let (mut progress, server_cpu) = harness::progress(load_cfg, &spec, server.as_ref());
+    let (mut progress, server_cpu) = harness::progress(
+        load_cfg,
+        &spec,
+        server.as_ref(),
+        Unit::new("messages", "echoed", true),
+    );
     let started = load::unix_ms();
     let out = engine::run(
         spec,
@@ -68,6 +74,7 @@ pub fn run(args: &EchoArgs) -> Result<()> {
             started_unix_ms: started,
             warmup: load_cfg.warmup,
             server,
+            unit: Unit::new("messages", "echoed", true),
         },
         &out,
     );
@@ -113,7 +120,7 @@ fn config_rows(cfg: &EchoConfig, addr: std::net::SocketAddr) -> Vec<(&'static st
         (
             "rate",
             l.rate
-                .map(|r| format!("{r} msgs/s open loop (latency from intended send time)"))
+                .map(|r| format!("{r} messages/s open loop (latency from intended send time)"))
                 .unwrap_or_else(|| "closed loop".into()),
         ),
         ("timeout", seconds(l.timeout)),

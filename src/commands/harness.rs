@@ -11,6 +11,7 @@ use crate::net::tls::{self, Trust};
 use crate::report::progress::Progress;
 use crate::server::handler::HandlerFactory;
 use crate::server::{self, ServerConfig, ServerHandle};
+use crate::stats::Unit;
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -120,13 +121,14 @@ pub fn progress(
     load: &LoadConfig,
     spec: &LoadSpec,
     server: Option<&ServerHandle>,
+    unit: Unit,
 ) -> (Progress, ServerCpu) {
     let duration = match load.plan {
         Plan::Duration(d) => Some(d),
         _ => None,
     };
     let cpu = ServerCpu::default();
-    let mut progress = Progress::new(!load.output.quiet, spec.expected(), duration);
+    let mut progress = Progress::new(!load.output.quiet, spec.expected(), duration, unit);
     if let Some(s) = server {
         let probe = s.cpu_probe();
         let start = cpu.at_start.clone();

@@ -15,6 +15,7 @@ use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::result::status_classes;
 use crate::stats::RunResult;
+use crate::stats::Unit;
 use std::fmt::Write as _;
 
 pub fn serve(args: &ServeHttpArgs) -> Result<()> {
@@ -89,7 +90,12 @@ pub fn run(args: &HttpArgs) -> Result<()> {
     }
 
     let spec = harness::load_spec(load_cfg, addr, tls, stop);
-    let (mut progress, server_cpu) = harness::progress(load_cfg, &spec, server.as_ref());
+    let (mut progress, server_cpu) = harness::progress(
+        load_cfg,
+        &spec,
+        server.as_ref(),
+        Unit::new("requests", "answered", true),
+    );
     let factory = HttpFactory::new(
         wire,
         cfg.method == "HEAD",
@@ -110,6 +116,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
             started_unix_ms: started,
             warmup: load_cfg.warmup,
             server,
+            unit: Unit::new("requests", "answered", true),
         },
         &out,
     );
@@ -129,10 +136,17 @@ fn http_lines(r: &RunResult, cfg: &HttpConfig) -> String {
             .collect();
         let _ = writeln!(s, "status:       {}", list.join(", "));
     }
-    let ms = |us: f64| us / 1000.0;
+    let timed = r.latency_us.count > 0;
+    let ms = |us: f64| {
+        if timed {
+            format!("{:.2}ms", us / 1000.0)
+        } else {
+            "n/a".to_string()
+        }
+    };
     let _ = writeln!(
         s,
-        "[wirebench]: TPS: {:.2}, TP99: {:.2}ms, TP999: {:.2}ms (b={} Byte, c={}, n={})",
+        "[wirebench]: TPS: {:.2}, TP99: {}, TP999: {} (b={} Byte, c={}, n={})",
         r.throughput.msgs_per_s,
         ms(r.latency_us.p99),
         ms(r.latency_us.p99_9),
@@ -189,7 +203,7 @@ fn config_rows(
         (
             "rate",
             l.rate
-                .map(|r| format!("{r} req/s open loop (latency from intended send time)"))
+                .map(|r| format!("{r} requests/s open loop (latency from intended send time)"))
                 .unwrap_or_else(|| "closed loop".into()),
         ),
         (

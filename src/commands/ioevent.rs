@@ -3,9 +3,9 @@
 use super::load::unix_ms;
 use crate::cli::IoeventArgs;
 use crate::error::{Error, Result};
-use crate::ioevent::result::{IoeventConfigRecord, IoeventResult, Series};
+use crate::ioevent::result::{IoeventConfigRecord, IoeventCost, IoeventResult, Series};
 use crate::ioevent::{self, BackendKind, IoeventConfig};
-use crate::report::format::group;
+use crate::report::format::{group, size};
 use crate::report::json::JsonSink;
 use crate::report::text::config_table;
 use crate::sys::Environment;
@@ -81,6 +81,33 @@ fn summary_table(series: &[Series]) -> String {
     s
 }
 
+/// The run's CPU since `cpu_at_start` and its peak memory.
+fn cost(series: &[Series], cpu_at_start: std::time::Duration) -> IoeventCost {
+    let cpu_s = crate::sys::process_cpu_time()
+        .saturating_sub(cpu_at_start)
+        .as_secs_f64();
+    let reads: u64 = series
+        .iter()
+        .flat_map(|s| s.iterations.iter().map(|i| i.reads))
+        .sum();
+    IoeventCost {
+        cpu_s,
+        cpu_us_per_read: (reads > 0).then(|| cpu_s * 1e6 / reads as f64),
+        peak_rss_bytes: crate::procs::memory::own_peak_rss_bytes(),
+    }
+}
+
+fn cost_line(c: &IoeventCost) -> String {
+    format!(
+        "cost: cpu {:.2} s ({} per read), peak RSS {} (VmHWM of this process)",
+        c.cpu_s,
+        c.cpu_us_per_read
+            .map(|us| format!("{us:.3} us"))
+            .unwrap_or_else(|| "n/a".into()),
+        c.peak_rss_bytes.map(size).unwrap_or_else(|| "n/a".into())
+    )
+}
+
 pub fn run(a: &IoeventArgs) -> Result<()> {
     let cfg = config_from(a)?;
     let fd_limit = crate::sys::raise_nofile_limit();
@@ -112,16 +139,20 @@ pub fn run(a: &IoeventArgs) -> Result<()> {
         );
     }
     let started = unix_ms();
-    let quiet = a.quiet;
+    let cpu_at_start = crate::sys::process_cpu_time();
+    // One line per iteration is for --verbose: by default the summary table says it all.
+    let verbose = a.verbose;
     let (series, interleaved) = ioevent::run(&cfg, fd_limit, &mut |line| {
-        if !quiet {
+        if verbose {
             println!("{line}");
         }
     })?;
+    let cost = cost(&series, cpu_at_start);
     if !interleaved {
         println!("note: descriptors allow one set of pairs at a time at some N: backends ran one after another there");
     }
     print!("{}", summary_table(&series));
+    println!("{}", cost_line(&cost));
     let result = IoeventResult {
         schema_version: 1,
         kind: "ioevent".into(),
@@ -136,6 +167,7 @@ pub fn run(a: &IoeventArgs) -> Result<()> {
             interleaved,
         },
         results: series,
+        client_process: cost,
     };
     if let Some(sink) = json {
         sink.write(&result)?;

@@ -4,12 +4,14 @@
 use crate::config::OutputOptions;
 use crate::engine::EngineOutput;
 use crate::error::{Error, Result};
+use crate::report::format::{count_of, group};
 use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::result::{
-    error_map, Cpu, HistogramBlob, Outcome, Throughput, Totals, Warmup, SCHEMA_VERSION,
+    error_map, ClientProcess, Cpu, HistogramBlob, Outcome, Throughput, Totals, Warmup,
+    SCHEMA_VERSION,
 };
-use crate::stats::{Counters, RunResult};
+use crate::stats::{Counters, ErrorKind, IntervalRow, RunResult, Unit};
 use crate::sys::Environment;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -38,8 +40,8 @@ pub fn check_fd_budget(sockets: u64) -> Result<()> {
     Ok(())
 }
 
-/// Why a run fell short, or None when it did all it was asked.
-pub fn judge(c: &Counters, expected: Option<u64>) -> Option<String> {
+/// Why a run fell short, or None when it did all it was asked; `unit` names what counts.
+pub fn judge(c: &Counters, expected: Option<u64>, unit: &Unit) -> Option<String> {
     if !c.invariant_holds() {
         return Some(format!(
             "accounting does not add up: sent {} != ok {} + errors {} + in flight {}",
@@ -54,20 +56,28 @@ pub fn judge(c: &Counters, expected: Option<u64>) -> Option<String> {
     let mut why = Vec::new();
     if let Some(e) = expected {
         if c.ok < e {
-            why.push(format!("expected {e} correct replies, received {}", c.ok));
+            why.push(format!(
+                "expected {} {}, got {}",
+                count_of(e, unit.one()),
+                unit.counted,
+                group(c.ok)
+            ));
         }
     }
     if errs > 0 {
-        why.push(format!("{errs} requests failed"));
+        why.push(format!("{} failed", count_of(errs, unit.one())));
     }
     if failed_connects > 0 {
         why.push(format!("{failed_connects} connections failed"));
     }
     if c.in_flight > 0 {
-        why.push(format!("{} requests got no reply", c.in_flight));
+        why.push(format!(
+            "{} got no reply",
+            count_of(c.in_flight, unit.one())
+        ));
     }
     if why.is_empty() && c.ok == 0 {
-        why.push("no replies at all".to_string());
+        why.push(format!("no {} {} at all", unit.noun, unit.counted));
     }
     (!why.is_empty()).then(|| why.join("; "))
 }
@@ -85,23 +95,52 @@ pub struct ResultInputs<'a> {
     pub started_unix_ms: u64,
     pub warmup: Duration,
     pub server: Option<ServerFigures>,
+    /// What a counted item is, in the protocol's words.
+    pub unit: Unit,
+}
+
+/// The one sentence for a target where nothing ever accepted a connection, or None.
+fn nothing_listens(out: &EngineOutput, target: &str, warmup: Duration) -> Option<String> {
+    let (m, w) = (&out.measured, &out.warmup);
+    let refused = m.errors_of(ErrorKind::ConnectRefused) + w.errors_of(ErrorKind::ConnectRefused);
+    let attempts = m.connect_errors() + w.connect_errors();
+    let opened = m.connections + w.connections;
+    if opened > 0 || refused == 0 || refused != attempts {
+        return None;
+    }
+    let secs = out.elapsed.as_secs_f64() + warmup.as_secs_f64();
+    Some(format!(
+        "nothing accepts connections at {target}: every attempt ({}) for {secs:.1} s was refused",
+        group(attempts)
+    ))
+}
+
+/// This process's peak memory, noting whether a built-in server shared it.
+pub fn client_process(includes_builtin_server: bool) -> Option<ClientProcess> {
+    crate::procs::memory::own_peak_rss_bytes().map(|peak_rss_bytes| ClientProcess {
+        peak_rss_bytes,
+        includes_builtin_server,
+    })
 }
 
 pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
     let secs = out.elapsed.as_secs_f64();
     let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let ok = out.measured.ok;
-    let per_msg = |d: Duration| {
-        if ok > 0 {
-            d.as_secs_f64() * 1e6 / ok as f64
-        } else {
-            0.0
-        }
+    let per_msg = |d: Duration| (ok > 0).then(|| d.as_secs_f64() * 1e6 / ok as f64);
+    let reason = match nothing_listens(out, &inp.target, inp.warmup) {
+        Some(why) => Some(why),
+        None => judge(&out.measured, out.expected, &inp.unit).map(|why| {
+            match &out.first_connect_error {
+                Some(first) if out.measured.connect_errors() > 0 => {
+                    format!("{why} (first: {first})")
+                }
+                _ => why,
+            }
+        }),
     };
-    let reason = judge(&out.measured, out.expected).map(|why| match &out.first_connect_error {
-        Some(first) if out.measured.connect_errors() > 0 => format!("{why} (first: {first})"),
-        _ => why,
-    });
+    let replies = inp.unit.replies;
+    let builtin_server = inp.server.is_some();
     let reason = match (out.interrupted, reason) {
         (false, r) => r,
         (true, None) => Some("interrupted by a signal before the plan was done".to_string()),
@@ -121,21 +160,30 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
         errors: error_map(&out.measured),
         throughput: Throughput {
             msgs_per_s: per_sec(ok),
-            mb_per_s: per_sec(out.measured.bytes_received) / 1e6,
+            mb_per_s: replies.then(|| per_sec(out.measured.bytes_received) / 1e6),
             mb_sent_per_s: per_sec(out.measured.bytes_sent) / 1e6,
         },
+        unit: inp.unit,
         latency_us: out.latency.summary(),
         latency_uncorrected_us: out.uncorrected.as_ref().map(|u| u.summary()),
         histogram: HistogramBlob::of(&out.latency),
         histogram_uncorrected: out.uncorrected.as_ref().map(HistogramBlob::of),
-        intervals: out.intervals.clone(),
+        intervals: out
+            .intervals
+            .iter()
+            .map(|row| IntervalRow {
+                mb_per_s: row.mb_per_s.filter(|_| replies),
+                ..row.clone()
+            })
+            .collect(),
         warmup: Warmup::from_counters(inp.warmup.as_secs_f64(), &out.warmup),
         cpu: Cpu {
             client_s: out.client_cpu.as_secs_f64(),
             client_us_per_msg: per_msg(out.client_cpu),
             server_s: inp.server.as_ref().map(|s| s.cpu.as_secs_f64()),
-            server_us_per_msg: inp.server.as_ref().map(|s| per_msg(s.cpu)),
+            server_us_per_msg: inp.server.as_ref().and_then(|s| per_msg(s.cpu)),
         },
+        client_process: client_process(builtin_server),
         server: inp.server.map(|s| s.counters),
         outcome: Outcome {
             success: reason.is_none(),
@@ -184,4 +232,36 @@ pub fn unix_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shortfall_is_told_in_the_protocols_words() {
+        let c = Counters {
+            sent: 150,
+            ok: 150,
+            ..Default::default()
+        };
+        let confirmed = Unit::new("publishes", "confirmed", true);
+        assert_eq!(
+            judge(&c, Some(200), &confirmed).as_deref(),
+            Some("expected 200 publishes confirmed, got 150")
+        );
+        let mut failed = c;
+        failed.sent = 152;
+        failed.in_flight = 1;
+        failed.error(ErrorKind::Timeout, 1);
+        assert_eq!(
+            judge(&failed, None, &Unit::new("messages", "echoed", true)).as_deref(),
+            Some("1 message failed; 1 message got no reply")
+        );
+        let none = Counters::default();
+        assert_eq!(
+            judge(&none, None, &Unit::new("requests", "answered", true)).as_deref(),
+            Some("no requests answered at all")
+        );
+    }
 }

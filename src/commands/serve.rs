@@ -5,7 +5,7 @@ use crate::cli::{ServeEchoArgs, ServerArgs};
 use crate::config::{ServeConfig, ServerTlsChoice};
 use crate::error::{Error, Result};
 use crate::net::tls;
-use crate::report::format::group;
+use crate::report::format::{count_of, group};
 use crate::server::counters::ServerTotals;
 use crate::server::group as server_group;
 use crate::server::handler::HandlerFactory;
@@ -142,8 +142,8 @@ pub fn serve_with<F: HandlerFactory>(
         handle.addr.to_string()
     };
     println!(
-        "wirebench serve {name}: listening on {addrs} with {} threads{}",
-        cfg.threads,
+        "wirebench serve {name}: listening on {addrs} with {}{}",
+        count_of(cfg.threads as u64, "thread"),
         if fingerprint.is_some() { ", TLS" } else { "" }
     );
     if let Some(fp) = fingerprint {

@@ -4,6 +4,7 @@
 
 use crate::config::ServeConfig;
 use crate::error::Result;
+use crate::report::format::count_of;
 use crate::server::group::ServerGroup;
 use std::time::Duration;
 
@@ -19,8 +20,9 @@ pub fn parent(cfg: &ServeConfig, name: &str) -> Result<()> {
     };
     let pids: Vec<String> = g.pids().iter().map(|p| p.to_string()).collect();
     println!(
-        "wirebench serve {name}: listening on {addrs} with {} processes x {} threads",
-        cfg.processes, cfg.threads
+        "wirebench serve {name}: listening on {addrs} with {} x {}",
+        count_of(cfg.processes as u64, "process"),
+        count_of(cfg.threads as u64, "thread")
     );
     println!("worker pids: {}", pids.join(","));
     let mut g = g;

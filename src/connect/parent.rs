@@ -14,6 +14,7 @@ use crate::procs::workers::{self, Msg, Workers};
 use crate::report::format::{group, rate};
 use crate::server::counters::ServerTotals;
 use crate::server::group::ServerGroup;
+use crate::stats::result::ClientProcess;
 use crate::stats::Latency;
 use std::io::IsTerminal;
 use std::net::SocketAddr;
@@ -132,6 +133,9 @@ pub struct Run {
     pub targets: Vec<SocketAddr>,
     pub interrupted: bool,
     pub workers_failed: usize,
+    /// The client worker processes' summed peak RSS (VmHWM), read once every
+    /// connection was up; the built-in server runs in processes of its own.
+    pub client_process: Option<ClientProcess>,
 }
 
 fn server_cpu(pids: &[u32]) -> f64 {
@@ -253,6 +257,10 @@ pub fn run(
     let slab1 = memory::slab_bytes();
     let server_rss1 = memory::total_rss(&server_pids);
     let client_rss1 = memory::total_rss(&client_pids);
+    let client_process = memory::total_peak_rss(&client_pids).map(|peak_rss_bytes| ClientProcess {
+        peak_rss_bytes,
+        includes_builtin_server: false,
+    });
     let held = counts_up.open;
 
     let mut hold_s = 0.0;
@@ -329,6 +337,7 @@ pub fn run(
         targets,
         interrupted,
         workers_failed,
+        client_process,
     })
 }
 

@@ -6,11 +6,11 @@ use super::messages::Counts;
 use super::parent::Run;
 use super::plan::{ConnectConfig, Mode};
 use crate::procs::memory::KernelLimits;
-use crate::report::format::{group, micros, rate};
+use crate::report::format::{count_of, group, micros, rate, size};
 use crate::stats::result::{
     Cpu, HistogramBlob, Outcome as ResultOutcome, Throughput, Totals, Warmup, SCHEMA_VERSION,
 };
-use crate::stats::{LatencySummary, RunResult};
+use crate::stats::{LatencySummary, RunResult, Unit};
 use crate::sys::Environment;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -96,6 +96,8 @@ pub struct ConnectSection {
     pub processes: usize,
     pub server_processes: Option<usize>,
     pub server_active: Option<u64>,
+    /// Null when no connection was established.
+    #[serde(with = "crate::stats::latency::null_when_empty")]
     pub connect_latency_us: LatencySummary,
     pub connect_histogram: HistogramBlob,
     pub churn: Option<ChurnSection>,
@@ -135,7 +137,7 @@ pub fn build(
     let c = &r.counts;
     let secs = r.timeline.elapsed_s;
     let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
-    let per_msg = |s: f64| if c.ok > 0 { s * 1e6 / c.ok as f64 } else { 0.0 };
+    let per_msg = |s: f64| (c.ok > 0).then(|| s * 1e6 / c.ok as f64);
     let m = &r.memory;
     let server_known = m.server_processes > 0;
     let mode = match cfg.mode {
@@ -197,16 +199,18 @@ pub fn build(
             bytes_sent: c.bytes_sent,
             bytes_received: c.bytes_received,
             connections: c.established,
+            connections_from_warmup: 0,
             connect_errors: c.failed(),
             invariant_holds: c.sent == c.ok + c.echo_errors() + c.in_flight(),
         },
         errors: error_totals(c),
         throughput: Throughput {
             msgs_per_s: per_sec(c.ok),
-            mb_per_s: per_sec(c.bytes_received) / 1e6,
+            mb_per_s: Some(per_sec(c.bytes_received) / 1e6),
             mb_sent_per_s: per_sec(c.bytes_sent) / 1e6,
         },
         latency_us: r.echo_hist.summary(),
+        unit: Unit::new("pings", "echoed", true),
         latency_uncorrected_us: None,
         histogram: HistogramBlob::of(&r.echo_hist),
         histogram_uncorrected: None,
@@ -216,8 +220,9 @@ pub fn build(
             client_s: r.client_cpu_s,
             client_us_per_msg: per_msg(r.client_cpu_s),
             server_s: r.server_cpu_s,
-            server_us_per_msg: r.server_cpu_s.map(per_msg),
+            server_us_per_msg: r.server_cpu_s.and_then(per_msg),
         },
+        client_process: r.client_process.clone(),
         server: r
             .server
             .as_ref()
@@ -295,6 +300,9 @@ fn bytes(v: Option<f64>) -> String {
 }
 
 fn latency_line(l: &LatencySummary) -> String {
+    if l.count == 0 {
+        return "n/a (nothing timed)".into();
+    }
     format!(
         "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
         micros(l.min),
@@ -352,10 +360,10 @@ pub fn summary(r: &ConnectResult) -> String {
     } else {
         let _ = writeln!(
             s,
-            "time to all:   {:.3} s ({} connects/s over {} processes), then held {:.1} s",
+            "time to all:   {:.3} s ({} connects/s over {}), then held {:.1} s",
             c.time_to_establish_s,
             rate(c.connect_rate_per_s),
-            c.processes,
+            count_of(c.processes as u64, "process"),
             c.hold_s
         );
     }
@@ -396,30 +404,31 @@ pub fn summary(r: &ConnectResult) -> String {
                 .map(|v| format!(", server {v:.2} s"))
                 .unwrap_or_default()
         );
+        client_peak(&mut s, b, c);
         return s;
     }
     if m.server_processes > 0 {
         let _ = writeln!(
             s,
-            "server memory: {} per connection (RSS of {} processes: {} MB -> {} MB)",
+            "server memory: {} per connection (RSS of {}: {} -> {})",
             bytes(m.server_rss_per_conn_bytes),
-            m.server_processes,
-            m.server_rss_bytes_before.unwrap_or(0) / 1_000_000,
-            m.server_rss_bytes_after.unwrap_or(0) / 1_000_000
+            count_of(m.server_processes as u64, "process"),
+            size(m.server_rss_bytes_before.unwrap_or(0)),
+            size(m.server_rss_bytes_after.unwrap_or(0))
         );
     }
     let _ = writeln!(
         s,
-        "client memory: {} per connection (RSS of {} processes)",
+        "client memory: {} per connection (RSS of {})",
         bytes(m.client_rss_per_conn_bytes),
-        c.processes
+        count_of(c.processes as u64, "process")
     );
     let _ = writeln!(
         s,
-        "kernel slab:   {} per connection ({} MB -> {} MB, whole machine)",
+        "kernel slab:   {} per connection ({} -> {}, whole machine)",
         bytes(m.slab_per_conn_bytes),
-        m.slab_bytes_before / 1_000_000,
-        m.slab_bytes_after / 1_000_000
+        size(m.slab_bytes_before),
+        size(m.slab_bytes_after)
     );
     if let Some(sv) = &b.server {
         let _ = writeln!(
@@ -439,5 +448,18 @@ pub fn summary(r: &ConnectResult) -> String {
             .map(|v| format!(", server {v:.2} s"))
             .unwrap_or_default()
     );
+    client_peak(&mut s, b, c);
     s
+}
+
+/// The client worker processes' summed peak RSS, when /proc could tell.
+fn client_peak(s: &mut String, b: &RunResult, c: &ConnectSection) {
+    if let Some(p) = &b.client_process {
+        let _ = writeln!(
+            s,
+            "client peak:   {} RSS (VmHWM summed over {})",
+            size(p.peak_rss_bytes),
+            count_of(c.processes as u64, "worker process")
+        );
+    }
 }

@@ -44,6 +44,10 @@ pub fn run_worker<F: ProtocolFactory>(args: WorkerArgs<F>) -> std::io::Result<Wo
     Ok(local.block_on(&rt, worker_main(args)))
 }
 
+/// How long a worker whose every connection attempt was refused keeps trying: nothing
+/// listens there, and running out the whole duration would only hide it.
+pub const NOTHING_LISTENS: Duration = Duration::from_secs(3);
+
 /// Global index of a connection slot, and the id of its `n`-th connection.
 fn conn_id(worker: usize, counter: &Cell<u64>) -> u64 {
     let n = counter.get();
@@ -323,6 +327,7 @@ async fn slot_loop<F: ProtocolFactory>(
             }
         }
         let began = shared.clock.now_ns();
+        let opened_in_warmup = began < shared.measure_start_ns;
         let connected = match spec.connector.connect().await {
             Ok(mut stream) => {
                 let measured = began >= shared.measure_start_ns;
@@ -346,7 +351,11 @@ async fn slot_loop<F: ProtocolFactory>(
         match connected {
             Ok(mut stream) => {
                 failing_since = None;
-                match drive(&mut conn, &mut stream, &shared).await {
+                let end = drive(&mut conn, &mut stream, &shared).await;
+                if opened_in_warmup && shared.clock.now_ns() >= shared.measure_start_ns {
+                    shared.stats.borrow_mut().measured.connections_carried += 1;
+                }
+                match end {
                     End::Done => {
                         match exchange(&mut conn, &mut stream, SetupPhase::Close, spec.timeout)
                             .await
@@ -390,15 +399,20 @@ async fn slot_loop<F: ProtocolFactory>(
             Err(e) => {
                 refund(&mut conn, &shared);
                 let now = shared.clock.now_ns();
-                shared.stats.borrow_mut().record_connect_error(
-                    now >= shared.measure_start_ns,
-                    e.kind,
-                    e.detail,
-                );
+                let refused = e.kind == ErrorKind::ConnectRefused;
+                let never_connected = {
+                    let mut st = shared.stats.borrow_mut();
+                    st.record_connect_error(now >= shared.measure_start_ns, e.kind, e.detail);
+                    st.warmup.connections + st.measured.connections == 0
+                };
                 // A slot that cannot connect for a whole timeout gives up, so a dead
-                // target ends the run instead of spinning until the deadline.
+                // target ends the run instead of spinning until the deadline; a port
+                // where nothing ever accepted gives up sooner (NOTHING_LISTENS).
                 let since = *failing_since.get_or_insert(now);
-                if now - since >= shared.timeout_ns {
+                let failing = now - since;
+                if failing >= shared.timeout_ns
+                    || (refused && never_connected && failing >= NOTHING_LISTENS.as_nanos() as u64)
+                {
                     break;
                 }
                 shared.sleep_unless_stopped(backoff).await;

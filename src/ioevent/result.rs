@@ -113,6 +113,18 @@ pub struct IoeventResult {
     pub environment: Environment,
     pub config: IoeventConfigRecord,
     pub results: Vec<Series>,
+    /// What the benchmark itself cost: it runs in this process only.
+    pub client_process: IoeventCost,
+}
+
+/// CPU (user+sys of the whole process, every backend and iteration, set-up included)
+/// and peak RSS (VmHWM) of the ioevent run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IoeventCost {
+    pub cpu_s: f64,
+    /// CPU per read event over all iterations; null when nothing was read.
+    pub cpu_us_per_read: Option<f64>,
+    pub peak_rss_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

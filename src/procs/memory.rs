@@ -20,6 +20,38 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
     Some(pages * page_size())
 }
 
+/// Peak resident set size (VmHWM) of this process, bytes: every thread's memory,
+/// a built-in server's included when one runs in the process.
+pub fn own_peak_rss_bytes() -> Option<u64> {
+    peak_rss_at("/proc/self/status")
+}
+
+/// Summed peak RSS (VmHWM) of these processes, bytes; None when none could be read.
+/// Each process peaked on its own, so the sum is an upper bound of a simultaneous peak.
+pub fn total_peak_rss(pids: &[u32]) -> Option<u64> {
+    let peaks: Vec<u64> = pids
+        .iter()
+        .filter_map(|p| peak_rss_at(&format!("/proc/{p}/status")))
+        .collect();
+    (!peaks.is_empty()).then(|| peaks.iter().sum())
+}
+
+fn peak_rss_at(path: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(path).ok()?;
+    status_kib(&status, "VmHWM:").map(|kib| kib * 1024)
+}
+
+/// A "Field:   123 kB" line of /proc/PID/status, in KiB.
+fn status_kib(status: &str, field: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Summed RSS of these processes, bytes.
 pub fn total_rss(pids: &[u32]) -> u64 {
     pids.iter().filter_map(|p| rss_bytes(*p)).sum()
@@ -122,5 +154,11 @@ mod tests {
         assert!(lo <= hi);
         assert!(meminfo_bytes("MemTotal").unwrap() > 0);
         assert!(KernelLimits::read().nofile_hard >= 1);
+        let peak = own_peak_rss_bytes().unwrap();
+        assert!(peak >= rss_bytes(me).unwrap() / 2 && peak % 1024 == 0);
+        assert_eq!(
+            status_kib("Name:\tx\nVmHWM:\t  5120 kB\n", "VmHWM:"),
+            Some(5120)
+        );
     }
 }

@@ -48,6 +48,43 @@ pub fn iec(bytes: f64) -> String {
     format!("{t} {}", UNITS[u])
 }
 
+const KIB: f64 = 1024.0;
+const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Bytes per second in MiB/s (1024-based, as evh_perf's users read it): "191.3 MiB/s".
+pub fn mib_per_s(bytes_per_s: f64) -> String {
+    format!("{:.1} MiB/s", bytes_per_s.max(0.0) / MIB)
+}
+
+/// A size in IEC units: "512 B", "4.0 KiB", "12.3 MiB", "1.50 GiB".
+pub fn size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.2} GiB", b / GIB)
+    } else if b >= MIB {
+        format!("{:.1} MiB", b / MIB)
+    } else if b >= KIB {
+        format!("{:.1} KiB", b / KIB)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// "1 thread", "2 threads": a count with its noun, singular when it is one.
+pub fn count_of(n: u64, noun: &str) -> String {
+    let plural = if noun.ends_with("ss") || noun.ends_with("sh") || noun.ends_with("ch") {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    };
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {plural}", group(n))
+    }
+}
+
 pub fn seconds(d: std::time::Duration) -> String {
     let s = d.as_secs_f64();
     if d.is_zero() {
@@ -79,5 +116,15 @@ mod tests {
         assert_eq!(iec(1048576.0), "1 MiB");
         assert_eq!(seconds(std::time::Duration::from_millis(1500)), "1.500s");
         assert_eq!(seconds(std::time::Duration::from_micros(2500)), "2.5ms");
+        assert_eq!(mib_per_s(1024.0 * 1024.0 * 1.5), "1.5 MiB/s");
+        assert_eq!(size(512), "512 B");
+        assert_eq!(size(4096), "4.0 KiB");
+        assert_eq!(size(13 * 1024 * 1024 / 2), "6.5 MiB");
+        assert_eq!(size(3 << 29), "1.50 GiB");
+        assert_eq!(count_of(1, "thread"), "1 thread");
+        assert_eq!(count_of(2, "thread"), "2 threads");
+        assert_eq!(count_of(1, "process"), "1 process");
+        assert_eq!(count_of(4, "process"), "4 processes");
+        assert_eq!(count_of(1000, "connection"), "1,000 connections");
     }
 }

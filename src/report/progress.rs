@@ -1,9 +1,10 @@
 //! Progress while a load runs: a bar redrawn in place on a terminal, one plain line per
 //! interval otherwise (logs, CI).
 
-use super::format::{group, micros, rate};
+use super::format::{group, mib_per_s, micros, rate};
 use crate::engine::Observer;
-use crate::stats::{IntervalRow, Latency};
+use crate::stats::{IntervalRow, Latency, Unit};
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
@@ -13,13 +14,21 @@ pub struct Progress {
     expected: Option<u64>,
     duration: Option<Duration>,
     drawn: bool,
+    /// What counts, in the protocol's words, and whether it has replies to time.
+    unit: Unit,
     /// Extra work at the start of the measured phase (e.g. sampling a server's CPU).
     on_start: Option<Box<dyn FnMut()>>,
 }
 
 impl Progress {
-    pub fn new(enabled: bool, expected: Option<u64>, duration: Option<Duration>) -> Self {
+    pub fn new(
+        enabled: bool,
+        expected: Option<u64>,
+        duration: Option<Duration>,
+        unit: Unit,
+    ) -> Self {
         Progress {
+            unit,
             enabled,
             terminal: std::io::stderr().is_terminal(),
             expected,
@@ -50,36 +59,41 @@ impl Progress {
         }
     }
 
+    /// One interval in at most ~90 columns (80 for a duration plan without connect
+    /// errors): what counted so far, this interval's rate, MiB/s and latency (only for
+    /// items that have replies), and errors as they happen, connection errors included.
     pub fn line(&self, row: &IntervalRow) -> String {
-        let total_rate = if row.t_s > 0.0 {
-            row.total_ok as f64 / row.t_s
-        } else {
-            0.0
-        };
-        let done = match (self.expected, self.fraction(row)) {
-            (Some(e), Some(f)) => format!(
-                "{} of {} received [{:.1}% complete]",
-                group(row.total_ok),
-                group(e),
-                (f * 100.0).min(100.0)
-            ),
-            (None, Some(f)) => format!(
-                "{} received [{:.0}% of time]",
-                group(row.total_ok),
-                (f * 100.0).min(100.0)
-            ),
-            _ => format!("{} received", group(row.total_ok)),
-        };
-        format!(
-            "[{:>7.1}s] {done} | interval {} msgs/s {:.2} MB/s p50 {} us p99 {} us errors {} | total {} msgs/s",
-            row.t_s,
-            rate(row.msgs_per_s),
-            row.mb_per_s,
-            micros(row.p50_us),
-            micros(row.p99_us),
-            group(row.errors),
-            rate(total_rate)
-        )
+        self.line_with(row, true)
+    }
+
+    /// `line`, with or without the percentage (a terminal's bar shows it instead).
+    fn line_with(&self, row: &IntervalRow, percent: bool) -> String {
+        let u = &self.unit;
+        let mut s = format!("[{:>6.1}s", row.t_s);
+        if let Some(f) = self.fraction(row).filter(|_| percent) {
+            let _ = write!(s, " {:>3.0}%", (f * 100.0).min(100.0));
+        }
+        let _ = write!(s, "] {} {}", u.counted, group(row.total_ok));
+        if let Some(e) = self.expected {
+            let _ = write!(s, " of {}", group(e));
+        }
+        let _ = write!(s, "  {}/s", rate(row.msgs_per_s));
+        if u.replies {
+            let bytes_per_s = row.bytes_received as f64 / row.duration_s.max(1e-9);
+            let us = |v: Option<f64>| v.map(micros).unwrap_or_else(|| "n/a".into());
+            let _ = write!(
+                s,
+                "  {}  p50 {} p99 {} us",
+                mib_per_s(bytes_per_s),
+                us(row.p50_us),
+                us(row.p99_us)
+            );
+        }
+        let _ = write!(s, "  errors {}", group(row.errors + row.connect_errors));
+        if row.connect_errors > 0 {
+            let _ = write!(s, " ({} connect)", group(row.connect_errors));
+        }
+        s
     }
 }
 
@@ -92,25 +106,95 @@ impl Observer for Progress {
 
     fn on_interval(&mut self, row: &IntervalRow, _latency: &Latency) {
         // The last worker's final snapshot may close an empty sliver of an interval.
-        let empty_sliver = row.sent == 0 && row.ok == 0 && row.errors == 0 && row.duration_s < 0.5;
+        let empty_sliver = row.sent == 0
+            && row.ok == 0
+            && row.errors == 0
+            && row.connect_errors == 0
+            && row.duration_s < 0.5;
         if !self.enabled || empty_sliver {
             return;
         }
-        let line = self.line(row);
         let mut err = std::io::stderr().lock();
         if self.terminal {
+            let line = self.line_with(row, false);
             let bar = self
                 .fraction(row)
                 .map(|f| {
-                    let filled = (f.clamp(0.0, 1.0) * 20.0) as usize;
-                    format!("[{}{}] ", "#".repeat(filled), ".".repeat(20 - filled))
+                    // Ten cells: the line must still fit 100 columns beside it.
+                    let filled = (f.clamp(0.0, 1.0) * 10.0) as usize;
+                    format!("[{}{}] ", "#".repeat(filled), ".".repeat(10 - filled))
                 })
                 .unwrap_or_default();
             let _ = write!(err, "\r\x1b[2K{bar}{line}");
             self.drawn = true;
         } else {
-            let _ = writeln!(err, "{line}");
+            let _ = writeln!(err, "{}", self.line(row));
         }
         let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(t_s: f64, ok: u64, total_ok: u64, p50: Option<f64>) -> IntervalRow {
+        IntervalRow {
+            t_s,
+            duration_s: 1.0,
+            sent: ok,
+            ok,
+            errors: 0,
+            connect_errors: 0,
+            bytes_received: 3 * 1024 * 1024,
+            msgs_per_s: ok as f64,
+            mb_per_s: Some(3.0 * 1.048576),
+            p50_us: p50,
+            p99_us: p50.map(|p| p * 2.0),
+            total_ok,
+        }
+    }
+
+    #[test]
+    fn echo_line_names_its_unit_and_fits_80_columns() {
+        let p = Progress::new(
+            true,
+            None,
+            Some(Duration::from_secs(10)),
+            Unit::new("messages", "echoed", true),
+        );
+        let line = p.line(&row(5.0, 1_234_567, 6_000_000, Some(12.34)));
+        assert_eq!(
+            line,
+            "[   5.0s  50%] echoed 6,000,000  1,234,567/s  3.0 MiB/s  p50 12.3 p99 24.7 us  errors 0"
+        );
+        assert!(line.len() <= 90, "{} columns: {line}", line.len());
+    }
+
+    #[test]
+    fn settled_on_write_shows_no_latency_nor_bytes() {
+        let p = Progress::new(
+            true,
+            Some(2_000),
+            None,
+            Unit::new("publishes", "written", false),
+        );
+        let line = p.line(&row(1.0, 1_000, 1_000, None));
+        assert_eq!(
+            line,
+            "[   1.0s  50%] written 1,000 of 2,000  1,000/s  errors 0"
+        );
+    }
+
+    #[test]
+    fn connect_errors_show_as_they_happen() {
+        let p = Progress::new(true, None, None, Unit::new("requests", "answered", true));
+        let mut r = row(1.0, 0, 0, None);
+        r.bytes_received = 0;
+        r.connect_errors = 60;
+        assert_eq!(
+            p.line(&r),
+            "[   1.0s] answered 0  0/s  0.0 MiB/s  p50 n/a p99 n/a us  errors 60 (60 connect)"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Text output: the configuration table at start, the summary and the histogram at the end.
 
-use super::format::{group, micros, rate};
+use super::format::{group, mib_per_s, micros, rate, size};
+use crate::stats::result::ClientProcess;
 use crate::stats::{Latency, LatencySummary, RunResult};
 use std::fmt::Write as _;
 
@@ -32,9 +33,16 @@ fn latency_line(l: &LatencySummary) -> String {
     )
 }
 
-/// The final summary of a run.
+/// A label padded to the summary's column.
+fn label(name: &str) -> String {
+    format!("{:<14}", format!("{name}:"))
+}
+
+/// The final summary of a run, in the words of its protocol (`r.unit`): a figure that
+/// does not exist (no replies: no latency, no received bytes) reads "n/a", never 0.
 pub fn summary(r: &RunResult) -> String {
     let t = &r.totals;
+    let u = &r.unit;
     let mut s = String::new();
     let _ = writeln!(s, "{RULE}");
     match &r.outcome.reason {
@@ -51,8 +59,10 @@ pub fn summary(r: &RunResult) -> String {
         .unwrap_or_default();
     let _ = writeln!(
         s,
-        "messages:     {} ok of {} sent{expected}",
+        "{}{} {} of {} sent{expected}",
+        label(&u.noun),
         group(t.ok),
+        u.counted,
         group(t.sent)
     );
     let _ = writeln!(
@@ -68,31 +78,62 @@ pub fn summary(r: &RunResult) -> String {
             "VIOLATED"
         }
     );
-    let _ = writeln!(
-        s,
-        "bytes:        {} received, {} sent",
-        group(t.bytes_received),
-        group(t.bytes_sent)
-    );
+    let secs = r.elapsed_s.max(1e-9);
+    if u.replies {
+        let _ = writeln!(
+            s,
+            "bytes:        {} received, {} sent",
+            group(t.bytes_received),
+            group(t.bytes_sent)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "bytes:        {} sent; received n/a ({} settle on write)",
+            group(t.bytes_sent),
+            u.noun
+        );
+    }
     let _ = writeln!(s, "elapsed:      {:.3} s (measured phase)", r.elapsed_s);
+    let received = if u.replies {
+        format!("  {} received", mib_per_s(t.bytes_received as f64 / secs))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "throughput:   {} msgs/s  {:.2} MB/s",
+        "throughput:   {} {}{received}  {} sent",
         rate(r.throughput.msgs_per_s),
-        r.throughput.mb_per_s
+        u.per_s(),
+        mib_per_s(t.bytes_sent as f64 / secs)
     );
+    let opened = if t.connections_from_warmup > 0 {
+        format!(
+            "{} open (opened during warm-up), {} new",
+            group(t.connections_from_warmup),
+            group(t.connections)
+        )
+    } else {
+        format!("{} opened", group(t.connections))
+    };
     let _ = writeln!(
         s,
-        "connections:  {} opened, {} failed (attempts or dropped for unsolicited bytes)",
-        group(t.connections),
+        "connections:  {opened}, {} failed (attempts or dropped for unsolicited bytes)",
         group(t.connect_errors)
     );
-    let _ = writeln!(s, "latency (us): {}", latency_line(&r.latency_us));
-    if let Some(u) = &r.latency_uncorrected_us {
+    let latency = if r.latency_us.count > 0 {
+        latency_line(&r.latency_us)
+    } else if !u.replies {
+        format!("n/a ({} settle on write: no reply to time)", u.noun)
+    } else {
+        "n/a (no replies)".to_string()
+    };
+    let _ = writeln!(s, "latency (us): {latency}");
+    if let Some(l) = r.latency_uncorrected_us.as_ref().filter(|l| l.count > 0) {
         let _ = writeln!(
             s,
             "uncorrected:  {}  (from actual send time)",
-            latency_line(u)
+            latency_line(l)
         );
     }
     if !r.errors.is_empty() {
@@ -103,14 +144,22 @@ pub fn summary(r: &RunResult) -> String {
             .collect();
         let _ = writeln!(s, "errors:       {}", list.join(", "));
     }
+    let per = |us: Option<f64>| match us {
+        Some(us) => format!("{us:.2} us/{}", u.one()),
+        None => format!("n/a per {}", u.one()),
+    };
     let mut cpu = format!(
-        "client {:.2} s ({:.2} us/msg)",
-        r.cpu.client_s, r.cpu.client_us_per_msg
+        "client {:.2} s ({})",
+        r.cpu.client_s,
+        per(r.cpu.client_us_per_msg)
     );
-    if let (Some(sv), Some(per)) = (r.cpu.server_s, r.cpu.server_us_per_msg) {
-        let _ = write!(cpu, ", server {sv:.2} s ({per:.2} us/msg)");
+    if let Some(sv) = r.cpu.server_s {
+        let _ = write!(cpu, ", server {sv:.2} s ({})", per(r.cpu.server_us_per_msg));
     }
     let _ = writeln!(s, "cpu:          {cpu}");
+    if let Some(p) = &r.client_process {
+        let _ = writeln!(s, "memory:       {}", client_memory(p));
+    }
     if r.warmup.duration_s > 0.0 {
         let _ = writeln!(
             s,
@@ -121,6 +170,19 @@ pub fn summary(r: &RunResult) -> String {
         );
     }
     s
+}
+
+/// "client peak RSS 12.3 MiB (wirebench process, built-in server included)".
+pub fn client_memory(p: &ClientProcess) -> String {
+    format!(
+        "client peak RSS {} (VmHWM of the wirebench process{})",
+        size(p.peak_rss_bytes),
+        if p.includes_builtin_server {
+            ", built-in server included"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Most non-empty buckets listed before the rest is folded into one line.

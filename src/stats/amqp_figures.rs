@@ -15,9 +15,10 @@ pub struct AmqpFigures {
     /// "written, then a clean close (no confirms)": written on a connection that then
     /// ended with Connection.Close answered by CloseOk.
     pub counted_from: String,
-    /// Connections that completed the handshake, and their rate over the measured phase.
+    /// Connections that completed the handshake, and (churn mode only: publish mode
+    /// opens its connections once) their rate over the measured phase.
     pub handshakes: u64,
-    pub connections_per_s: f64,
+    pub connections_per_s: Option<f64>,
     /// Connection.Close answered by CloseOk.
     pub clean_closes: u64,
     pub messages: u64,
@@ -27,6 +28,8 @@ pub struct AmqpFigures {
     pub msgs_per_s: f64,
     pub payload_mb_per_s: f64,
     /// Connect to ready-to-publish (TCP, TLS, AMQP handshake, channels, confirm mode), microseconds.
+    /// Null when no handshake completed in the measured phase.
+    #[serde(with = "super::latency::null_when_empty")]
     pub handshake_latency_us: LatencySummary,
     pub handshake_histogram: HistogramBlob,
     /// The first Connection.Close or Channel.Close the broker sent, if any.

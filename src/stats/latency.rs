@@ -122,6 +122,25 @@ pub struct LatencySummary {
     pub max: f64,
 }
 
+/// Serde for a summary that is null when it summarises nothing: a figure that does
+/// not exist reads null, never a row of zeros. Null reads back as the empty summary.
+pub mod null_when_empty {
+    use super::LatencySummary;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(l: &LatencySummary, s: S) -> Result<S::Ok, S::Error> {
+        if l.count == 0 {
+            s.serialize_none()
+        } else {
+            l.serialize(s)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<LatencySummary, D::Error> {
+        Ok(Option::<LatencySummary>::deserialize(d)?.unwrap_or_default())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

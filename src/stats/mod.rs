@@ -6,10 +6,12 @@ pub mod latency;
 pub mod outcome;
 pub mod result;
 pub mod snapshot;
+pub mod unit;
 pub mod worker;
 
 pub use latency::{Latency, LatencySummary};
 pub use outcome::{Counters, ErrorKind};
 pub use result::RunResult;
 pub use snapshot::{IntervalRow, Snapshot};
+pub use unit::Unit;
 pub use worker::WorkerStats;

@@ -123,6 +123,9 @@ pub struct Counters {
     pub bytes_received: u64,
     /// Connections established (after TLS, when used).
     pub connections: u64,
+    /// Measured phase: connections opened during the warm-up that were still working
+    /// when it ended (counted once each, when they end).
+    pub connections_carried: u64,
     pub errors: [u64; ErrorKind::COUNT],
     /// Decoded replies by protocol-defined class (HTTP: status / 100), ok or not.
     pub classes: [u64; crate::engine::protocol::REPLY_CLASSES],
@@ -167,6 +170,7 @@ impl Counters {
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;
         self.connections += o.connections;
+        self.connections_carried += o.connections_carried;
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
             *a += b;
         }

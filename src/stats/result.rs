@@ -4,6 +4,7 @@
 use super::latency::{Latency, LatencySummary};
 use super::outcome::{Counters, ErrorKind};
 use super::snapshot::IntervalRow;
+use super::unit::Unit;
 use crate::sys::Environment;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -26,7 +27,12 @@ pub struct RunResult {
     /// Request and connection errors by kind (only kinds that occurred).
     pub errors: BTreeMap<String, u64>,
     pub throughput: Throughput,
-    /// Latency from the intended send time, microseconds.
+    /// What a counted item is in the protocol's words, and whether it has a reply.
+    #[serde(default)]
+    pub unit: Unit,
+    /// Latency from the intended send time, microseconds; null when nothing was timed
+    /// (no replies, or a protocol whose items settle on write).
+    #[serde(with = "super::latency::null_when_empty")]
     pub latency_us: LatencySummary,
     /// Open loop only: latency from the actual send time (what a coordinated-omission tool would show).
     pub latency_uncorrected_us: Option<LatencySummary>,
@@ -35,6 +41,9 @@ pub struct RunResult {
     pub intervals: Vec<IntervalRow>,
     pub warmup: Warmup,
     pub cpu: Cpu,
+    /// The load generator's own process (wirebench itself); None for external generators.
+    #[serde(default)]
+    pub client_process: Option<ClientProcess>,
     /// Counters of the built-in server, when the run started one.
     pub server: Option<serde_json::Value>,
     pub outcome: Outcome,
@@ -56,7 +65,12 @@ pub struct Totals {
     pub expected: Option<u64>,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// Connections opened during the measured phase.
     pub connections: u64,
+    /// Connections opened during the warm-up that carried on into the measured phase
+    /// (they did measured work but were not opened in it).
+    #[serde(default)]
+    pub connections_from_warmup: u64,
     pub connect_errors: u64,
     /// sent = ok + errors + in_flight.
     pub invariant_holds: bool,
@@ -73,6 +87,7 @@ impl Totals {
             bytes_sent: c.bytes_sent,
             bytes_received: c.bytes_received,
             connections: c.connections,
+            connections_from_warmup: c.connections_carried,
             connect_errors: c.connect_errors(),
             invariant_holds: c.invariant_holds(),
         }
@@ -83,8 +98,8 @@ impl Totals {
 pub struct Throughput {
     /// Correct replies per second.
     pub msgs_per_s: f64,
-    /// Reply bytes per second, 10^6 bytes.
-    pub mb_per_s: f64,
+    /// Reply bytes per second, 10^6 bytes; null when the counted items have no reply.
+    pub mb_per_s: Option<f64>,
     /// Request bytes per second, 10^6 bytes.
     pub mb_sent_per_s: f64,
 }
@@ -133,10 +148,22 @@ impl Warmup {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Cpu {
     pub client_s: f64,
-    pub client_us_per_msg: f64,
+    /// Null when nothing counted: there is nothing to divide by.
+    pub client_us_per_msg: Option<f64>,
     /// Only when the run started its own server.
     pub server_s: Option<f64>,
     pub server_us_per_msg: Option<f64>,
+}
+
+/// What the load generator's own process cost: its CPU is in `Cpu` (worker threads,
+/// measured phase); this is its memory. Peak RSS is the process's VmHWM, so when the
+/// built-in server ran on threads of the same process, it is included.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ClientProcess {
+    /// VmHWM of the wirebench process at the end of the run, bytes.
+    pub peak_rss_bytes: u64,
+    /// True when a built-in server ran in this process, so its memory is in the figure.
+    pub includes_builtin_server: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

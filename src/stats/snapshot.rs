@@ -28,12 +28,18 @@ pub struct IntervalRow {
     pub duration_s: f64,
     pub sent: u64,
     pub ok: u64,
+    /// Failed requests.
     pub errors: u64,
+    /// Failed connection attempts and dropped connections, as they happen.
+    #[serde(default)]
+    pub connect_errors: u64,
     pub bytes_received: u64,
     pub msgs_per_s: f64,
-    pub mb_per_s: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
+    /// Reply bytes per second, 10^6; null in results whose items have no reply.
+    pub mb_per_s: Option<f64>,
+    /// Null when nothing was timed in the interval.
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
     /// Cumulative ok replies at the end of the interval.
     pub total_ok: u64,
 }
@@ -117,17 +123,19 @@ impl IntervalAggregator {
             let secs = dur_ns as f64 / 1e9;
             let ok = total.ok - self.prev_total.ok;
             let bytes = total.bytes_received - self.prev_total.bytes_received;
+            let timed = p.latency.count() > 0;
             let row = IntervalRow {
                 t_s: p.at_ns as f64 / 1e9,
                 duration_s: secs,
                 sent: total.sent - self.prev_total.sent,
                 ok,
                 errors: total.request_errors() - self.prev_total.request_errors(),
+                connect_errors: total.connect_errors() - self.prev_total.connect_errors(),
                 bytes_received: bytes,
                 msgs_per_s: ok as f64 / secs,
-                mb_per_s: bytes as f64 / secs / 1e6,
-                p50_us: p.latency.quantile_ns(0.5) as f64 / 1e3,
-                p99_us: p.latency.quantile_ns(0.99) as f64 / 1e3,
+                mb_per_s: Some(bytes as f64 / secs / 1e6),
+                p50_us: timed.then(|| p.latency.quantile_ns(0.5) as f64 / 1e3),
+                p99_us: timed.then(|| p.latency.quantile_ns(0.99) as f64 / 1e3),
                 total_ok: total.ok,
             };
             self.prev_total = total;

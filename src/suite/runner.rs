@@ -560,11 +560,7 @@ impl Run<'_> {
             cpu.insert("server_s".into(), json!(cost.cpu_s));
             cpu.insert(
                 "server_us_per_msg".into(),
-                json!(if ok > 0 {
-                    cost.cpu_s * 1e6 / ok as f64
-                } else {
-                    0.0
-                }),
+                json!((ok > 0).then(|| cost.cpu_s * 1e6 / ok as f64)),
             );
         }
         let success = v

@@ -119,7 +119,7 @@ fn every_corrupted_frame_is_one_mismatch() {
     assert_eq!(j["outcome"]["success"], false);
     assert_eq!(j["errors"].as_object().unwrap().len(), 1, "{}", j["errors"]);
     assert!(
-        r.stderr.starts_with("wirebench: ") && r.stderr.contains("100 requests failed"),
+        r.stderr.starts_with("wirebench: ") && r.stderr.contains("100 messages failed"),
         "{}",
         r.stderr
     );

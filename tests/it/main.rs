@@ -19,6 +19,7 @@ mod echo_tls;
 mod http_load;
 mod http_peers;
 mod ioevent;
+mod output_truth;
 mod schema;
 mod server_pacing;
 mod server_timeouts;

@@ -8,6 +8,7 @@ use crate::stats::latency::Latency;
 use crate::stats::result::{
     Cpu, HistogramBlob, Outcome, RunResult, Throughput, Totals, Warmup, SCHEMA_VERSION,
 };
+use crate::stats::Unit;
 use crate::sys::Environment;
 use std::collections::BTreeMap;
 
@@ -84,11 +85,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
         m.insert("generator".into(), run.tool.into());
         m.insert("latency_resolution_us".into(), run.resolution_us.into());
     }
-    let client_per_msg = if run.ok > 0 {
-        cx.client_cpu_s * 1e6 / run.ok as f64
-    } else {
-        0.0
-    };
+    let client_per_msg = (run.ok > 0).then(|| cx.client_cpu_s * 1e6 / run.ok as f64);
     RunResult {
         schema_version: SCHEMA_VERSION,
         kind: "http".into(),
@@ -106,16 +103,18 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             bytes_sent: run.bytes_sent,
             bytes_received: run.bytes_received,
             connections: 0,
+            connections_from_warmup: 0,
             connect_errors: run.connect_errors,
             invariant_holds: true,
         },
         errors: err_map,
         throughput: Throughput {
             msgs_per_s: per_sec(run.ok),
-            mb_per_s: per_sec(run.bytes_received) / 1e6,
+            mb_per_s: Some(per_sec(run.bytes_received) / 1e6),
             mb_sent_per_s: per_sec(run.bytes_sent) / 1e6,
         },
         latency_us: run.latency.summary(),
+        unit: Unit::new("requests", "answered", true),
         latency_uncorrected_us: None,
         histogram: HistogramBlob::of(&run.latency),
         histogram_uncorrected: None,
@@ -130,6 +129,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             server_s: None,
             server_us_per_msg: None,
         },
+        client_process: None,
         server: None,
         outcome: Outcome {
             success: reason.is_none(),
