@@ -30,6 +30,10 @@ pub enum End {
 /// Polls in a row before yielding to the other connections of the worker.
 const FAIRNESS_ROUNDS: u32 = 32;
 const INITIAL_READ_BUFFER: usize = 16 * 1024;
+/// Most bytes one unfinished reply may hold in the read buffer. Protocols keep less
+/// (HTTP: a 64 KiB head, bodies are consumed as they arrive; echo: 16 MiB payloads);
+/// this catches any protocol that does not, as the error kind `too_large`.
+pub const MAX_READ_BUFFER: usize = 64 << 20;
 
 pub struct Conn<P> {
     proto: P,
@@ -45,6 +49,8 @@ pub struct Conn<P> {
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
+    /// Bytes of the oldest reply already consumed (`Decode::Consumed`), counted with it.
+    consumed: u64,
     /// Batch plans: requests this connection may still send in this iteration.
     pub local_budget: Option<u64>,
     /// Churn: `local_budget` was already taken from the plan's budget when the
@@ -73,6 +79,7 @@ impl<P: ClientProtocol> Conn<P> {
             rbuf: vec![0; INITIAL_READ_BUFFER],
             rstart: 0,
             rend: 0,
+            consumed: 0,
             local_budget: None,
             prepaid: false,
             interval_ns,
@@ -94,6 +101,7 @@ impl<P: ClientProtocol> Conn<P> {
         self.flushing = false;
         self.rstart = 0;
         self.rend = 0;
+        self.consumed = 0;
     }
 
     /// Replies received on the current connection.
@@ -269,7 +277,7 @@ impl<P: ClientProtocol> Conn<P> {
         let req = self.inflight.pop_front()?;
         self.rstart += used;
         self.answered += 1;
-        let bytes = used as u64;
+        let bytes = used as u64 + std::mem::take(&mut self.consumed);
         if let Some(class) = self.proto.reply_class() {
             if let Some(c) = stats.phase(req.measured).classes.get_mut(class) {
                 *c += 1;
@@ -327,14 +335,18 @@ impl<P: ClientProtocol> Conn<P> {
         let mut ok = [(0u64, 0u64); 2];
         let mut end = None;
         while let Some(req) = self.inflight.front() {
-            let Decode::Reply { used, verdict } =
-                self.proto.decode(&self.rbuf[self.rstart..self.rend], req)
-            else {
-                break;
-            };
-            end = self.settle(used, verdict, now, &mut stats, &mut ok);
-            if end.is_some() {
-                break;
+            match self.proto.decode(&self.rbuf[self.rstart..self.rend], req) {
+                Decode::Incomplete | Decode::Consumed { used: 0 } => break,
+                Decode::Consumed { used } => {
+                    self.rstart += used;
+                    self.consumed += used as u64;
+                }
+                Decode::Reply { used, verdict } => {
+                    end = self.settle(used, verdict, now, &mut stats, &mut ok);
+                    if end.is_some() {
+                        break;
+                    }
+                }
             }
         }
         Self::add_ok(&mut stats, ok);
@@ -358,8 +370,13 @@ impl<P: ClientProtocol> Conn<P> {
                 self.rbuf.copy_within(self.rstart..self.rend, 0);
                 self.rend -= self.rstart;
                 self.rstart = 0;
+            } else if self.rbuf.len() >= MAX_READ_BUFFER {
+                if let Some(r) = self.inflight.pop_front() {
+                    stats.record_error(r.measured, ErrorKind::TooLarge, 0);
+                }
+                return Some(End::Failed(ErrorKind::Dropped));
             } else {
-                let n = self.rbuf.len() * 2;
+                let n = (self.rbuf.len() * 2).min(MAX_READ_BUFFER);
                 self.rbuf.resize(n, 0);
             }
         }
