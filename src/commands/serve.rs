@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 fn stats_line(label: &str, t: &ServerTotals) -> String {
     format!(
-        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}",
+        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}{}",
         group(t.accepts),
         group(t.closes),
         group(t.reads),
@@ -25,6 +25,11 @@ fn stats_line(label: &str, t: &ServerTotals) -> String {
         group(t.tls_failures),
         if t.requests > 0 {
             format!(" requests {}", group(t.requests))
+        } else {
+            String::new()
+        },
+        if t.too_large > 0 {
+            format!(" too large {}", group(t.too_large))
         } else {
             String::new()
         }

@@ -41,6 +41,8 @@ struct ConnState<H> {
     /// retried on every wake-up, or the bytes would sit there for good.
     flushing: bool,
     closing: bool,
+    /// The handler stopped early (`Reply::More`): call it on `carry` before reading.
+    again: bool,
 }
 
 /// Writes as much of `data` as the socket takes now; returns how much, or the error.
@@ -100,6 +102,7 @@ where
         ppos: 0,
         flushing: false,
         closing: false,
+        again: false,
     };
     poll_fn(|cx| poll_serve(cx, io, &mut st, bufs, counters)).await
 }
@@ -145,17 +148,23 @@ where
 
         let mut guard = bufs.borrow_mut();
         let b = &mut *guard;
-        let mut rb = ReadBuf::new(&mut b.read);
-        let n = match Pin::new(&mut *io).poll_read(cx, &mut rb) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(Err(e)) => return Poll::Ready(Closed::Error(e.kind())),
-            Poll::Ready(Ok(())) => rb.filled().len(),
+        // After `Reply::More` the handler goes on with what it left in `carry` first.
+        let n = if std::mem::take(&mut st.again) {
+            0
+        } else {
+            let mut rb = ReadBuf::new(&mut b.read);
+            let n = match Pin::new(&mut *io).poll_read(cx, &mut rb) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Closed::Error(e.kind())),
+                Poll::Ready(Ok(())) => rb.filled().len(),
+            };
+            if n == 0 {
+                return Poll::Ready(Closed::Eof);
+            }
+            bump(&counters.reads, 1);
+            bump(&counters.bytes_in, n as u64);
+            n
         };
-        if n == 0 {
-            return Poll::Ready(Closed::Eof);
-        }
-        bump(&counters.reads, 1);
-        bump(&counters.bytes_in, n as u64);
 
         let fresh = &b.read[..n];
         if !st.carry.is_empty() {
@@ -178,6 +187,15 @@ where
             Reply::Close => {
                 st.closing = true;
                 (&b.out, input.len())
+            }
+            Reply::TooLarge => {
+                bump(&counters.too_large, 1);
+                st.closing = true;
+                (&b.out, input.len())
+            }
+            Reply::More(used) => {
+                st.again = used < input.len();
+                (&b.out, used)
             }
         };
         let written = match write_now(io, cx, to_write, &mut st.flushing) {

@@ -17,6 +17,8 @@ pub struct ThreadCounters {
     pub tls_failures: AtomicU64,
     /// Requests answered, for protocols that have requests (HTTP).
     pub requests: AtomicU64,
+    /// Connections closed because the peer went past a documented cap (`Reply::TooLarge`).
+    pub too_large: AtomicU64,
 }
 
 /// Adds to a counter that only the calling thread writes.
@@ -38,6 +40,10 @@ pub struct ServerTotals {
     /// Requests answered (protocols with requests; 0 for byte echo).
     #[serde(default)]
     pub requests: u64,
+    /// Connections closed because the peer went past a documented cap (a request head
+    /// or body too large): a fault of the peer, counted, never buffered.
+    #[serde(default)]
+    pub too_large: u64,
 }
 
 impl ServerTotals {
@@ -52,6 +58,7 @@ impl ServerTotals {
             t.rejected += c.rejected.load(Relaxed);
             t.tls_failures += c.tls_failures.load(Relaxed);
             t.requests += c.requests.load(Relaxed);
+            t.too_large += c.too_large.load(Relaxed);
         }
         t.active = t.accepts.saturating_sub(t.closes);
         t
@@ -69,6 +76,7 @@ impl ServerTotals {
             rejected: self.rejected - earlier.rejected,
             tls_failures: self.tls_failures - earlier.tls_failures,
             requests: self.requests - earlier.requests,
+            too_large: self.too_large - earlier.too_large,
         }
     }
 }

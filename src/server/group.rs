@@ -38,6 +38,7 @@ pub fn add(a: &mut ServerTotals, b: &ServerTotals) {
     a.bytes_out += b.bytes_out;
     a.rejected += b.rejected;
     a.tls_failures += b.tls_failures;
+    a.too_large += b.too_large;
 }
 
 /// In a worker: the addresses the parent chose, if it did.
