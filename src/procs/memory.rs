@@ -20,6 +20,21 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
     Some(pages * page_size())
 }
 
+/// Peak resident set size of process `pid` so far (VmHWM), bytes (None once it is gone).
+pub fn peak_rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| {
+        let kb: u64 = l
+            .strip_prefix("VmHWM:")?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kb * 1024)
+    })
+}
+
 /// Summed RSS of these processes, bytes.
 pub fn total_rss(pids: &[u32]) -> u64 {
     pids.iter().filter_map(|p| rss_bytes(*p)).sum()
@@ -116,6 +131,8 @@ mod tests {
     fn reads_own_process() {
         let me = std::process::id();
         assert!(rss_bytes(me).unwrap() > 0);
+        assert!(peak_rss_bytes(me).unwrap() >= rss_bytes(me).unwrap() / 2);
+        assert!(peak_rss_bytes(u32::MAX).is_none());
         assert!(open_fds(me).unwrap() >= 3);
         assert!(rss_bytes(u32::MAX).is_none());
         let (lo, hi) = ephemeral_ports();

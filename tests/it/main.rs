@@ -8,6 +8,8 @@ mod http_support;
 mod amqp;
 mod amqp_peers;
 mod amqp_schema;
+mod bounds_echo;
+mod bounds_http;
 mod cli_errors;
 mod connect;
 mod echo_batch;
