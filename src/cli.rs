@@ -244,7 +244,7 @@ pub struct HttpArgs {
     /// Send a body of N bytes (a repeating a-z pattern), e.g. 1k, 64k.
     #[arg(long, value_name = "N")]
     pub body_size: Option<String>,
-    /// Send the contents of FILE as the body.
+    /// Send the contents of FILE as the body (at most 64 MiB, as --body-size).
     #[arg(long, value_name = "FILE")]
     pub body: Option<PathBuf>,
     /// Add a `test-header` of N bytes, as hertz-benchmark does.

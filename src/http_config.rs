@@ -13,7 +13,8 @@ use crate::units::parse_bytes;
 use serde_json::json;
 use std::net::SocketAddr;
 
-/// Largest request body a load sends.
+/// Largest request body a load sends (`--body-size`, and the `--body` file: a larger
+/// file, or an endless one such as /dev/zero, is refused after reading this + 1 bytes).
 pub const MAX_BODY: u64 = 64 << 20;
 /// Largest `--header-size`.
 pub const MAX_TEST_HEADER: u64 = 1 << 20;
@@ -66,6 +67,43 @@ fn parse_header(text: &str) -> Result<(String, String)> {
     Ok((name.to_string(), value.to_string()))
 }
 
+/// The `--body` file, at most `MAX_BODY` bytes. Never reads more than `MAX_BODY + 1`
+/// bytes, so a FIFO, a device or a growing file cannot exhaust memory before the run.
+fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let unreadable = |e: std::io::Error| {
+        Error::usage(format!(
+            "cannot read the --body file {}: {e}",
+            path.display()
+        ))
+    };
+    let too_large = || {
+        Error::usage(format!(
+            "the --body file {} is larger than {MAX_BODY} bytes (64 MiB)",
+            path.display()
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
+    if meta.is_dir() {
+        return Err(Error::usage(format!(
+            "the --body file {} is a directory",
+            path.display()
+        )));
+    }
+    if meta.is_file() && meta.len() > MAX_BODY {
+        return Err(too_large());
+    }
+    let mut b = Vec::new();
+    file.take(MAX_BODY + 1)
+        .read_to_end(&mut b)
+        .map_err(unreadable)?;
+    if b.len() as u64 > MAX_BODY {
+        return Err(too_large());
+    }
+    Ok(b)
+}
+
 impl HttpConfig {
     pub fn from_args(a: &HttpArgs) -> Result<Self> {
         let url = a
@@ -90,18 +128,7 @@ impl HttpConfig {
         }
         let (body, body_source) = match (&a.body, &a.body_size) {
             (Some(path), _) => {
-                let b = std::fs::read(path).map_err(|e| {
-                    Error::usage(format!(
-                        "cannot read the --body file {}: {e}",
-                        path.display()
-                    ))
-                })?;
-                if b.len() as u64 > MAX_BODY {
-                    return Err(Error::usage(format!(
-                        "the --body file {} is larger than {MAX_BODY} bytes",
-                        path.display()
-                    )));
-                }
+                let b = read_body_file(path)?;
                 let src = format!("{} ({} bytes)", path.display(), b.len());
                 (b, src)
             }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 fn stats_line(label: &str, t: &ServerTotals) -> String {
     format!(
-        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}{}",
+        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}{}{}",
         group(t.accepts),
         group(t.closes),
         group(t.reads),
@@ -30,7 +30,12 @@ fn stats_line(label: &str, t: &ServerTotals) -> String {
         } else {
             String::new()
         },
-        timing_counts(t)
+        timing_counts(t),
+        if t.too_large > 0 {
+            format!(" too large {}", group(t.too_large))
+        } else {
+            String::new()
+        }
     )
 }
 

@@ -631,6 +631,7 @@ impl Worker {
                 }
             }
             Check::Mismatch { .. } | Check::BadLength => self.echo_failed(slot, "mismatch"),
+            Check::TooLarge => self.echo_failed(slot, "too_large"),
         }
     }
 

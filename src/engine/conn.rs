@@ -30,6 +30,10 @@ pub enum End {
 /// Polls in a row before yielding to the other connections of the worker.
 const FAIRNESS_ROUNDS: u32 = 32;
 const INITIAL_READ_BUFFER: usize = 16 * 1024;
+/// Most bytes one unfinished reply may hold in the read buffer. Protocols keep less
+/// (HTTP: a 64 KiB head, bodies are consumed as they arrive; echo: 16 MiB payloads);
+/// this catches any protocol that does not, as the error kind `too_large`.
+pub const MAX_READ_BUFFER: usize = 64 << 20;
 
 pub struct Conn<P> {
     proto: P,
@@ -48,6 +52,8 @@ pub struct Conn<P> {
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
+    /// Bytes of the oldest reply already consumed (`Decode::Consumed`), counted with it.
+    consumed: u64,
     /// Batch plans: requests this connection may still send in this iteration.
     pub local_budget: Option<u64>,
     /// Churn: `local_budget` was already taken from the plan's budget when the
@@ -77,6 +83,7 @@ impl<P: ClientProtocol> Conn<P> {
             rbuf: vec![0; INITIAL_READ_BUFFER],
             rstart: 0,
             rend: 0,
+            consumed: 0,
             local_budget: None,
             prepaid: false,
             interval_ns,
@@ -99,6 +106,7 @@ impl<P: ClientProtocol> Conn<P> {
         self.flushing = false;
         self.rstart = 0;
         self.rend = 0;
+        self.consumed = 0;
     }
 
     /// Replies received on the current connection.
@@ -290,7 +298,7 @@ impl<P: ClientProtocol> Conn<P> {
         let req = self.inflight.pop_front()?;
         self.rstart += used;
         self.answered += 1;
-        let bytes = used as u64;
+        let bytes = used as u64 + std::mem::take(&mut self.consumed);
         if let Some(class) = self.proto.reply_class() {
             if let Some(c) = stats.phase(req.measured).classes.get_mut(class) {
                 *c += 1;
@@ -351,14 +359,18 @@ impl<P: ClientProtocol> Conn<P> {
         let mut ok = [(0u64, 0u64); 2];
         let mut end = None;
         while let Some(req) = self.inflight.front() {
-            let Decode::Reply { used, verdict } =
-                self.proto.decode(&self.rbuf[self.rstart..self.rend], req)
-            else {
-                break;
-            };
-            end = self.settle(used, verdict, now, &mut stats, &mut ok);
-            if end.is_some() {
-                break;
+            match self.proto.decode(&self.rbuf[self.rstart..self.rend], req) {
+                Decode::Incomplete | Decode::Consumed { used: 0 } => break,
+                Decode::Consumed { used } => {
+                    self.rstart += used;
+                    self.consumed += used as u64;
+                }
+                Decode::Reply { used, verdict } => {
+                    end = self.settle(used, verdict, now, &mut stats, &mut ok);
+                    if end.is_some() {
+                        break;
+                    }
+                }
             }
         }
         Self::add_ok(&mut stats, ok);
@@ -373,7 +385,12 @@ impl<P: ClientProtocol> Conn<P> {
                 .error(ErrorKind::Unsolicited, 1);
             return Some(End::Failed(ErrorKind::Dropped));
         }
-        self.compact_read_buffer();
+        if self.compact_read_buffer() {
+            if let Some(r) = self.inflight.pop_front() {
+                stats.record_error(r.measured, ErrorKind::TooLarge, 0);
+            }
+            return Some(End::Failed(ErrorKind::Dropped));
+        }
         None
     }
 
@@ -387,13 +404,16 @@ impl<P: ClientProtocol> Conn<P> {
                 Err(kind) => return Some(End::Failed(kind)),
             }
         }
-        self.compact_read_buffer();
+        if self.compact_read_buffer() {
+            return Some(End::Failed(ErrorKind::TooLarge));
+        }
         None
     }
 
     /// Frees the read buffer's front, or grows it when one partial reply fills it (the
-    /// protocol bounds a reply's size, e.g. AMQP's negotiated frame-max).
-    fn compact_read_buffer(&mut self) {
+    /// protocol bounds a reply's size, e.g. AMQP's negotiated frame-max). True when one
+    /// unfinished reply already fills `MAX_READ_BUFFER`: the caller ends the connection.
+    fn compact_read_buffer(&mut self) -> bool {
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
@@ -403,11 +423,14 @@ impl<P: ClientProtocol> Conn<P> {
                 self.rbuf.copy_within(self.rstart..self.rend, 0);
                 self.rend -= self.rstart;
                 self.rstart = 0;
+            } else if self.rbuf.len() >= MAX_READ_BUFFER {
+                return true;
             } else {
-                let n = self.rbuf.len() * 2;
+                let n = (self.rbuf.len() * 2).min(MAX_READ_BUFFER);
                 self.rbuf.resize(n, 0);
             }
         }
+        false
     }
 
     /// Drives the connection until the plan is done or the connection fails.

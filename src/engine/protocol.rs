@@ -24,6 +24,11 @@ pub enum Decode {
     Incomplete,
     /// It is: `used` bytes belong to it.
     Reply { used: usize, verdict: Verdict },
+    /// Not complete, but its first `used` bytes (> 0) are checked and need not be kept
+    /// (an interim HTTP 1xx response, body bytes already counted): the engine drops
+    /// them, counts them with the reply, and asks again about the bytes after them. So a
+    /// long or endless reply costs no more memory than its longest unparsed piece.
+    Consumed { used: usize },
 }
 
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]

@@ -52,6 +52,11 @@ fn status_kib(status: &str, field: &str) -> Option<u64> {
         .ok()
 }
 
+/// Peak resident set size of process `pid` so far (VmHWM), bytes (None once it is gone).
+pub fn peak_rss_bytes(pid: u32) -> Option<u64> {
+    peak_rss_at(&format!("/proc/{pid}/status"))
+}
+
 /// Summed RSS of these processes, bytes.
 pub fn total_rss(pids: &[u32]) -> u64 {
     pids.iter().filter_map(|p| rss_bytes(*p)).sum()
@@ -148,6 +153,8 @@ mod tests {
     fn reads_own_process() {
         let me = std::process::id();
         assert!(rss_bytes(me).unwrap() > 0);
+        assert!(peak_rss_bytes(me).unwrap() >= rss_bytes(me).unwrap() / 2);
+        assert!(peak_rss_bytes(u32::MAX).is_none());
         assert!(open_fds(me).unwrap() >= 3);
         assert!(rss_bytes(u32::MAX).is_none());
         let (lo, hi) = ephemeral_ports();

@@ -114,6 +114,8 @@ struct ConnState<H> {
     timer: Option<ConnTimer>,
     /// Replies held back by --delay/--stall (None until the first one).
     held: Option<Box<Held>>,
+    /// The handler stopped early (`Reply::More`): call it on `carry` before reading.
+    again: bool,
 }
 
 impl<H> ConnState<H> {
@@ -194,6 +196,7 @@ where
         eof: false,
         timer,
         held: None,
+        again: false,
     };
     poll_fn(|cx| {
         let r = poll_serve(cx, io, &mut st, bufs, counters, &timing.pacing);
@@ -327,26 +330,30 @@ where
 
         let mut guard = bufs.borrow_mut();
         let b = &mut *guard;
-        let mut rb = ReadBuf::new(&mut b.read);
-        let n = match Pin::new(&mut *io).poll_read(cx, &mut rb) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(Err(e)) => return Poll::Ready(Closed::Error(e.kind())),
-            Poll::Ready(Ok(())) => rb.filled().len(),
-        };
-        if n == 0 {
-            if st.holding() {
-                // The peer is done sending; what it was promised still goes out.
-                st.closing = true;
-                st.eof = true;
-                continue;
+        // After `Reply::More` the handler goes on with what it left in `carry` first.
+        let n = if std::mem::take(&mut st.again) {
+            0
+        } else {
+            let mut rb = ReadBuf::new(&mut b.read);
+            let n = match Pin::new(&mut *io).poll_read(cx, &mut rb) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Closed::Error(e.kind())),
+                Poll::Ready(Ok(())) => rb.filled().len(),
+            };
+            if n == 0 {
+                if st.holding() {
+                    // The peer is done sending; what it was promised still goes out.
+                    st.closing = true;
+                    st.eof = true;
+                    continue;
+                }
+                return Poll::Ready(Closed::Eof);
             }
-            return Poll::Ready(Closed::Eof);
-        }
-        bump(&counters.reads, 1);
-        bump(&counters.bytes_in, n as u64);
-        if let Some(t) = &mut st.timer {
-            t.touch();
-        }
+            bump(&counters.reads, 1);
+            bump(&counters.bytes_in, n as u64);
+            st.touch();
+            n
+        };
 
         let fresh = &b.read[..n];
         if !st.carry.is_empty() {
@@ -369,6 +376,15 @@ where
             Reply::Close => {
                 st.closing = true;
                 (&b.out, input.len())
+            }
+            Reply::TooLarge => {
+                bump(&counters.too_large, 1);
+                st.closing = true;
+                (&b.out, input.len())
+            }
+            Reply::More(used) => {
+                st.again = used < input.len();
+                (&b.out, used)
             }
         };
         // --delay/--stall: a reply not due yet (or behind one that is not) waits.

@@ -24,6 +24,8 @@ pub struct ThreadCounters {
     /// Times a connection stopped being read because the replies --delay/--stall held
     /// back reached their cap (`conn::MAX_HELD_BYTES`).
     pub held_full: AtomicU64,
+    /// Connections closed because the peer went past a documented cap (`Reply::TooLarge`).
+    pub too_large: AtomicU64,
 }
 
 /// Adds to a counter that only the calling thread writes.
@@ -51,6 +53,10 @@ pub struct ServerTotals {
     pub idle_timeouts: u64,
     #[serde(default)]
     pub held_full: u64,
+    /// Connections closed because the peer went past a documented cap (a request head
+    /// or body too large): a fault of the peer, counted, never buffered.
+    #[serde(default)]
+    pub too_large: u64,
 }
 
 impl ServerTotals {
@@ -68,6 +74,7 @@ impl ServerTotals {
             t.header_timeouts += c.header_timeouts.load(Relaxed);
             t.idle_timeouts += c.idle_timeouts.load(Relaxed);
             t.held_full += c.held_full.load(Relaxed);
+            t.too_large += c.too_large.load(Relaxed);
         }
         t.active = t.accepts.saturating_sub(t.closes);
         t
@@ -88,6 +95,7 @@ impl ServerTotals {
             header_timeouts: self.header_timeouts - earlier.header_timeouts,
             idle_timeouts: self.idle_timeouts - earlier.idle_timeouts,
             held_full: self.held_full - earlier.held_full,
+            too_large: self.too_large - earlier.too_large,
         }
     }
 }

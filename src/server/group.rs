@@ -42,6 +42,7 @@ pub fn add(a: &mut ServerTotals, b: &ServerTotals) {
     a.header_timeouts += b.header_timeouts;
     a.idle_timeouts += b.idle_timeouts;
     a.held_full += b.held_full;
+    a.too_large += b.too_large;
 }
 
 /// In a worker: the addresses the parent chose, if it did.

@@ -10,6 +10,13 @@ pub enum Reply {
     Consumed(usize),
     /// Write `out`, then close the connection (a protocol error, or the peer's request).
     Close,
+    /// Write `out`, then close: the peer went past a documented cap (a head, a body);
+    /// counted in the server's `too_large`.
+    TooLarge,
+    /// `used` bytes were consumed and the replies in `out` are as many as one call
+    /// should make (pipelined requests asking for large replies): write them, then call
+    /// again with the rest before reading more.
+    More(usize),
 }
 
 /// One connection's protocol state on the server side.

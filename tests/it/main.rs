@@ -9,6 +9,8 @@ mod amqp;
 mod amqp_hard;
 mod amqp_peers;
 mod amqp_schema;
+mod bounds_echo;
+mod bounds_http;
 mod cli_errors;
 mod connect;
 mod echo_batch;

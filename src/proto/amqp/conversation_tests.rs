@@ -53,7 +53,9 @@ impl Feeder {
                 self.carry.drain(..n);
             }
             Reply::Close => self.closed = true,
-            Reply::EchoInput => panic!("the broker never echoes"),
+            Reply::EchoInput | Reply::TooLarge | Reply::More(_) => {
+                panic!("the broker never echoes, stops early or refuses as too large")
+            }
         }
         self.out.extend_from_slice(&out);
     }
@@ -124,6 +126,7 @@ fn conversation(cfg: BrokerConfig, n: u64, channels: u16) -> (Vec<u8>, Vec<u8>, 
                 settled += 1;
                 seq += 1;
             }
+            Decode::Consumed { used } => replies = &replies[used..],
             Decode::Incomplete => break,
         }
     }

@@ -74,6 +74,10 @@ impl ClientProtocol for EchoClient {
                 used: 0,
                 verdict: Verdict::Fatal(ErrorKind::Mismatch),
             },
+            Check::TooLarge => Decode::Reply {
+                used: 0,
+                verdict: Verdict::Fatal(ErrorKind::TooLarge),
+            },
         }
     }
 }

@@ -12,7 +12,9 @@
 pub const HEADER_LEN: usize = 28;
 /// Bytes counted by the length field besides the payload.
 const LENGTH_COVERS: usize = HEADER_LEN - 4;
-/// Largest payload accepted on the command line.
+/// Largest payload accepted on the command line, and the most a reply may announce:
+/// a length field past it is `TooLarge` (checked before a byte of the payload is
+/// awaited, so a client never holds more than one frame of at most this).
 pub const MAX_PAYLOAD: usize = 16 << 20;
 
 /// The payload pattern, long enough to slice any payload at any starting phase.
@@ -66,6 +68,8 @@ pub enum Check {
     Mismatch { len: usize },
     /// The length field is not the one sent: the stream is out of step.
     BadLength,
+    /// The length field announces more than `MAX_PAYLOAD`: no frame of ours is that long.
+    TooLarge,
 }
 
 /// Equal slices of equal length, compared eight bytes at a time inline (payloads are
@@ -97,7 +101,11 @@ pub fn check(input: &[u8], exp: &Expected, pattern: &[u8]) -> Check {
     }
     let declared = u32::from_be_bytes(input[..4].try_into().expect("4 bytes")) as usize;
     if declared != LENGTH_COVERS + exp.payload_len {
-        return Check::BadLength;
+        return if declared > LENGTH_COVERS + MAX_PAYLOAD {
+            Check::TooLarge
+        } else {
+            Check::BadLength
+        };
     }
     let len = 4 + declared;
     if input.len() < len {
@@ -183,6 +191,12 @@ mod tests {
         // Another sequence number: header and payload phase both differ.
         assert_eq!(check(&good, &exp(4, 10), &p), Check::Mismatch { len });
         assert_eq!(check(&good, &exp(3, 11), &p), Check::BadLength);
+        // A length no frame of ours has, announced before any payload arrives.
+        let mut huge = good[..4].to_vec();
+        huge[..4].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(check(&huge, &exp(3, 10), &p), Check::TooLarge);
+        let just = ((LENGTH_COVERS + MAX_PAYLOAD) as u32).to_be_bytes();
+        assert_eq!(check(&just, &exp(3, 10), &p), Check::BadLength);
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! remembers how far it got, so bytes arriving a few at a time are each looked at once.
 //! Used for response bodies by the client and for request bodies by the server.
 
-/// Longest chunk-size or trailer line accepted (extensions included).
-const MAX_LINE: usize = 4096;
-/// Most trailer bytes accepted after the last chunk.
-const MAX_TRAILERS: usize = 16 * 1024;
+/// Longest chunk-size or trailer line accepted (extensions included); past it: `TooLarge`.
+pub const MAX_LINE: usize = 4096;
+/// Most trailer bytes accepted after the last chunk; past it: `TooLarge`.
+pub const MAX_TRAILERS: usize = 16 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -27,6 +27,8 @@ pub enum Step {
     Done(usize),
     /// Not valid chunked coding.
     Invalid(&'static str),
+    /// A line or the trailers went past their cap (`MAX_LINE`, `MAX_TRAILERS`).
+    TooLarge(&'static str),
 }
 
 #[derive(Clone, Debug)]
@@ -78,6 +80,19 @@ fn hex_size(l: &[u8]) -> Option<u64> {
 }
 
 impl Chunked {
+    /// Bytes from the start of the body already decoded: the caller may drop them and
+    /// then call `rebase`, so a long body never has to be kept whole.
+    #[inline]
+    pub fn decoded(&self) -> usize {
+        self.pos
+    }
+
+    /// The first `decoded()` bytes were dropped: offsets now count from what follows.
+    #[inline]
+    pub fn rebase(&mut self) {
+        self.pos = 0;
+    }
+
     /// Decodes what `body` (everything received from the start of the body) holds
     /// beyond what earlier calls saw; each data byte is handed to `sink` exactly once.
     pub fn advance(&mut self, body: &[u8], mut sink: impl FnMut(&[u8])) -> Step {
@@ -86,7 +101,7 @@ impl Chunked {
                 State::Size => {
                     let Some((l, next)) = line(body, self.pos) else {
                         return if body.len() - self.pos > MAX_LINE {
-                            Step::Invalid("a chunk-size line is too long")
+                            Step::TooLarge("a chunk-size line is longer than 4 KiB")
                         } else {
                             Step::Incomplete
                         };
@@ -130,7 +145,7 @@ impl Chunked {
                 State::Trailers => {
                     let Some((l, next)) = line(body, self.pos) else {
                         return if body.len() - self.pos > MAX_LINE {
-                            Step::Invalid("a trailer line is too long")
+                            Step::TooLarge("a trailer line is longer than 4 KiB")
                         } else {
                             Step::Incomplete
                         };
@@ -141,7 +156,7 @@ impl Chunked {
                         return Step::Done(self.pos);
                     }
                     if self.trailer_bytes > MAX_TRAILERS {
-                        return Step::Invalid("the trailers are too long");
+                        return Step::TooLarge("the trailers are longer than 16 KiB");
                     }
                 }
             }
@@ -202,6 +217,37 @@ mod tests {
             Step::Invalid(_)
         ));
         let long = vec![b'1'; MAX_LINE + 10];
-        assert!(matches!(decode_all(&long).0, Step::Invalid(_)));
+        assert!(matches!(decode_all(&long).0, Step::TooLarge(_)));
+        let mut trailers = b"0\r\n".to_vec();
+        for _ in 0..MAX_TRAILERS / 10 + 1 {
+            trailers.extend_from_slice(b"X-T: 123\r\n");
+        }
+        assert!(matches!(decode_all(&trailers).0, Step::TooLarge(_)));
+    }
+
+    #[test]
+    fn decoded_bytes_can_be_dropped_as_it_goes() {
+        // Fed a few bytes at a time, each decoded prefix dropped: same data, same end.
+        let body = b"a\r\n0123456789\r\n3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\n";
+        for step in 1..body.len() {
+            let mut c = Chunked::default();
+            let mut data = Vec::new();
+            let mut held: Vec<u8> = Vec::new();
+            let mut done = None;
+            for piece in body.chunks(step) {
+                held.extend_from_slice(piece);
+                match c.advance(&held, |p| data.extend_from_slice(p)) {
+                    Step::Incomplete => {
+                        held.drain(..c.decoded());
+                        c.rebase();
+                    }
+                    Step::Done(n) => done = Some(held.len() - n),
+                    other => panic!("{other:?}"),
+                }
+            }
+            assert_eq!(done, Some(0), "step {step}");
+            assert_eq!(data, b"0123456789abc", "step {step}");
+            assert!(held.len() <= MAX_LINE + step, "step {step}");
+        }
     }
 }

@@ -81,18 +81,23 @@ fn check_piece(expected: &[u8], pos: &mut usize, bad: &mut bool, piece: &[u8]) {
 }
 
 impl HttpClient {
+    /// A reply after which the stream cannot be followed: the connection is dropped.
+    fn fatal(&mut self, kind: ErrorKind) -> Decode {
+        self.close = true;
+        // Class 0: not a status class (unparseable replies are not counted in one).
+        self.class = 0;
+        Decode::Reply {
+            used: 0,
+            verdict: Verdict::Fatal(kind),
+        }
+    }
+
     fn finish(&mut self, parsed: Parsed) -> Decode {
         match parsed {
             Parsed::Incomplete => Decode::Incomplete,
-            Parsed::Invalid(_) => {
-                self.close = true;
-                // Class 0: not a status class (unparseable replies are not counted in one).
-                self.class = 0;
-                Decode::Reply {
-                    used: 0,
-                    verdict: Verdict::Fatal(ErrorKind::Protocol),
-                }
-            }
+            Parsed::Consumed(used) => Decode::Consumed { used },
+            Parsed::Invalid(_) => self.fatal(ErrorKind::Protocol),
+            Parsed::TooLarge(_) => self.fatal(ErrorKind::TooLarge),
             Parsed::Done {
                 used,
                 status,
@@ -173,6 +178,18 @@ mod tests {
         }
     }
 
+    /// Decodes as the engine does: consumed bytes are dropped and decode asked again.
+    /// Returns the bytes consumed and the first other answer.
+    fn drive(c: &mut HttpClient, input: &[u8]) -> (usize, Decode) {
+        let mut at = 0;
+        loop {
+            match c.decode(&input[at..], &req()) {
+                Decode::Consumed { used } => at += used,
+                other => return (at, other),
+            }
+        }
+    }
+
     fn client(echo: Option<&[u8]>, keepalive: bool) -> HttpClient {
         HttpFactory::new(
             b"GET / HTTP/1.1\r\n\r\n".to_vec(),
@@ -217,30 +234,57 @@ mod tests {
     }
 
     #[test]
+    fn endless_interim_replies_end_as_too_large() {
+        let mut c = client(None, true);
+        let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
+        for _ in 0..super::super::response::MAX_INTERIM {
+            assert_eq!(
+                c.decode(interim, &req()),
+                Decode::Consumed {
+                    used: interim.len()
+                }
+            );
+        }
+        assert_eq!(
+            c.decode(interim, &req()),
+            Decode::Reply {
+                used: 0,
+                verdict: Verdict::Fatal(ErrorKind::TooLarge)
+            }
+        );
+        assert!(c.close_after_reply());
+    }
+
+    #[test]
     fn echo_checked_across_splits() {
         let good = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
         let bad = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhellO";
         let short = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nhell";
         for cut in 0..good.len() {
             let mut c = client(Some(b"hello"), false);
-            assert_eq!(c.decode(&good[..cut], &req()), Decode::Incomplete);
+            let (at, first) = drive(&mut c, &good[..cut]);
+            assert_eq!(first, Decode::Incomplete);
             assert_eq!(
-                c.decode(good, &req()),
-                Decode::Reply {
-                    used: good.len(),
-                    verdict: Verdict::Ok
-                }
+                drive(&mut c, &good[at..]),
+                (
+                    0,
+                    Decode::Reply {
+                        used: good.len() - at,
+                        verdict: Verdict::Ok
+                    }
+                )
             );
             assert!(
                 c.close_after_reply(),
                 "keep-alive off closes after each reply"
             );
             let mut c = client(Some(b"hello"), true);
-            assert_eq!(c.decode(&bad[..cut], &req()), Decode::Incomplete);
+            let (at, first) = drive(&mut c, &bad[..cut]);
+            assert_eq!(first, Decode::Incomplete);
             assert_eq!(
-                c.decode(bad, &req()),
+                drive(&mut c, &bad[at..]).1,
                 Decode::Reply {
-                    used: bad.len(),
+                    used: bad.len() - at,
                     verdict: Verdict::Error(ErrorKind::Mismatch)
                 }
             );

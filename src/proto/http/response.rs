@@ -2,21 +2,29 @@
 //! (Content-Length, chunked, close-delimited), interim 1xx responses skipped. It is
 //! incremental: called again with the same response's bytes plus more, it goes on
 //! where it stopped, so a response split at any byte is parsed in linear time.
+//!
+//! Memory stays bounded whatever the server sends: what is parsed (an interim
+//! response, body bytes handed to the sink) is given back as `Consumed` for the caller
+//! to drop, so only an unfinished head (at most `MAX_HEAD`) or an unfinished chunk-size
+//! line (at most `chunked::MAX_LINE`) is ever held. An endless body is counted and
+//! discarded as it arrives, not buffered.
 
 use super::chunked::{self, Chunked};
 use std::mem::MaybeUninit;
 
-/// Most bytes of a response head (status line and headers).
+/// Most bytes of a response head (status line and headers); past it: `TooLarge`.
 pub const MAX_HEAD: usize = 64 * 1024;
-/// Most bytes of one response, head and body: the engine keeps a response whole
-/// until it is complete, so a hostile server must not grow that buffer without end.
-pub const MAX_RESPONSE: u64 = 256 << 20;
+/// Most header fields in a response head; past it: `TooLarge`.
 const MAX_HEADERS: usize = 64;
+/// Most interim (1xx) responses before the final one; past it: `TooLarge`. Each is
+/// consumed as soon as it is parsed, so they never pile up in memory either.
+pub const MAX_INTERIM: u32 = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Framing {
     /// No body (HEAD, 204, 304).
     Empty,
+    /// This many body bytes still to come (after those already consumed).
     Length(u64),
     Chunked,
     /// The body runs to the end of the connection.
@@ -26,7 +34,7 @@ enum Framing {
 #[derive(Clone, Copy, Debug)]
 struct Head {
     status: u16,
-    /// Offset of the body in the input.
+    /// Offset of the body in the input (0 once the head was consumed).
     body_at: usize,
     framing: Framing,
     /// The connection ends after this response.
@@ -37,7 +45,10 @@ struct Head {
 pub enum Parsed {
     /// More bytes are needed.
     Incomplete,
-    /// A whole response of `used` bytes (interim responses included).
+    /// The first `n` bytes (> 0) are parsed and done with (an interim response, body
+    /// bytes handed to the sink): drop them and call again with what follows.
+    Consumed(usize),
+    /// A whole response of `used` bytes (after any consumed before).
     Done {
         used: usize,
         status: u16,
@@ -45,14 +56,25 @@ pub enum Parsed {
     },
     /// Not a valid response: the stream cannot be trusted any more.
     Invalid(&'static str),
+    /// Past a documented cap (`MAX_HEAD`, `MAX_HEADERS`, `MAX_INTERIM`, a chunked line
+    /// or trailers): the stream is not followed further.
+    TooLarge(&'static str),
+}
+
+/// What the start of the input holds, head-wise.
+enum HeadStep {
+    Incomplete,
+    /// An interim response of this many bytes.
+    Interim(usize),
+    Final(Head),
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct ResponseParser {
-    /// Where the current head starts (after any interim 1xx responses).
-    base: usize,
     head: Option<Head>,
-    /// Body bytes handed to the sink so far (Length and UntilClose framing).
+    /// Interim responses skipped so far.
+    interim: u32,
+    /// Body bytes of the input handed to the sink so far (Length and UntilClose).
     fed: usize,
     chunked: Chunked,
 }
@@ -84,8 +106,9 @@ impl ResponseParser {
     }
 
     /// Parses the response at the start of `input`, which holds everything received
-    /// since it began. `head_request`: it answers a HEAD (no body, whatever the head says).
-    /// Each body byte is handed to `sink` once, in order, across calls.
+    /// since it began, less what earlier calls returned as `Consumed`. `head_request`:
+    /// it answers a HEAD (no body, whatever the head says). Each body byte is handed
+    /// to `sink` once, in order, across calls.
     pub fn parse(
         &mut self,
         input: &[u8],
@@ -95,12 +118,13 @@ impl ResponseParser {
         let head = match self.head {
             Some(h) => h,
             None => match self.parse_head(input, head_request) {
-                Ok(Some(h)) => {
+                Ok(HeadStep::Final(h)) => {
                     self.head = Some(h);
                     h
                 }
-                Ok(None) => return Parsed::Incomplete,
-                Err(why) => return Parsed::Invalid(why),
+                Ok(HeadStep::Interim(len)) => return Parsed::Consumed(len),
+                Ok(HeadStep::Incomplete) => return Parsed::Incomplete,
+                Err(e) => return e,
             },
         };
         let body = &input[head.body_at..];
@@ -111,42 +135,49 @@ impl ResponseParser {
         };
         match head.framing {
             Framing::Empty => done(head.body_at),
-            Framing::Length(n) => {
-                let n = n as usize;
-                let have = body.len().min(n);
+            Framing::Length(left) => {
+                let have = (body.len() as u64).min(left) as usize;
                 if have > self.fed {
                     sink(&body[self.fed..have]);
                     self.fed = have;
                 }
-                if have < n {
-                    Parsed::Incomplete
+                if (have as u64) < left {
+                    self.consume(head.body_at + have, Framing::Length(left - have as u64))
                 } else {
-                    done(head.body_at + n)
+                    done(head.body_at + have)
                 }
             }
             Framing::Chunked => match self.chunked.advance(body, sink) {
                 chunked::Step::Incomplete => {
-                    if input.len() as u64 > MAX_RESPONSE {
-                        Parsed::Invalid("the response is larger than 256 MiB")
-                    } else {
-                        Parsed::Incomplete
-                    }
+                    let decoded = self.chunked.decoded();
+                    self.chunked.rebase();
+                    self.consume(head.body_at + decoded, Framing::Chunked)
                 }
                 chunked::Step::Done(n) => done(head.body_at + n),
                 chunked::Step::Invalid(why) => Parsed::Invalid(why),
+                chunked::Step::TooLarge(why) => Parsed::TooLarge(why),
             },
             Framing::UntilClose => {
                 if body.len() > self.fed {
                     sink(&body[self.fed..]);
-                    self.fed = body.len();
                 }
-                if input.len() as u64 > MAX_RESPONSE {
-                    Parsed::Invalid("the response is larger than 256 MiB")
-                } else {
-                    Parsed::Incomplete
-                }
+                self.consume(input.len(), Framing::UntilClose)
             }
         }
+    }
+
+    /// The first `n` bytes of the input are parsed (the head and the body bytes fed so
+    /// far): offsets restart after them, and `framing` is what is left of the body.
+    fn consume(&mut self, n: usize, framing: Framing) -> Parsed {
+        if n == 0 {
+            return Parsed::Incomplete;
+        }
+        if let Some(h) = self.head.as_mut() {
+            h.body_at = 0;
+            h.framing = framing;
+        }
+        self.fed = 0;
+        Parsed::Consumed(n)
     }
 
     /// The peer closed the connection: a body that runs to the close is complete now;
@@ -169,107 +200,130 @@ impl ResponseParser {
         }
     }
 
-    /// Parses heads from `self.base`, skipping interim (1xx) responses; Ok(None) if
-    /// the final head is not complete yet.
-    fn parse_head(
-        &mut self,
-        input: &[u8],
-        head_request: bool,
-    ) -> Result<Option<Head>, &'static str> {
-        loop {
-            let at = self.base;
-            // Uninitialized: zeroing 64 headers (2 KiB) per response is measurable.
-            let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
-            let mut r = httparse::Response::new(&mut []);
-            let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
-                &mut r,
-                &input[at..],
-                &mut headers,
-            );
-            let len = match parsed {
-                Ok(httparse::Status::Complete(n)) => n,
-                Ok(httparse::Status::Partial) => {
-                    return if input.len() - at > MAX_HEAD {
-                        Err("the response head is larger than 64 KiB")
-                    } else {
-                        Ok(None)
-                    };
-                }
-                Err(httparse::Error::TooManyHeaders) => {
-                    return Err("the response has more than 64 header fields")
-                }
-                Err(_) => return Err("the response head is not valid HTTP/1.x"),
-            };
-            let status = r.code.unwrap_or(0);
-            let http10 = r.version == Some(0);
-            if status == 101 {
-                return Err("the server switched protocols (101)");
-            }
-            if (100..200).contains(&status) {
-                // Interim response (100 Continue, 103 Early Hints): the final one follows.
-                self.base = at + len;
-                continue;
-            }
-            let mut length: Option<u64> = None;
-            let mut chunked = false;
-            let mut has_te = false;
-            let mut close = http10;
-            for h in r.headers.iter() {
-                let name = h.name.as_bytes();
-                if eq_ignore_case(name, b"content-length") {
-                    let Some(n) = parse_length(h.value) else {
-                        return Err("a Content-Length header is not a number");
-                    };
-                    if length.is_some_and(|l| l != n) {
-                        return Err("the response has conflicting Content-Length headers");
-                    }
-                    length = Some(n);
-                } else if eq_ignore_case(name, b"transfer-encoding") {
-                    has_te = true;
-                    // Chunked only if it is the last coding applied.
-                    chunked = h
-                        .value
-                        .rsplit(|&b| b == b',')
-                        .next()
-                        .is_some_and(|t| eq_ignore_case(t.trim_ascii(), b"chunked"));
-                } else if eq_ignore_case(name, b"connection") {
-                    if has_token(h.value, b"close") {
-                        close = true;
-                    } else if http10 && has_token(h.value, b"keep-alive") {
-                        close = false;
-                    }
-                }
-            }
-            let framing = if head_request || status == 204 || status == 304 {
-                Framing::Empty
-            } else if has_te {
-                if chunked {
-                    Framing::Chunked
+    /// Parses the head at the start of `input`: an interim (1xx) one to skip, the
+    /// final one, or not complete yet.
+    fn parse_head(&mut self, input: &[u8], head_request: bool) -> Result<HeadStep, Parsed> {
+        // Uninitialized: zeroing 64 headers (2 KiB) per response is measurable.
+        let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+        let mut r = httparse::Response::new(&mut []);
+        let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut r,
+            input,
+            &mut headers,
+        );
+        let len = match parsed {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => {
+                return if input.len() > MAX_HEAD {
+                    Err(Parsed::TooLarge("the response head is larger than 64 KiB"))
                 } else {
-                    Framing::UntilClose
+                    Ok(HeadStep::Incomplete)
+                };
+            }
+            Err(httparse::Error::TooManyHeaders) => {
+                return Err(Parsed::TooLarge(
+                    "the response has more than 64 header fields",
+                ))
+            }
+            Err(_) => return Err(Parsed::Invalid("the response head is not valid HTTP/1.x")),
+        };
+        if len > MAX_HEAD {
+            return Err(Parsed::TooLarge("the response head is larger than 64 KiB"));
+        }
+        let status = r.code.unwrap_or(0);
+        let http10 = r.version == Some(0);
+        if status == 101 {
+            return Err(Parsed::Invalid("the server switched protocols (101)"));
+        }
+        if (100..200).contains(&status) {
+            // Interim response (100 Continue, 103 Early Hints): the final one follows.
+            self.interim += 1;
+            if self.interim > MAX_INTERIM {
+                return Err(Parsed::TooLarge(
+                    "more than 16 interim (1xx) responses to one request",
+                ));
+            }
+            return Ok(HeadStep::Interim(len));
+        }
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        let mut has_te = false;
+        let mut close = http10;
+        for h in r.headers.iter() {
+            let name = h.name.as_bytes();
+            if eq_ignore_case(name, b"content-length") {
+                let Some(n) = parse_length(h.value) else {
+                    return Err(Parsed::Invalid("a Content-Length header is not a number"));
+                };
+                if length.is_some_and(|l| l != n) {
+                    return Err(Parsed::Invalid(
+                        "the response has conflicting Content-Length headers",
+                    ));
                 }
-            } else if let Some(n) = length {
-                if n > MAX_RESPONSE {
-                    return Err("the response is larger than 256 MiB");
+                length = Some(n);
+            } else if eq_ignore_case(name, b"transfer-encoding") {
+                has_te = true;
+                // Chunked only if it is the last coding applied.
+                chunked = h
+                    .value
+                    .rsplit(|&b| b == b',')
+                    .next()
+                    .is_some_and(|t| eq_ignore_case(t.trim_ascii(), b"chunked"));
+            } else if eq_ignore_case(name, b"connection") {
+                if has_token(h.value, b"close") {
+                    close = true;
+                } else if http10 && has_token(h.value, b"keep-alive") {
+                    close = false;
                 }
-                Framing::Length(n)
+            }
+        }
+        let framing = if head_request || status == 204 || status == 304 {
+            Framing::Empty
+        } else if has_te {
+            if chunked {
+                Framing::Chunked
             } else {
                 Framing::UntilClose
-            };
-            let close = close || framing == Framing::UntilClose;
-            return Ok(Some(Head {
-                status,
-                body_at: at + len,
-                framing,
-                close,
-            }));
-        }
+            }
+        } else if let Some(n) = length {
+            // Any length: the body is consumed as it arrives, never held whole.
+            Framing::Length(n)
+        } else {
+            Framing::UntilClose
+        };
+        let close = close || framing == Framing::UntilClose;
+        Ok(HeadStep::Final(Head {
+            status,
+            body_at: len,
+            framing,
+            close,
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parses `input` as the engine does: drops what is `Consumed` and asks again.
+    /// Returns the bytes consumed and the first other answer.
+    fn drive(
+        p: &mut ResponseParser,
+        input: &[u8],
+        head: bool,
+        body: &mut Vec<u8>,
+    ) -> (usize, Parsed) {
+        let mut at = 0;
+        loop {
+            match p.parse(&input[at..], head, |b| body.extend_from_slice(b)) {
+                Parsed::Consumed(n) => {
+                    assert!(n > 0 && at + n <= input.len());
+                    at += n;
+                }
+                other => return (at, other),
+            }
+        }
+    }
 
     /// Parses `stream` as back-to-back responses fed `cut` bytes first, then all;
     /// returns (status, body, close) per response.
@@ -281,9 +335,12 @@ mod tests {
             let mut body = Vec::new();
             // First only what has "arrived" (up to cut), then everything.
             let limit = cut.max(at);
-            let mut r = p.parse(&stream[at..limit], head, |b| body.extend_from_slice(b));
+            let (c, mut r) = drive(&mut p, &stream[at..limit], head, &mut body);
+            at += c;
             if r == Parsed::Incomplete {
-                r = p.parse(&stream[at..], head, |b| body.extend_from_slice(b));
+                let (c, r2) = drive(&mut p, &stream[at..], head, &mut body);
+                at += c;
+                r = r2;
             }
             match r {
                 Parsed::Done {
@@ -340,9 +397,9 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         let mut bodies = Vec::new();
         let mut body = Vec::new();
         for end in 1..=PIPELINED.len() {
-            if let Parsed::Done { used, .. } =
-                p.parse(&PIPELINED[at..end], heads[n], |b| body.extend_from_slice(b))
-            {
+            let (c, r) = drive(&mut p, &PIPELINED[at..end], heads[n], &mut body);
+            at += c;
+            if let Parsed::Done { used, .. } = r {
                 at += used;
                 n += 1;
                 p.reset();
@@ -370,20 +427,18 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         let s = b"HTTP/1.0 200 OK\r\nServer: x\r\n\r\nuntil the end";
         let mut p = ResponseParser::default();
         let mut body = Vec::new();
-        for cut in 0..s.len() {
-            assert_eq!(
-                p.parse(&s[..cut], false, |b| body.extend_from_slice(b)),
-                Parsed::Incomplete
-            );
+        let mut at = 0;
+        for end in 0..=s.len() {
+            let (c, r) = drive(&mut p, &s[at..end], false, &mut body);
+            at += c;
+            assert_eq!(r, Parsed::Incomplete);
+            // A body that runs to the close is counted and dropped as it comes.
+            assert_eq!(at, if end >= 30 { end } else { 0 }, "end {end}");
         }
         assert_eq!(
-            p.parse(s, false, |b| body.extend_from_slice(b)),
-            Parsed::Incomplete
-        );
-        assert_eq!(
-            p.parse_at_close(s, |b| body.extend_from_slice(b)),
+            p.parse_at_close(&s[at..], |b| body.extend_from_slice(b)),
             Parsed::Done {
-                used: s.len(),
+                used: 0,
                 status: 200,
                 close: true
             }
@@ -393,8 +448,69 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         // Cut short: a Content-Length body is not complete at the close.
         let mut p = ResponseParser::default();
         let s = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort";
-        assert_eq!(p.parse(s, false, |_| {}), Parsed::Incomplete);
-        assert_eq!(p.parse_at_close(s, |_| {}), Parsed::Incomplete);
+        let (c, r) = drive(&mut p, s, false, &mut Vec::new());
+        assert_eq!((c, r), (s.len(), Parsed::Incomplete));
+        assert_eq!(p.parse_at_close(&s[c..], |_| {}), Parsed::Incomplete);
+    }
+
+    #[test]
+    fn endless_interim_responses_are_capped_and_never_held() {
+        let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
+        let mut p = ResponseParser::default();
+        for _ in 0..MAX_INTERIM {
+            assert_eq!(
+                p.parse(interim, false, |_| {}),
+                Parsed::Consumed(interim.len())
+            );
+        }
+        assert!(matches!(
+            p.parse(interim, false, |_| {}),
+            Parsed::TooLarge(_)
+        ));
+        // Up to the cap the final response still parses.
+        let mut stream = interim.repeat(MAX_INTERIM as usize);
+        stream.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        assert_eq!(
+            parse_stream(&stream, 0, &[false]),
+            vec![(200, b"ok".to_vec(), false)]
+        );
+    }
+
+    #[test]
+    fn long_bodies_are_consumed_as_they_arrive() {
+        // A 1 MiB Content-Length body and a chunked one, fed 1000 bytes at a time: what
+        // is held between calls never exceeds one piece (plus a chunk-size line).
+        let mut length = b"HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n".to_vec();
+        length.extend(std::iter::repeat_n(b'x', 1 << 20));
+        let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for _ in 0..256 {
+            chunked.extend_from_slice(b"1000\r\n");
+            chunked.extend(std::iter::repeat_n(b'x', 4096));
+            chunked.extend_from_slice(b"\r\n");
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        for stream in [length, chunked] {
+            let mut p = ResponseParser::default();
+            let mut held: Vec<u8> = Vec::new();
+            let mut body = 0usize;
+            let mut most = 0;
+            let mut done = false;
+            for piece in stream.chunks(1000) {
+                held.extend_from_slice(piece);
+                most = most.max(held.len());
+                let mut sink = Vec::new();
+                let (c, r) = drive(&mut p, &held, false, &mut sink);
+                body += sink.len();
+                held.drain(..c);
+                if let Parsed::Done { used, status, .. } = r {
+                    assert_eq!((used, status), (held.len(), 200));
+                    done = true;
+                }
+            }
+            assert!(done);
+            assert_eq!(body, 1 << 20);
+            assert!(most < 2000, "held {most} bytes");
+        }
     }
 
     #[test]
@@ -417,6 +533,15 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         let huge = vec![b'a'; MAX_HEAD + 10];
         let mut head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
         head.extend_from_slice(&huge);
-        assert!(matches!(p.parse(&head, false, |_| {}), Parsed::Invalid(_)));
+        assert!(matches!(p.parse(&head, false, |_| {}), Parsed::TooLarge(_)));
+        let mut p = ResponseParser::default();
+        let many = format!(
+            "HTTP/1.1 200 OK\r\n{}\r\n",
+            "X: 1\r\n".repeat(MAX_HEADERS + 1)
+        );
+        assert!(matches!(
+            p.parse(many.as_bytes(), false, |_| {}),
+            Parsed::TooLarge(_)
+        ));
     }
 }

@@ -12,13 +12,23 @@ use std::sync::Arc;
 
 /// Largest `GET /bytes/N`.
 pub const MAX_BYTES_ROUTE: usize = 64 << 20;
+/// Most header fields in a request head; past it: 431 and `too_large`.
 const MAX_HEADERS: usize = 64;
+/// Replies made from one read before the handler yields (`Reply::More`) so they are
+/// written before the next pipelined request is answered: pipelined `GET /bytes/N`
+/// cannot make the output grow past this plus one reply.
+pub const MAX_OUT_BATCH: usize = 256 * 1024;
 
+/// What a connection may make the server hold. Past either: 431 or 413, the connection
+/// is closed and counted in the server's `too_large`; other connections go on.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Most bytes of a request head.
+    /// Most bytes of a request head (`--max-header`, default 16 KiB).
     pub max_head: usize,
-    /// Most bytes of a request body.
+    /// Most bytes of a request body, decoded (`--max-body`, default 16 MiB). A
+    /// Content-Length body is held whole until complete; a chunked one is decoded as it
+    /// arrives (its framing is dropped), so at most this plus a 4 KiB chunk-size line
+    /// or 16 KiB of trailers is held.
     pub max_body: usize,
 }
 
@@ -226,6 +236,11 @@ enum Head {
     Parsed(Partial, bool),
 }
 
+/// A refusal that means a cap was hit (431, 413): counted as `too_large`.
+fn is_too_large(status: u16) -> bool {
+    status == 413 || status == 431
+}
+
 fn parse_head(input: &[u8], limits: &Limits) -> Head {
     // Uninitialized: zeroing 64 headers (2 KiB) per request is measurable.
     let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
@@ -357,7 +372,11 @@ impl HttpHandler {
 
 fn refuse(out: &mut Vec<u8>, status: u16, text: &str) -> Reply {
     respond(out, status, text.as_bytes(), false, true, false);
-    Reply::Close
+    if is_too_large(status) {
+        Reply::TooLarge
+    } else {
+        Reply::Close
+    }
 }
 
 impl Handler for HttpHandler {
@@ -367,6 +386,9 @@ impl Handler for HttpHandler {
             let rest = &input[at..];
             if rest.is_empty() {
                 return Reply::Consumed(at);
+            }
+            if out.len() >= MAX_OUT_BATCH {
+                return Reply::More(at);
             }
             let mut p = match self.partial.take() {
                 Some(p) => p,
@@ -408,11 +430,19 @@ impl Handler for HttpHandler {
                     }
                     match step {
                         chunked::Step::Incomplete => {
+                            // The framing decoded so far is dropped (its data is in
+                            // `p.body`), so only an unfinished line is carried over.
+                            let used = at + p.head_len + p.chunked.decoded();
+                            p.head_len = 0;
+                            p.chunked.rebase();
                             self.partial = Some(p);
-                            return Reply::Consumed(at);
+                            return Reply::Consumed(used);
                         }
                         chunked::Step::Invalid(_) => {
                             return refuse(out, 400, "malformed chunked body\n")
+                        }
+                        chunked::Step::TooLarge(_) => {
+                            return refuse(out, 431, "chunk-size line or trailers too large\n")
                         }
                         chunked::Step::Done(n) => {
                             let body = std::mem::take(&mut p.body);
@@ -443,28 +473,65 @@ impl Handler for HttpHandler {
 mod tests {
     use super::*;
 
-    /// Feeds `input` split at `cut` as the server runtime would (unconsumed bytes carried
-    /// over); returns everything written and whether the handler asked to close.
-    fn serve(input: &[u8], cut: usize) -> (Vec<u8>, bool, u64) {
-        let mut h = HttpHandlerFactory::new(Limits::default()).handler();
+    /// What a connection made of the pieces it was fed.
+    struct Run {
+        written: Vec<u8>,
+        /// How it ended: Close or TooLarge, or None (still open).
+        end: Option<Reply>,
+        requests: u64,
+        /// Most input bytes carried over between calls (what the server holds).
+        most_held: usize,
+    }
+
+    /// Feeds `pieces` as the server runtime would: unconsumed bytes carried over, the
+    /// handler called again after `More` before the next piece.
+    fn run<'a>(limits: Limits, pieces: impl IntoIterator<Item = &'a [u8]>) -> Run {
+        let mut h = HttpHandlerFactory::new(limits).handler();
         let mut written = Vec::new();
         let mut carry: Vec<u8> = Vec::new();
-        for chunk in [&input[..cut], &input[cut..]] {
-            carry.extend_from_slice(chunk);
-            let mut out = Vec::new();
-            match h.on_bytes(&carry, &mut out) {
-                Reply::Consumed(n) => {
-                    carry.drain(..n);
+        let mut most_held = 0;
+        for piece in pieces {
+            carry.extend_from_slice(piece);
+            loop {
+                let mut out = Vec::new();
+                let r = h.on_bytes(&carry, &mut out);
+                written.extend_from_slice(&out);
+                match r {
+                    Reply::Consumed(n) => {
+                        carry.drain(..n);
+                        break;
+                    }
+                    Reply::More(n) => {
+                        carry.drain(..n);
+                    }
+                    Reply::Close | Reply::TooLarge => {
+                        let requests = h.take_requests();
+                        return Run {
+                            written,
+                            end: Some(r),
+                            requests,
+                            most_held,
+                        };
+                    }
+                    Reply::EchoInput => panic!("http never echoes raw input"),
                 }
-                Reply::Close => {
-                    written.extend_from_slice(&out);
-                    return (written, true, h.take_requests());
-                }
-                Reply::EchoInput => panic!("http never echoes raw input"),
             }
-            written.extend_from_slice(&out);
+            most_held = most_held.max(carry.len());
         }
-        (written, false, h.take_requests())
+        let requests = h.take_requests();
+        Run {
+            written,
+            end: None,
+            requests,
+            most_held,
+        }
+    }
+
+    /// Feeds `input` split at `cut`; returns everything written, whether the handler
+    /// asked to close, and the requests answered.
+    fn serve(input: &[u8], cut: usize) -> (Vec<u8>, bool, u64) {
+        let r = run(Limits::default(), [&input[..cut], &input[cut..]]);
+        (r.written, r.end.is_some(), r.requests)
     }
 
     /// Strips the Date header (it changes every second) for comparisons.
@@ -541,6 +608,90 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         );
         assert!(closed);
         assert!(undated(&out).starts_with("HTTP/1.1 400 "));
+    }
+
+    #[test]
+    fn caps_end_as_too_large() {
+        let limits = Limits {
+            max_head: 1024,
+            max_body: 4096,
+        };
+        let mut head = b"GET / HTTP/1.1\r\nX: ".to_vec();
+        head.extend(std::iter::repeat_n(b'a', 2000));
+        let many = format!(
+            "GET / HTTP/1.1\r\n{}\r\n",
+            "X: 1\r\n".repeat(MAX_HEADERS + 1)
+        );
+        let long = b"POST / HTTP/1.1\r\nContent-Length: 4097\r\n\r\n".to_vec();
+        let mut chunked = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for _ in 0..5 {
+            chunked.extend_from_slice(b"400\r\n");
+            chunked.extend(std::iter::repeat_n(b'x', 1024));
+            chunked.extend_from_slice(b"\r\n");
+        }
+        let mut line = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;".to_vec();
+        line.extend(std::iter::repeat_n(b'e', 5000));
+        for (input, status) in [
+            (head, "431"),
+            (many.into_bytes(), "431"),
+            (long, "413"),
+            (chunked, "413"),
+            (line, "431"),
+        ] {
+            let r = run(limits, input.chunks(100));
+            assert_eq!(r.end, Some(Reply::TooLarge), "{}", undated(&r.written));
+            assert!(undated(&r.written).starts_with(&format!("HTTP/1.1 {status} ")));
+        }
+        // A malformed request is a plain close, not a cap.
+        let r = run(limits, [&b"GARBAGE\r\n\r\n"[..]]);
+        assert_eq!(r.end, Some(Reply::Close));
+    }
+
+    #[test]
+    fn chunked_framing_is_not_held() {
+        // 4 KiB of data in 1-byte chunks with 100-byte extensions (about 430 KiB on
+        // the wire): only the decoded body and an unfinished line are held, not the framing.
+        let mut req = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        let ext = "e".repeat(100);
+        for _ in 0..4096 {
+            req.extend_from_slice(format!("1;{ext}\r\nx\r\n").as_bytes());
+        }
+        req.extend_from_slice(b"0\r\n\r\n");
+        let r = run(Limits::default(), req.chunks(1000));
+        assert_eq!((r.end, r.requests), (None, 1));
+        assert!(undated(&r.written).ends_with(&"x".repeat(4096)));
+        assert!(r.most_held < 2000, "held {}", r.most_held);
+    }
+
+    #[test]
+    fn pipelined_large_replies_yield_between_batches() {
+        // 20 pipelined requests for 100 KiB each, in one read: answered in batches of
+        // about MAX_OUT_BATCH, every one of them, in order.
+        let reqs = b"GET /bytes/102400 HTTP/1.1\r\n\r\n".repeat(20);
+        let mut h = HttpHandlerFactory::new(Limits::default()).handler();
+        let mut carry = reqs.clone();
+        let mut calls = 0;
+        let mut total = 0;
+        loop {
+            let mut out = Vec::new();
+            let r = h.on_bytes(&carry, &mut out);
+            assert!(out.len() < MAX_OUT_BATCH + 103_000, "{}", out.len());
+            total += out.len();
+            calls += 1;
+            match r {
+                Reply::More(n) => {
+                    carry.drain(..n);
+                }
+                Reply::Consumed(n) => {
+                    assert_eq!(n, carry.len());
+                    break;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(h.take_requests(), 20);
+        assert!(calls >= 7, "{calls} calls");
+        assert!(total > 20 * 102_400);
     }
 
     #[test]

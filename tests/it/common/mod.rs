@@ -226,6 +226,22 @@ impl Proc {
         }
     }
 
+    /// The child's peak RSS so far (VmHWM), bytes; 0 once it is gone.
+    pub fn peak_rss(&self) -> u64 {
+        wirebench::procs::memory::peak_rss_bytes(self.pid()).unwrap_or(0)
+    }
+
+    /// `finish`, sampling the child's peak RSS every 20 ms while it runs (VmHWM is gone
+    /// once it exits). Returns the exit code and the peak RSS in bytes.
+    pub fn finish_watching_memory(&mut self, limit: Duration) -> (i32, u64) {
+        let mut peak = 0;
+        wait_until(limit, || {
+            peak = peak.max(self.peak_rss());
+            self.exited()
+        });
+        (self.finish(limit), peak)
+    }
+
     /// The next stdout line that starts with `prefix`, waiting up to `limit`.
     pub fn wait_line(&mut self, prefix: &str, limit: Duration) -> Option<String> {
         let end = Instant::now() + limit;
@@ -324,28 +340,35 @@ pub fn ju(v: &Value, pointer: &str) -> u64 {
 
 /// Runs `wirebench <args> --json FILE -q` to its end (bounded) and reads the result.
 pub fn run_json(args: &[&str]) -> RunOut {
+    run_json_watching_memory(args).0
+}
+
+/// `run_json`, also returning the run's peak RSS in bytes (VmHWM, sampled every 20 ms).
+pub fn run_json_watching_memory(args: &[&str]) -> (RunOut, u64) {
     let file = TempPath::new("result", ".json");
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--json", file.s(), "-q"]);
     let mut p = Proc::wirebench(&all);
-    let code = p.finish(RUN_LIMIT);
+    let (code, peak) = p.finish_watching_memory(RUN_LIMIT);
     let json = std::fs::read_to_string(file.path())
         .ok()
         .filter(|t| !t.trim().is_empty())
         .map(|t| {
             serde_json::from_str(&t).unwrap_or_else(|e| panic!("result is not JSON: {e}\n{t}"))
         });
-    RunOut {
+    let out = RunOut {
         code,
         stdout: p.stdout(),
         stderr: p.stderr(),
         json,
-    }
+    };
+    (out, peak)
 }
 
 // ---------------------------------------------------------------- servers
 
-/// `wirebench serve echo` as a child on a free port, started once it says it listens.
+/// `wirebench serve echo` (or another protocol) as a child on a free port, started
+/// once it says it listens.
 pub struct Served {
     pub proc: Proc,
     pub port: u16,
