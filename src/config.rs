@@ -26,6 +26,28 @@ fn at_least_one(flag: &str, v: usize) -> Result<usize> {
 /// Most requests in flight per connection (their bookkeeping is allocated up front).
 pub const MAX_PIPELINE: usize = 1 << 16;
 
+/// Open loop bounds, requests per second. Below one request in 1,000 s the schedule's
+/// arithmetic would overflow; above 100 million per second (10 ns apart) no client here
+/// comes near, and the schedule would be all backlog.
+pub const MIN_RATE: f64 = 0.001;
+pub const MAX_RATE: f64 = 100_000_000.0;
+
+/// Refuses a `--rate` that is not a number in [MIN_RATE, MAX_RATE].
+pub fn check_rate(r: f64) -> Result<()> {
+    if r.is_finite() && (MIN_RATE..=MAX_RATE).contains(&r) {
+        return Ok(());
+    }
+    // 1e300 in full would be a 301-digit number.
+    let shown = if r.abs() >= 1e12 {
+        format!("{r:e}")
+    } else {
+        r.to_string()
+    };
+    Err(Error::usage(format!(
+        "--rate must be between 0.001 and 100,000,000 requests per second, not {shown}"
+    )))
+}
+
 /// What to print and write.
 #[derive(Clone, Debug)]
 pub struct OutputOptions {
@@ -94,12 +116,7 @@ impl LoadConfig {
             }
         };
         if let Some(r) = a.rate {
-            // Below one request in 1,000 s the schedule's arithmetic would overflow.
-            if !(r.is_finite() && r >= 0.001) {
-                return Err(Error::usage(format!(
-                    "--rate must be at least 0.001 requests per second, not {r}"
-                )));
-            }
+            check_rate(r)?;
             if batch {
                 return Err(Error::usage(
                     "--rate does not combine with a batch plan (--iterations/--reconnects)",

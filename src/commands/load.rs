@@ -6,6 +6,7 @@ use crate::engine::EngineOutput;
 use crate::error::{Error, Result};
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::rate::RateFigures;
 use crate::stats::result::{
     error_map, Cpu, HistogramBlob, Outcome, Throughput, Totals, Warmup, SCHEMA_VERSION,
 };
@@ -102,6 +103,11 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
         Some(first) if out.measured.connect_errors() > 0 => format!("{why} (first: {first})"),
         _ => why,
     });
+    let reason = match (reason, out.rate.as_ref().and_then(rate_shortfall)) {
+        (r, None) => r,
+        (None, Some(short)) => Some(short),
+        (Some(r), Some(short)) => Some(format!("{short}; {r}")),
+    };
     let reason = match (out.interrupted, reason) {
         (false, r) => r,
         (true, None) => Some("interrupted by a signal before the plan was done".to_string()),
@@ -143,7 +149,21 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
         },
         status_classes: None,
         amqp: None,
+        rate: out.rate.clone(),
     }
+}
+
+/// "asked 300,000 requests/s, achieved 212,400 (the schedule fell 2.3 s behind)",
+/// when an open loop did not keep its rate.
+pub fn rate_shortfall(r: &RateFigures) -> Option<String> {
+    (!r.kept_up).then(|| {
+        format!(
+            "asked {} requests/s, achieved {} (the schedule fell {:.1} s behind)",
+            crate::report::format::rate(r.asked_per_s),
+            crate::report::format::rate(r.achieved_per_s),
+            r.behind_s
+        )
+    })
 }
 
 /// Prints the summary (and histogram), writes the JSON, and maps the outcome to an exit.

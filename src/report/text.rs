@@ -81,6 +81,15 @@ pub fn summary(r: &RunResult) -> String {
         rate(r.throughput.msgs_per_s),
         r.throughput.mb_per_s
     );
+    if let Some(p) = &r.rate {
+        let _ = writeln!(
+            s,
+            "rate:         asked {}/s, sent {}/s, schedule at most {:.3} s behind",
+            rate(p.asked_per_s),
+            rate(p.achieved_per_s),
+            p.behind_s
+        );
+    }
     let _ = writeln!(
         s,
         "connections:  {} opened, {} failed (attempts or dropped for unsolicited bytes)",
