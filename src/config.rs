@@ -11,7 +11,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn duration_flag(flag: &str, text: &str) -> Result<Duration> {
+/// Parses a duration flag; a negative one is refused as such, not as "not a duration".
+pub fn duration_flag(flag: &str, text: &str) -> Result<Duration> {
+    if text.trim_start().starts_with('-') {
+        return Err(Error::usage(format!(
+            "{flag} must be a positive duration (e.g. 10s, 500ms), not {text}"
+        )));
+    }
     parse_duration(text).map_err(|e| Error::usage(format!("{flag}: {e}")))
 }
 
@@ -214,7 +220,7 @@ impl EchoConfig {
         let target = a
             .target
             .as_deref()
-            .map(crate::net::addr::resolve)
+            .map(crate::net::addr::resolve_target)
             .transpose()?;
         if target.is_some() && a.server_threads.is_some() {
             return Err(Error::usage(
@@ -289,6 +295,12 @@ impl ServeConfig {
         };
         let listen = listen_all[0];
         let processes = at_least_one("--processes", a.processes)?;
+        if processes > crate::procs::MAX_SERVER_PROCESSES {
+            return Err(Error::usage(format!(
+                "--processes {processes} is more than the {} server worker processes allowed (each holds ~20,000 connections here)",
+                crate::procs::MAX_SERVER_PROCESSES
+            )));
+        }
         // Many processes on few CPUs: one thread each unless asked otherwise.
         let default_threads = if processes > 1 {
             1

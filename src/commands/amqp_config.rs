@@ -193,7 +193,7 @@ impl AmqpConfig {
             .max(1);
         let resolved = match target {
             Some(t) => {
-                let (addr, _) = crate::net::addr::resolve(&t.host_port())?;
+                let (addr, _) = crate::net::addr::resolve_target(&t.host_port())?;
                 Some((t, addr))
             }
             None => None,
