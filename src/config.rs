@@ -43,15 +43,19 @@ pub fn check_rate(r: f64) -> Result<()> {
     if r.is_finite() && (MIN_RATE..=MAX_RATE).contains(&r) {
         return Ok(());
     }
-    // 1e300 in full would be a 301-digit number.
-    let shown = if r.abs() >= 1e12 {
-        format!("{r:e}")
-    } else {
-        r.to_string()
-    };
     Err(Error::usage(format!(
-        "--rate must be between 0.001 and 100,000,000 requests per second, not {shown}"
+        "--rate must be between 0.001 and 100,000,000 requests per second, not {}",
+        show_number(r)
     )))
+}
+
+/// A number as typed-ish for a message: 1e300 and 1e-300 in full would be hundreds of digits.
+pub fn show_number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e12).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }
 
 /// What to print and write.

@@ -177,6 +177,14 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         row(&["amqp", "amqp://127.0.0.1:0/"], "has port 0"),
         row(&["amqp", "http://127.0.0.1:5672/"], "is not an AMQP URL"),
         row(&["amqp", "--rate", "-5"], "--rate must be between"),
+        row(
+            &["amqp", "--publish-wait", "1e-300"],
+            "--publish-wait 1e-300 ms over",
+        ),
+        row(
+            &["amqp", "--publish-wait", "-1"],
+            "--publish-wait must be a positive number",
+        ),
         // ---- connect
         row(
             &["connect", "-n", "-5"],

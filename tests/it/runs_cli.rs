@@ -145,7 +145,8 @@ fn run_with_cpu(cmd: &str, limit: Duration) -> (f64, f64, String) {
 fn connect_waits_for_late_pings_without_spinning() {
     let silent = Foreign::start(never_answer);
     // Hold 3 s with a ping per second that never comes back; after the hold the worker
-    // waits up to --timeout (6 s) for the pings in flight. That wait must sleep.
+    // waits up to --timeout (6 s) for the pings in flight. That wait must sleep: about
+    // 0.1 s of CPU in 9 s here; the busy wait it replaced used a whole CPU (>30%).
     let cmd = format!(
         "{} connect {} -n 200 --hold 3s --ping 1s --timeout 6s -q --processes 1",
         bin(),
@@ -154,7 +155,7 @@ fn connect_waits_for_late_pings_without_spinning() {
     let (cpu, wall, stat) = run_with_cpu(&cmd, Duration::from_secs(40));
     assert!(wall >= 3.0, "the hold alone is 3 s; wall {wall}");
     assert!(
-        cpu < 0.3 * wall,
+        cpu < 0.1 * wall,
         "connect used {cpu:.2} s of CPU in {wall:.2} s (busy waiting?)\n{stat}"
     );
     drop(silent);
