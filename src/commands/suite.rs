@@ -12,11 +12,12 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
     let total = suite.runs();
     if a.check {
         println!(
-            "{}: {} servers x {} rounds, {} loads, {total} runs",
+            "{}: {} servers x {} rounds, {} loads, {total} runs, at least {:.1} hours",
             a.file.display(),
             suite.servers.len(),
             suite.rounds,
-            suite.loads.len()
+            suite.loads.len(),
+            suite.estimate().as_secs_f64() / 3600.0
         );
         for l in &suite.loads {
             println!(

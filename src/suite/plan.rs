@@ -648,6 +648,55 @@ count = 1000
     }
 
     #[test]
+    fn runs_and_estimate_count_every_point_server_repeat_and_round() {
+        let text = r#"
+rounds = 2
+[[server]]
+name = "a"
+command = "x {port}"
+[[server]]
+name = "b"
+command = "y {port}"
+[[load]]
+protocol = "echo"
+connections = [1, 2, 3]
+duration = "10s"
+warmup = "2s"
+repeat = 2
+"#;
+        let s = parse(Path::new("t.toml"), text).unwrap();
+        // 3 points x 2 repeats x 2 servers x 2 rounds.
+        assert_eq!(s.runs(), 24);
+        // Each run 12 s, plus 2 s per server per round.
+        assert_eq!(s.estimate(), Duration::from_secs(24 * 12 + 2 * 2 * 2));
+        assert!(s.check_size(false).is_ok());
+    }
+
+    #[test]
+    fn an_absurd_sweep_needs_yes_and_a_huge_one_is_refused() {
+        let axis = |n: u32| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        let text = |n: u32| {
+            format!(
+                "[[server]]\nname = \"a\"\ncommand = \"x {{port}}\"\n[[load]]\nprotocol = \"echo\"\nconnections = [{}]\npipeline = [{}]\nduration = \"1s\"\n",
+                axis(n),
+                axis(n)
+            )
+        };
+        // 200 x 200 = 40,000 runs: refused with the estimate unless --yes.
+        let s = parse(Path::new("t.toml"), &text(200)).unwrap();
+        assert_eq!(s.runs(), 40_000);
+        let e = s.check_size(false).unwrap_err().to_string();
+        assert!(e.contains("40000 runs taking at least 22.2 hours"), "{e}");
+        assert!(e.contains("--yes"), "{e}");
+        assert!(s.check_size(true).is_ok());
+        // 1,100 x 1,100 points is past what any --yes allows.
+        let e = parse(Path::new("t.toml"), &text(1100))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the sweep has 1210000 points"), "{e}");
+    }
+
+    #[test]
     fn duration_and_count_together_are_refused() {
         let text = "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"echo\"\nduration = \"1s\"\ncount = 5\n";
         let e = parse(Path::new("t.toml"), text).unwrap_err().to_string();
