@@ -156,7 +156,7 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
 /// "asked 300,000 requests/s, achieved 212,400 (the schedule fell 2.3 s behind)",
 /// when an open loop did not keep its rate.
 pub fn rate_shortfall(r: &RateFigures) -> Option<String> {
-    (!r.kept_up).then(|| {
+    (r.kept_up == Some(false)).then(|| {
         format!(
             "asked {} requests/s, achieved {} (the schedule fell {:.1} s behind)",
             crate::report::format::rate(r.asked_per_s),

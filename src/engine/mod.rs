@@ -212,15 +212,20 @@ pub fn run<F: ProtocolFactory>(
     out.rate = spec.rate.map(|asked| {
         // Requests were sent until the deadline at most: the grace for replies after
         // it is no sending time.
-        let window = match spec.plan {
-            Plan::Duration(d) => out.elapsed.min(d),
-            _ => out.elapsed,
+        let (window, judged) = match spec.plan {
+            Plan::Duration(d) => (out.elapsed.min(d), true),
+            Plan::Count(n) => (
+                out.elapsed,
+                n as f64 / asked >= crate::stats::rate::SHORTEST_JUDGED.as_secs_f64(),
+            ),
+            Plan::Batch { .. } => (out.elapsed, false),
         };
         RateFigures::new(
             asked,
             out.measured.sent,
             window,
             Duration::from_nanos(max_lag_ns),
+            judged,
         )
     });
     out.interrupted = spec.stop.load(std::sync::atomic::Ordering::Relaxed);

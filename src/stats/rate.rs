@@ -7,6 +7,9 @@ use std::time::Duration;
 
 /// Below this share of the asked rate the run did not do what was asked (exit 1).
 pub const ACHIEVED_AT_LEAST: f64 = 0.9;
+/// A count plan whose schedule spans less than this is not judged: connecting (and a
+/// ramp) delay its first sends by a share of the run it cannot make up.
+pub const SHORTEST_JUDGED: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RateFigures {
@@ -16,13 +19,21 @@ pub struct RateFigures {
     pub achieved_per_s: f64,
     /// The furthest any connection's schedule fell behind the clock, seconds.
     pub behind_s: f64,
-    /// achieved >= 90% of asked.
-    pub kept_up: bool,
+    /// achieved >= 90% of asked; None when the plan was too short to tell (a count
+    /// plan scheduled over less than SHORTEST_JUDGED).
+    pub kept_up: Option<bool>,
 }
 
 impl RateFigures {
-    /// `sent` measured requests over `window` (the measured phase, up to the deadline).
-    pub fn new(asked_per_s: f64, sent: u64, window: Duration, behind: Duration) -> Self {
+    /// `sent` measured requests over `window` (the measured phase, up to the deadline);
+    /// `judged`: whether the plan is long enough for the rate to be held against it.
+    pub fn new(
+        asked_per_s: f64,
+        sent: u64,
+        window: Duration,
+        behind: Duration,
+        judged: bool,
+    ) -> Self {
         let secs = window.as_secs_f64();
         // Nothing measured (a zero window) is judged elsewhere; it is no rate shortfall.
         let achieved_per_s = if secs > 0.0 {
@@ -34,7 +45,7 @@ impl RateFigures {
             asked_per_s,
             achieved_per_s,
             behind_s: behind.as_secs_f64(),
-            kept_up: achieved_per_s >= asked_per_s * ACHIEVED_AT_LEAST,
+            kept_up: judged.then_some(achieved_per_s >= asked_per_s * ACHIEVED_AT_LEAST),
         }
     }
 }
@@ -45,15 +56,18 @@ mod tests {
 
     #[test]
     fn kept_up_is_ninety_percent_of_asked() {
-        let r = RateFigures::new(1000.0, 900, Duration::from_secs(1), Duration::ZERO);
-        assert!(r.kept_up);
-        let r = RateFigures::new(1000.0, 899, Duration::from_secs(1), Duration::ZERO);
-        assert!(!r.kept_up);
+        let r = RateFigures::new(1000.0, 900, Duration::from_secs(1), Duration::ZERO, true);
+        assert_eq!(r.kept_up, Some(true));
+        let r = RateFigures::new(1000.0, 899, Duration::from_secs(1), Duration::ZERO, true);
+        assert_eq!(r.kept_up, Some(false));
         assert_eq!(r.achieved_per_s, 899.0);
+        let r = RateFigures::new(1000.0, 1, Duration::from_secs(1), Duration::ZERO, false);
+        assert_eq!(r.kept_up, None);
     }
 
     #[test]
     fn an_empty_window_is_no_shortfall() {
-        assert!(RateFigures::new(5.0, 0, Duration::ZERO, Duration::ZERO).kept_up);
+        let r = RateFigures::new(5.0, 0, Duration::ZERO, Duration::ZERO, true);
+        assert_eq!(r.kept_up, Some(true));
     }
 }

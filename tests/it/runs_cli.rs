@@ -52,6 +52,11 @@ fn an_unreachable_rate_ends_at_its_duration_and_says_so() {
     let achieved = f(&j, "/rate/achieved_per_s");
     assert!(achieved > 0.0 && achieved < 9e7, "achieved {achieved}");
     assert_eq!(j["rate"]["kept_up"], Value::Bool(false));
+    assert_eq!(
+        ju(&j, "/totals/in_flight"),
+        0,
+        "a fast server answers within the grace"
+    );
     // The schedule fell behind by most of the second (the measured phase ends at 1 s).
     let behind = f(&j, "/rate/behind_s");
     assert!((0.5..=1.0).contains(&behind), "behind_s {behind}");
@@ -85,6 +90,16 @@ fn a_closed_loop_result_has_no_rate() {
     let (code, stderr, j) = run_bounded(&["echo", "-n", "100", "-t", "1", "-c", "2"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(j.get("rate").is_none(), "{j}");
+}
+
+#[test]
+fn a_short_count_plan_reports_its_rate_without_judging_it() {
+    // 100 requests at 100 million per second: a 1 us schedule, all of it start-up.
+    let (code, stderr, j) = run_bounded(&["echo", "-R", "1e8", "-n", "100", "-t", "1", "-c", "2"]);
+    assert_eq!(code, 0, "{stderr}\n{j}");
+    assert_eq!(j["rate"]["kept_up"], Value::Null);
+    assert_eq!(f(&j, "/rate/asked_per_s"), 1e8);
+    assert_eq!(ju(&j, "/totals/ok"), 100);
 }
 
 /// Reads (and drops) whatever arrives; never writes a byte.
