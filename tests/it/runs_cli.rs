@@ -44,9 +44,15 @@ fn f(v: &Value, pointer: &str) -> f64 {
 
 #[test]
 fn an_unreachable_rate_ends_at_its_duration_and_says_so() {
+    for command in ["echo", "http"] {
+        unreachable_rate(command);
+    }
+}
+
+fn unreachable_rate(command: &str) {
     // 100 million per second is the ceiling: accepted, and far past what 2 connections do.
     let (code, stderr, j) =
-        run_bounded(&["echo", "-R", "100000000", "-d", "1s", "-t", "1", "-c", "2"]);
+        run_bounded(&[command, "-R", "100000000", "-d", "1s", "-t", "1", "-c", "2"]);
     assert_eq!(code, 1, "a rate not kept must exit 1\n{stderr}");
     assert_eq!(f(&j, "/rate/asked_per_s"), 1e8);
     let achieved = f(&j, "/rate/achieved_per_s");
