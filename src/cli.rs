@@ -1,7 +1,89 @@
 //! Command-line flags, close to what the user typed. Validation lives in `config`.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
+
+/// Parses the process's arguments. A value that looks like a negative number (`-1`,
+/// `-1s`, `-.5`) after a flag is attached to it (`-c=-1`), so it reaches validation
+/// and is refused as a number ("must be ...") rather than as an unknown flag with a
+/// misleading tip.
+pub fn parse() -> Result<Cli, clap::Error> {
+    let matches = Cli::command().try_get_matches_from(attach_negative_values(std::env::args()))?;
+    Cli::from_arg_matches(&matches)
+}
+
+fn attach_negative_values(args: impl Iterator<Item = String>) -> Vec<String> {
+    let negative = |s: &str| {
+        s.strip_prefix('-')
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = false;
+    for a in args {
+        let attach = !rest
+            && negative(&a)
+            && out.last().is_some_and(|f| {
+                f.starts_with('-') && !f.contains('=') && !negative(f) && f != "--"
+            });
+        if attach {
+            if let Some(f) = out.last_mut() {
+                f.push('=');
+                f.push_str(&a);
+            }
+            continue;
+        }
+        rest |= a == "--";
+        out.push(a);
+    }
+    out
+}
+
+/// A clap error as the one sentence wirebench prints for bad input (clap's own text
+/// spans several lines: usage, tips, "For more information").
+pub fn error_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use std::error::Error as _;
+    let ctx = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    if e.kind() == ErrorKind::ValueValidation {
+        if let (Some(arg), Some(value)) =
+            (ctx(ContextKind::InvalidArg), ctx(ContextKind::InvalidValue))
+        {
+            // "--connections <CONNECTIONS>" -> "--connections"
+            let flag = arg.split(' ').next().unwrap_or(&arg);
+            if value.starts_with('-') {
+                return format!("{flag} must be a positive number, not {value}");
+            }
+            return format!(
+                "{flag}: '{value}' is not a valid value ({})",
+                e.source()
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "see --help".into())
+            );
+        }
+    }
+    let text = e.render().to_string();
+    let mut paragraphs = text.split("\n\n");
+    let first = paragraphs
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    // Keep a "similar argument exists" tip; drop usage, "For more information" and
+    // "to pass it as a value, use --" (wrong for a mistyped flag).
+    let tips: String = paragraphs
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip: a similar"))
+        .map(|l| format!(" ({l})"))
+        .collect();
+    format!("{first}{tips}")
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -437,6 +519,9 @@ pub struct SuiteArgs {
     /// Check the suite file and print the plan without starting anything.
     #[arg(long)]
     pub check: bool,
+    /// Run a suite even past 10,000 runs or an estimated 6 hours (refused otherwise).
+    #[arg(long)]
+    pub yes: bool,
     /// Print only the final summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -468,3 +553,25 @@ pub struct CompareArgs {
     pub threshold: f64,
 }
 // --- end of suites and reports ---
+
+#[cfg(test)]
+mod tests {
+    use super::attach_negative_values;
+
+    fn attach(args: &[&str]) -> Vec<String> {
+        attach_negative_values(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn negative_values_are_attached_to_their_flag() {
+        assert_eq!(
+            attach(&["wb", "echo", "-c", "-1", "--hold", "-1s", "--rate", "-.5"]),
+            ["wb", "echo", "-c=-1", "--hold=-1s", "--rate=-.5"]
+        );
+        // Flags, attached values and everything after "--" are left alone.
+        assert_eq!(
+            attach(&["wb", "echo", "-q", "-c=2", "-d", "1s", "--", "-x", "-1"]),
+            ["wb", "echo", "-q", "-c=2", "-d", "1s", "--", "-x", "-1"]
+        );
+    }
+}

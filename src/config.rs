@@ -11,7 +11,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn duration_flag(flag: &str, text: &str) -> Result<Duration> {
+/// Parses a duration flag; a negative one is refused as such, not as "not a duration".
+pub fn duration_flag(flag: &str, text: &str) -> Result<Duration> {
+    if text.trim_start().starts_with('-') {
+        return Err(Error::usage(format!(
+            "{flag} must be a positive duration (e.g. 10s, 500ms), not {text}"
+        )));
+    }
     parse_duration(text).map_err(|e| Error::usage(format!("{flag}: {e}")))
 }
 
@@ -25,6 +31,32 @@ fn at_least_one(flag: &str, v: usize) -> Result<usize> {
 
 /// Most requests in flight per connection (their bookkeeping is allocated up front).
 pub const MAX_PIPELINE: usize = 1 << 16;
+
+/// Open loop bounds, requests per second. Below one request in 1,000 s the schedule's
+/// arithmetic would overflow; above 100 million per second (10 ns apart) no client here
+/// comes near, and the schedule would be all backlog.
+pub const MIN_RATE: f64 = 0.001;
+pub const MAX_RATE: f64 = 100_000_000.0;
+
+/// Refuses a `--rate` that is not a number in [MIN_RATE, MAX_RATE].
+pub fn check_rate(r: f64) -> Result<()> {
+    if r.is_finite() && (MIN_RATE..=MAX_RATE).contains(&r) {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "--rate must be between 0.001 and 100,000,000 requests per second, not {}",
+        show_number(r)
+    )))
+}
+
+/// A number as typed-ish for a message: 1e300 and 1e-300 in full would be hundreds of digits.
+pub fn show_number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e12).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
 
 /// What to print and write.
 #[derive(Clone, Debug)]
@@ -94,12 +126,7 @@ impl LoadConfig {
             }
         };
         if let Some(r) = a.rate {
-            // Below one request in 1,000 s the schedule's arithmetic would overflow.
-            if !(r.is_finite() && r >= 0.001) {
-                return Err(Error::usage(format!(
-                    "--rate must be at least 0.001 requests per second, not {r}"
-                )));
-            }
+            check_rate(r)?;
             if batch {
                 return Err(Error::usage(
                     "--rate does not combine with a batch plan (--iterations/--reconnects)",
@@ -197,7 +224,7 @@ impl EchoConfig {
         let target = a
             .target
             .as_deref()
-            .map(crate::net::addr::resolve)
+            .map(crate::net::addr::resolve_target)
             .transpose()?;
         if target.is_some() && a.server_threads.is_some() {
             return Err(Error::usage(
@@ -293,6 +320,12 @@ impl ServeConfig {
         };
         let listen = listen_all[0];
         let processes = at_least_one("--processes", a.processes)?;
+        if processes > crate::procs::MAX_SERVER_PROCESSES {
+            return Err(Error::usage(format!(
+                "--processes {processes} is more than the {} server worker processes allowed (each holds ~20,000 connections here)",
+                crate::procs::MAX_SERVER_PROCESSES
+            )));
+        }
         // Many processes on few CPUs: one thread each unless asked otherwise.
         let default_threads = if processes > 1 {
             1

@@ -190,7 +190,7 @@ impl HttpConfig {
         };
         let addr = url
             .as_ref()
-            .map(|u| crate::net::addr::resolve(&u.host_port()).map(|(a, _)| a))
+            .map(|u| crate::net::addr::resolve_target(&u.host_port()).map(|(a, _)| a))
             .transpose()?;
         if url.is_some() && a.server_threads.is_some() {
             return Err(Error::usage(

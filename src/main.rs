@@ -1,19 +1,22 @@
 //! Thin entry point: parse flags, run, map the outcome to an exit code.
 
-use clap::Parser;
-
 fn main() {
     // Like other Unix tools, end quietly when stdout is a pipe closed early (| head)
     // instead of panicking on the failed print. Sockets are unaffected: every socket
     // write passes MSG_NOSIGNAL.
     // SAFETY: setting a signal disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let cli = match wirebench::cli::Cli::try_parse() {
+    let cli = match wirebench::cli::parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            // Bad flags: one sentence, exit 2.
+            eprintln!("wirebench: {}", wirebench::cli::error_line(&e));
+            std::process::exit(2);
+        }
         Err(e) => {
-            // Help and version go to stdout with exit 0; bad flags exit 2.
+            // Help and version go to stdout with exit 0.
             let _ = e.print();
-            std::process::exit(if e.use_stderr() { 2 } else { 0 });
+            std::process::exit(0);
         }
     };
     if let Err(e) = wirebench::run(cli) {

@@ -203,7 +203,16 @@ impl AmqpConfig {
         let mut load = LoadConfig::from_args(&load_args)?;
         if let Some(w) = a.publish_wait {
             // Each connection publishes every `w` ms: an open-loop schedule over all of them.
-            load.rate = Some(load.sockets() as f64 * 1000.0 / w);
+            let rate = load.sockets() as f64 * 1000.0 / w;
+            if crate::config::check_rate(rate).is_err() {
+                return Err(Error::usage(format!(
+                    "--publish-wait {} ms over {} connections asks {} messages per second: at most 100,000,000 in all",
+                    crate::config::show_number(w),
+                    load.sockets(),
+                    crate::config::show_number(rate)
+                )));
+            }
+            load.rate = Some(rate);
         }
         let cpus = crate::sys::affinity_cpus();
         if target.is_some() && (a.server_threads.is_some() || a.ack_multiple) {
@@ -217,7 +226,7 @@ impl AmqpConfig {
             .max(1);
         let resolved = match target {
             Some(t) => {
-                let (addr, _) = crate::net::addr::resolve(&t.host_port())?;
+                let (addr, _) = crate::net::addr::resolve_target(&t.host_port())?;
                 Some((t, addr))
             }
             None => None,

@@ -10,6 +10,7 @@ use crate::procs::memory::KernelLimits;
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
 pub fn run(args: &ConnectArgs) -> Result<()> {
     if crate::procs::worker_role().as_deref() == Some("connect") {
@@ -159,17 +160,34 @@ impl SelfSignedFiles {
                 "cannot write the built-in server's certificate: {e}"
             ))
         };
-        std::fs::create_dir_all(&dir).map_err(fail)?;
+        // Created with their modes, not chmod-ed after: the key is never readable by
+        // others, not even for a moment. A fresh directory (not create_dir_all) so one
+        // planted there beforehand is refused rather than used.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(fail)?;
         let files = SelfSignedFiles {
             cert: dir.join("cert.pem"),
             key: dir.join("key.pem"),
             pem: ck.cert.pem(),
             dir,
         };
-        std::fs::write(&files.cert, &files.pem).map_err(fail)?;
-        std::fs::write(&files.key, ck.key_pair.serialize_pem()).map_err(fail)?;
+        write_new(&files.cert, files.pem.as_bytes(), 0o644).map_err(fail)?;
+        write_new(&files.key, ck.key_pair.serialize_pem().as_bytes(), 0o600).map_err(fail)?;
         Ok(files)
     }
+}
+
+/// Writes a file that must not exist yet, created with `mode` (before the umask).
+fn write_new(path: &std::path::Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?
+        .write_all(bytes)
 }
 
 impl Drop for SelfSignedFiles {

@@ -26,6 +26,26 @@ fn parse_pairs(text: &str) -> Result<Vec<usize>> {
     Ok(out)
 }
 
+/// The fastest a backend handles one read-and-forward here (epoll at N=100 is about
+/// 0.5 us): the estimate below is a lower bound on the run's time.
+const FASTEST_NS_PER_WRITE: u64 = 500;
+/// A run estimated past this is refused as a typo, with the estimate.
+const LONGEST_RUN_S: u64 = 3600;
+
+/// Refuses a plan whose writes alone would take longer than LONGEST_RUN_S.
+fn check_estimate(writes: u64, iterations: usize, backends: usize, points: usize) -> Result<()> {
+    let total = u128::from(writes) * iterations as u128 * backends as u128 * points as u128;
+    let secs = total * u128::from(FASTEST_NS_PER_WRITE) / 1_000_000_000;
+    if secs > u128::from(LONGEST_RUN_S) {
+        return Err(Error::usage(format!(
+            "-w {} writes x {iterations} iterations x {backends} backends x {points} values of -n would take at least {} hours (about 0.5 us a write here): use fewer writes",
+            group(writes),
+            group((secs / 3600).min(u128::from(u64::MAX)) as u64)
+        )));
+    }
+    Ok(())
+}
+
 pub fn config_from(a: &IoeventArgs) -> Result<IoeventConfig> {
     let pairs = parse_pairs(&a.pairs)?;
     let backends = BackendKind::parse(&a.backend).ok_or_else(|| {
@@ -57,6 +77,7 @@ pub fn config_from(a: &IoeventArgs) -> Result<IoeventConfig> {
             )));
         }
     }
+    check_estimate(a.writes, a.iterations, backends.len(), pairs.len())?;
     Ok(IoeventConfig {
         pairs,
         active: a.active,

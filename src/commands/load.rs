@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::report::format::{count_of, group};
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::rate::RateFigures;
 use crate::stats::result::{
     error_map, ClientProcess, Cpu, HistogramBlob, Outcome, Throughput, Totals, Warmup,
     SCHEMA_VERSION,
@@ -139,6 +140,14 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
             }
         }),
     };
+    let reason = match (
+        reason,
+        out.rate.as_ref().and_then(|r| rate_shortfall(r, &inp.unit)),
+    ) {
+        (r, None) => r,
+        (None, Some(short)) => Some(short),
+        (Some(r), Some(short)) => Some(format!("{short}; {r}")),
+    };
     let replies = inp.unit.replies;
     let builtin_server = inp.server.is_some();
     let reason = match (out.interrupted, reason) {
@@ -191,7 +200,22 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
         },
         status_classes: None,
         amqp: None,
+        rate: out.rate.clone(),
     }
+}
+
+/// "asked 300,000 messages/s, achieved 212,400 (the schedule fell 2.3 s behind)",
+/// when an open loop did not keep its rate.
+pub fn rate_shortfall(r: &RateFigures, unit: &Unit) -> Option<String> {
+    (r.kept_up == Some(false)).then(|| {
+        format!(
+            "asked {} {}, achieved {} (the schedule fell {:.1} s behind)",
+            crate::report::format::rate(r.asked_per_s),
+            unit.per_s(),
+            crate::report::format::rate(r.achieved_per_s),
+            r.behind_s
+        )
+    })
 }
 
 /// Prints the summary (and histogram), writes the JSON, and maps the outcome to an exit.

@@ -12,7 +12,7 @@ pub fn parent(cfg: &ServeConfig, name: &str) -> Result<()> {
     let stop = super::load::stop_flag()?;
     // The workers run this same command line; the worker role makes them serve.
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let g = ServerGroup::start(&args, &cfg.listen_all, cfg.processes)?;
+    let g = ServerGroup::start(&args, &cfg.listen_all, cfg.processes, &stop)?;
     let addrs = if g.addrs.len() > 1 {
         format!("{} addresses from {}", g.addrs.len(), g.addrs[0])
     } else {

@@ -9,26 +9,15 @@ use std::sync::Arc;
 
 pub fn run(a: &SuiteArgs) -> Result<()> {
     let suite = plan::load(&a.file)?;
-    let total: usize = suite
-        .servers
-        .iter()
-        .map(|s| {
-            suite
-                .loads
-                .iter()
-                .filter(|l| l.applies_to(&s.name))
-                .map(|l| l.points.len() * l.repeat as usize)
-                .sum::<usize>()
-        })
-        .sum::<usize>()
-        * suite.rounds as usize;
+    let total = suite.runs();
     if a.check {
         println!(
-            "{}: {} servers x {} rounds, {} loads, {total} runs",
+            "{}: {} servers x {} rounds, {} loads, {total} runs, at least {:.1} hours",
             a.file.display(),
             suite.servers.len(),
             suite.rounds,
-            suite.loads.len()
+            suite.loads.len(),
+            suite.estimate().as_secs_f64() / 3600.0
         );
         for l in &suite.loads {
             println!(
@@ -49,6 +38,7 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
         }
         return Ok(());
     }
+    suite.check_size(a.yes)?;
     // Ctrl-C and SIGTERM only raise a flag: the runner stops the generator and the
     // server itself, so nothing is left running.
     let stop = Arc::new(AtomicBool::new(false));

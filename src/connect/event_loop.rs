@@ -285,7 +285,9 @@ impl Worker {
             let at = self.t0 + ((self.started as f64) / self.spec.rate * 1e9) as u64;
             next = next.min(at);
         }
-        if self.cmd.ping && self.ping_start > 0 {
+        // Once stopped no ping is sent, so the next ping's time soon lies in the past:
+        // counting it would make every wait zero and spin until the last reply times out.
+        if self.cmd.ping && !self.cmd.stop && self.ping_start > 0 {
             if let Some(iv) = self.spec.ping_interval_ms {
                 let m = self.slots.len().max(1) as u128;
                 let at = self.ping_start as u128

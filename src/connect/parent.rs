@@ -158,6 +158,7 @@ pub fn run(
             args,
             &["127.0.0.1:0".parse().expect("literal address")],
             cfg.server_processes,
+            stop,
         )?),
         _ => None,
     };

@@ -8,7 +8,6 @@ use crate::net::range;
 use crate::net::tls::Trust;
 use crate::procs::memory::KernelLimits;
 use crate::report::format::group;
-use crate::units::parse_duration;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,7 +57,7 @@ pub struct ConnectConfig {
 }
 
 fn dur(flag: &str, text: &str) -> Result<Duration> {
-    parse_duration(text).map_err(|e| Error::usage(format!("{flag}: {e}")))
+    crate::config::duration_flag(flag, text)
 }
 
 impl ConnectConfig {
@@ -109,11 +108,12 @@ impl ConnectConfig {
             None => (None, "127.0.0.1".to_string()),
             Some(t) if range::is_range(t) => {
                 let v = range::parse_socket_range("target", t)?;
+                crate::net::addr::refuse_port_zero(t, v[0])?;
                 let h = v[0].ip().to_string();
                 (Some(v), h)
             }
             Some(t) => {
-                let (addr, host) = crate::net::addr::resolve(t)?;
+                let (addr, host) = crate::net::addr::resolve_target(t)?;
                 (Some(vec![addr]), host)
             }
         };
@@ -180,13 +180,21 @@ impl ConnectConfig {
             Mode::Hold { .. } => total,
             Mode::Churn { .. } => a.concurrency as u64,
         };
+        // What the plan is called in messages: the flag the user gave (or its default).
+        let asked = match mode {
+            Mode::Hold { .. } => format!("-n {} connections", group(open_at_once)),
+            Mode::Churn { .. } => format!("--concurrency {}", group(open_at_once)),
+        };
         let processes = match a.processes {
             Some(p) => p,
-            None => open_at_once.div_ceil(per_process).max(1) as usize,
+            None => derived_processes(&asked, open_at_once, per_process, "client")?,
         };
         let server_processes = match a.server_processes {
             Some(p) => p,
-            None => open_at_once.div_ceil(SERVER_SHARE).max(1) as usize,
+            None if targets.is_none() => {
+                derived_processes(&asked, open_at_once, SERVER_SHARE, "built-in server")?
+            }
+            None => 1,
         };
         let cfg = ConnectConfig {
             total,
@@ -217,6 +225,23 @@ impl ConnectConfig {
     pub fn is_churn(&self) -> bool {
         matches!(self.mode, Mode::Churn { .. })
     }
+}
+
+/// The processes a plan needs when the user named none: `open` sockets at `share` per
+/// process. Beyond MAX_PROCESSES the plan is refused naming what the user gave (`asked`)
+/// and how far to bring it down, not a flag never typed.
+fn derived_processes(asked: &str, open: u64, share: u64, side: &str) -> Result<usize> {
+    let p = open.div_ceil(share).max(1);
+    if p > MAX_PROCESSES as u64 {
+        return Err(Error::usage(format!(
+            "{asked} would need {} {side} processes of {} sockets each, more than the {} allowed: ask for at most {}",
+            group(p),
+            group(share),
+            group(MAX_PROCESSES as u64),
+            group(share * MAX_PROCESSES as u64)
+        )));
+    }
+    Ok(p as usize)
 }
 
 /// Sockets one process may hold: the hard descriptor limit less a margin.

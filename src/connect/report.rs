@@ -233,6 +233,7 @@ pub fn build(
         },
         status_classes: None,
         amqp: None,
+        rate: None,
     };
     let reach = r.timeline.reached_s;
     let connect = ConnectSection {

@@ -25,6 +25,9 @@ pub enum End {
     /// an error; requests still in flight end as `Closed` and the slot reconnects if
     /// the plan goes on.
     Reconnect,
+    /// The run's end plus the drain grace has passed with requests still unanswered:
+    /// they stay `in_flight` and the connection is dropped without its goodbye.
+    Cut,
 }
 
 /// Polls in a row before yielding to the other connections of the worker.
@@ -178,10 +181,12 @@ impl<P: ClientProtocol> Conn<P> {
         self.written = [0; 2];
     }
 
-    /// Whether the plan lets this connection send a request intended at `intended`.
+    /// Whether the plan lets this connection send, now, a request intended at `intended`.
+    /// The measured phase ends at the deadline by the clock, whatever the schedule's
+    /// backlog: an open loop that fell behind must not go on sending its arrears.
     #[inline]
-    fn may_send(&self, intended: u64, shared: &Shared) -> bool {
-        if shared.stopping() || shared.deadline_ns.is_some_and(|d| intended >= d) {
+    fn may_send(&self, intended: u64, now: u64, shared: &Shared) -> bool {
+        if shared.stopping() || shared.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
             return false;
         }
         if self.local_budget == Some(0) {
@@ -198,6 +203,11 @@ impl<P: ClientProtocol> Conn<P> {
 
     /// Encodes as many requests as the pipeline, the schedule and the budget allow.
     fn fill(&mut self, now: u64, shared: &Shared) {
+        if self.open_loop() {
+            // Before the room check: a connection whose replies are late falls behind
+            // its schedule too, and that must show.
+            shared.note_lag(now, self.next_intended);
+        }
         let room = shared.pipeline - self.inflight.len();
         if room == 0 {
             return;
@@ -208,7 +218,7 @@ impl<P: ClientProtocol> Conn<P> {
         }
         // Closed loop: every request of this call is intended now, so the plan is
         // asked once for how many may go, not once per request.
-        if !self.may_send(now, shared) {
+        if !self.may_send(now, now, shared) {
             return;
         }
         let measured = now >= shared.measure_start_ns;
@@ -247,7 +257,7 @@ impl<P: ClientProtocol> Conn<P> {
         let mut tally = [(0u64, 0u64); 2];
         while self.inflight.len() < shared.pipeline && self.next_intended <= now {
             let intended = self.next_intended;
-            if !self.may_send(intended, shared) {
+            if !self.may_send(intended, now, shared) {
                 break;
             }
             let measured = intended >= shared.measure_start_ns;
@@ -513,7 +523,7 @@ impl<P: ClientProtocol> Conn<P> {
                         } else {
                             now
                         };
-                        return Poll::Ready(if idle && !self.may_send(wanted, shared) {
+                        return Poll::Ready(if idle && !self.may_send(wanted, now, shared) {
                             End::Done
                         } else {
                             End::Failed(ErrorKind::Closed)
@@ -536,9 +546,13 @@ impl<P: ClientProtocol> Conn<P> {
             } else {
                 now
             };
-            let can_send = self.may_send(next_send, shared);
+            let can_send = self.may_send(next_send, now, shared);
             if idle && !can_send {
                 return Poll::Ready(End::Done);
+            }
+            let cut_at = shared.cut_ns();
+            if !can_send && now >= cut_at {
+                return Poll::Ready(End::Cut);
             }
             if progressed {
                 rounds += 1;
@@ -572,9 +586,8 @@ impl<P: ClientProtocol> Conn<P> {
                 }
             }
             if let Some(d) = shared.deadline_ns {
-                if idle {
-                    wake = wake.min(d);
-                }
+                // Replies still due are waited for no longer than the drain grace.
+                wake = wake.min(if idle { d } else { cut_at });
             }
             if wake == u64::MAX {
                 return Poll::Pending;

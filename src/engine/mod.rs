@@ -12,6 +12,7 @@ pub mod worker;
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
 use crate::stats::{Counters, IntervalRow, Latency};
 use connector::Connector;
@@ -104,6 +105,8 @@ pub struct EngineOutput {
     pub interrupted: bool,
     /// Connection handshakes of protocols that have one (connect to ready), measured phase.
     pub handshake: Latency,
+    /// Open loop: what was asked and how far the schedule fell behind.
+    pub rate: Option<RateFigures>,
 }
 
 /// Runs the load to its end.
@@ -182,8 +185,10 @@ pub fn run<F: ProtocolFactory>(
         first_connect_error: None,
         interrupted: false,
         handshake: Latency::new(),
+        rate: None,
     };
     let mut finish_ns = measure_start_ns;
+    let mut max_lag_ns = 0;
     for h in handles {
         let w = h
             .join()
@@ -201,8 +206,28 @@ pub fn run<F: ProtocolFactory>(
             out.first_connect_error = w.stats.first_connect_error.clone();
         }
         finish_ns = finish_ns.max(w.finish_ns);
+        max_lag_ns = max_lag_ns.max(w.max_lag_ns);
     }
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
+    out.rate = spec.rate.map(|asked| {
+        // Requests were sent until the deadline at most: the grace for replies after
+        // it is no sending time.
+        let (window, judged) = match spec.plan {
+            Plan::Duration(d) => (out.elapsed.min(d), true),
+            Plan::Count(n) => (
+                out.elapsed,
+                n as f64 / asked >= crate::stats::rate::SHORTEST_JUDGED.as_secs_f64(),
+            ),
+            Plan::Batch { .. } => (out.elapsed, false),
+        };
+        RateFigures::new(
+            asked,
+            out.measured.sent,
+            window,
+            Duration::from_nanos(max_lag_ns),
+            judged,
+        )
+    });
     out.interrupted = spec.stop.load(std::sync::atomic::Ordering::Relaxed);
     out.intervals = agg.into_rows();
     Ok(out)

@@ -23,6 +23,8 @@ pub struct WorkerOutput {
     pub finish_ns: u64,
     /// CPU time of the worker thread during the measured phase.
     pub cpu: Duration,
+    /// Open loop: the furthest a connection's schedule fell behind, ns.
+    pub max_lag_ns: u64,
 }
 
 pub struct WorkerArgs<F> {
@@ -75,6 +77,7 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
             .rate
             .and_then(|_| super::pacer::Pacer::new(args.clock).ok()),
         stop_wake: tokio::sync::Notify::new(),
+        max_lag_ns: Cell::new(0),
     });
     // The stop flag is set by a signal handler, which cannot wake tasks: look every
     // 50 ms and wake whoever waits on a timer of ours (paced sends, back-off sleeps).
@@ -208,6 +211,7 @@ async fn worker_main<F: ProtocolFactory>(args: WorkerArgs<F>) -> WorkerOutput {
         stats,
         finish_ns,
         cpu,
+        max_lag_ns: shared.max_lag_ns.get(),
     }
 }
 
@@ -376,6 +380,9 @@ async fn slot_loop<F: ProtocolFactory>(
                         }
                         backoff = Duration::from_millis(10);
                     }
+                    // Past the drain grace: what is unanswered stays in flight (counted
+                    // after the loop); no goodbye, it could wait as long again.
+                    End::Cut => break,
                     End::Reconnect => {
                         // Closed on the protocol's word (HTTP's Connection: close): reopen
                         // at once, no back-off.
@@ -469,7 +476,7 @@ async fn batch_conn<F: ProtocolFactory>(
                     conn.abandon(ErrorKind::Closed, &shared);
                     stream = None;
                 }
-                End::Done => {}
+                End::Done | End::Cut => {}
             }
         }
         barrier.wait().await;

@@ -36,9 +36,35 @@ pub fn resolve(text: &str) -> Result<(SocketAddr, String)> {
     Ok((addr, host))
 }
 
+/// `resolve` for an address to connect to: port 0 is only for listening (the kernel
+/// picks a port), so as a target it is refused instead of failing every connect.
+pub fn resolve_target(text: &str) -> Result<(SocketAddr, String)> {
+    let (addr, host) = resolve(text)?;
+    refuse_port_zero(text, addr)?;
+    Ok((addr, host))
+}
+
+/// Refuses a target address with port 0, naming what the user typed.
+pub fn refuse_port_zero(text: &str, addr: SocketAddr) -> Result<()> {
+    if addr.port() == 0 {
+        return Err(Error::usage(format!(
+            "'{text}' has port 0, which a server can listen on but nothing can connect to: give the server's port"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_zero_is_no_target() {
+        assert!(resolve("127.0.0.1:0").is_ok());
+        let e = resolve_target("127.0.0.1:0").unwrap_err().to_string();
+        assert!(e.contains("'127.0.0.1:0' has port 0"), "{e}");
+        assert!(resolve_target("[::1]:1").is_ok());
+    }
 
     #[test]
     fn parses_forms() {

@@ -5,6 +5,14 @@
 pub mod memory;
 pub mod workers;
 
+/// Most worker processes of one built-in server (`serve --processes`). Each holds up to
+/// ~20,000 sockets (the descriptor limit here), so 256 of them could hold 5 million:
+/// past the kernel memory of these machines (about 4.8 KB per socket end, 20 GB free
+/// holds ~4 million), and each worker also costs a few MB and a share of 2 CPUs.
+/// Beyond it the number is a typo, and starting thousands of processes only to stop
+/// them is what the user would get.
+pub const MAX_SERVER_PROCESSES: usize = 256;
+
 /// Set in a worker's environment: the role it plays (`serve`, `connect`).
 pub const WORKER_ENV: &str = "WIREBENCH_WORKER";
 

@@ -107,6 +107,15 @@ pub fn summary(r: &RunResult) -> String {
         u.per_s(),
         mib_per_s(t.bytes_sent as f64 / secs)
     );
+    if let Some(p) = &r.rate {
+        let _ = writeln!(
+            s,
+            "rate:         asked {}/s, sent {}/s, schedule at most {:.3} s behind",
+            rate(p.asked_per_s),
+            rate(p.achieved_per_s),
+            p.behind_s
+        );
+    }
     let opened = if t.connections_from_warmup > 0 {
         format!(
             "{} open (opened during warm-up), {} new",

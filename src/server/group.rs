@@ -139,8 +139,14 @@ pub struct ServerGroup {
 
 impl ServerGroup {
     /// Starts `processes` workers with these arguments (`serve <protocol> ...`) on
-    /// `addrs` (port settled first) and waits until every one listens.
-    pub fn start(args: &[String], addrs: &[SocketAddr], processes: usize) -> Result<ServerGroup> {
+    /// `addrs` (port settled first) and waits until every one listens, or `stop` is set
+    /// (Ctrl-C): then every worker started so far is killed by its PID (on drop).
+    pub fn start(
+        args: &[String],
+        addrs: &[SocketAddr],
+        processes: usize,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<ServerGroup> {
         let addrs = settle_port(addrs)?;
         let listen = addrs
             .iter()
@@ -167,6 +173,11 @@ impl ServerGroup {
             if left.is_zero() {
                 return Err(Error::runtime(
                     "the server's worker processes did not all start within 30 s",
+                ));
+            }
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(Error::runtime(
+                    "interrupted while the server's worker processes were starting; all were stopped",
                 ));
             }
             match g.workers.recv(left.min(Duration::from_millis(200))) {

@@ -4,6 +4,7 @@
 pub mod amqp_figures;
 pub mod latency;
 pub mod outcome;
+pub mod rate;
 pub mod result;
 pub mod snapshot;
 pub mod unit;

@@ -53,6 +53,9 @@ pub struct RunResult {
     /// AMQP runs only: connection rate, handshake latency, confirmed messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amqp: Option<super::amqp_figures::AmqpFigures>,
+    /// Open loop (`--rate`) only: asked versus achieved, and the schedule's lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<super::rate::RateFigures>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

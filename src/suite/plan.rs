@@ -125,6 +125,69 @@ impl Load {
     }
 }
 
+/// Most points one load's sweep may expand to, whatever `--yes` says: they are built in
+/// memory before anything runs, and a million runs is weeks of benchmarking.
+pub const MAX_POINTS_PER_LOAD: u64 = 1_000_000;
+/// Beyond this many runs, or this long by the estimate, a suite runs only with `--yes`.
+pub const MAX_RUNS_UNASKED: u64 = 10_000;
+pub const MAX_ESTIMATE_UNASKED: Duration = Duration::from_secs(6 * 3600);
+/// A server's start (ready probe) and stop, per server and round, for the estimate.
+const SERVER_START_STOP: Duration = Duration::from_secs(2);
+
+impl Suite {
+    /// Runs of the whole suite: every point of every load on every server it applies
+    /// to, `repeat` times, every round.
+    pub fn runs(&self) -> u64 {
+        let per_round: u64 = self
+            .servers
+            .iter()
+            .map(|s| {
+                self.loads
+                    .iter()
+                    .filter(|l| l.applies_to(&s.name))
+                    .map(|l| l.points.len() as u64 * u64::from(l.repeat))
+                    .sum::<u64>()
+            })
+            .sum();
+        per_round.saturating_mul(u64::from(self.rounds))
+    }
+
+    /// A lower bound on the suite's time: warm-ups and durations (a count plan counts
+    /// its warm-up only) plus each server's start and stop.
+    pub fn estimate(&self) -> Duration {
+        let mut per_round = Duration::ZERO;
+        for s in &self.servers {
+            per_round += SERVER_START_STOP;
+            for l in self.loads.iter().filter(|l| l.applies_to(&s.name)) {
+                let one = l.warmup
+                    + match l.stop {
+                        Stop::Duration(d) => d,
+                        Stop::Count(_) => Duration::ZERO,
+                    };
+                let n = (l.points.len() as u64).saturating_mul(u64::from(l.repeat));
+                per_round =
+                    per_round.saturating_add(one.saturating_mul(n.min(u32::MAX as u64) as u32));
+            }
+        }
+        per_round.saturating_mul(self.rounds)
+    }
+
+    /// Refuses a suite too large to be meant (too many runs, or too long by the
+    /// estimate) unless the user said `--yes`, printing what it would take.
+    pub fn check_size(&self, yes: bool) -> Result<()> {
+        let (runs, est) = (self.runs(), self.estimate());
+        if yes || (runs <= MAX_RUNS_UNASKED && est <= MAX_ESTIMATE_UNASKED) {
+            return Ok(());
+        }
+        Err(Error::usage(format!(
+            "{}: {runs} runs taking at least {:.1} hours is more than {MAX_RUNS_UNASKED} runs or {} hours; check the sweeps, or pass --yes to run it anyway",
+            self.file.display(),
+            est.as_secs_f64() / 3600.0,
+            MAX_ESTIMATE_UNASKED.as_secs() / 3600
+        )))
+    }
+}
+
 /// 1-based line of a byte offset.
 pub fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -498,7 +561,20 @@ fn load_of(
             format!("{who} key `path`: the path must start with '/'"),
         ));
     }
-    let mut points = Vec::new();
+    let sweep = [conns.len(), bodies.len(), pipes.len(), rates.len()];
+    let n_points = sweep
+        .iter()
+        .fold(1u64, |acc, n| acc.saturating_mul(*n as u64));
+    if n_points > MAX_POINTS_PER_LOAD {
+        return Err(cx.err(
+            span,
+            format!(
+                "{who}: the sweep has {n_points} points ({} connections x {} body sizes x {} pipelines x {} rates), more than the {MAX_POINTS_PER_LOAD} a load may have",
+                sweep[0], sweep[1], sweep[2], sweep[3]
+            ),
+        ));
+    }
+    let mut points = Vec::with_capacity(n_points as usize);
     for &connections in &conns {
         for &body_size in &bodies {
             for &pipeline in &pipes {
@@ -577,6 +653,55 @@ count = 1000
         assert_eq!((l.repeat, l.threads, s.rounds), (1, 1, 1));
         assert_eq!(s.servers[0].ready, Ready::Tcp);
         assert_eq!(l.generator, Generator::Wirebench);
+    }
+
+    #[test]
+    fn runs_and_estimate_count_every_point_server_repeat_and_round() {
+        let text = r#"
+rounds = 2
+[[server]]
+name = "a"
+command = "x {port}"
+[[server]]
+name = "b"
+command = "y {port}"
+[[load]]
+protocol = "echo"
+connections = [1, 2, 3]
+duration = "10s"
+warmup = "2s"
+repeat = 2
+"#;
+        let s = parse(Path::new("t.toml"), text).unwrap();
+        // 3 points x 2 repeats x 2 servers x 2 rounds.
+        assert_eq!(s.runs(), 24);
+        // Each run 12 s, plus 2 s per server per round.
+        assert_eq!(s.estimate(), Duration::from_secs(24 * 12 + 2 * 2 * 2));
+        assert!(s.check_size(false).is_ok());
+    }
+
+    #[test]
+    fn an_absurd_sweep_needs_yes_and_a_huge_one_is_refused() {
+        let axis = |n: u32| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        let text = |n: u32| {
+            format!(
+                "[[server]]\nname = \"a\"\ncommand = \"x {{port}}\"\n[[load]]\nprotocol = \"echo\"\nconnections = [{}]\npipeline = [{}]\nduration = \"1s\"\n",
+                axis(n),
+                axis(n)
+            )
+        };
+        // 200 x 200 = 40,000 runs: refused with the estimate unless --yes.
+        let s = parse(Path::new("t.toml"), &text(200)).unwrap();
+        assert_eq!(s.runs(), 40_000);
+        let e = s.check_size(false).unwrap_err().to_string();
+        assert!(e.contains("40000 runs taking at least 22.2 hours"), "{e}");
+        assert!(e.contains("--yes"), "{e}");
+        assert!(s.check_size(true).is_ok());
+        // 1,100 x 1,100 points is past what any --yes allows.
+        let e = parse(Path::new("t.toml"), &text(1100))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the sweep has 1210000 points"), "{e}");
     }
 
     #[test]

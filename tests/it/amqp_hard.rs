@@ -133,7 +133,9 @@ fn serve_one(mut s: TcpStream, k: u64, how: Misbehave, tally: &Tally) {
                 tally.clean.fetch_add(read, SeqCst);
                 return;
             }
-            Reply::EchoInput => unreachable!("the broker never echoes"),
+            Reply::EchoInput | Reply::TooLarge | Reply::More(_) => {
+                unreachable!("the broker answers Consumed or Close")
+            }
         }
     }
 }

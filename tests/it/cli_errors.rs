@@ -1,4 +1,6 @@
-//! Bad input: exit code 2 and one sentence on stderr, "wirebench: ...", never a panic.
+//! Bad input that needs a setup of its own (a port held, a network namespace): exit
+//! code 2 and one sentence on stderr, never a panic. Plain bad flags, files and URLs
+//! are rows of the table in bad_input.rs.
 
 use crate::common::*;
 use std::net::TcpListener;
@@ -31,43 +33,6 @@ fn refuse_via(wrapper: &[&str], args: &[&str], phrase: &str) -> String {
 
 fn refuse(args: &[&str], phrase: &str) -> String {
     refuse_via(&[], args, phrase)
-}
-
-#[test]
-fn bad_load_flags() {
-    refuse(&["echo", "--size", "10..3"], "--size");
-    refuse(&["echo", "-c", "0"], "--connections must be at least 1");
-    refuse(
-        &["echo", "-d", "5s", "-n", "10"],
-        "choose one of -d/--duration and -n/--requests",
-    );
-    refuse(&["echo", "--iterations", "2", "-d", "1s"], "batch plan");
-    refuse(
-        &["echo", "-R", "1e-300", "-n", "1"],
-        "--rate must be at least 0.001",
-    );
-    refuse(&["echo", "-R", "NaN"], "--rate must be at least 0.001");
-    refuse(&["echo", "--insecure"], "only apply with --tls");
-}
-
-#[test]
-fn bad_targets() {
-    refuse(
-        &["echo", "notanaddress"],
-        "'notanaddress' is not a HOST:PORT address",
-    );
-    refuse(
-        &["echo", "127.0.0.1:99999"],
-        "'127.0.0.1:99999' is not a HOST:PORT address",
-    );
-}
-
-#[test]
-fn unwritable_json_file() {
-    refuse(
-        &["echo", "--json", "/nonexistent-dir/x.json", "-n", "1"],
-        "/nonexistent-dir/x.json",
-    );
 }
 
 #[test]

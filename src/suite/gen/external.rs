@@ -137,5 +137,6 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
         },
         status_classes: None,
         amqp: None,
+        rate: None,
     }
 }
