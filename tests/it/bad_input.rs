@@ -83,6 +83,7 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
     let garbage = fx.path("garbage.toml");
     let huge = fx.path("huge.toml");
     let results = fx.path("results");
+    let long_name = "x".repeat(300);
     vec![
         // ---- echo: numbers, plans, rates
         row(
@@ -172,7 +173,7 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["http", "--body", "/nonexistent-file"],
             "cannot read the --body file",
         ),
-        row(&["http", "--body", dir, "-n", "1"], "Is a directory"),
+        row(&["http", "--body", dir, "-n", "1"], "is a directory"),
         // ---- amqp
         row(&["amqp", "amqp://127.0.0.1:0/"], "has port 0"),
         row(&["amqp", "http://127.0.0.1:5672/"], "is not an AMQP URL"),
@@ -240,7 +241,7 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         row(&["serve", "http", "--max-body", "-1"], "--max-body"),
         row(
             &["serve", "amqp", "--frame-max", "10"],
-            "--frame-max must be at least 8192",
+            "--frame-max must be at least 4096",
         ),
         row(
             &["serve", "amqp", "--heartbeat", "-1"],
@@ -276,21 +277,13 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["compare", &results, &results, "--threshold", "-5"],
             "--threshold -5",
         ),
-    ]
-}
-
-// rows fixed on other branches: each needs a fix that lives on another engineer's
-// branch (the lead runs `bad_input_fixed_elsewhere` after the merge).
-fn rows_fixed_elsewhere() -> Vec<Row> {
-    let long_name = "x".repeat(300);
-    vec![
-        // --body of an endless file: capped by the http engineer.
+        // --body of an endless file: refused unread (at most the cap + 1 byte is read).
         Row {
             bounded_memory: true,
             forbidden: Some("out of memory"),
             ..row(&["http", "--body", "/dev/zero", "-n", "1"], "--body")
         },
-        // AMQP short strings are at most 255 bytes: checked by the amqp engineer.
+        // AMQP short strings are at most 255 bytes.
         row(&["amqp", "--exchange", &long_name, "-n", "1"], "--exchange"),
         row(
             &["amqp", "--routing-key", &long_name, "-n", "1"],
@@ -351,9 +344,4 @@ fn bad_input() {
     let fx = Fixtures::new();
     assert!(Path::new(&fx.path("huge.toml")).exists());
     check(rows(&fx));
-}
-
-#[test]
-fn bad_input_fixed_elsewhere() {
-    check(rows_fixed_elsewhere());
 }

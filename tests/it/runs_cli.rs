@@ -145,7 +145,7 @@ fn replies_that_never_come_end_as_in_flight_after_the_grace() {
     assert_eq!(j["totals"]["invariant_holds"], Value::Bool(true));
     // Each connection sent one request and waited: its schedule fell ~1 s behind.
     assert!(f(&j, "/rate/behind_s") >= 0.5, "{j}");
-    assert!(stderr.contains("requests got no reply"), "{stderr}");
+    assert!(stderr.contains("messages got no reply"), "{stderr}");
 }
 
 /// CPU seconds (user + system) of `sh -c CMD` and every process it waited for,

@@ -82,7 +82,9 @@ fn random_delays_keep_pipelined_replies_in_order() {
 
 #[test]
 fn stall_shows_in_the_corrected_tail_only() {
-    // Stalls at 4-5 s and 8-9 s after the server starts; the run covers both.
+    // Stalls at 4-5 s and 8-9 s after the server starts. The run (7 s) covers the
+    // first and ends before the second: a run that ends inside a stall cannot send
+    // its last second of schedule and rightly reports the rate as not kept.
     let server = Served::start(&["--threads", "1", "--stall", "1s/4s"]);
     let r = run_json(&[
         "echo",
@@ -90,7 +92,7 @@ fn stall_shows_in_the_corrected_tail_only() {
         "-R",
         "2000",
         "-d",
-        "9s",
+        "7s",
         "-c",
         "2",
         "-t",
