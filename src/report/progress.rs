@@ -88,6 +88,14 @@ impl Progress {
                 us(row.p50_us),
                 us(row.p99_us)
             );
+        } else {
+            // Items that settle on write count only once their connection closes
+            // cleanly (AMQP without confirms): what left meanwhile is what was sent.
+            let _ = write!(
+                s,
+                "  sent {}/s",
+                rate(row.sent as f64 / row.duration_s.max(1e-9))
+            );
         }
         let _ = write!(s, "  errors {}", group(row.errors + row.connect_errors));
         if row.connect_errors > 0 {
@@ -182,7 +190,14 @@ mod tests {
         let line = p.line(&row(1.0, 1_000, 1_000, None));
         assert_eq!(
             line,
-            "[   1.0s  50%] written 1,000 of 2,000  1,000/s  errors 0"
+            "[   1.0s  50%] written 1,000 of 2,000  1,000/s  sent 1,000/s  errors 0"
+        );
+        // Long-lived publishers count at their clean close: meanwhile, what was sent shows.
+        let mut waiting = row(2.0, 0, 0, None);
+        waiting.sent = 5_000;
+        assert_eq!(
+            p.line(&waiting),
+            "[   2.0s   0%] written 0 of 2,000  0/s  sent 5,000/s  errors 0"
         );
     }
 
