@@ -277,6 +277,23 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["compare", &results, &results, "--threshold", "-5"],
             "--threshold -5",
         ),
+        // ---- serve: timeouts, --delay and --stall
+        row(
+            &["serve", "http", "--header-timeout", "soon"],
+            "--header-timeout",
+        ),
+        row(
+            &["serve", "echo", "--idle-timeout", "1 fortnight"],
+            "--idle-timeout",
+        ),
+        row(
+            &["serve", "amqp", "--idle-timeout", "5 parsecs"],
+            "--idle-timeout",
+        ),
+        row(&["serve", "echo", "--delay", "gauss:2ms"], "--delay"),
+        row(&["serve", "http", "--delay", "uniform:5ms..1ms"], "--delay"),
+        row(&["serve", "echo", "--stall", "10s/1s"], "--stall"),
+        row(&["serve", "http", "--stall", "1s"], "--stall"),
         // --body of an endless file: refused unread (at most the cap + 1 byte is read).
         Row {
             bounded_memory: true,
