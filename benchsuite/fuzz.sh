@@ -10,6 +10,8 @@
 #   OUT=benchsuite/runs/<date>/fuzz   logs and summary.tsv (no corpora)
 #   SCRATCH=<mktemp -d>     the corpora grow here; removed at the end unless given
 #   BUILD_LOCK=FILE         hold `flock -s FILE` around the build (a shared build machine)
+#   KEEP_GOING=1            go on fuzzing after a crash (libFuzzer's fork mode), so each
+#                           target gets its whole time and reports every distinct crash
 # Needs the nightly toolchain; installs cargo-fuzz from crates.io when it is missing.
 # Prints executions, execs/s, corpus size and crashes per target; crash inputs are
 # kept in fuzz/artifacts/<target>/. Exits 1 when any target crashed (or leaked,
@@ -54,7 +56,17 @@ if ! "${build[@]}"; then
     echo "fuzz.sh: the fuzz targets did not build" >&2
     exit 2
 fi
-BIN="$FUZZ/target/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
+# Run copies, so the targets can be rebuilt (a fix under way) while these runs go on.
+BUILT="$FUZZ/target/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
+BIN="$SCRATCH/bin"
+mkdir -p "$BIN"
+for t in "${targets[@]}"; do
+    if [ ! -x "$BUILT/$t" ]; then
+        echo "fuzz.sh: no fuzz target named $t (cargo +nightly fuzz list)" >&2
+        exit 2
+    fi
+    cp "$BUILT/$t" "$BIN/$t"
+done
 
 # One target: libFuzzer on a scratch copy of the seeds; its log in $OUT/<target>.log.
 run_one() {
@@ -62,8 +74,12 @@ run_one() {
     rm -rf "$corpus"
     mkdir -p "$corpus" "$artifacts"
     cp -r "$FUZZ/corpus/$t/." "$corpus/"
-    local rc=0
-    nice -n "$NICE" "$BIN/$t" "$corpus" \
+    touch "$SCRATCH/$t.start"
+    local rc=0 mode=()
+    if [ "${KEEP_GOING:-0}" = 1 ]; then
+        mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+    fi
+    nice -n "$NICE" "$BIN/$t" "$corpus" "${mode[@]}" \
         -artifact_prefix="$artifacts/" \
         -max_total_time="$SECONDS_PER_TARGET" \
         -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
@@ -75,10 +91,6 @@ started=$(date -u +%FT%TZ)
 echo "fuzz.sh: ${#targets[@]} targets, ${SECONDS_PER_TARGET}s each, $PARALLEL at a time, logs in $OUT"
 running=0
 for t in "${targets[@]}"; do
-    if [ ! -x "$BIN/$t" ]; then
-        echo "fuzz.sh: no fuzz target named $t (cargo +nightly fuzz list)" >&2
-        exit 2
-    fi
     run_one "$t" &
     running=$((running + 1))
     if [ "$running" -ge "$PARALLEL" ]; then
@@ -95,9 +107,17 @@ for t in "${targets[@]}"; do
     log="$OUT/$t.log"
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    if [ -z "$execs" ]; then
+        # Fork mode prints no final stats; its last status line has the totals:
+        # "#EXECS: cov: .. ft: .. corp: .. exec/s: RATE oom/timeout/crash: O/T/C time: ..".
+        last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1 || true)
+        execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
+        rate=$(sed -nE 's/.*exec\/s:? ([0-9]+).*/\1/p' <<<"$last")
+    fi
     seeds=$(find "$FUZZ/corpus/$t" -type f | wc -l)
     corpus=$(find "$SCRATCH/corpus/$t" -type f | wc -l)
-    crashes=$(grep -c 'Test unit written to' "$log" || true)
+    # Crash, leak, timeout and out-of-memory inputs this run wrote.
+    crashes=$(find "$FUZZ/artifacts/$t" -type f -newer "$SCRATCH/$t.start" | wc -l)
     rc=$(cat "$SCRATCH/$t.rc")
     if [ "$rc" -ne 0 ] || [ "$crashes" -gt 0 ]; then
         crashed=$((crashed + 1))
