@@ -200,6 +200,10 @@ impl ResponseParser {
                 }
                 Err(_) => return Err("the response head is not valid HTTP/1.x"),
             };
+            // The same cap when the head arrives whole as when it arrives in pieces.
+            if len > MAX_HEAD {
+                return Err("the response head is larger than 64 KiB");
+            }
             let status = r.code.unwrap_or(0);
             let http10 = r.version == Some(0);
             if status == 101 {
@@ -418,5 +422,38 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         let mut head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
         head.extend_from_slice(&huge);
         assert!(matches!(p.parse(&head, false, |_| {}), Parsed::Invalid(_)));
+    }
+
+    /// Found with the fuzz target's whole-versus-split check (fuzz/fuzz_targets/
+    /// http_response.rs): a head past MAX_HEAD was refused when it arrived in pieces
+    /// but accepted when one read held all of it.
+    #[test]
+    fn a_long_head_is_refused_however_it_arrives() {
+        let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: ".to_vec();
+        r.extend_from_slice(&vec![b'a'; MAX_HEAD]);
+        r.extend_from_slice(b"\r\n\r\n");
+        let too_large = Parsed::Invalid("the response head is larger than 64 KiB");
+        assert_eq!(
+            ResponseParser::default().parse(&r, false, |_| {}),
+            too_large
+        );
+        let mut p = ResponseParser::default();
+        assert_eq!(p.parse(&r[..MAX_HEAD + 1], false, |_| {}), too_large);
+        // A head of MAX_HEAD bytes exactly is a response both ways.
+        let mut r = r[..MAX_HEAD - 4].to_vec();
+        r.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(r.len(), MAX_HEAD);
+        let done = Parsed::Done {
+            used: MAX_HEAD,
+            status: 200,
+            close: false,
+        };
+        assert_eq!(ResponseParser::default().parse(&r, false, |_| {}), done);
+        let mut p = ResponseParser::default();
+        assert_eq!(
+            p.parse(&r[..MAX_HEAD - 1], false, |_| {}),
+            Parsed::Incomplete
+        );
+        assert_eq!(p.parse(&r, false, |_| {}), done);
     }
 }
