@@ -10,6 +10,7 @@
 #   OUT=benchsuite/runs/<date>/fuzz   logs and summary.tsv (no corpora)
 #   SCRATCH=<mktemp -d>     the corpora grow here; removed at the end unless given
 #   BUILD_LOCK=FILE         hold `flock -s FILE` around the build (a shared build machine)
+#   BUILD=0                 run the targets as last built (no rebuild of a changed tree)
 #   KEEP_GOING=1            go on fuzzing after a crash (libFuzzer's fork mode), so each
 #                           target gets its whole time and reports every distinct crash
 # Needs the nightly toolchain; installs cargo-fuzz from crates.io when it is missing.
@@ -52,7 +53,9 @@ build=(cargo +nightly fuzz build)
 if [ -n "${BUILD_LOCK:-}" ]; then
     build=(flock -s "$BUILD_LOCK" "${build[@]}")
 fi
-if ! "${build[@]}"; then
+if [ "${BUILD:-1}" = 0 ]; then
+    echo "fuzz.sh: BUILD=0, running the targets as last built"
+elif ! "${build[@]}"; then
     echo "fuzz.sh: the fuzz targets did not build" >&2
     exit 2
 fi
