@@ -112,10 +112,14 @@ for t in "${targets[@]}"; do
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     if [ -z "$execs" ]; then
         # Fork mode prints no final stats; its last status line has the totals:
-        # "#EXECS: cov: .. ft: .. corp: .. exec/s: RATE oom/timeout/crash: O/T/C time: ..".
+        # "#EXECS: cov: .. corp: .. exec/s: LAST_JOB oom/timeout/crash: O/T/C time: SECONDSs".
+        # Its exec/s is the last job's, so the average is worked out from the totals.
         last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1 || true)
-        execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
-        rate=$(sed -nE 's/.*exec\/s:? ([0-9]+).*/\1/p' <<<"$last")
+        execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
+        secs=$(sed -nE 's/.* time: ([0-9]+)s.*/\1/p' <<<"$last")
+        if [ -n "$execs" ] && [ "${secs:-0}" -gt 0 ]; then
+            rate=$((execs / secs))
+        fi
     fi
     seeds=$(find "$FUZZ/corpus/$t" -type f | wc -l)
     corpus=$(find "$SCRATCH/corpus/$t" -type f | wc -l)
