@@ -1,10 +1,11 @@
-//! Arbitrary bytes into the AMQP frame decoder, the dummy broker and the publisher's
-//! reply decoder: nothing may panic, and a decoder must never claim more bytes than it
-//! was given. Run: `cargo +nightly fuzz run amqp_frames` (builds on stable too).
+//! Arbitrary bytes both ways: into the AMQP frame and method decoder, into the dummy
+//! broker as a client's frames (server side), and into the publisher as a broker's
+//! frames (client side: handshake, replies to publishes with confirms, goodbye).
+//! Nothing may panic, and a decoder must never claim more bytes than it was given. Run: `cargo +nightly fuzz run amqp_frames` (builds on stable too).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirebench::engine::protocol::{ClientProtocol, Decode, InFlight, SetupPhase};
+use wirebench::engine::protocol::{ClientProtocol, Decode, InFlight, Setup, SetupPhase};
 use wirebench::proto::amqp::client::{AmqpClient, ClientOptions, SessionCounters};
 use wirebench::proto::amqp::codec::{parse_method, split_frame, FrameKind, Split, PROTOCOL_HEADER};
 use wirebench::proto::amqp::server::{AmqpHandlerFactory, BrokerConfig};
@@ -64,9 +65,34 @@ fuzz_target!(|data: &[u8]| {
         },
         std::sync::Arc::new(SessionCounters::default()),
     );
+    // The handshake as the engine drives it: consumed bytes dropped, called again
+    // until it is done, fails, or needs more input.
     let mut scratch = Vec::new();
     let _ = c.setup(SetupPhase::Open, &[], &mut scratch);
-    let _ = c.setup(SetupPhase::Open, data, &mut scratch);
+    let mut rest = data;
+    let mut ready = false;
+    for _ in 0..32 {
+        scratch.clear();
+        match c.setup(SetupPhase::Open, rest, &mut scratch) {
+            Setup::Continue { used } => {
+                assert!(used <= rest.len());
+                if used == 0 {
+                    break;
+                }
+                rest = &rest[used..];
+            }
+            Setup::Done { used } => {
+                assert!(used <= rest.len());
+                rest = &rest[used..];
+                ready = true;
+                break;
+            }
+            Setup::Failed { .. } => break,
+        }
+    }
+    if !ready {
+        rest = data;
+    }
     let mut pubs = Vec::new();
     for seq in 0..4 {
         c.encode(seq, 0, &mut pubs);
@@ -78,7 +104,6 @@ fuzz_target!(|data: &[u8]| {
         tag: 0,
         measured: true,
     };
-    let mut rest = data;
     for _ in 0..8 {
         match c.decode(rest, &req) {
             Decode::Reply { used, .. } => {
@@ -87,5 +112,13 @@ fuzz_target!(|data: &[u8]| {
             }
             Decode::Incomplete => break,
         }
+    }
+
+    // The goodbye: whatever is left as the broker's answer to Connection.Close.
+    scratch.clear();
+    let _ = c.setup(SetupPhase::Close, &[], &mut scratch);
+    match c.setup(SetupPhase::Close, rest, &mut scratch) {
+        Setup::Continue { used } | Setup::Done { used } => assert!(used <= rest.len()),
+        Setup::Failed { .. } => {}
     }
 });

@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 
 /// Highest latency tracked: one hour. Longer values are recorded as one hour.
 const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Most samples one stored histogram may hold (2^48: nine years at a million per
+/// second). Percentiles sum bucket counts in a u64, so a file claiming more, e.g. a
+/// bucket of 2^64-1 from a corrupt or hostile file, would overflow them; with this cap
+/// 65,536 such files still add up safely.
+pub const MAX_STORED_SAMPLES: u64 = 1 << 48;
 
 #[derive(Clone, Debug)]
 pub struct Latency {
@@ -93,6 +98,13 @@ impl Latency {
         let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+        let mut total: u64 = 0;
+        for v in h.iter_recorded() {
+            total = total
+                .checked_add(v.count_at_value())
+                .filter(|&t| t <= MAX_STORED_SAMPLES)
+                .ok_or_else(|| format!("histogram holds more than {MAX_STORED_SAMPLES} samples"))?;
+        }
         let mut out = Latency::new();
         out.h
             .add(&h)
@@ -160,6 +172,29 @@ mod tests {
         assert_eq!(back.count(), 2000);
         assert_eq!(back.quantile_ns(0.99), all.quantile_ns(0.99));
         assert_eq!(back.inner().max(), all.inner().max());
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/result_json.rs): a stored histogram whose
+    /// bucket counts sum past u64 made every percentile overflow (a panic with overflow
+    /// checks, wrong percentiles without). The fuzzer got there with a deflate stream
+    /// whose checksum is not checked under cfg(fuzzing); a file written with a valid
+    /// checksum, as here, gets there in any build.
+    #[test]
+    fn refuses_counts_that_overflow_the_percentiles() {
+        // Four buckets of 2^62 (each fits the format's i64 counts): 2^64 in all.
+        let mut l = Latency::new();
+        for ns in [1000, 2000, 3000, 4000] {
+            l.record_n(ns, 1 << 62);
+        }
+        let e = Latency::decode(&l.encode()).unwrap_err();
+        assert_eq!(e, "histogram holds more than 281474976710656 samples");
+        // At the cap it still decodes, and a percentile of it is exact.
+        let mut l = Latency::new();
+        l.record_n(1000, MAX_STORED_SAMPLES - 1);
+        l.record(5000);
+        let back = Latency::decode(&l.encode()).unwrap();
+        assert_eq!(back.count(), MAX_STORED_SAMPLES);
+        assert_eq!(back.quantile_ns(1.0), l.quantile_ns(1.0));
     }
 
     #[test]

@@ -106,6 +106,11 @@ impl Chunked {
                             Step::Incomplete
                         };
                     };
+                    // The same cap when the line arrives whole as when it arrives in
+                    // pieces (above), so a stream's fate does not depend on its reads.
+                    if next - 1 - self.pos > MAX_LINE {
+                        return Step::Invalid("a chunk-size line is too long");
+                    }
                     let Some(size) = hex_size(l) else {
                         return Step::Invalid("a chunk size is not a hexadecimal number");
                     };
@@ -150,6 +155,9 @@ impl Chunked {
                             Step::Incomplete
                         };
                     };
+                    if next - 1 - self.pos > MAX_LINE {
+                        return Step::Invalid("a trailer line is too long");
+                    }
                     self.trailer_bytes += next - self.pos;
                     self.pos = next;
                     if l.is_empty() {
@@ -249,5 +257,38 @@ mod tests {
             assert_eq!(data, b"0123456789abc", "step {step}");
             assert!(held.len() <= MAX_LINE + step, "step {step}");
         }
+    }
+
+    /// Found with the fuzz target's whole-versus-pieces check (fuzz/fuzz_targets/
+    /// http_chunked.rs): a chunk-size or trailer line past MAX_LINE was refused when it
+    /// arrived in pieces but accepted when one read held all of it.
+    #[test]
+    fn long_lines_are_refused_however_they_arrive() {
+        let ext = vec![b'a'; MAX_LINE + 20];
+        let mut size_line = b"1;".to_vec();
+        size_line.extend_from_slice(&ext);
+        size_line.extend_from_slice(b"\r\nX\r\n0\r\n\r\n");
+        let mut trailer = b"1\r\nX\r\n0\r\nT: ".to_vec();
+        trailer.extend_from_slice(&ext);
+        trailer.extend_from_slice(b"\r\n\r\n");
+        for (body, why) in [
+            (size_line, "a chunk-size line is too long"),
+            (trailer, "a trailer line is too long"),
+        ] {
+            assert_eq!(decode_all(&body).0, Step::Invalid(why));
+            let mut c = Chunked::default();
+            assert_eq!(
+                c.advance(&body[..MAX_LINE + 20], |_| {}),
+                Step::Invalid(why)
+            );
+        }
+        // At the cap exactly (CR included), both ways accept it.
+        let mut ok = b"1;".to_vec();
+        ok.extend_from_slice(&ext[..MAX_LINE - 3]);
+        ok.extend_from_slice(b"\r\nX\r\n0\r\n\r\n");
+        assert_eq!(decode_all(&ok), (Step::Done(ok.len()), b"X".to_vec()));
+        let mut c = Chunked::default();
+        assert_eq!(c.advance(&ok[..MAX_LINE], |_| {}), Step::Incomplete);
+        assert_eq!(c.advance(&ok, |_| {}), Step::Done(ok.len()));
     }
 }

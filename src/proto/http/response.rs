@@ -544,4 +544,37 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
             Parsed::TooLarge(_)
         ));
     }
+
+    /// Found with the fuzz target's whole-versus-split check (fuzz/fuzz_targets/
+    /// http_response.rs): a head past MAX_HEAD was refused when it arrived in pieces
+    /// but accepted when one read held all of it.
+    #[test]
+    fn a_long_head_is_refused_however_it_arrives() {
+        let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: ".to_vec();
+        r.extend_from_slice(&vec![b'a'; MAX_HEAD]);
+        r.extend_from_slice(b"\r\n\r\n");
+        let too_large = Parsed::TooLarge("the response head is larger than 64 KiB");
+        assert_eq!(
+            ResponseParser::default().parse(&r, false, |_| {}),
+            too_large
+        );
+        let mut p = ResponseParser::default();
+        assert_eq!(p.parse(&r[..MAX_HEAD + 1], false, |_| {}), too_large);
+        // A head of MAX_HEAD bytes exactly is a response both ways.
+        let mut r = r[..MAX_HEAD - 4].to_vec();
+        r.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(r.len(), MAX_HEAD);
+        let done = Parsed::Done {
+            used: MAX_HEAD,
+            status: 200,
+            close: false,
+        };
+        assert_eq!(ResponseParser::default().parse(&r, false, |_| {}), done);
+        let mut p = ResponseParser::default();
+        assert_eq!(
+            p.parse(&r[..MAX_HEAD - 1], false, |_| {}),
+            Parsed::Incomplete
+        );
+        assert_eq!(p.parse(&r, false, |_| {}), done);
+    }
 }
