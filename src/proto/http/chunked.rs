@@ -109,7 +109,7 @@ impl Chunked {
                     // The same cap when the line arrives whole as when it arrives in
                     // pieces (above), so a stream's fate does not depend on its reads.
                     if next - 1 - self.pos > MAX_LINE {
-                        return Step::Invalid("a chunk-size line is too long");
+                        return Step::TooLarge("a chunk-size line is longer than 4 KiB");
                     }
                     let Some(size) = hex_size(l) else {
                         return Step::Invalid("a chunk size is not a hexadecimal number");
@@ -156,7 +156,7 @@ impl Chunked {
                         };
                     };
                     if next - 1 - self.pos > MAX_LINE {
-                        return Step::Invalid("a trailer line is too long");
+                        return Step::TooLarge("a trailer line is longer than 4 KiB");
                     }
                     self.trailer_bytes += next - self.pos;
                     self.pos = next;
@@ -272,14 +272,14 @@ mod tests {
         trailer.extend_from_slice(&ext);
         trailer.extend_from_slice(b"\r\n\r\n");
         for (body, why) in [
-            (size_line, "a chunk-size line is too long"),
-            (trailer, "a trailer line is too long"),
+            (size_line, "a chunk-size line is longer than 4 KiB"),
+            (trailer, "a trailer line is longer than 4 KiB"),
         ] {
-            assert_eq!(decode_all(&body).0, Step::Invalid(why));
+            assert_eq!(decode_all(&body).0, Step::TooLarge(why));
             let mut c = Chunked::default();
             assert_eq!(
                 c.advance(&body[..MAX_LINE + 20], |_| {}),
-                Step::Invalid(why)
+                Step::TooLarge(why)
             );
         }
         // At the cap exactly (CR included), both ways accept it.
