@@ -122,7 +122,7 @@ pub enum Command {
     Suite(SuiteArgs),
     /// Draw a results directory as one self-contained HTML file (and PNG charts, Markdown).
     Report(ReportArgs),
-    /// Compare two results directories; exit 1 on a regression past --threshold.
+    /// Compare two results directories; exit 1 when a point is worse past --threshold and beyond the noise of its rounds.
     Compare(CompareArgs),
     // --- end of suites and reports ---
     /// Run a built-in server.
@@ -548,7 +548,7 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// The results directory to judge against it.
     pub b: PathBuf,
-    /// A throughput drop or p99 rise beyond this percent (and beyond the noise) is a regression.
+    /// A throughput drop or p99 rise beyond this percent (and beyond the noise of the rounds) reads as worse.
     #[arg(long, default_value_t = 5.0)]
     pub threshold: f64,
 }
