@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
                 }
                 at += f.used;
             }
-            Split::Incomplete | Split::Bad(_) => break,
+            Split::Incomplete | Split::Bad(_) | Split::TooLarge(_) => break,
         }
     }
 
@@ -40,11 +40,11 @@ fuzz_target!(|data: &[u8]| {
         input.extend_from_slice(piece);
         out.clear();
         match h.on_bytes(&input, &mut out) {
-            Reply::Consumed(n) => {
+            Reply::Consumed(n) | Reply::More(n) => {
                 assert!(n <= input.len());
                 input.drain(..n);
             }
-            Reply::Close | Reply::EchoInput => break,
+            Reply::Close | Reply::TooLarge | Reply::EchoInput => break,
         }
     }
 
@@ -106,7 +106,7 @@ fuzz_target!(|data: &[u8]| {
     };
     for _ in 0..8 {
         match c.decode(rest, &req) {
-            Decode::Reply { used, .. } => {
+            Decode::Reply { used, .. } | Decode::Consumed { used } => {
                 assert!(used <= rest.len());
                 rest = &rest[used..];
             }

@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
                 at += len;
                 exp.seq = exp.seq.wrapping_add(1);
             }
-            Check::Incomplete | Check::BadLength => break,
+            Check::Incomplete | Check::BadLength | Check::TooLarge => break,
         }
     }
 
@@ -85,6 +85,7 @@ fuzz_target!(|data: &[u8]| {
     };
     match client.decode(data, &req) {
         Decode::Incomplete => {}
+        Decode::Consumed { used } => assert!(used <= data.len(), "consumed {used}"),
         Decode::Reply { used, verdict } => {
             assert!(used <= data.len());
             if used == 0 {

@@ -22,19 +22,32 @@ fn serve(f: &HttpHandlerFactory, pieces: &[&[u8]]) -> (u64, bool) {
     let mut requests = 0;
     for piece in pieces {
         carry.extend_from_slice(piece);
-        let mut out = Vec::new();
-        let reply = h.on_bytes(&carry, &mut out);
-        requests += h.take_requests();
-        match reply {
-            Reply::Consumed(n) => {
-                assert!(n <= carry.len(), "consumed {n} of {}", carry.len());
-                carry.drain(..n);
+        // `More`: the handler stopped after a batch of replies; the runtime calls it
+        // again on the rest before reading more.
+        loop {
+            let mut out = Vec::new();
+            let reply = h.on_bytes(&carry, &mut out);
+            requests += h.take_requests();
+            match reply {
+                Reply::Consumed(n) => {
+                    assert!(n <= carry.len(), "consumed {n} of {}", carry.len());
+                    carry.drain(..n);
+                    break;
+                }
+                Reply::More(n) => {
+                    assert!(n <= carry.len(), "consumed {n} of {}", carry.len());
+                    assert!(!out.is_empty(), "More without replies");
+                    carry.drain(..n);
+                    if carry.is_empty() {
+                        break;
+                    }
+                }
+                Reply::Close | Reply::TooLarge => {
+                    assert!(!out.is_empty(), "a close without a response");
+                    return (requests, true);
+                }
+                Reply::EchoInput => panic!("http never echoes raw input"),
             }
-            Reply::Close => {
-                assert!(!out.is_empty(), "a close without a response");
-                return (requests, true);
-            }
-            Reply::EchoInput => panic!("http never echoes raw input"),
         }
     }
     (requests, false)

@@ -38,6 +38,7 @@ fuzz_target!(|data: &[u8]| {
         suite_text: None,
         environment: v.get("environment").cloned().unwrap_or(Value::Null),
         servers: Value::Null,
+        baseline: None,
         loads,
         files: records.len(),
     };
@@ -45,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = markdown::render(&d);
     for line in compare(&d, &d, 5.0) {
         assert!(
-            !matches!(line.verdict, Verdict::Regression | Verdict::Missing),
+            !matches!(line.verdict, Verdict::Worse | Verdict::Missing),
             "{} {}: {:?} against itself",
             line.what,
             line.metric,
