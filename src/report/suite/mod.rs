@@ -42,9 +42,9 @@ pub fn axis_value(axis: &str, v: f64) -> String {
 
 pub fn unit(protocol: &str) -> &'static str {
     match protocol {
-        "echo" => "msgs/s",
-        "amqp" => "msgs/s",
-        "connect" => "conns/s",
+        "echo" => "messages/s",
+        "amqp" => "publishes/s",
+        "connect" => "connections/s",
         _ => "requests/s",
     }
 }
