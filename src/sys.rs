@@ -19,23 +19,19 @@ pub fn gettid() -> i32 {
 
 /// User+system CPU time of the calling thread.
 pub fn thread_cpu_time() -> Duration {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: ru is valid writable memory for one rusage.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    // SAFETY: getrusage succeeded and filled the struct.
-    let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    rusage_cpu_time(libc::RUSAGE_THREAD)
 }
 
 /// User+system CPU time of this whole process (every thread) so far.
 pub fn process_cpu_time() -> Duration {
+    rusage_cpu_time(libc::RUSAGE_SELF)
+}
+
+/// User+system CPU time from getrusage(who); zero if the call fails.
+fn rusage_cpu_time(who: libc::c_int) -> Duration {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: ru is valid writable memory for one rusage.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
     if rc != 0 {
         return Duration::ZERO;
     }
