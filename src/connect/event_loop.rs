@@ -4,10 +4,11 @@
 //! arrive on stdin (fd 0, watched by the same epoll); counters go out as JSON lines.
 
 use super::messages::{Counts, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP};
-use super::socket::{self, errno_name, Epoll};
 use super::tls::{self, ClientTls, Input};
 use crate::clock::monotonic_ns;
 use crate::error::{Error, Result};
+use crate::net::epoll::Epoll;
+use crate::net::socket::{self, errno_name};
 use crate::procs::workers::emit;
 use crate::proto::echo::codec::{self, Check, Expected};
 use crate::stats::Latency;

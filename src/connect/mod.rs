@@ -8,7 +8,6 @@ pub mod messages;
 pub mod parent;
 pub mod plan;
 pub mod report;
-pub mod socket;
 pub mod tls;
 
 use crate::error::{Error, Result};

@@ -2,32 +2,13 @@
 //! connection (only with --tls), driven by readiness like the plain sockets.
 
 use super::messages::TlsSpec;
-use super::socket;
 use crate::error::Result;
+use crate::net::socket::FdIo;
 use crate::net::tls::{self, Trust};
 use rustls::pki_types::ServerName;
 use rustls::ClientConnection;
 use std::io::{ErrorKind, Read, Write};
 use std::sync::Arc;
-
-/// A raw non-blocking descriptor as Read + Write for rustls.
-pub struct FdIo(pub i32);
-
-impl Read for FdIo {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        socket::read(self.0, b).map_err(std::io::Error::from_raw_os_error)
-    }
-}
-
-impl Write for FdIo {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        socket::write(self.0, b).map_err(std::io::Error::from_raw_os_error)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 pub struct ClientTls {
     config: Arc<rustls::ClientConfig>,

@@ -4,8 +4,10 @@
 
 pub mod conn;
 pub mod connector;
+pub mod legacy;
 pub mod pacer;
 pub mod protocol;
+pub mod session;
 pub mod setup;
 pub mod shared;
 pub mod worker;

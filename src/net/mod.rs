@@ -1,6 +1,8 @@
 //! Addresses, listeners, socket options and TLS configurations.
 
 pub mod addr;
+pub mod epoll;
 pub mod listen;
 pub mod range;
+pub mod socket;
 pub mod tls;

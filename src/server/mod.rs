@@ -7,6 +7,7 @@ pub mod counters;
 pub mod group;
 pub mod handler;
 pub mod pacing;
+pub mod session;
 pub mod timeouts;
 
 use crate::error::{Error, Result};

@@ -1,11 +1,12 @@
-//! Raw non-blocking client sockets for mass connections: a plain descriptor per
+//! Raw non-blocking sockets for the event loops: a plain descriptor per
 //! connection (no runtime object, no buffer), optionally bound to a source address
 //! with IP_BIND_ADDRESS_NO_PORT so the kernel picks the port at connect time, per
 //! (source, destination) pair, instead of one port per source for all destinations.
 
+use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
 
-fn errno() -> i32 {
+pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
@@ -147,74 +148,21 @@ pub fn write(fd: i32, data: &[u8]) -> Result<usize, i32> {
     }
 }
 
-/// A thin epoll instance.
-pub struct Epoll(i32);
+/// A raw non-blocking descriptor as Read + Write for rustls.
+pub struct FdIo(pub i32);
 
-impl Epoll {
-    pub fn new() -> std::io::Result<Epoll> {
-        // SAFETY: no preconditions.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Epoll(fd))
-    }
-
-    fn ctl(&self, op: i32, fd: i32, events: u32, data: u64) -> i32 {
-        let mut ev = libc::epoll_event { events, u64: data };
-        // SAFETY: ev is a valid epoll_event.
-        unsafe { libc::epoll_ctl(self.0, op, fd, &mut ev) }
-    }
-
-    pub fn add(&self, fd: i32, events: u32, data: u64) -> Result<(), i32> {
-        if self.ctl(libc::EPOLL_CTL_ADD, fd, events, data) != 0 {
-            return Err(errno());
-        }
-        Ok(())
-    }
-
-    pub fn modify(&self, fd: i32, events: u32, data: u64) -> Result<(), i32> {
-        if self.ctl(libc::EPOLL_CTL_MOD, fd, events, data) != 0 {
-            return Err(errno());
-        }
-        Ok(())
-    }
-
-    /// Waits up to `timeout_ns` (nanosecond precision with epoll_pwait2, so a ping is
-    /// not sent up to a millisecond late); returns how many entries were filled.
-    pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ns: u64) -> usize {
-        let ts = libc::timespec {
-            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
-        };
-        // SAFETY: events is valid for writes of its length; ts outlives the call.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_epoll_pwait2,
-                self.0,
-                events.as_mut_ptr(),
-                events.len() as libc::c_int,
-                &ts as *const libc::timespec,
-                std::ptr::null::<libc::sigset_t>(),
-                0usize,
-            )
-        };
-        if n >= 0 {
-            return n as usize;
-        }
-        if errno() != libc::ENOSYS {
-            return 0;
-        }
-        // Kernels before 5.11: millisecond timeouts, rounded up.
-        let ms = timeout_ns.div_ceil(1_000_000).min(i32::MAX as u64) as i32;
-        // SAFETY: events is valid for writes of its length.
-        let n = unsafe { libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, ms) };
-        n.max(0) as usize
+impl Read for FdIo {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        read(self.0, b).map_err(std::io::Error::from_raw_os_error)
     }
 }
 
-impl Drop for Epoll {
-    fn drop(&mut self) {
-        close(self.0);
+impl Write for FdIo {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        write(self.0, b).map_err(std::io::Error::from_raw_os_error)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

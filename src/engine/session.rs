@@ -1,0 +1,129 @@
+//! The client session seam: what a protocol gives the engine for one connection.
+//!
+//! Sans-IO: a session sees bytes and appends bytes; the engine owns sockets, time,
+//! counting and connection policy (requests per connection, reconnects, the ramp).
+//! One mechanism per need:
+//! - open and close exchanges (a handshake, a goodbye): `open`, `close`, on every plan;
+//! - replies, one or several requests settled at once with one verdict
+//!   (`Decode::Reply { settles }`: an AMQP multiple ack or nack);
+//! - requests that settle on write (`SessionFactory::settles_on_write`);
+//! - events that arrive with or without anything in flight (`Decode::Event`: a ping,
+//!   a push, a heartbeat), answered through `out` without dropping the connection;
+//! - replies that run to the close (`decode_at_close`);
+//! - the protocol's own figures (`Figures`), kept per worker and phase, merged exactly.
+
+pub use super::protocol::{InFlight, Setup, Verdict};
+use crate::stats::ErrorKind;
+
+/// A protocol's own per-worker figures (HTTP status classes, AMQP broker closes).
+/// Merged exactly over workers, processes and shards: sums, never averages.
+pub trait Figures:
+    Default + Clone + Send + serde::Serialize + serde::de::DeserializeOwned + 'static
+{
+    fn merge(&mut self, other: &Self);
+}
+
+impl Figures for () {
+    fn merge(&mut self, _other: &()) {}
+}
+
+/// What the session makes of the bytes received so far.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decode {
+    /// Nothing complete yet: read more.
+    Incomplete,
+    /// `used` bytes complete the replies to the oldest `settles` requests in flight
+    /// (>= 1; more than one for a multiple acknowledgement), all judged `verdict`.
+    /// With `close`, the connection is closed after it (HTTP `Connection: close`):
+    /// requests still in flight end as `closed` and the slot reconnects if the plan
+    /// goes on.
+    Reply {
+        used: usize,
+        settles: u32,
+        verdict: Verdict,
+        close: bool,
+    },
+    /// Not complete, but its first `used` bytes (> 0) are checked and need not be
+    /// kept (an interim HTTP 1xx, body bytes already counted): dropped, counted with
+    /// the oldest reply, and the session is asked again about the bytes after them.
+    Consumed { used: usize },
+    /// `used` bytes (> 0) are an event from the peer, not a reply (a ping, a push, a
+    /// heartbeat): counted as an event; what the session appended to `out` (a pong)
+    /// is written. Allowed with or without requests in flight.
+    Event { used: usize },
+    /// The connection cannot go on (bytes nobody asked for, the peer's goodbye in the
+    /// middle of the run): it is dropped and its unsettled requests end as `kind`.
+    Fail { kind: ErrorKind },
+}
+
+impl Decode {
+    /// One reply settling the oldest request.
+    #[inline]
+    pub fn reply(used: usize, verdict: Verdict) -> Decode {
+        Decode::Reply {
+            used,
+            settles: 1,
+            verdict,
+            close: false,
+        }
+    }
+}
+
+/// One connection's protocol state on the client side.
+pub trait ClientSession: 'static {
+    type Figures: Figures;
+
+    /// The opening exchange (a handshake), before the first request: given what was
+    /// received so far (first with nothing), append what to send to `out`. Called
+    /// until `Done` or `Failed`. Default: nothing to exchange.
+    fn open(&mut self, _input: &[u8], _out: &mut Vec<u8>) -> Setup {
+        Setup::Done { used: 0 }
+    }
+
+    /// The closing exchange (a goodbye) after the last reply, same rules as `open`.
+    fn close(&mut self, _input: &[u8], _out: &mut Vec<u8>) -> Setup {
+        Setup::Done { used: 0 }
+    }
+
+    /// Appends request `seq`, sent at `sent_ns`, to `out`; returns its tag.
+    fn encode(&mut self, seq: u64, sent_ns: u64, out: &mut Vec<u8>) -> u32;
+
+    /// Looks at the start of `input`. `oldest` is the oldest request awaiting a reply,
+    /// or None when none is (nothing in flight, or a settles-on-write protocol): then
+    /// only an `Event`, `Incomplete` or `Fail` makes sense. `figures` are those of the
+    /// oldest request's phase (warm-up or measured).
+    fn decode(
+        &mut self,
+        input: &[u8],
+        oldest: Option<&InFlight>,
+        out: &mut Vec<u8>,
+        figures: &mut Self::Figures,
+    ) -> Decode;
+
+    /// The peer closed with `input` (a partial reply to `oldest`) unread: a reply that
+    /// runs to the close (an HTTP/1.0 body) is complete now. Default: none is.
+    fn decode_at_close(
+        &mut self,
+        _input: &[u8],
+        _oldest: &InFlight,
+        _figures: &mut Self::Figures,
+    ) -> Decode {
+        Decode::Incomplete
+    }
+}
+
+/// Makes a session for each new connection of a run.
+pub trait SessionFactory: Send + Sync + 'static {
+    type Session: ClientSession;
+
+    /// `conn_id` is unique within the run.
+    fn session(&self, conn_id: u64) -> Self::Session;
+
+    /// Requests that get no reply (AMQP publishes without confirms): once written they
+    /// wait for the closing exchange, and count as correct only if it completes; a
+    /// connection that ends any other way ends them as an error. No latency is
+    /// recorded for them.
+    fn settles_on_write(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,104 @@
+//! The server session seam: what a protocol gives the server runtime for one accepted
+//! connection. Sans-IO like the client's (`engine/session.rs`): bytes in, bytes out;
+//! the runtime owns sockets, buffers, TLS, backpressure, timeouts and counting.
+
+pub use crate::engine::session::Figures;
+use crate::server::handler::{Handler, HandlerFactory};
+
+/// What a session made of the bytes it was given.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// `used` bytes were consumed (the rest waits for more); the reply is in `out`.
+    Consumed(usize),
+    /// Write `out`, then close the connection (a protocol error, or the peer's request).
+    Close,
+    /// Write `out`, then close: the peer went past a documented cap (a head, a body);
+    /// counted in the server's `too_large`.
+    TooLarge,
+    /// `used` bytes were consumed and the replies in `out` are as many as one call
+    /// should make (pipelined requests asking for large replies): write them, then
+    /// call again with the rest before reading more.
+    More(usize),
+}
+
+/// One connection's protocol state on the server side.
+pub trait ServerSession: 'static {
+    type Figures: Figures;
+
+    /// `input` holds everything received and not yet consumed; append replies to `out`.
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut Self::Figures) -> Reply;
+
+    /// Requests answered since the last call, for the server's `requests` counter
+    /// (asked after every `on_bytes`). Byte protocols without requests keep the default.
+    #[inline]
+    fn take_requests(&mut self) -> u64 {
+        0
+    }
+
+    /// Whether the connection waits for (the rest of) a request head, given the
+    /// `unconsumed` input bytes kept after `on_bytes`: --header-timeout runs then.
+    #[inline]
+    fn in_head(&self, _unconsumed: usize) -> bool {
+        false
+    }
+
+    /// Server-initiated frames (a WebSocket ping every N ms): when this session next
+    /// wants `on_wake`, in ns on the server's clock. None: never.
+    #[inline]
+    fn next_wake(&self) -> Option<u64> {
+        None
+    }
+
+    /// Called at or after `next_wake`; append what to send to `out`.
+    fn on_wake(&mut self, _now_ns: u64, _out: &mut Vec<u8>) {}
+}
+
+/// Makes a session for each accepted connection.
+pub trait ServerFactory: Send + Sync + 'static {
+    type Session: ServerSession;
+
+    fn session(&self) -> Self::Session;
+}
+
+/// Transition only: an old-seam `Handler` as a session (echo's `EchoInput` becomes a
+/// copy into `out`). Deleted with `handler.rs` once every protocol speaks this seam.
+pub struct LegacyHandler<H>(pub H);
+
+impl<H: Handler> ServerSession for LegacyHandler<H> {
+    type Figures = ();
+
+    #[inline]
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
+        use crate::server::handler::Reply as Old;
+        match self.0.on_bytes(input, out) {
+            Old::EchoInput => {
+                out.extend_from_slice(input);
+                Reply::Consumed(input.len())
+            }
+            Old::Consumed(n) => Reply::Consumed(n),
+            Old::Close => Reply::Close,
+            Old::TooLarge => Reply::TooLarge,
+            Old::More(n) => Reply::More(n),
+        }
+    }
+
+    #[inline]
+    fn take_requests(&mut self) -> u64 {
+        self.0.take_requests()
+    }
+
+    #[inline]
+    fn in_head(&self, unconsumed: usize) -> bool {
+        self.0.in_head(unconsumed)
+    }
+}
+
+pub struct LegacyHandlerFactory<F>(pub F);
+
+impl<F: HandlerFactory> ServerFactory for LegacyHandlerFactory<F> {
+    type Session = LegacyHandler<F::Handler>;
+
+    fn session(&self) -> Self::Session {
+        LegacyHandler(self.0.handler())
+    }
+}
