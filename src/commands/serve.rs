@@ -1,15 +1,16 @@
 //! `wirebench serve <protocol>`: run a built-in server until SIGINT/SIGTERM, with
 //! counters per interval and at exit.
 
-use crate::cli::{ServeEchoArgs, ServerArgs};
+use super::old_seams::OnOldServer;
+use crate::cli::{ServerArgs, ServerCommand};
 use crate::config::{ServeConfig, ServerTlsChoice};
 use crate::error::{Error, Result};
 use crate::net::tls;
+use crate::proto::plugin::Protocol;
 use crate::report::format::{count_of, group};
 use crate::server::counters::ServerTotals;
 use crate::server::group as server_group;
 use crate::server::handler::HandlerFactory;
-use crate::server::pacing::Pacing;
 use crate::server::timeouts::Timeouts;
 use crate::server::{self, ServerConfig};
 use std::sync::atomic::Ordering;
@@ -52,43 +53,24 @@ fn timing_counts(t: &ServerTotals) -> String {
     )
 }
 
-/// What a protocol adds to the server's timing: a head timeout, reply pacing.
-#[derive(Clone, Copy, Debug)]
-pub struct ProtocolTiming {
-    pub header_timeout: Option<Duration>,
-    pub pacing: Pacing,
-}
+pub use crate::config::ProtocolTiming;
 
-impl Default for ProtocolTiming {
-    fn default() -> Self {
-        ProtocolTiming {
-            header_timeout: None,
-            pacing: Pacing::off(),
-        }
-    }
-}
-
-/// `wirebench serve echo`.
-pub fn serve_echo(a: &ServeEchoArgs) -> Result<()> {
-    let timing = ProtocolTiming {
-        header_timeout: None,
-        pacing: crate::config::pacing(&a.pacing)?,
-    };
-    serve(
-        &a.server,
-        timing,
-        crate::proto::echo::server::EchoHandlerFactory,
-        "echo",
+/// `wirebench serve <protocol>`: the protocol's server factory on the server runtime.
+pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()>
+where
+    P::Server: OnOldServer,
+{
+    let cfg = P::serve_config(&cmd.proto)?;
+    let factory = P::server(&cfg);
+    let mut watch = P::Watch::default();
+    P::watch_server(&mut watch, &factory);
+    serve_with(
+        &cmd.server,
+        P::serve_timing(&cfg),
+        factory.into_old(),
+        P::NAME,
+        &|| P::serve_line(&watch),
     )
-}
-
-pub fn serve<F: HandlerFactory>(
-    args: &ServerArgs,
-    timing: ProtocolTiming,
-    factory: F,
-    name: &str,
-) -> Result<()> {
-    serve_with(args, timing, factory, name, &|| None)
 }
 
 /// `serve`, with a protocol's own counters (`extra`) printed beside the runtime's.

@@ -1,13 +1,14 @@
 //! `wirebench amqp` and `serve amqp` flags, validated into run configurations.
 
-use crate::cli::{AmqpArgs, BrokerArgs};
-use crate::config::LoadConfig;
+use super::client::ClientOptions;
+use super::server::BrokerConfig;
+use super::url::Target;
+use crate::cli::LoadArgs;
+use crate::config::{LoadConfig, LoadOverrides};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
-use crate::proto::amqp::client::ClientOptions;
-use crate::proto::amqp::server::BrokerConfig;
-use crate::proto::amqp::url::Target;
 use crate::units::{parse_bytes, parse_duration};
+use clap::Args;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -29,6 +30,82 @@ fn short_string(what: &str, value: &str) -> Result<()> {
 
 /// Largest message body accepted (RabbitMQ's own default limit is 128 MiB).
 pub const MAX_BODY: u64 = 128 << 20;
+
+/// `wirebench amqp`'s own flags (the shared load flags are `LoadArgs`).
+#[derive(Args, Debug)]
+pub struct AmqpArgs {
+    /// amqp://user:pass@host:port/vhost or amqps://...; none starts the built-in broker.
+    pub url: Option<String>,
+    /// churn: clients connect, publish --messages, close, repeat; publish: long-lived publishers.
+    #[arg(long, default_value = "publish")]
+    pub mode: String,
+    /// Churn: clients in total (each one connection).
+    #[arg(long)]
+    pub clients: Option<u64>,
+    /// Churn: clients at once, over all threads.
+    #[arg(long, default_value_t = 10)]
+    pub concurrency: usize,
+    /// Churn: messages each client publishes.
+    #[arg(long, default_value_t = 10)]
+    pub messages: u64,
+    /// Body bytes per message.
+    #[arg(long, default_value = "100")]
+    pub size: String,
+    /// Exchange to publish to ("" is the default exchange).
+    #[arg(long, default_value = "")]
+    pub exchange: String,
+    /// Routing key of every message.
+    #[arg(long, default_value = "wirebench")]
+    pub routing_key: String,
+    /// Declare this queue (non-durable) on each connection before publishing.
+    #[arg(long, value_name = "QUEUE")]
+    pub declare_queue: Option<String>,
+    /// Publisher confirms: a message counts when the broker acks it.
+    #[arg(long)]
+    pub confirm: bool,
+    /// Unconfirmed messages in flight per connection (without --confirm: encoded per batch) [default: 100, fewer for messages over 80 KiB].
+    #[arg(long)]
+    pub inflight: Option<usize>,
+    /// Publish mode: channels per connection (publishes go round-robin over them).
+    #[arg(long, default_value_t = 1)]
+    pub channels: u16,
+    /// Milliseconds between a connection's publishes (an open-loop schedule).
+    #[arg(long, value_name = "MS")]
+    pub publish_wait: Option<f64>,
+    /// Spread the clients' first connections over this long (e.g. 2s).
+    #[arg(long)]
+    pub ramp: Option<String>,
+    /// Built-in broker only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+    /// Built-in broker only: one Basic.Ack (multiple) per channel per read.
+    #[arg(long)]
+    pub ack_multiple: bool,
+}
+
+/// Connection.Tune values and confirm batching of `serve amqp`.
+#[derive(Args, Debug, Clone)]
+pub struct BrokerArgs {
+    /// Most channels per connection offered in Connection.Tune.
+    #[arg(long, default_value_t = 2047)]
+    pub channel_max: u16,
+    /// Largest frame offered in Connection.Tune, bytes (4096 to 16 MiB); a larger frame from a client gets a close with 501.
+    #[arg(long, default_value_t = 131_072)]
+    pub frame_max: u32,
+    /// Heartbeat interval offered in Connection.Tune, seconds (0: none).
+    #[arg(long, default_value_t = 60)]
+    pub heartbeat: u16,
+    /// One Basic.Ack (multiple) per channel per read instead of one per message.
+    #[arg(long)]
+    pub ack_multiple: bool,
+}
+
+/// `wirebench serve amqp`'s own flags (the shared server flags are `ServerArgs`).
+#[derive(Args, Debug)]
+pub struct ServeAmqpArgs {
+    #[command(flatten)]
+    pub broker: BrokerArgs,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -57,7 +134,7 @@ pub struct AmqpConfig {
 }
 
 impl AmqpConfig {
-    pub fn from_args(a: &AmqpArgs) -> Result<Self> {
+    pub fn from_args(a: &AmqpArgs, shared: &LoadArgs) -> Result<Self> {
         let mode = match a.mode.as_str() {
             "churn" => Mode::Churn,
             "publish" => Mode::Publish,
@@ -77,22 +154,24 @@ impl AmqpConfig {
             short_string("the URL's vhost", &t.vhost)?;
             short_string("the URL's user", &t.user)?;
         }
-        let mut load_args = a.load.clone();
+        // What AMQP's own flags decide in place of the shared ones, validated below
+        // like the flags they stand for.
+        let mut overrides = LoadOverrides::default();
         if let Some(t) = &target {
-            if a.load.tls && !t.tls {
+            if shared.tls && !t.tls {
                 return Err(Error::usage(
                     "--tls contradicts the amqp:// URL; use amqps:// for TLS",
                 ));
             }
             // amqps:// is the TLS switch; --insecure and --ca still choose the trust.
-            load_args.tls = t.tls;
+            overrides.tls = Some(t.tls);
         }
-        if a.load.pipeline != 1 {
+        if shared.pipeline != 1 {
             return Err(Error::usage(
                 "--pipeline does not apply to amqp; use --inflight",
             ));
         }
-        if a.load.iterations.is_some() || a.load.reconnects.is_some() || a.load.sleep.is_some() {
+        if shared.iterations.is_some() || shared.reconnects.is_some() || shared.sleep.is_some() {
             return Err(Error::usage(
                 "--iterations/--reconnects/--sleep do not apply to amqp; use --mode churn",
             ));
@@ -114,7 +193,7 @@ impl AmqpConfig {
                 crate::config::MAX_PIPELINE
             )));
         }
-        load_args.pipeline = inflight;
+        overrides.pipeline = Some(inflight);
         if a.channels == 0 {
             return Err(Error::usage("--channels must be at least 1"));
         }
@@ -130,7 +209,7 @@ impl AmqpConfig {
                     "--publish-wait must be a positive number of milliseconds",
                 ));
             }
-            if a.load.rate.is_some() {
+            if shared.rate.is_some() {
                 return Err(Error::usage("choose one of --publish-wait and -R/--rate"));
             }
         }
@@ -147,20 +226,19 @@ impl AmqpConfig {
                 if a.channels != 1 {
                     return Err(Error::usage("--channels applies to --mode publish only"));
                 }
-                if a.load.requests.is_some() {
+                if shared.requests.is_some() {
                     return Err(Error::usage(
                         "-n does not apply to --mode churn; use --clients and --messages",
                     ));
                 }
-                if a.load.warmup != "0s" {
+                if shared.warmup != "0s" {
                     return Err(Error::usage("--warmup does not apply to --mode churn"));
                 }
                 if a.concurrency == 0 {
                     return Err(Error::usage("--concurrency must be at least 1"));
                 }
                 // Threads split the clients at once evenly.
-                let threads = a
-                    .load
+                let threads = shared
                     .threads
                     .unwrap_or_else(|| default_threads(&target))
                     .clamp(1, a.concurrency);
@@ -170,10 +248,10 @@ impl AmqpConfig {
                         a.concurrency
                     )));
                 }
-                load_args.threads = Some(threads);
-                load_args.connections = a.concurrency / threads;
+                overrides.threads = Some(threads);
+                overrides.connections = Some(a.concurrency / threads);
                 per_connection = Some(a.messages);
-                match (a.clients, &a.load.duration) {
+                match (a.clients, &shared.duration) {
                     (Some(_), Some(_)) => {
                         return Err(Error::usage("choose one of --clients and -d/--duration"))
                     }
@@ -181,7 +259,7 @@ impl AmqpConfig {
                     (c, None) => {
                         let c = c.unwrap_or(100);
                         clients = Some(c);
-                        load_args.requests =
+                        overrides.requests =
                             Some(c.checked_mul(a.messages).ok_or_else(|| {
                                 Error::usage("--clients x --messages is too large")
                             })?);
@@ -195,12 +273,12 @@ impl AmqpConfig {
                         "--clients applies to --mode churn; publish uses -c connections per thread",
                     ));
                 }
-                if target.is_none() && a.load.threads.is_none() {
-                    load_args.threads = Some(default_threads(&target));
+                if target.is_none() && shared.threads.is_none() {
+                    overrides.threads = Some(default_threads(&target));
                 }
             }
         }
-        let mut load = LoadConfig::from_args(&load_args)?;
+        let mut load = LoadConfig::from_args(shared, overrides)?;
         if let Some(w) = a.publish_wait {
             // Each connection publishes every `w` ms: an open-loop schedule over all of them.
             let rate = load.sockets() as f64 * 1000.0 / w;
