@@ -252,7 +252,7 @@ impl LoadConfig {
 }
 
 /// How a built-in server gets its TLS certificate.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ServerTlsChoice {
     Off,
     Files { cert: PathBuf, key: PathBuf },
@@ -260,7 +260,7 @@ pub enum ServerTlsChoice {
 }
 
 /// What a protocol adds to its server's timing: a head timeout, reply pacing.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ProtocolTiming {
     pub header_timeout: Option<Duration>,
     pub pacing: crate::server::pacing::Pacing,
@@ -275,8 +275,9 @@ impl Default for ProtocolTiming {
     }
 }
 
-/// `wirebench serve ...`, validated (protocol-independent part).
-#[derive(Clone, Debug)]
+/// `wirebench serve ...`, validated (protocol-independent part). Serialized whole
+/// into the plan of `serve --processes` workers, which never re-read the flags.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ServeConfig {
     /// The first listen address (the only one unless --listen named a range).
     pub listen: SocketAddr,

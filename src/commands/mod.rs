@@ -8,6 +8,7 @@ pub mod load;
 pub mod old_seams;
 pub mod run_load;
 pub mod serve;
+pub mod serve_plan;
 pub mod serve_procs;
 
 // suites and reports (issue 7)

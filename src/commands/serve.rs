@@ -2,8 +2,9 @@
 //! counters per interval and at exit.
 
 use super::old_seams::OnOldServer;
-use crate::cli::{ServerArgs, ServerCommand};
-use crate::config::{ServeConfig, ServerTlsChoice};
+use super::serve_plan::ServePlan;
+use crate::cli::ServerCommand;
+use crate::config::{ProtocolTiming, ServeConfig, ServerTlsChoice};
 use crate::error::{Error, Result};
 use crate::net::tls;
 use crate::proto::plugin::Protocol;
@@ -53,44 +54,57 @@ fn timing_counts(t: &ServerTotals) -> String {
     )
 }
 
-pub use crate::config::ProtocolTiming;
-
 /// `wirebench serve <protocol>`: the protocol's server factory on the server runtime.
+/// A worker process of `--processes` (or of `connect`'s built-in server) takes its
+/// validated configs from its parent's plan instead of its flags.
 pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()>
 where
     P::Server: OnOldServer,
 {
-    let cfg = P::serve_config(&cmd.proto)?;
-    let factory = P::server(&cfg);
+    let worker = crate::procs::worker_role().as_deref() == Some("serve");
+    let plan = if worker {
+        ServePlan::<P::ServeConfig>::from_env(P::NAME)?
+    } else {
+        // The protocol's own flags first, then the shared ones.
+        let proto = P::serve_config(&cmd.proto)?;
+        ServePlan {
+            protocol: P::NAME.to_string(),
+            serve: ServeConfig::from_args(&cmd.server)?,
+            proto,
+        }
+    };
+    let cfg = &plan.serve;
+    if cfg.processes > 1 && cfg.tls == ServerTlsChoice::SelfSigned {
+        return Err(Error::usage(
+            "with --processes, give --tls its --cert and --key so every process serves the same certificate",
+        ));
+    }
+    if cfg.processes > 1 && !worker {
+        return super::serve_procs::parent(cfg, P::NAME, plan.to_env()?);
+    }
+    let factory = P::server(&plan.proto);
     let mut watch = P::Watch::default();
     P::watch_server(&mut watch, &factory);
     serve_with(
-        &cmd.server,
-        P::serve_timing(&cfg),
+        cfg,
+        worker,
+        P::serve_timing(&plan.proto),
         factory.into_old(),
         P::NAME,
         &|| P::serve_line(&watch),
     )
 }
 
-/// `serve`, with a protocol's own counters (`extra`) printed beside the runtime's.
-pub fn serve_with<F: HandlerFactory>(
-    args: &ServerArgs,
+/// Serves `factory` in this process (a worker: on the addresses its parent chose),
+/// with a protocol's own counters (`extra`) printed beside the runtime's.
+fn serve_with<F: HandlerFactory>(
+    cfg: &ServeConfig,
+    worker: bool,
     timing: ProtocolTiming,
     factory: F,
     name: &str,
     extra: &dyn Fn() -> Option<String>,
 ) -> Result<()> {
-    let cfg = ServeConfig::from_args(args)?;
-    if cfg.processes > 1 && cfg.tls == ServerTlsChoice::SelfSigned {
-        return Err(Error::usage(
-            "with --processes, give --tls its --cert and --key so every process serves the same certificate",
-        ));
-    }
-    let worker = crate::procs::worker_role().as_deref() == Some("serve");
-    if cfg.processes > 1 && !worker {
-        return super::serve_procs::parent(&cfg, name);
-    }
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
         ServerTlsChoice::Files { cert, key } => Some(tls::server_from_files(cert, key)?),
@@ -136,7 +150,7 @@ pub fn serve_with<F: HandlerFactory>(
     if let Some(fp) = fingerprint {
         println!("certificate SHA-256 fingerprint: {fp}");
     }
-    let started = print_stats_until_stopped(&cfg, &stop, || handle.totals(), extra);
+    let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), extra);
     print_final(name, started, &handle.shutdown(), extra);
     Ok(())
 }

@@ -43,8 +43,9 @@ pub trait Protocol: 'static {
     type ServeArgs: clap::Args;
     /// Its load, validated.
     type Config;
-    /// Its `serve` command, validated (the shared part is `config::ServeConfig`).
-    type ServeConfig;
+    /// Its `serve` command, validated (the shared part is `config::ServeConfig`);
+    /// serialized into the plan of `serve --processes` workers.
+    type ServeConfig: serde::Serialize + serde::de::DeserializeOwned;
     /// One client session per connection (the engine's seam).
     type Client: SessionFactory;
     /// One server session per accepted connection (the server runtime's seam).

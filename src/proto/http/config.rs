@@ -318,6 +318,7 @@ impl HttpConfig {
 }
 
 /// `wirebench serve http`, validated: its limits and timing.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ServeHttpConfig {
     pub limits: Limits,
     pub timing: ProtocolTiming,
