@@ -134,28 +134,14 @@ pub struct AmqpConfig {
 }
 
 impl AmqpConfig {
+    /// AMQP's own flags with the shared ones, validated once, in the order a user
+    /// reads them: the mode and names, the message, then the load's shape.
     pub fn from_args(a: &AmqpArgs, shared: &LoadArgs) -> Result<Self> {
-        let mode = match a.mode.as_str() {
-            "churn" => Mode::Churn,
-            "publish" => Mode::Publish,
-            m => {
-                return Err(Error::usage(format!(
-                    "--mode must be churn or publish, not {m:?}"
-                )))
-            }
-        };
+        let mode = parse_mode(&a.mode)?;
         let target = a.url.as_deref().map(Target::parse).transpose()?;
-        short_string("--exchange", &a.exchange)?;
-        short_string("--routing-key", &a.routing_key)?;
-        if let Some(q) = &a.declare_queue {
-            short_string("--declare-queue", q)?;
-        }
-        if let Some(t) = &target {
-            short_string("the URL's vhost", &t.vhost)?;
-            short_string("the URL's user", &t.user)?;
-        }
-        // What AMQP's own flags decide in place of the shared ones, validated below
-        // like the flags they stand for.
+        check_names(a, target.as_ref())?;
+        // What AMQP's own flags decide in place of the shared ones, validated by
+        // LoadConfig like the flags they stand for.
         let mut overrides = LoadOverrides::default();
         if let Some(t) = &target {
             if shared.tls && !t.tls {
@@ -166,34 +152,9 @@ impl AmqpConfig {
             // amqps:// is the TLS switch; --insecure and --ca still choose the trust.
             overrides.tls = Some(t.tls);
         }
-        if shared.pipeline != 1 {
-            return Err(Error::usage(
-                "--pipeline does not apply to amqp; use --inflight",
-            ));
-        }
-        if shared.iterations.is_some() || shared.reconnects.is_some() || shared.sleep.is_some() {
-            return Err(Error::usage(
-                "--iterations/--reconnects/--sleep do not apply to amqp; use --mode churn",
-            ));
-        }
-        let size = parse_bytes(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
-        if size > MAX_BODY {
-            return Err(Error::usage(format!(
-                "--size: at most {MAX_BODY} body bytes per message"
-            )));
-        }
-        // By default at most ~8 MiB of messages are encoded or unconfirmed per connection,
-        // so large messages do not pile up gigabytes in output buffers.
-        let inflight = a
-            .inflight
-            .unwrap_or_else(|| ((8 << 20) / (size + 64)).clamp(1, 100) as usize);
-        if inflight == 0 || inflight > crate::config::MAX_PIPELINE {
-            return Err(Error::usage(format!(
-                "--inflight must be between 1 and {}",
-                crate::config::MAX_PIPELINE
-            )));
-        }
-        overrides.pipeline = Some(inflight);
+        refuse_shared_flags(shared)?;
+        let size = message_size(&a.size)?;
+        overrides.pipeline = Some(inflight(a.inflight, size)?);
         if a.channels == 0 {
             return Err(Error::usage("--channels must be at least 1"));
         }
@@ -213,60 +174,11 @@ impl AmqpConfig {
                 return Err(Error::usage("choose one of --publish-wait and -R/--rate"));
             }
         }
-
-        let mut clients = None;
-        let mut per_connection = None;
-        match mode {
-            Mode::Churn => {
-                if a.messages == 0 {
-                    return Err(Error::usage(
-                        "--messages must be at least 1 (a client's confirmed or written publishes are what churn counts)",
-                    ));
-                }
-                if a.channels != 1 {
-                    return Err(Error::usage("--channels applies to --mode publish only"));
-                }
-                if shared.requests.is_some() {
-                    return Err(Error::usage(
-                        "-n does not apply to --mode churn; use --clients and --messages",
-                    ));
-                }
-                if shared.warmup != "0s" {
-                    return Err(Error::usage("--warmup does not apply to --mode churn"));
-                }
-                if a.concurrency == 0 {
-                    return Err(Error::usage("--concurrency must be at least 1"));
-                }
-                // Threads split the clients at once evenly.
-                let threads = shared
-                    .threads
-                    .unwrap_or_else(|| default_threads(&target))
-                    .clamp(1, a.concurrency);
-                if a.concurrency % threads != 0 {
-                    return Err(Error::usage(format!(
-                        "--concurrency {} must be a multiple of --threads {threads}",
-                        a.concurrency
-                    )));
-                }
-                overrides.threads = Some(threads);
-                overrides.connections = Some(a.concurrency / threads);
-                per_connection = Some(a.messages);
-                match (a.clients, &shared.duration) {
-                    (Some(_), Some(_)) => {
-                        return Err(Error::usage("choose one of --clients and -d/--duration"))
-                    }
-                    (Some(0), None) => return Err(Error::usage("--clients must be at least 1")),
-                    (c, None) => {
-                        let c = c.unwrap_or(100);
-                        clients = Some(c);
-                        overrides.requests =
-                            Some(c.checked_mul(a.messages).ok_or_else(|| {
-                                Error::usage("--clients x --messages is too large")
-                            })?);
-                    }
-                    (None, Some(_)) => {}
-                }
-            }
+        let (clients, per_connection) = match mode {
+            Mode::Churn => (
+                churn_shape(a, shared, target.as_ref(), &mut overrides)?,
+                Some(a.messages),
+            ),
             Mode::Publish => {
                 if a.clients.is_some() {
                     return Err(Error::usage(
@@ -274,25 +186,15 @@ impl AmqpConfig {
                     ));
                 }
                 if target.is_none() && shared.threads.is_none() {
-                    overrides.threads = Some(default_threads(&target));
+                    overrides.threads = Some(default_threads(target.as_ref()));
                 }
+                (None, None)
             }
-        }
+        };
         let mut load = LoadConfig::from_args(shared, overrides)?;
         if let Some(w) = a.publish_wait {
-            // Each connection publishes every `w` ms: an open-loop schedule over all of them.
-            let rate = load.sockets() as f64 * 1000.0 / w;
-            if crate::config::check_rate(rate).is_err() {
-                return Err(Error::usage(format!(
-                    "--publish-wait {} ms over {} connections asks {} messages per second: at most 100,000,000 in all",
-                    crate::config::show_number(w),
-                    load.sockets(),
-                    crate::config::show_number(rate)
-                )));
-            }
-            load.rate = Some(rate);
+            load.rate = Some(publish_wait_rate(w, load.sockets())?);
         }
-        let cpus = crate::sys::affinity_cpus();
         if target.is_some() && (a.server_threads.is_some() || a.ack_multiple) {
             return Err(Error::usage(
                 "--server-threads and --ack-multiple only apply to the built-in broker (no URL)",
@@ -300,7 +202,11 @@ impl AmqpConfig {
         }
         let server_threads = a
             .server_threads
-            .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1))
+            .unwrap_or_else(|| {
+                crate::sys::affinity_cpus()
+                    .saturating_sub(load.threads)
+                    .max(1)
+            })
             .max(1);
         let resolved = match target {
             Some(t) => {
@@ -309,18 +215,7 @@ impl AmqpConfig {
             }
             None => None,
         };
-        let (user, password, vhost) = match &resolved {
-            Some((t, _)) => (
-                t.user.clone(),
-                t.password.clone(),
-                if t.vhost.is_empty() {
-                    "/".into()
-                } else {
-                    t.vhost.clone()
-                },
-            ),
-            None => ("guest".into(), "guest".into(), "/".into()),
-        };
+        let (user, password, vhost) = credentials(resolved.as_ref().map(|(t, _)| t));
         Ok(AmqpConfig {
             client: ClientOptions {
                 user,
@@ -390,8 +285,157 @@ impl AmqpConfig {
     }
 }
 
+fn parse_mode(text: &str) -> Result<Mode> {
+    match text {
+        "churn" => Ok(Mode::Churn),
+        "publish" => Ok(Mode::Publish),
+        m => Err(Error::usage(format!(
+            "--mode must be churn or publish, not {m:?}"
+        ))),
+    }
+}
+
+/// Every name that travels as a short string, refused before any connection.
+fn check_names(a: &AmqpArgs, target: Option<&Target>) -> Result<()> {
+    short_string("--exchange", &a.exchange)?;
+    short_string("--routing-key", &a.routing_key)?;
+    if let Some(q) = &a.declare_queue {
+        short_string("--declare-queue", q)?;
+    }
+    if let Some(t) = target {
+        short_string("the URL's vhost", &t.vhost)?;
+        short_string("the URL's user", &t.user)?;
+    }
+    Ok(())
+}
+
+/// The shared load flags AMQP has its own words for.
+fn refuse_shared_flags(shared: &LoadArgs) -> Result<()> {
+    if shared.pipeline != 1 {
+        return Err(Error::usage(
+            "--pipeline does not apply to amqp; use --inflight",
+        ));
+    }
+    if shared.iterations.is_some() || shared.reconnects.is_some() || shared.sleep.is_some() {
+        return Err(Error::usage(
+            "--iterations/--reconnects/--sleep do not apply to amqp; use --mode churn",
+        ));
+    }
+    Ok(())
+}
+
+fn message_size(text: &str) -> Result<u64> {
+    let size = parse_bytes(text).map_err(|e| Error::usage(format!("--size: {e}")))?;
+    if size > MAX_BODY {
+        return Err(Error::usage(format!(
+            "--size: at most {MAX_BODY} body bytes per message"
+        )));
+    }
+    Ok(size)
+}
+
+/// Messages in flight per connection. By default at most ~8 MiB of messages are
+/// encoded or unconfirmed per connection, so large messages do not pile up gigabytes
+/// in output buffers.
+fn inflight(asked: Option<usize>, size: u64) -> Result<usize> {
+    let inflight = asked.unwrap_or_else(|| ((8 << 20) / (size + 64)).clamp(1, 100) as usize);
+    if inflight == 0 || inflight > crate::config::MAX_PIPELINE {
+        return Err(Error::usage(format!(
+            "--inflight must be between 1 and {}",
+            crate::config::MAX_PIPELINE
+        )));
+    }
+    Ok(inflight)
+}
+
+/// Churn's shape: `--concurrency` clients at once split evenly over the threads, each
+/// publishing `--messages` per connection; `--clients` of them in all (default 100)
+/// unless `-d` gives a time. Returns the clients in all.
+fn churn_shape(
+    a: &AmqpArgs,
+    shared: &LoadArgs,
+    target: Option<&Target>,
+    overrides: &mut LoadOverrides,
+) -> Result<Option<u64>> {
+    if a.messages == 0 {
+        return Err(Error::usage(
+            "--messages must be at least 1 (a client's confirmed or written publishes are what churn counts)",
+        ));
+    }
+    if a.channels != 1 {
+        return Err(Error::usage("--channels applies to --mode publish only"));
+    }
+    if shared.requests.is_some() {
+        return Err(Error::usage(
+            "-n does not apply to --mode churn; use --clients and --messages",
+        ));
+    }
+    if shared.warmup != "0s" {
+        return Err(Error::usage("--warmup does not apply to --mode churn"));
+    }
+    if a.concurrency == 0 {
+        return Err(Error::usage("--concurrency must be at least 1"));
+    }
+    let threads = shared
+        .threads
+        .unwrap_or_else(|| default_threads(target))
+        .clamp(1, a.concurrency);
+    if a.concurrency % threads != 0 {
+        return Err(Error::usage(format!(
+            "--concurrency {} must be a multiple of --threads {threads}",
+            a.concurrency
+        )));
+    }
+    overrides.threads = Some(threads);
+    overrides.connections = Some(a.concurrency / threads);
+    match (a.clients, &shared.duration) {
+        (Some(_), Some(_)) => Err(Error::usage("choose one of --clients and -d/--duration")),
+        (Some(0), None) => Err(Error::usage("--clients must be at least 1")),
+        (c, None) => {
+            let c = c.unwrap_or(100);
+            overrides.requests = Some(
+                c.checked_mul(a.messages)
+                    .ok_or_else(|| Error::usage("--clients x --messages is too large"))?,
+            );
+            Ok(Some(c))
+        }
+        (None, Some(_)) => Ok(None),
+    }
+}
+
+/// `--publish-wait W`: each connection publishes every W ms, an open-loop schedule
+/// over all `sockets` of them.
+fn publish_wait_rate(w: f64, sockets: u64) -> Result<f64> {
+    let rate = sockets as f64 * 1000.0 / w;
+    if crate::config::check_rate(rate).is_err() {
+        return Err(Error::usage(format!(
+            "--publish-wait {} ms over {} connections asks {} messages per second: at most 100,000,000 in all",
+            crate::config::show_number(w),
+            sockets,
+            crate::config::show_number(rate)
+        )));
+    }
+    Ok(rate)
+}
+
+/// User, password and vhost: the URL's, or the built-in broker's guest on "/".
+fn credentials(target: Option<&Target>) -> (String, String, String) {
+    match target {
+        Some(t) => (
+            t.user.clone(),
+            t.password.clone(),
+            if t.vhost.is_empty() {
+                "/".into()
+            } else {
+                t.vhost.clone()
+            },
+        ),
+        None => ("guest".into(), "guest".into(), "/".into()),
+    }
+}
+
 /// With the built-in broker the load takes half the CPUs (it shares them); else all.
-fn default_threads(target: &Option<Target>) -> usize {
+fn default_threads(target: Option<&Target>) -> usize {
     let cpus = crate::sys::affinity_cpus();
     if target.is_none() {
         (cpus / 2).max(1)
