@@ -208,6 +208,11 @@ impl LoadConfig {
         }
     }
 
+    /// The config table's pipeline line.
+    pub fn pipeline_text(&self) -> String {
+        format!("{} in flight per connection", self.pipeline)
+    }
+
     /// The config table's rate line; `per_s` names the unit ("messages/s").
     pub fn rate_text(&self, per_s: &str) -> String {
         self.rate

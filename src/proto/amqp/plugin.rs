@@ -90,9 +90,8 @@ impl Protocol for Amqp {
         let target = match &cfg.target {
             Some(_) => target,
             None => format!(
-                "{target} (built-in broker, {} thread{}{})",
-                cfg.server_threads,
-                if cfg.server_threads == 1 { "" } else { "s" },
+                "{target} (built-in broker, {}{})",
+                count_of(cfg.server_threads as u64, "thread"),
                 if cfg.broker.ack_multiple {
                     ", multiple acks"
                 } else {

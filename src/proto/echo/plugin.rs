@@ -8,7 +8,7 @@ use crate::config::{LoadConfig, ProtocolTiming};
 use crate::engine::legacy::LegacyFactory;
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
-use crate::report::format::seconds;
+use crate::report::format::{count_of, seconds};
 use crate::server::session::LegacyHandlerFactory;
 use crate::stats::Unit;
 use std::net::SocketAddr;
@@ -62,20 +62,16 @@ impl Protocol for Echo {
         let target = match &cfg.target {
             Some(_) => aim.addr.to_string(),
             None => format!(
-                "{} (built-in server, {} thread{})",
+                "{} (built-in server, {})",
                 aim.addr,
-                cfg.server_threads,
-                if cfg.server_threads == 1 { "" } else { "s" }
+                count_of(cfg.server_threads as u64, "thread")
             ),
         };
         vec![
             ("target", target),
             ("threads", l.threads.to_string()),
             ("connections", l.connections_text()),
-            (
-                "pipeline",
-                format!("{} in flight per connection", l.pipeline),
-            ),
+            ("pipeline", l.pipeline_text()),
             ("plan", l.plan_text()),
             ("size", cfg.size_text()),
             ("rate", l.rate_text("messages/s")),

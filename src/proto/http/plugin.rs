@@ -10,7 +10,7 @@ use crate::engine::legacy::LegacyFactory;
 use crate::engine::EngineOutput;
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
-use crate::report::format::{group, seconds};
+use crate::report::format::{count_of, group, seconds};
 use crate::server::session::LegacyHandlerFactory;
 use crate::stats::result::status_classes;
 use crate::stats::{RunResult, Unit};
@@ -96,9 +96,8 @@ impl Protocol for Http {
         let target = match &cfg.url {
             Some(_) => format!("{url} ({})", aim.addr),
             None => format!(
-                "{url} (built-in server, {} thread{})",
-                cfg.server_threads,
-                if cfg.server_threads == 1 { "" } else { "s" }
+                "{url} (built-in server, {})",
+                count_of(cfg.server_threads as u64, "thread")
             ),
         };
         vec![
@@ -114,10 +113,7 @@ impl Protocol for Http {
             ),
             ("threads", l.threads.to_string()),
             ("connections", l.connections_text()),
-            (
-                "pipeline",
-                format!("{} in flight per connection", l.pipeline),
-            ),
+            ("pipeline", l.pipeline_text()),
             (
                 "keep-alive",
                 if cfg.keepalive {
