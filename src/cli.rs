@@ -1,5 +1,8 @@
 //! Command-line flags, close to what the user typed. Validation lives in `config`.
 
+use crate::proto::amqp::config::{AmqpArgs, ServeAmqpArgs};
+use crate::proto::echo::config::{EchoArgs, ServeEchoArgs};
+use crate::proto::http::config::{HttpArgs, ServeHttpArgs};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -100,11 +103,11 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Load a TCP echo server (no target: start the built-in one in this process).
-    Echo(EchoArgs),
+    Echo(LoadCommand<EchoArgs>),
     /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
     Ioevent(IoeventArgs),
     /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
-    Http(HttpArgs),
+    Http(LoadCommand<HttpArgs>),
     /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
     // The shared load flags of the echo batch plan mean nothing here: hidden from --help
     // (still parsed, so a user who passes one is told what to use instead).
@@ -114,7 +117,7 @@ pub enum Command {
         mut_arg("reconnects", |a| a.hide(true)),
         mut_arg("sleep", |a| a.hide(true))
     )]
-    Amqp(AmqpArgs),
+    Amqp(LoadCommand<AmqpArgs>),
     /// Mass connections: open, hold (and ping) or churn connections, with their cost.
     Connect(ConnectArgs),
     // --- suites and reports (issue 7) ---
@@ -135,13 +138,33 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum ServeCommand {
     /// Byte echo server: whatever arrives goes back unchanged.
-    Echo(ServeEchoArgs),
+    Echo(ServerCommand<ServeEchoArgs>),
     /// HTTP/1.1 server: POST echoes the body, GET / says hello, GET /bytes/N sends N bytes.
-    Http(ServeHttpArgs),
+    Http(ServerCommand<ServeHttpArgs>),
     /// Dummy AMQP 0-9-1 broker: handshake, channels, declares, confirms; counts what is published.
     // AMQP's own port, where clients look for a broker by default.
     #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:5672")))]
-    Amqp(ServeAmqpArgs),
+    Amqp(ServerCommand<ServeAmqpArgs>),
+}
+
+/// A protocol's load command: the shared load flags, then the protocol's own (its
+/// target among them), each read once. `A` is `Protocol::Args` (src/proto/plugin.rs).
+#[derive(Args, Debug)]
+pub struct LoadCommand<A: Args> {
+    #[command(flatten)]
+    pub load: LoadArgs,
+    #[command(flatten)]
+    pub proto: A,
+}
+
+/// A protocol's `serve` command: the shared server flags, then the protocol's own.
+/// `A` is `Protocol::ServeArgs`.
+#[derive(Args, Debug)]
+pub struct ServerCommand<A: Args> {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub proto: A,
 }
 
 /// Load shape, stop rule, timing and output: shared by every load command.
@@ -206,20 +229,6 @@ pub struct LoadArgs {
     pub ca: Option<PathBuf>,
 }
 
-#[derive(Args, Debug)]
-pub struct EchoArgs {
-    /// HOST:PORT of the echo server; none starts the built-in server.
-    pub target: Option<String>,
-    #[command(flatten)]
-    pub load: LoadArgs,
-    /// Payload bytes per message, MIN or MIN..MAX (uniform random per message); a frame adds a 28-byte header.
-    #[arg(long, default_value = "64")]
-    pub size: String,
-    /// Built-in server only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
-    pub server_threads: Option<usize>,
-}
-
 /// Listener, threads, limits, TLS, stats: shared by every built-in server.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
@@ -273,14 +282,6 @@ pub struct PacingArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ServeEchoArgs {
-    #[command(flatten)]
-    pub server: ServerArgs,
-    #[command(flatten)]
-    pub pacing: PacingArgs,
-}
-
-#[derive(Args, Debug)]
 pub struct IoeventArgs {
     /// Socketpairs; a comma-separated list sweeps (e.g. 100,1000,5000,9900).
     #[arg(short = 'n', long = "pairs", default_value = "100")]
@@ -309,138 +310,6 @@ pub struct IoeventArgs {
     /// Also print one line per iteration (by default only the summary table).
     #[arg(short = 'v', long, conflicts_with = "quiet")]
     pub verbose: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct HttpArgs {
-    /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
-    pub url: Option<String>,
-    #[command(flatten)]
-    pub load: LoadArgs,
-    /// Request method [default: POST with a body, GET without].
-    #[arg(short = 'm', long)]
-    pub method: Option<String>,
-    /// A request header, "Name: value" (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-    /// Send a body of N bytes (a repeating a-z pattern), e.g. 1k, 64k.
-    #[arg(long, value_name = "N")]
-    pub body_size: Option<String>,
-    /// Send the contents of FILE as the body (at most 64 MiB, as --body-size).
-    #[arg(long, value_name = "FILE")]
-    pub body: Option<PathBuf>,
-    /// Add a `test-header` of N bytes, as hertz-benchmark does.
-    #[arg(long, value_name = "N")]
-    pub header_size: Option<String>,
-    /// Open a new connection for every request (Connection: close): a connection-rate test.
-    #[arg(long)]
-    pub no_keepalive: bool,
-    /// Statuses that count as correct, e.g. 200,204 or 2xx,3xx or 200-299 [default: 2xx].
-    #[arg(long, value_name = "LIST")]
-    pub expect_status: Option<String>,
-    /// Check that every response body equals the request body (an echo server).
-    #[arg(long)]
-    pub expect_echo: bool,
-    /// Built-in server only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
-    pub server_threads: Option<usize>,
-}
-
-#[derive(Args, Debug)]
-pub struct ServeHttpArgs {
-    #[command(flatten)]
-    pub server: ServerArgs,
-    /// Largest request head (request line and headers); beyond it: 431 and a close.
-    #[arg(long, default_value = "16k")]
-    pub max_header: String,
-    /// Largest request body; beyond it: 413 and a close.
-    #[arg(long, default_value = "16m")]
-    pub max_body: String,
-    /// Close a connection whose request head is not complete this long after its first byte (the first: after the accept); 0: never.
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub header_timeout: String,
-    #[command(flatten)]
-    pub pacing: PacingArgs,
-}
-
-// ---------------------------------------------------------------- amqp
-
-#[derive(Args, Debug)]
-pub struct AmqpArgs {
-    /// amqp://user:pass@host:port/vhost or amqps://...; none starts the built-in broker.
-    pub url: Option<String>,
-    #[command(flatten)]
-    pub load: LoadArgs,
-    /// churn: clients connect, publish --messages, close, repeat; publish: long-lived publishers.
-    #[arg(long, default_value = "publish")]
-    pub mode: String,
-    /// Churn: clients in total (each one connection).
-    #[arg(long)]
-    pub clients: Option<u64>,
-    /// Churn: clients at once, over all threads.
-    #[arg(long, default_value_t = 10)]
-    pub concurrency: usize,
-    /// Churn: messages each client publishes.
-    #[arg(long, default_value_t = 10)]
-    pub messages: u64,
-    /// Body bytes per message.
-    #[arg(long, default_value = "100")]
-    pub size: String,
-    /// Exchange to publish to ("" is the default exchange).
-    #[arg(long, default_value = "")]
-    pub exchange: String,
-    /// Routing key of every message.
-    #[arg(long, default_value = "wirebench")]
-    pub routing_key: String,
-    /// Declare this queue (non-durable) on each connection before publishing.
-    #[arg(long, value_name = "QUEUE")]
-    pub declare_queue: Option<String>,
-    /// Publisher confirms: a message counts when the broker acks it.
-    #[arg(long)]
-    pub confirm: bool,
-    /// Unconfirmed messages in flight per connection (without --confirm: encoded per batch) [default: 100, fewer for messages over 80 KiB].
-    #[arg(long)]
-    pub inflight: Option<usize>,
-    /// Publish mode: channels per connection (publishes go round-robin over them).
-    #[arg(long, default_value_t = 1)]
-    pub channels: u16,
-    /// Milliseconds between a connection's publishes (an open-loop schedule).
-    #[arg(long, value_name = "MS")]
-    pub publish_wait: Option<f64>,
-    /// Spread the clients' first connections over this long (e.g. 2s).
-    #[arg(long)]
-    pub ramp: Option<String>,
-    /// Built-in broker only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
-    pub server_threads: Option<usize>,
-    /// Built-in broker only: one Basic.Ack (multiple) per channel per read.
-    #[arg(long)]
-    pub ack_multiple: bool,
-}
-
-/// Connection.Tune values and confirm batching of `serve amqp`.
-#[derive(Args, Debug, Clone)]
-pub struct BrokerArgs {
-    /// Most channels per connection offered in Connection.Tune.
-    #[arg(long, default_value_t = 2047)]
-    pub channel_max: u16,
-    /// Largest frame offered in Connection.Tune, bytes (4096 to 16 MiB); a larger frame from a client gets a close with 501.
-    #[arg(long, default_value_t = 131_072)]
-    pub frame_max: u32,
-    /// Heartbeat interval offered in Connection.Tune, seconds (0: none).
-    #[arg(long, default_value_t = 60)]
-    pub heartbeat: u16,
-    /// One Basic.Ack (multiple) per channel per read instead of one per message.
-    #[arg(long)]
-    pub ack_multiple: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct ServeAmqpArgs {
-    #[command(flatten)]
-    pub server: ServerArgs,
-    #[command(flatten)]
-    pub broker: BrokerArgs,
 }
 
 #[derive(Args, Debug)]

@@ -1,11 +1,11 @@
 //! Validated run configurations built from the flags. Engines never see clap types,
 //! and every bad combination is refused here with one sentence (exit 2).
 
-use crate::cli::{EchoArgs, LoadArgs, ServerArgs};
+use crate::cli::{LoadArgs, ServerArgs};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
 use crate::net::tls::Trust;
-use crate::units::{parse_bytes, parse_duration, parse_size_range};
+use crate::units::{parse_bytes, parse_duration};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,7 +21,8 @@ pub fn duration_flag(flag: &str, text: &str) -> Result<Duration> {
     parse_duration(text).map_err(|e| Error::usage(format!("{flag}: {e}")))
 }
 
-fn at_least_one(flag: &str, v: usize) -> Result<usize> {
+/// A count flag that must be at least 1.
+pub fn at_least_one(flag: &str, v: usize) -> Result<usize> {
     if v == 0 {
         Err(Error::usage(format!("{flag} must be at least 1")))
     } else {
@@ -82,21 +83,39 @@ pub struct LoadConfig {
     pub output: OutputOptions,
 }
 
+/// What a protocol's own flags decide in place of shared load flags: AMQP's
+/// --concurrency decides the threads and connections, --inflight the pipeline,
+/// --clients x --messages the request count; an amqps:// or https:// URL is the TLS
+/// switch. Each stands for its flag and is validated once, like it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOverrides {
+    pub threads: Option<usize>,
+    pub connections: Option<usize>,
+    pub pipeline: Option<usize>,
+    pub requests: Option<u64>,
+    pub tls: Option<bool>,
+}
+
 impl LoadConfig {
-    pub fn from_args(a: &LoadArgs) -> Result<Self> {
+    /// The shared load flags, read and validated once (`over`: what the protocol's
+    /// own flags decided instead).
+    pub fn from_args(a: &LoadArgs, over: LoadOverrides) -> Result<Self> {
         let threads = at_least_one(
             "--threads",
-            a.threads.unwrap_or_else(crate::sys::affinity_cpus),
+            over.threads
+                .or(a.threads)
+                .unwrap_or_else(crate::sys::affinity_cpus),
         )?;
-        let connections = at_least_one("--connections", a.connections)?;
-        let pipeline = at_least_one("--pipeline", a.pipeline)?;
+        let connections = at_least_one("--connections", over.connections.unwrap_or(a.connections))?;
+        let pipeline = at_least_one("--pipeline", over.pipeline.unwrap_or(a.pipeline))?;
+        let requests = over.requests.or(a.requests);
         if pipeline > MAX_PIPELINE {
             return Err(Error::usage(format!(
                 "--pipeline must be at most {MAX_PIPELINE} requests in flight per connection"
             )));
         }
         let batch = a.iterations.is_some() || a.reconnects.is_some() || a.sleep.is_some();
-        let plan = match (batch, &a.duration, a.requests) {
+        let plan = match (batch, &a.duration, requests) {
             (true, Some(_), _) | (true, _, Some(_)) => {
                 return Err(Error::usage(
                     "--iterations/--reconnects/--sleep make a batch plan: combine it with neither -d nor -n",
@@ -148,7 +167,7 @@ impl LoadConfig {
             return Err(Error::usage("--progress must be at least 10ms"));
         }
         check_histogram_bucket(a.histogram)?;
-        let tls = client_trust(a.tls, a.insecure, a.ca.as_ref())?;
+        let tls = client_trust(over.tls.unwrap_or(a.tls), a.insecure, a.ca.as_ref())?;
         Ok(LoadConfig {
             threads,
             connections,
@@ -166,6 +185,44 @@ impl LoadConfig {
                 json: a.json.clone(),
             },
         })
+    }
+
+    /// The config table's connections line.
+    pub fn connections_text(&self) -> String {
+        format!("{} per thread ({} total)", self.connections, self.sockets())
+    }
+
+    /// The plan as the config table shows it.
+    pub fn plan_text(&self) -> String {
+        match self.plan {
+            Plan::Duration(d) => format!("for {}", crate::report::format::seconds(d)),
+            Plan::Count(n) => format!("{n} requests"),
+            Plan::Batch {
+                iterations,
+                reconnects,
+                sleep,
+            } => format!(
+                "batch: {reconnects} reconnects x {iterations} iterations, {} ms sleep",
+                sleep.as_millis()
+            ),
+        }
+    }
+
+    /// The config table's pipeline line.
+    pub fn pipeline_text(&self) -> String {
+        format!("{} in flight per connection", self.pipeline)
+    }
+
+    /// The config table's rate line; `per_s` names the unit ("messages/s").
+    pub fn rate_text(&self, per_s: &str) -> String {
+        self.rate
+            .map(|r| format!("{r} {per_s} open loop (latency from intended send time)"))
+            .unwrap_or_else(|| "closed loop".into())
+    }
+
+    /// The config table's TLS line.
+    pub fn tls_text(&self) -> String {
+        if self.tls.is_some() { "on" } else { "off" }.to_string()
     }
 
     /// Sockets this load needs at once (one per connection).
@@ -199,81 +256,33 @@ impl LoadConfig {
     }
 }
 
-/// `wirebench echo`, validated.
-#[derive(Clone, Debug)]
-pub struct EchoConfig {
-    pub load: LoadConfig,
-    /// None: start the built-in server.
-    pub target: Option<(SocketAddr, String)>,
-    pub min_payload: usize,
-    pub max_payload: usize,
-    pub server_threads: usize,
-}
-
-impl EchoConfig {
-    pub fn from_args(a: &EchoArgs) -> Result<Self> {
-        let mut load = LoadConfig::from_args(&a.load)?;
-        let (min, max) =
-            parse_size_range(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
-        let limit = crate::proto::echo::codec::MAX_PAYLOAD as u64;
-        if max > limit {
-            return Err(Error::usage(format!(
-                "--size: at most {limit} payload bytes per message"
-            )));
-        }
-        let target = a
-            .target
-            .as_deref()
-            .map(crate::net::addr::resolve_target)
-            .transpose()?;
-        if target.is_some() && a.server_threads.is_some() {
-            return Err(Error::usage(
-                "--server-threads only applies to the built-in server (no target)",
-            ));
-        }
-        // Client and built-in server share this process's CPUs: by default they split
-        // them rather than oversubscribe (2 CPUs: one load thread, one server thread).
-        let cpus = crate::sys::affinity_cpus();
-        if target.is_none() && a.load.threads.is_none() {
-            load.threads = (cpus / 2).max(1);
-        }
-        let server_threads = at_least_one(
-            "--server-threads",
-            a.server_threads
-                .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
-        )?;
-        Ok(EchoConfig {
-            target,
-            min_payload: min as usize,
-            max_payload: max as usize,
-            server_threads,
-            load,
-        })
-    }
-
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut v = self.load.to_json();
-        v["size_min"] = json!(self.min_payload);
-        v["size_max"] = json!(self.max_payload);
-        v["frame_header_bytes"] = json!(crate::proto::echo::codec::HEADER_LEN);
-        v["builtin_server"] = json!(self.target.is_none());
-        if self.target.is_none() {
-            v["server_threads"] = json!(self.server_threads);
-        }
-        v
-    }
-}
-
 /// How a built-in server gets its TLS certificate.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ServerTlsChoice {
     Off,
     Files { cert: PathBuf, key: PathBuf },
     SelfSigned,
 }
 
-/// `wirebench serve ...`, validated (protocol-independent part).
-#[derive(Clone, Debug)]
+/// What a protocol adds to its server's timing: a head timeout, reply pacing.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProtocolTiming {
+    pub header_timeout: Option<Duration>,
+    pub pacing: crate::server::pacing::Pacing,
+}
+
+impl Default for ProtocolTiming {
+    fn default() -> Self {
+        ProtocolTiming {
+            header_timeout: None,
+            pacing: crate::server::pacing::Pacing::off(),
+        }
+    }
+}
+
+/// `wirebench serve ...`, validated (protocol-independent part). Serialized whole
+/// into the plan of `serve --processes` workers, which never re-read the flags.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ServeConfig {
     /// The first listen address (the only one unless --listen named a range).
     pub listen: SocketAddr,

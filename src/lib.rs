@@ -9,7 +9,6 @@ pub mod config;
 pub mod connect;
 pub mod engine;
 pub mod error;
-pub mod http_config;
 pub mod ioevent;
 pub mod net;
 pub mod procs;
@@ -23,27 +22,26 @@ pub mod sys;
 pub mod units;
 
 use cli::{Cli, Command, ServeCommand};
+use commands::{run_load, serve};
 pub use error::{Error, Result};
+use proto::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http};
 
-/// Runs one parsed command line.
+/// Runs one parsed command line. A protocol takes one arm for its load and one for
+/// its server, both through `proto::plugin::Protocol`.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Echo(a) => commands::echo::run(&a),
+        Command::Echo(a) => run_load::run::<Echo>(&a),
+        Command::Http(a) => run_load::run::<Http>(&a),
+        Command::Amqp(a) => run_load::run::<Amqp>(&a),
+        Command::Serve { server } => match server {
+            ServeCommand::Echo(a) => serve::run::<Echo>(&a),
+            ServeCommand::Http(a) => serve::run::<Http>(&a),
+            ServeCommand::Amqp(a) => serve::run::<Amqp>(&a),
+        },
         Command::Ioevent(a) => commands::ioevent::run(&a),
-        Command::Amqp(a) => commands::amqp::run(&a),
-        Command::Serve {
-            server: ServeCommand::Amqp(a),
-        } => commands::amqp::serve(&a),
         Command::Connect(a) => commands::connect::run(&a),
         Command::Suite(a) => commands::suite::run(&a),
         Command::Report(a) => commands::suite_report::run(&a),
         Command::Compare(a) => commands::compare::run(&a),
-        Command::Serve {
-            server: ServeCommand::Echo(a),
-        } => commands::serve::serve_echo(&a),
-        Command::Http(a) => commands::http::run(&a),
-        Command::Serve {
-            server: ServeCommand::Http(a),
-        } => commands::http::serve(&a),
     }
 }

@@ -2,11 +2,16 @@
 //! built-in echo server started in its own processes.
 
 use super::load;
+use super::serve_plan::{worker_args, ServePlan};
 use crate::cli::ConnectArgs;
+use crate::config::{ProtocolTiming, ServeConfig, ServerTlsChoice};
 use crate::connect::plan::{ConnectConfig, Mode};
 use crate::connect::{parent, report};
 use crate::error::{Error, Result};
 use crate::procs::memory::KernelLimits;
+use crate::procs::workers::Launch;
+use crate::proto::echo::plugin::Echo;
+use crate::proto::plugin::Protocol;
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
@@ -34,23 +39,10 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         (true, true) => Some(SelfSignedFiles::create()?),
         _ => None,
     };
-    let server_args = cfg.builtin().then(|| {
-        // Held connections may sit silent longer than the default idle timeout.
-        let mut args: Vec<String> = ["serve", "echo", "--threads", "1", "--idle-timeout", "0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        if let Some(c) = &cert {
-            args.extend([
-                "--tls".to_string(),
-                "--cert".to_string(),
-                c.cert.display().to_string(),
-                "--key".to_string(),
-                c.key.display().to_string(),
-            ]);
-        }
-        (args, cert.as_ref().map(|c| c.pem.clone()))
-    });
+    let server_args = match cfg.builtin() {
+        true => Some(builtin_server_plan(cert.as_ref())?),
+        false => None,
+    };
     let started = load::unix_ms();
     let run = parent::run(&cfg, &stop, server_args)?;
     drop(cert);
@@ -71,6 +63,43 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         None => Ok(()),
         Some(why) => Err(Error::ShortFall(format!("the run fell short: {why}"))),
     }
+}
+
+/// The built-in echo server's worker processes: their command line, their validated
+/// plan (serialized, never flags) and the CA PEM a TLS client checks them with.
+fn builtin_server_plan(cert: Option<&SelfSignedFiles>) -> Result<(Launch, Option<String>)> {
+    let listen: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
+    let plan = ServePlan {
+        protocol: Echo::NAME.to_string(),
+        serve: ServeConfig {
+            listen,
+            listen_all: vec![listen],
+            // Each worker serves in its own process; the group starts
+            // `cfg.server_processes` of them.
+            processes: 1,
+            threads: 1,
+            max_conns_per_thread: 0,
+            read_buffer: 64 * 1024,
+            tls: match cert {
+                Some(c) => ServerTlsChoice::Files {
+                    cert: c.cert.clone(),
+                    key: c.key.clone(),
+                },
+                None => ServerTlsChoice::Off,
+            },
+            stats: None,
+            debug: false,
+            nodelay: true,
+            // Held connections may sit silent longer than any idle timeout.
+            idle_timeout: None,
+        },
+        proto: ProtocolTiming::default(),
+    };
+    let launch = Launch {
+        args: worker_args(Echo::NAME),
+        env: vec![plan.to_env()?],
+    };
+    Ok((launch, cert.map(|c| c.pem.clone())))
 }
 
 fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str, String)> {

@@ -137,19 +137,3 @@ pub fn progress(
     }
     (progress, cpu)
 }
-
-/// The plan as the config table shows it.
-pub fn plan_text(plan: Plan) -> String {
-    match plan {
-        Plan::Duration(d) => format!("for {}", crate::report::format::seconds(d)),
-        Plan::Count(n) => format!("{n} requests"),
-        Plan::Batch {
-            iterations,
-            reconnects,
-            sleep,
-        } => format!(
-            "batch: {reconnects} reconnects x {iterations} iterations, {} ms sleep",
-            sleep.as_millis()
-        ),
-    }
-}

@@ -1,14 +1,14 @@
-//! One module per command; each validates its flags, runs, and reports.
+//! One module per command; each validates its flags, runs, and reports. Every
+//! protocol's load runs through `run_load`, its server through `serve`.
 
-pub mod amqp;
-pub mod amqp_config;
 pub mod connect;
-pub mod echo;
 pub mod harness;
-pub mod http;
 pub mod ioevent;
 pub mod load;
+pub mod old_seams;
+pub mod run_load;
 pub mod serve;
+pub mod serve_plan;
 pub mod serve_procs;
 
 // suites and reports (issue 7)

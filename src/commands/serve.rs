@@ -1,15 +1,17 @@
 //! `wirebench serve <protocol>`: run a built-in server until SIGINT/SIGTERM, with
 //! counters per interval and at exit.
 
-use crate::cli::{ServeEchoArgs, ServerArgs};
-use crate::config::{ServeConfig, ServerTlsChoice};
+use super::old_seams::OnOldServer;
+use super::serve_plan::ServePlan;
+use crate::cli::ServerCommand;
+use crate::config::{ProtocolTiming, ServeConfig, ServerTlsChoice};
 use crate::error::{Error, Result};
 use crate::net::tls;
+use crate::proto::plugin::Protocol;
 use crate::report::format::{count_of, group};
 use crate::server::counters::ServerTotals;
 use crate::server::group as server_group;
 use crate::server::handler::HandlerFactory;
-use crate::server::pacing::Pacing;
 use crate::server::timeouts::Timeouts;
 use crate::server::{self, ServerConfig};
 use std::sync::atomic::Ordering;
@@ -52,63 +54,57 @@ fn timing_counts(t: &ServerTotals) -> String {
     )
 }
 
-/// What a protocol adds to the server's timing: a head timeout, reply pacing.
-#[derive(Clone, Copy, Debug)]
-pub struct ProtocolTiming {
-    pub header_timeout: Option<Duration>,
-    pub pacing: Pacing,
-}
-
-impl Default for ProtocolTiming {
-    fn default() -> Self {
-        ProtocolTiming {
-            header_timeout: None,
-            pacing: Pacing::off(),
+/// `wirebench serve <protocol>`: the protocol's server factory on the server runtime.
+/// A worker process of `--processes` (or of `connect`'s built-in server) takes its
+/// validated configs from its parent's plan instead of its flags.
+pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()>
+where
+    P::Server: OnOldServer,
+{
+    let worker = crate::procs::worker_role().as_deref() == Some("serve");
+    let plan = if worker {
+        ServePlan::<P::ServeConfig>::from_env(P::NAME)?
+    } else {
+        // The protocol's own flags first, then the shared ones.
+        let proto = P::serve_config(&cmd.proto)?;
+        ServePlan {
+            protocol: P::NAME.to_string(),
+            serve: ServeConfig::from_args(&cmd.server)?,
+            proto,
         }
-    }
-}
-
-/// `wirebench serve echo`.
-pub fn serve_echo(a: &ServeEchoArgs) -> Result<()> {
-    let timing = ProtocolTiming {
-        header_timeout: None,
-        pacing: crate::config::pacing(&a.pacing)?,
     };
-    serve(
-        &a.server,
-        timing,
-        crate::proto::echo::server::EchoHandlerFactory,
-        "echo",
-    )
-}
-
-pub fn serve<F: HandlerFactory>(
-    args: &ServerArgs,
-    timing: ProtocolTiming,
-    factory: F,
-    name: &str,
-) -> Result<()> {
-    serve_with(args, timing, factory, name, &|| None)
-}
-
-/// `serve`, with a protocol's own counters (`extra`) printed beside the runtime's.
-pub fn serve_with<F: HandlerFactory>(
-    args: &ServerArgs,
-    timing: ProtocolTiming,
-    factory: F,
-    name: &str,
-    extra: &dyn Fn() -> Option<String>,
-) -> Result<()> {
-    let cfg = ServeConfig::from_args(args)?;
+    let cfg = &plan.serve;
     if cfg.processes > 1 && cfg.tls == ServerTlsChoice::SelfSigned {
         return Err(Error::usage(
             "with --processes, give --tls its --cert and --key so every process serves the same certificate",
         ));
     }
-    let worker = crate::procs::worker_role().as_deref() == Some("serve");
     if cfg.processes > 1 && !worker {
-        return super::serve_procs::parent(&cfg, name);
+        return super::serve_procs::parent(cfg, P::NAME, plan.to_env()?);
     }
+    let factory = P::server(&plan.proto);
+    let mut watch = P::Watch::default();
+    P::watch_server(&mut watch, &factory);
+    serve_with(
+        cfg,
+        worker,
+        P::serve_timing(&plan.proto),
+        factory.into_old(),
+        P::NAME,
+        &|| P::serve_line(&watch),
+    )
+}
+
+/// Serves `factory` in this process (a worker: on the addresses its parent chose),
+/// with a protocol's own counters (`extra`) printed beside the runtime's.
+fn serve_with<F: HandlerFactory>(
+    cfg: &ServeConfig,
+    worker: bool,
+    timing: ProtocolTiming,
+    factory: F,
+    name: &str,
+    extra: &dyn Fn() -> Option<String>,
+) -> Result<()> {
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
         ServerTlsChoice::Files { cert, key } => Some(tls::server_from_files(cert, key)?),
@@ -154,7 +150,7 @@ pub fn serve_with<F: HandlerFactory>(
     if let Some(fp) = fingerprint {
         println!("certificate SHA-256 fingerprint: {fp}");
     }
-    let started = print_stats_until_stopped(&cfg, &stop, || handle.totals(), extra);
+    let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), extra);
     print_final(name, started, &handle.shutdown(), extra);
     Ok(())
 }

@@ -8,11 +8,12 @@ use crate::report::format::count_of;
 use crate::server::group::ServerGroup;
 use std::time::Duration;
 
-pub fn parent(cfg: &ServeConfig, name: &str) -> Result<()> {
+/// `plan`: the environment entry holding the validated configs every worker serves
+/// (`serve_plan.rs`); the workers' command line only names the protocol.
+pub fn parent(cfg: &ServeConfig, name: &str, plan: (String, String)) -> Result<()> {
     let stop = super::load::stop_flag()?;
-    // The workers run this same command line; the worker role makes them serve.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let g = ServerGroup::start(&args, &cfg.listen_all, cfg.processes, &stop)?;
+    let args = super::serve_plan::worker_args(name);
+    let g = ServerGroup::start(&args, &[plan], &cfg.listen_all, cfg.processes, &stop)?;
     let addrs = if g.addrs.len() > 1 {
         format!("{} addresses from {}", g.addrs.len(), g.addrs[0])
     } else {

@@ -146,16 +146,18 @@ fn server_cpu(pids: &[u32]) -> f64 {
         .sum()
 }
 
-/// Runs the plan; `server_tls` holds the built-in server's TLS arguments and CA PEM.
+/// Runs the plan; `server_args` holds the built-in server's worker command line, its
+/// serialized plan (environment) and its CA PEM.
 pub fn run(
     cfg: &ConnectConfig,
     stop: &AtomicBool,
-    server_args: Option<(Vec<String>, Option<String>)>,
+    server_args: Option<(workers::Launch, Option<String>)>,
 ) -> Result<Run> {
     // The built-in server first, in its own processes, so its memory is its own.
     let mut server = match (&cfg.targets, &server_args) {
-        (None, Some((args, _))) => Some(ServerGroup::start(
-            args,
+        (None, Some((launch, _))) => Some(ServerGroup::start(
+            &launch.args,
+            &launch.env,
             &["127.0.0.1:0".parse().expect("literal address")],
             cfg.server_processes,
             stop,

@@ -2,6 +2,7 @@
 //! backends side by side in one process.
 
 pub mod chart;
+pub mod config;
 pub mod epoll;
 pub mod method;
 pub mod poll;
@@ -10,6 +11,7 @@ pub mod tokio_backend;
 pub mod uring;
 
 use crate::error::{Error, Result};
+pub use config::{IoeventConfig, FD_MARGIN};
 use method::{Backend, Pairs, Shape};
 use result::{IterationRecord, Series};
 
@@ -52,34 +54,6 @@ impl BackendKind {
             BackendKind::Uring => Box::new(uring::Uring::new(pairs)?),
             BackendKind::Tokio => Box::new(tokio_backend::Tokio::new(pairs)?),
         })
-    }
-}
-
-/// Descriptors a process needs besides the pairs: stdio, epoll, io_uring, the runtime.
-pub const FD_MARGIN: u64 = 32;
-
-/// A validated ioevent run.
-#[derive(Clone, Debug)]
-pub struct IoeventConfig {
-    pub pairs: Vec<usize>,
-    pub active: usize,
-    pub writes: u64,
-    pub iterations: usize,
-    pub backends: Vec<BackendKind>,
-}
-
-impl IoeventConfig {
-    /// Refuses pair counts this process cannot open (two descriptors per pair).
-    pub fn check_limits(&self, fd_limit: u64) -> Result<()> {
-        let most = self.pairs.iter().copied().max().unwrap_or(0) as u64;
-        if 2 * most + FD_MARGIN > fd_limit {
-            return Err(Error::usage(format!(
-                "-n {most} needs {} descriptors but this process may open {fd_limit} (ulimit -n): at most {} pairs",
-                2 * most + FD_MARGIN,
-                fd_limit.saturating_sub(FD_MARGIN) / 2
-            )));
-        }
-        Ok(())
     }
 }
 

@@ -31,6 +31,13 @@ pub struct Workers {
     rx: Receiver<Msg>,
 }
 
+/// How to start workers: their command line and extra environment (a serialized plan).
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
 /// Starts `n` workers of `role`; `args(i)` gives worker i's command-line arguments and
 /// `env(i)` its extra environment.
 pub fn spawn(

@@ -138,11 +138,13 @@ pub struct ServerGroup {
 }
 
 impl ServerGroup {
-    /// Starts `processes` workers with these arguments (`serve <protocol> ...`) on
-    /// `addrs` (port settled first) and waits until every one listens, or `stop` is set
-    /// (Ctrl-C): then every worker started so far is killed by its PID (on drop).
+    /// Starts `processes` workers with these arguments (`serve <protocol>`) and this
+    /// extra environment (their serialized plan) on `addrs` (port settled first) and
+    /// waits until every one listens, or `stop` is set (Ctrl-C): then every worker
+    /// started so far is killed by its PID (on drop).
     pub fn start(
         args: &[String],
+        env: &[(String, String)],
         addrs: &[SocketAddr],
         processes: usize,
         stop: &std::sync::atomic::AtomicBool,
@@ -157,7 +159,11 @@ impl ServerGroup {
             "serve",
             processes,
             |_| args.to_vec(),
-            |_| vec![(LISTEN_ENV.to_string(), listen.clone())],
+            |_| {
+                let mut e = env.to_vec();
+                e.push((LISTEN_ENV.to_string(), listen.clone()));
+                e
+            },
         )?;
         let mut g = ServerGroup {
             latest: vec![ServerTotals::default(); processes],

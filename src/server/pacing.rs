@@ -8,7 +8,7 @@ use crate::units::parse_duration;
 use std::time::{Duration, Instant};
 
 /// How long a reply is held back.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum DelayDist {
     /// Always this long.
     Fixed(Duration),
@@ -73,7 +73,7 @@ impl DelayDist {
 }
 
 /// `--stall D/EVERY`: silent for `d` at the start of every `every` from the epoch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stall {
     pub d: Duration,
     pub every: Duration,
@@ -108,11 +108,13 @@ impl Stall {
 }
 
 /// Everything that shapes reply timing; `None` fields are off.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Pacing {
     pub delay: Option<DelayDist>,
     pub stall: Option<Stall>,
-    /// Time zero of the stall schedule: when the server started.
+    /// Time zero of the stall schedule: when the server started (a worker process
+    /// given a serialized plan starts its own).
+    #[serde(skip, default = "Instant::now")]
     pub epoch: Instant,
 }
 

@@ -4,7 +4,9 @@
 
 pub mod client;
 pub mod codec;
+pub mod config;
 pub mod confirms;
+pub mod plugin;
 pub mod server;
 pub mod url;
 

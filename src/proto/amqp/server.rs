@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// What `serve amqp` offers in Connection.Tune, and how it confirms.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct BrokerConfig {
     pub channel_max: u16,
     pub frame_max: u32,

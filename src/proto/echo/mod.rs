@@ -2,4 +2,6 @@
 
 pub mod client;
 pub mod codec;
+pub mod config;
+pub mod plugin;
 pub mod server;

@@ -3,7 +3,9 @@
 
 pub mod chunked;
 pub mod client;
+pub mod config;
 pub mod date;
+pub mod plugin;
 pub mod request;
 pub mod response;
 pub mod server;

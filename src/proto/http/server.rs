@@ -21,7 +21,7 @@ pub const MAX_OUT_BATCH: usize = 256 * 1024;
 
 /// What a connection may make the server hold. Past either: 431 or 413, the connection
 /// is closed and counted in the server's `too_large`; other connections go on.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Most bytes of a request head (`--max-header`, default 16 KiB).
     pub max_head: usize,

@@ -2,22 +2,74 @@
 //! send, what counts as a correct response. Every bad combination is refused here
 //! with one sentence (exit 2).
 
-use crate::cli::{HttpArgs, ServeHttpArgs};
-use crate::config::LoadConfig;
+use super::request::{self, RequestSpec};
+use super::server::Limits;
+use super::status::StatusSet;
+use super::url::{self, Url};
+use crate::cli::{LoadArgs, PacingArgs};
+use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
-use crate::proto::http::request::{self, RequestSpec};
-use crate::proto::http::server::Limits;
-use crate::proto::http::status::StatusSet;
-use crate::proto::http::url::{self, Url};
 use crate::units::parse_bytes;
+use clap::Args;
 use serde_json::json;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 /// Largest request body a load sends (`--body-size`, and the `--body` file: a larger
 /// file, or an endless one such as /dev/zero, is refused after reading this + 1 bytes).
 pub const MAX_BODY: u64 = 64 << 20;
 /// Largest `--header-size`.
 pub const MAX_TEST_HEADER: u64 = 1 << 20;
+
+/// `wirebench http`'s own flags (the shared load flags are `LoadArgs`).
+#[derive(Args, Debug)]
+pub struct HttpArgs {
+    /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
+    pub url: Option<String>,
+    /// Request method [default: POST with a body, GET without].
+    #[arg(short = 'm', long)]
+    pub method: Option<String>,
+    /// A request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Send a body of N bytes (a repeating a-z pattern), e.g. 1k, 64k.
+    #[arg(long, value_name = "N")]
+    pub body_size: Option<String>,
+    /// Send the contents of FILE as the body (at most 64 MiB, as --body-size).
+    #[arg(long, value_name = "FILE")]
+    pub body: Option<PathBuf>,
+    /// Add a `test-header` of N bytes, as hertz-benchmark does.
+    #[arg(long, value_name = "N")]
+    pub header_size: Option<String>,
+    /// Open a new connection for every request (Connection: close): a connection-rate test.
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Statuses that count as correct, e.g. 200,204 or 2xx,3xx or 200-299 [default: 2xx].
+    #[arg(long, value_name = "LIST")]
+    pub expect_status: Option<String>,
+    /// Check that every response body equals the request body (an echo server).
+    #[arg(long)]
+    pub expect_echo: bool,
+    /// Built-in server only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+}
+
+/// `wirebench serve http`'s own flags (the shared server flags are `ServerArgs`).
+#[derive(Args, Debug)]
+pub struct ServeHttpArgs {
+    /// Largest request head (request line and headers); beyond it: 431 and a close.
+    #[arg(long, default_value = "16k")]
+    pub max_header: String,
+    /// Largest request body; beyond it: 413 and a close.
+    #[arg(long, default_value = "16m")]
+    pub max_body: String,
+    /// Close a connection whose request head is not complete this long after its first byte (the first: after the accept); 0: never.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub header_timeout: String,
+    #[command(flatten)]
+    pub pacing: PacingArgs,
+}
 
 #[derive(Clone, Debug)]
 pub struct HttpConfig {
@@ -105,23 +157,24 @@ fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
 }
 
 impl HttpConfig {
-    pub fn from_args(a: &HttpArgs) -> Result<Self> {
+    pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Self> {
         let url = a
             .url
             .as_deref()
             .map(url::parse)
             .transpose()
             .map_err(Error::usage)?;
-        let mut load_args = a.load.clone();
+        let mut overrides = LoadOverrides::default();
         if let Some(u) = &url {
-            if a.load.tls && !u.tls {
+            if shared.tls && !u.tls {
                 return Err(Error::usage(
                     "--tls does not combine with an http:// URL: write https:// instead",
                 ));
             }
-            load_args.tls = u.tls;
+            // https:// is the TLS switch; --insecure and --ca still choose the trust.
+            overrides.tls = Some(u.tls);
         }
-        let mut load = LoadConfig::from_args(&load_args)?;
+        let mut load = LoadConfig::from_args(shared, overrides)?;
 
         if a.body.is_some() && a.body_size.is_some() {
             return Err(Error::usage("choose one of --body and --body-size"));
@@ -198,7 +251,7 @@ impl HttpConfig {
             ));
         }
         let cpus = crate::sys::affinity_cpus();
-        if url.is_none() && a.load.threads.is_none() {
+        if url.is_none() && shared.threads.is_none() {
             load.threads = (cpus / 2).max(1);
         }
         let server_threads = a
@@ -264,8 +317,27 @@ impl HttpConfig {
     }
 }
 
+/// `wirebench serve http`, validated: its limits and timing.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ServeHttpConfig {
+    pub limits: Limits,
+    pub timing: ProtocolTiming,
+}
+
+impl ServeHttpConfig {
+    pub fn from_args(a: &ServeHttpArgs) -> Result<Self> {
+        Ok(ServeHttpConfig {
+            limits: serve_limits(a)?,
+            timing: ProtocolTiming {
+                header_timeout: crate::config::timeout_flag("--header-timeout", &a.header_timeout)?,
+                pacing: crate::config::pacing(&a.pacing)?,
+            },
+        })
+    }
+}
+
 /// `wirebench serve http`'s own limits.
-pub fn serve_limits(a: &ServeHttpArgs) -> Result<Limits> {
+fn serve_limits(a: &ServeHttpArgs) -> Result<Limits> {
     let max_head = size_flag("--max-header", &a.max_header, 1 << 20)?;
     let max_body = size_flag("--max-body", &a.max_body, 1 << 30)?;
     if max_head < 256 {

@@ -1,0 +1,88 @@
+//! `wirebench <protocol> [TARGET]`: one load command for every protocol. It reads the
+//! shared flags once (through the protocol's config), starts the built-in server when
+//! no target is given, runs the engine, builds the result, prints it and judges it;
+//! the protocol (`proto::plugin::Protocol`) only says what differs.
+
+use super::harness;
+use super::load::{self, ResultInputs};
+use super::old_seams::{OnOldEngine, OnOldServer};
+use crate::cli::LoadCommand;
+use crate::engine;
+use crate::error::Result;
+use crate::proto::plugin::{Aim, Protocol};
+use crate::report::json::JsonSink;
+use crate::report::text;
+
+pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()>
+where
+    P::Client: OnOldEngine,
+    P::Server: OnOldServer,
+{
+    let cfg = P::config(&cmd.proto, &cmd.load)?;
+    let l = P::load(&cfg);
+    let target = P::target(&cfg);
+    let builtin = target.is_none();
+    // A built-in server holds the other end of every connection in this process.
+    load::check_fd_budget(l.sockets() * if builtin { 2 } else { 1 })?;
+    let json = l.output.json.as_deref().map(JsonSink::create).transpose()?;
+    let stop = load::stop_flag()?;
+    let mut watch = P::Watch::default();
+
+    // The built-in server starts first; the run's clock starts once it listens.
+    let (server, trust, addr, host) = match target {
+        Some((addr, host)) => (None, l.tls.clone(), addr, host),
+        None => {
+            let factory = P::builtin_server(&cfg);
+            P::watch_server(&mut watch, &factory);
+            let (handle, trust) =
+                harness::start_builtin(l, P::server_threads(&cfg), factory.into_old())?;
+            let addr = handle.addr;
+            (Some(handle), trust, addr, "127.0.0.1".to_string())
+        }
+    };
+    let tls = harness::client_tls(trust.as_ref(), &host)?;
+    let aim = Aim {
+        addr,
+        host,
+        builtin,
+        tls: trust.is_some(),
+    };
+    let target_text = P::target_text(&cfg, &aim);
+    if !l.output.quiet {
+        print!(
+            "{}",
+            text::config_table(
+                &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
+                &P::plan_rows(&cfg, &aim)
+            )
+        );
+    }
+
+    let spec = harness::load_spec(l, addr, tls, stop);
+    let unit = P::unit(&cfg);
+    let (mut progress, server_cpu) = harness::progress(l, &spec, server.as_ref(), unit.clone());
+    let client = P::client(&cfg, &aim);
+    P::watch_client(&mut watch, &client);
+    let started = load::unix_ms();
+    let out = engine::run(spec, client.into_old(), &mut progress)?;
+    progress.finish();
+
+    let server = server.map(|s| server_cpu.figures(s));
+    let mut result = load::build_result(
+        ResultInputs {
+            kind: P::NAME,
+            target: target_text,
+            config: P::config_json(&cfg),
+            started_unix_ms: started,
+            warmup: l.warmup,
+            server,
+            unit,
+        },
+        &out,
+    );
+    P::finish(&cfg, &watch, &out, &mut result);
+    let extra = P::summary_lines(&cfg, &result);
+    let outcome = load::report_with(&result, &out, &l.output, json, &extra);
+    print!("{}", P::closing_lines(&cfg, &result, &out));
+    outcome
+}

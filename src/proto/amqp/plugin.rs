@@ -1,0 +1,282 @@
+//! AMQP 0-9-1 as a `Protocol`: `wirebench amqp` (publishers, churn or publish mode)
+//! and `wirebench serve amqp` (the dummy broker).
+
+use super::client::{AmqpFactory, SessionCounters};
+use super::config::{broker_config, AmqpArgs, AmqpConfig, Mode, ServeAmqpArgs};
+use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerCounters};
+use crate::cli::LoadArgs;
+use crate::config::{LoadConfig, ProtocolTiming};
+use crate::engine::legacy::LegacyFactory;
+use crate::engine::EngineOutput;
+use crate::error::Result;
+use crate::proto::plugin::{Aim, Protocol};
+use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
+use crate::report::text;
+use crate::server::session::LegacyHandlerFactory;
+use crate::stats::amqp_figures::AmqpFigures;
+use crate::stats::result::HistogramBlob;
+use crate::stats::{RunResult, Unit};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+pub struct Amqp;
+
+/// The publishers' and the broker's own counters, read after the run or while serving.
+#[derive(Default)]
+pub struct AmqpWatch {
+    sessions: Option<Arc<SessionCounters>>,
+    broker: Option<Arc<BrokerCounters>>,
+}
+
+impl Protocol for Amqp {
+    const NAME: &'static str = "amqp";
+    type Args = AmqpArgs;
+    type ServeArgs = ServeAmqpArgs;
+    type Config = AmqpConfig;
+    type ServeConfig = BrokerConfig;
+    type Client = LegacyFactory<AmqpFactory>;
+    type Server = LegacyHandlerFactory<AmqpHandlerFactory>;
+    type Watch = AmqpWatch;
+
+    fn config(args: &AmqpArgs, shared: &LoadArgs) -> Result<AmqpConfig> {
+        AmqpConfig::from_args(args, shared)
+    }
+
+    fn load(cfg: &AmqpConfig) -> &LoadConfig {
+        &cfg.load
+    }
+
+    fn target(cfg: &AmqpConfig) -> Option<(SocketAddr, String)> {
+        cfg.target.as_ref().map(|(t, addr)| (*addr, t.host.clone()))
+    }
+
+    fn server_threads(cfg: &AmqpConfig) -> usize {
+        cfg.server_threads
+    }
+
+    fn builtin_server(cfg: &AmqpConfig) -> Self::Server {
+        LegacyHandlerFactory(AmqpHandlerFactory::new(cfg.broker))
+    }
+
+    fn client(cfg: &AmqpConfig, _aim: &Aim) -> Self::Client {
+        LegacyFactory(AmqpFactory::new(
+            cfg.client.clone(),
+            cfg.load.sockets() as usize,
+        ))
+    }
+
+    /// Publishes, confirmed by the broker (a reply to time) or, without confirms,
+    /// written (settled on write: no reply, no latency, no bytes back).
+    fn unit(cfg: &AmqpConfig) -> Unit {
+        if cfg.client.confirm {
+            Unit::new("publishes", "confirmed", true)
+        } else {
+            Unit::new("publishes", "written", false)
+        }
+    }
+
+    fn target_text(cfg: &AmqpConfig, aim: &Aim) -> String {
+        match &cfg.target {
+            Some((t, _)) => t.display(),
+            None => format!("amqp://guest@{}/", aim.addr),
+        }
+    }
+
+    fn plan_rows(cfg: &AmqpConfig, aim: &Aim) -> Vec<(&'static str, String)> {
+        let l = &cfg.load;
+        let c = &cfg.client;
+        let target = Self::target_text(cfg, aim);
+        let target = match &cfg.target {
+            Some(_) => target,
+            None => format!(
+                "{target} (built-in broker, {}{})",
+                count_of(cfg.server_threads as u64, "thread"),
+                if cfg.broker.ack_multiple {
+                    ", multiple acks"
+                } else {
+                    ""
+                }
+            ),
+        };
+        vec![
+            ("target", target),
+            ("mode", cfg.mode.name().to_string()),
+            ("threads", l.threads.to_string()),
+            (
+                "connections",
+                format!(
+                    "{} per thread ({} at once), {} channel{} each",
+                    l.connections,
+                    l.sockets(),
+                    c.channels,
+                    if c.channels == 1 { "" } else { "s" }
+                ),
+            ),
+            ("plan", cfg.plan_text()),
+            (
+                "messages",
+                format!(
+                    "{} body bytes to exchange {:?} with routing key {:?}",
+                    c.size, c.exchange, c.routing_key
+                ),
+            ),
+            (
+                "confirms",
+                if c.confirm {
+                    format!("on, at most {} unconfirmed per connection", l.pipeline)
+                } else {
+                    "off: a message counts once its connection closes cleanly".into()
+                },
+            ),
+            (
+                "rate",
+                l.rate
+                    .map(|r| format!("{r} publishes/s open loop"))
+                    .unwrap_or_else(|| "closed loop".into()),
+            ),
+            ("ramp", seconds(c.ramp)),
+            ("timeout", seconds(l.timeout)),
+            ("tls", l.tls_text()),
+        ]
+    }
+
+    fn config_json(cfg: &AmqpConfig) -> serde_json::Value {
+        cfg.to_json()
+    }
+
+    fn watch_client(watch: &mut AmqpWatch, client: &Self::Client) {
+        watch.sessions = Some(client.0.counters.clone());
+    }
+
+    fn watch_server(watch: &mut AmqpWatch, server: &Self::Server) {
+        watch.broker = Some(server.0.counters.clone());
+    }
+
+    fn finish(cfg: &AmqpConfig, watch: &AmqpWatch, out: &EngineOutput, result: &mut RunResult) {
+        if let (Some(server), Some(broker)) = (result.server.as_mut(), &watch.broker) {
+            server["amqp"] = serde_json::to_value(broker.totals()).unwrap_or_default();
+        }
+        let Some(sessions) = &watch.sessions else {
+            return;
+        };
+        let figures = figures(cfg, out, sessions);
+        if let (None, Some(why)) = (&result.outcome.reason, shortfall(cfg, &figures, out)) {
+            result.outcome.success = false;
+            result.outcome.reason = Some(why);
+        }
+        result.amqp = Some(figures);
+    }
+
+    fn closing_lines(cfg: &AmqpConfig, result: &RunResult, out: &EngineOutput) -> String {
+        let mut s = amqp_summary(result);
+        if cfg.mode == Mode::Churn {
+            if let Some(bucket) = cfg.load.output.histogram_bucket_us {
+                s.push_str("handshake latency:\n");
+                s.push_str(&text::histogram(&out.handshake, bucket));
+            }
+        }
+        s
+    }
+
+    fn serve_config(args: &ServeAmqpArgs) -> Result<BrokerConfig> {
+        broker_config(&args.broker)
+    }
+
+    fn serve_timing(_cfg: &BrokerConfig) -> ProtocolTiming {
+        ProtocolTiming::default()
+    }
+
+    fn server(cfg: &BrokerConfig) -> Self::Server {
+        LegacyHandlerFactory(AmqpHandlerFactory::new(*cfg))
+    }
+
+    fn serve_line(watch: &AmqpWatch) -> Option<String> {
+        watch.broker.as_ref().map(|b| b.totals().line())
+    }
+}
+
+fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFigures {
+    let secs = out.elapsed.as_secs_f64();
+    let per_sec = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+    let messages = out.measured.ok;
+    let payload = messages * cfg.client.size as u64;
+    let handshakes = out.handshake.count();
+    AmqpFigures {
+        mode: cfg.mode.name().into(),
+        confirm: cfg.client.confirm,
+        counted_from: if cfg.client.confirm {
+            "confirmed by the broker".into()
+        } else {
+            "written, then a clean close (no confirms)".into()
+        },
+        handshakes,
+        connections_per_s: (cfg.mode == Mode::Churn).then(|| per_sec(handshakes as f64)),
+        clean_closes: s.clean_closes.load(Relaxed),
+        messages,
+        nacked: s.nacked.load(Relaxed),
+        payload_bytes: payload,
+        msgs_per_s: per_sec(messages as f64),
+        payload_mb_per_s: per_sec(payload as f64) / 1e6,
+        handshake_latency_us: out.handshake.summary(),
+        handshake_histogram: HistogramBlob::of(&out.handshake),
+        broker_close: s.broker_close.lock().ok().and_then(|g| g.clone()),
+    }
+}
+
+/// Churn asks for every client to have closed cleanly, and the broker to have closed none.
+fn shortfall(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput) -> Option<String> {
+    if let Some(why) = &f.broker_close {
+        return Some(why.clone());
+    }
+    match (cfg.mode, cfg.clients) {
+        (Mode::Churn, Some(c)) if f.clean_closes < c && !out.interrupted => Some(format!(
+            "{} of {} clients closed cleanly",
+            group(f.clean_closes),
+            group(c)
+        )),
+        _ => None,
+    }
+}
+
+fn amqp_summary(r: &RunResult) -> String {
+    let Some(f) = &r.amqp else {
+        return String::new();
+    };
+    let h = &f.handshake_latency_us;
+    let us = |v: f64| format!("{} us", micros(v));
+    // Publish mode opens its connections once: a rate of them would mean nothing.
+    let per_s = f
+        .connections_per_s
+        .map(|c| format!(" = {} connections/s", rate(c)))
+        .unwrap_or_default();
+    let handshake = if h.count > 0 {
+        format!(
+            "p50 {}  p90 {}  p99 {}  max {}  (connect to ready to publish)",
+            us(h.p50),
+            us(h.p90),
+            us(h.p99),
+            us(h.max)
+        )
+    } else {
+        "n/a (no connection got ready in the measured phase)".to_string()
+    };
+    let payload_per_s = f.payload_bytes as f64 / r.elapsed_s.max(1e-9);
+    format!(
+        "amqp:         {} mode; {} ({} closed cleanly){per_s}\n\
+         handshake:    {handshake}\n\
+         published:    {} messages {} = {} publishes/s, {} of payload{}\n",
+        f.mode,
+        count_of(f.handshakes, "connection"),
+        group(f.clean_closes),
+        group(f.messages),
+        f.counted_from,
+        rate(f.msgs_per_s),
+        mib_per_s(payload_per_s),
+        if f.nacked > 0 {
+            format!("; {} nacked", group(f.nacked))
+        } else {
+            String::new()
+        }
+    )
+}

@@ -1,0 +1,112 @@
+//! `wirebench echo` and `serve echo`: their own flags, validated once into the echo
+//! configs (a bad value is `Error::Usage`, one sentence, exit 2).
+
+use super::codec::{HEADER_LEN, MAX_PAYLOAD};
+use crate::cli::{LoadArgs, PacingArgs};
+use crate::config::{at_least_one, LoadConfig, LoadOverrides};
+use crate::error::{Error, Result};
+use crate::units::parse_size_range;
+use clap::Args;
+use serde_json::json;
+use std::net::SocketAddr;
+
+/// `wirebench echo`'s own flags (the shared load flags are `LoadArgs`).
+#[derive(Args, Debug)]
+pub struct EchoArgs {
+    /// HOST:PORT of the echo server; none starts the built-in server.
+    pub target: Option<String>,
+    /// Payload bytes per message, MIN or MIN..MAX (uniform random per message); a frame adds a 28-byte header.
+    #[arg(long, default_value = "64")]
+    pub size: String,
+    /// Built-in server only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+}
+
+/// `wirebench serve echo`'s own flags (the shared server flags are `ServerArgs`).
+#[derive(Args, Debug)]
+pub struct ServeEchoArgs {
+    #[command(flatten)]
+    pub pacing: PacingArgs,
+}
+
+/// `wirebench echo`, validated.
+#[derive(Clone, Debug)]
+pub struct EchoConfig {
+    pub load: LoadConfig,
+    /// None: start the built-in server.
+    pub target: Option<(SocketAddr, String)>,
+    pub min_payload: usize,
+    pub max_payload: usize,
+    pub server_threads: usize,
+}
+
+impl EchoConfig {
+    pub fn from_args(a: &EchoArgs, shared: &LoadArgs) -> Result<Self> {
+        let mut load = LoadConfig::from_args(shared, LoadOverrides::default())?;
+        let (min, max) =
+            parse_size_range(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
+        let limit = MAX_PAYLOAD as u64;
+        if max > limit {
+            return Err(Error::usage(format!(
+                "--size: at most {limit} payload bytes per message"
+            )));
+        }
+        let target = a
+            .target
+            .as_deref()
+            .map(crate::net::addr::resolve_target)
+            .transpose()?;
+        if target.is_some() && a.server_threads.is_some() {
+            return Err(Error::usage(
+                "--server-threads only applies to the built-in server (no target)",
+            ));
+        }
+        // Client and built-in server share this process's CPUs: by default they split
+        // them rather than oversubscribe (2 CPUs: one load thread, one server thread).
+        let cpus = crate::sys::affinity_cpus();
+        if target.is_none() && shared.threads.is_none() {
+            load.threads = (cpus / 2).max(1);
+        }
+        let server_threads = at_least_one(
+            "--server-threads",
+            a.server_threads
+                .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+        )?;
+        Ok(EchoConfig {
+            target,
+            min_payload: min as usize,
+            max_payload: max as usize,
+            server_threads,
+            load,
+        })
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.load.to_json();
+        v["size_min"] = json!(self.min_payload);
+        v["size_max"] = json!(self.max_payload);
+        v["frame_header_bytes"] = json!(HEADER_LEN);
+        v["builtin_server"] = json!(self.target.is_none());
+        if self.target.is_none() {
+            v["server_threads"] = json!(self.server_threads);
+        }
+        v
+    }
+
+    /// The config table's line for the payload sizes.
+    pub fn size_text(&self) -> String {
+        if self.min_payload == self.max_payload {
+            format!(
+                "{} payload bytes ({}-byte frames)",
+                self.min_payload,
+                self.min_payload + HEADER_LEN
+            )
+        } else {
+            format!(
+                "{}..{} payload bytes, uniform (+{HEADER_LEN}-byte header)",
+                self.min_payload, self.max_payload
+            )
+        }
+    }
+}

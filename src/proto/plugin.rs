@@ -1,0 +1,111 @@
+//! What a protocol is to the commands: the `Protocol` trait. `wirebench <name>` and
+//! `wirebench serve <name>` run any protocol through it (commands/run_load.rs and
+//! commands/serve.rs), so a protocol lives in its folder, `src/proto/<name>/`, and is
+//! named outside it only by one line per list (the command enums in cli.rs, the
+//! dispatch in lib.rs, `REGISTRY` in proto/mod.rs).
+
+use crate::cli::LoadArgs;
+use crate::config::{LoadConfig, ProtocolTiming};
+use crate::engine::session::{ClientSession, SessionFactory};
+use crate::engine::EngineOutput;
+use crate::error::Result;
+use crate::server::session::ServerFactory;
+use crate::stats::{RunResult, Unit};
+use std::net::SocketAddr;
+
+/// Where a run's load goes, known once its built-in server (if any) listens.
+#[derive(Clone, Debug)]
+pub struct Aim {
+    /// The address connected to.
+    pub addr: SocketAddr,
+    /// The host a TLS client checks the certificate against.
+    pub host: String,
+    /// The load started the built-in server at `addr`.
+    pub builtin: bool,
+    /// The client speaks TLS.
+    pub tls: bool,
+}
+
+/// A protocol's per-worker figures: those of its client sessions, kept per worker and
+/// phase by the engine and merged exactly (`engine::session::Figures`).
+pub type FiguresOf<P> =
+    <<<P as Protocol>::Client as SessionFactory>::Session as ClientSession>::Figures;
+
+/// A protocol as the commands see it. Everything is a function of its validated
+/// config, built once from its own flags and the shared ones.
+pub trait Protocol: 'static {
+    /// `wirebench NAME`, `wirebench serve NAME`, the result's `kind`.
+    const NAME: &'static str;
+    /// Its load command's own flags (its target among them), flattened beside the
+    /// shared `LoadArgs` (`cli::LoadCommand`).
+    type Args: clap::Args;
+    /// Its `serve` command's own flags, flattened beside `ServerArgs`.
+    type ServeArgs: clap::Args;
+    /// Its load, validated.
+    type Config;
+    /// Its `serve` command, validated (the shared part is `config::ServeConfig`);
+    /// serialized into the plan of `serve --processes` workers.
+    type ServeConfig: serde::Serialize + serde::de::DeserializeOwned;
+    /// One client session per connection (the engine's seam).
+    type Client: SessionFactory;
+    /// One server session per accepted connection (the server runtime's seam).
+    type Server: ServerFactory;
+    /// What it keeps of its factories to read its own counters after the run or
+    /// while serving (AMQP's session and broker counters); `()` for most.
+    type Watch: Default;
+
+    /// Validates its flags with the shared ones, once; a bad value is `Error::Usage`.
+    fn config(args: &Self::Args, shared: &LoadArgs) -> Result<Self::Config>;
+    /// The shared load shape inside its config.
+    fn load(cfg: &Self::Config) -> &LoadConfig;
+    /// The address and TLS host of the target given, or None: start the built-in server.
+    fn target(cfg: &Self::Config) -> Option<(SocketAddr, String)>;
+    /// The built-in server's threads.
+    fn server_threads(cfg: &Self::Config) -> usize;
+    /// The built-in server a load with no target measures.
+    fn builtin_server(cfg: &Self::Config) -> Self::Server;
+    /// The client sessions' factory for a load aimed at `aim`.
+    fn client(cfg: &Self::Config, aim: &Aim) -> Self::Client;
+    /// What it counts, in its words (messages echoed, requests answered, ...).
+    fn unit(cfg: &Self::Config) -> Unit;
+
+    /// The target as the result and the config table name it (a URL, HOST:PORT).
+    fn target_text(cfg: &Self::Config, aim: &Aim) -> String;
+    /// The config table printed before a run, row by row (its plan line among them).
+    fn plan_rows(cfg: &Self::Config, aim: &Aim) -> Vec<(&'static str, String)>;
+    /// The result's `config` block.
+    fn config_json(cfg: &Self::Config) -> serde_json::Value;
+
+    /// Keeps what it needs of the client factory before the engine owns it.
+    fn watch_client(_watch: &mut Self::Watch, _client: &Self::Client) {}
+    /// Keeps what it needs of a server factory before the server runtime owns it.
+    fn watch_server(_watch: &mut Self::Watch, _server: &Self::Server) {}
+    /// Adds its own blocks to the result (HTTP `status_classes`, the `amqp` block)
+    /// and its own judgement of the run.
+    fn finish(
+        _cfg: &Self::Config,
+        _watch: &Self::Watch,
+        _out: &EngineOutput,
+        _result: &mut RunResult,
+    ) {
+    }
+    /// Lines printed right after the summary, before the histogram.
+    fn summary_lines(_cfg: &Self::Config, _result: &RunResult) -> String {
+        String::new()
+    }
+    /// Lines printed last, after the histogram.
+    fn closing_lines(_cfg: &Self::Config, _result: &RunResult, _out: &EngineOutput) -> String {
+        String::new()
+    }
+
+    /// Validates `serve NAME`'s own flags.
+    fn serve_config(args: &Self::ServeArgs) -> Result<Self::ServeConfig>;
+    /// What it adds to the server's timing (a head timeout, pacing).
+    fn serve_timing(cfg: &Self::ServeConfig) -> ProtocolTiming;
+    /// The server sessions' factory of `serve NAME`.
+    fn server(cfg: &Self::ServeConfig) -> Self::Server;
+    /// Its own counters as one line for `serve NAME --stats` and the final report.
+    fn serve_line(_watch: &Self::Watch) -> Option<String> {
+        None
+    }
+}
