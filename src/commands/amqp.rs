@@ -9,11 +9,11 @@ use crate::cli::{AmqpArgs, ServeAmqpArgs};
 use crate::engine::{self, EngineOutput};
 use crate::error::Result;
 use crate::proto::amqp::client::{AmqpFactory, SessionCounters};
+use crate::proto::amqp::figures::AmqpFigures;
 use crate::proto::amqp::server::AmqpHandlerFactory;
 use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
-use crate::stats::amqp_figures::AmqpFigures;
 use crate::stats::result::HistogramBlob;
 use crate::stats::RunResult;
 use crate::stats::Unit;
@@ -76,8 +76,13 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
             serde_json::to_value(broker_counters.totals()).unwrap_or_default();
         figures
     });
+    let figures = figures(&cfg, &out, &sessions);
     let mut result = load::build_result(
         ResultInputs {
+            extras: vec![(
+                AmqpFigures::BLOCK,
+                serde_json::to_value(&figures).unwrap_or_default(),
+            )],
             kind: "amqp",
             target: target_text,
             config: cfg.to_json(),
@@ -88,14 +93,11 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
         },
         &out,
     );
-    let figures = figures(&cfg, &out, &sessions);
-    if let (None, Some(why)) = (&result.outcome.reason, shortfall(&cfg, &figures, &out)) {
-        result.outcome.success = false;
-        result.outcome.reason = Some(why);
+    if let Some(why) = shortfall(&cfg, &figures, &out) {
+        result.fall_short(why);
     }
-    result.amqp = Some(figures);
     let outcome = load::report(&result, &out, &l.output, json);
-    print!("{}", amqp_summary(&result));
+    print!("{}", amqp_summary(&result, &figures));
     if cfg.mode == Mode::Churn {
         if let Some(bucket) = l.output.histogram_bucket_us {
             println!("handshake latency:");
@@ -158,10 +160,7 @@ fn unit(confirm: bool) -> Unit {
     }
 }
 
-fn amqp_summary(r: &RunResult) -> String {
-    let Some(f) = &r.amqp else {
-        return String::new();
-    };
+fn amqp_summary(r: &RunResult, f: &AmqpFigures) -> String {
     let h = &f.handshake_latency_us;
     let us = |v: f64| format!("{} us", micros(v));
     // Publish mode opens its connections once: a rate of them would mean nothing.

@@ -68,6 +68,7 @@ pub fn run(args: &EchoArgs) -> Result<()> {
     let server = server.map(|s| server_cpu.figures(s));
     let result = load::build_result(
         ResultInputs {
+            extras: Vec::new(),
             kind: "echo",
             target: addr.to_string(),
             config: cfg.to_json(),

@@ -8,12 +8,12 @@ use crate::engine;
 use crate::error::Result;
 use crate::http_config::{serve_limits, HttpConfig};
 use crate::proto::http::client::HttpFactory;
+use crate::proto::http::figures::{status_classes_block, status_classes_of, STATUS_CLASSES};
 use crate::proto::http::request;
 use crate::proto::http::server::{HttpHandlerFactory, Limits};
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
-use crate::stats::result::status_classes;
 use crate::stats::RunResult;
 use crate::stats::Unit;
 use std::fmt::Write as _;
@@ -108,8 +108,9 @@ pub fn run(args: &HttpArgs) -> Result<()> {
     progress.finish();
 
     let server = server.map(|s| server_cpu.figures(s));
-    let mut result = load::build_result(
+    let result = load::build_result(
         ResultInputs {
+            extras: vec![(STATUS_CLASSES, status_classes_block(&out.measured))],
             kind: "http",
             target: url_text,
             config: cfg.to_json(),
@@ -120,7 +121,6 @@ pub fn run(args: &HttpArgs) -> Result<()> {
         },
         &out,
     );
-    result.status_classes = Some(status_classes(&out.measured));
     let extra = http_lines(&result, &cfg);
     load::report_with(&result, &out, &load_cfg.output, json, &extra)
 }
@@ -128,7 +128,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
 /// Status classes, then TPS, TP99 and TP999 the way hertz-benchmark prints them.
 fn http_lines(r: &RunResult, cfg: &HttpConfig) -> String {
     let mut s = String::new();
-    if let Some(classes) = &r.status_classes {
+    if let Some(classes) = status_classes_of(r) {
         let list: Vec<String> = classes
             .iter()
             .filter(|(k, n)| k.as_str() != "1xx" || **n > 0)

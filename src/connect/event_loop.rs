@@ -574,6 +574,7 @@ impl Worker {
                 s.state = St::Waiting;
                 s.seq = seq;
                 s.t_ns = intended;
+                self.c.in_flight += 1;
                 self.waiting.push_back((slot, s.gen, seq, intended));
             }
             // A 44-byte write to an idle socket goes out whole or not at all.
@@ -583,6 +584,10 @@ impl Worker {
     }
 
     fn echo_failed(&mut self, slot: u32, kind: &str) {
+        // A frame that failed while awaited leaves flight; one whose write failed never entered.
+        if self.slots[slot as usize].state == St::Waiting {
+            self.c.in_flight = self.c.in_flight.saturating_sub(1);
+        }
         bump(&mut self.c.errors, kind);
         if !self.spec.churn {
             bump(&mut self.c.lost, kind);
@@ -622,6 +627,7 @@ impl Worker {
             Check::Match { len } => {
                 let extra = len < input.len();
                 self.c.ok += 1;
+                self.c.in_flight = self.c.in_flight.saturating_sub(1);
                 self.echo_hist.record(monotonic_ns().saturating_sub(s.t_ns));
                 if extra {
                     bump(&mut self.c.lost, "unsolicited");

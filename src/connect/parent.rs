@@ -487,8 +487,8 @@ pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
     if c.echo_errors() > 0 {
         why.push(format!("{} echo frames failed", group(c.echo_errors())));
     }
-    if c.in_flight() > 0 {
-        why.push(format!("{} echo frames got no reply", group(c.in_flight())));
+    if c.in_flight > 0 {
+        why.push(format!("{} echo frames got no reply", group(c.in_flight)));
     }
     if let Some(t) = &r.server {
         if t.accepts != c.established {

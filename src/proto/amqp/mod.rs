@@ -5,6 +5,7 @@
 pub mod client;
 pub mod codec;
 pub mod confirms;
+pub mod figures;
 pub mod server;
 pub mod url;
 
