@@ -193,6 +193,13 @@ impl RunResult {
         self.extras.get(name)
     }
 
+    /// The measured server's CPU time, seconds, and per counted item; set when known
+    /// (the suite samples its server around each point).
+    pub fn set_server_cpu(&mut self, server_s: Option<f64>) {
+        self.cpu.server_s = server_s;
+        self.cpu.server_us_per_msg = server_s.and_then(|s| per_item(self.totals.ok, s));
+    }
+
     /// Marks the run as fallen short for `why`, unless it already is.
     pub fn fall_short(&mut self, why: String) {
         if self.outcome.reason.is_none() {
@@ -202,4 +209,9 @@ impl RunResult {
             };
         }
     }
+}
+
+/// Microseconds of `cpu_s` per counted item; None when nothing counted.
+pub(super) fn per_item(ok: u64, cpu_s: f64) -> Option<f64> {
+    (ok > 0).then(|| cpu_s * 1e6 / ok as f64)
 }

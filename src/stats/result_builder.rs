@@ -8,7 +8,7 @@
 use super::latency::Latency;
 use super::rate::RateFigures;
 use super::result::{
-    ClientProcess, Cpu, HistogramBlob, Outcome, RunResult, Throughput, Totals, Warmup,
+    per_item, ClientProcess, Cpu, HistogramBlob, Outcome, RunResult, Throughput, Totals, Warmup,
     SCHEMA_VERSION,
 };
 use super::snapshot::IntervalRow;
@@ -90,11 +90,6 @@ impl RunResult {
     }
 }
 
-/// Microseconds of `cpu_s` per counted item; None when nothing counted.
-fn per_item(ok: u64, cpu_s: f64) -> Option<f64> {
-    (ok > 0).then(|| cpu_s * 1e6 / ok as f64)
-}
-
 impl RunResultBuilder {
     /// Open loop: latency from the actual send time, beside the corrected one.
     pub fn uncorrected(mut self, l: Option<&Latency>) -> Self {
@@ -123,9 +118,7 @@ impl RunResultBuilder {
 
     /// The measured server's CPU time, seconds, when the run knows it.
     pub fn server_cpu(mut self, server_s: Option<f64>) -> Self {
-        let ok = self.r.totals.ok;
-        self.r.cpu.server_s = server_s;
-        self.r.cpu.server_us_per_msg = server_s.and_then(|s| per_item(ok, s));
+        self.r.set_server_cpu(server_s);
         self
     }
 

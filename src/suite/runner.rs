@@ -10,6 +10,7 @@ use super::process::{shell, Family, Launch};
 use super::sampler::{self, read_family, Sampler, ServerCost};
 use super::{profile, ready};
 use crate::error::{Error, Result};
+use crate::stats::RunResult;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -541,7 +542,7 @@ impl Run<'_> {
         let cost = sampler::cost((t0, s0), (t1, s1), &sampler.window(t0, t1));
         let stdout = std::fs::read_to_string(with(&prefix, ".out")).unwrap_or_default();
         let stderr = std::fs::read_to_string(with(&prefix, ".err")).unwrap_or_default();
-        let mut result = match &exit {
+        let result = match &exit {
             Err(e) => Err(e.clone()),
             Ok(code) => self.collect(
                 load, p, &inv, &stdout, &stderr, *code, started_ms, client_cpu,
@@ -551,22 +552,12 @@ impl Run<'_> {
         if let Some(a) = &inv.aux {
             let _ = std::fs::remove_file(a);
         }
-        if let Err(msg) = &result {
-            result = Ok(failed_result(load, p, &inv, msg, started_ms));
-        }
-        let mut v = result.unwrap_or(Value::Null);
-        let ok = v.pointer("/totals/ok").and_then(Value::as_u64).unwrap_or(0);
-        if let Some(cpu) = v.get_mut("cpu").and_then(Value::as_object_mut) {
-            cpu.insert("server_s".into(), json!(cost.cpu_s));
-            cpu.insert(
-                "server_us_per_msg".into(),
-                json!((ok > 0).then(|| cost.cpu_s * 1e6 / ok as f64)),
-            );
-        }
-        let success = v
-            .pointer("/outcome/success")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let mut r = match result {
+            Ok(r) => r,
+            Err(msg) => failed_result(load, p, &inv, &msg, started_ms),
+        };
+        r.set_server_cpu(Some(cost.cpu_s));
+        let success = r.outcome.success;
         let meta = self.meta(
             s,
             st,
@@ -577,28 +568,21 @@ impl Run<'_> {
             exit.as_ref().ok().copied(),
             &cost,
         );
-        if let Some(m) = v.as_object_mut() {
-            m.insert("suite".into(), meta);
-        }
+        r.extras.insert("suite".into(), meta);
         let file = self.points_dir.join(format!("{tag}.json"));
-        let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&r).unwrap_or_default();
         if let Err(e) = std::fs::write(&file, text + "\n") {
             self.say(&format!("suite: cannot write {}: {e}", file.display()));
         }
         if let Err(e) = self.manifest.borrow_mut().sync() {
             self.say(&format!("suite: {e}"));
         }
-        let rate = v
-            .pointer("/throughput/msgs_per_s")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
-        let p99 = v
-            .pointer("/latency_us/p99")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
-        let why = v
-            .pointer("/outcome/reason")
-            .and_then(Value::as_str)
+        let rate = r.throughput.msgs_per_s;
+        let p99 = r.latency_us.p99;
+        let why = r
+            .outcome
+            .reason
+            .as_deref()
             .map(|r| format!("  FELL SHORT: {r}"))
             .unwrap_or_default();
         self.say(&format!(
@@ -624,7 +608,7 @@ impl Run<'_> {
         code: i32,
         started_ms: u64,
         client_cpu: f64,
-    ) -> std::result::Result<Value, String> {
+    ) -> std::result::Result<RunResult, String> {
         let last_err = || {
             stderr
                 .lines()
@@ -642,8 +626,12 @@ impl Run<'_> {
                     last_err()
                 )
             })?;
-            return serde_json::from_str(&text)
-                .map_err(|e| format!("wirebench's result is not JSON: {e}"));
+            return serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "wirebench's result {} cannot be read as a result: {e}",
+                    json.display()
+                )
+            });
         }
         let aux = inv
             .aux
@@ -667,7 +655,7 @@ impl Run<'_> {
             warmup_s: 0.0,
             client_cpu_s: client_cpu,
         };
-        serde_json::to_value(external::to_result(&parsed, cx)).map_err(|e| e.to_string())
+        Ok(external::to_result(&parsed, cx))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -732,7 +720,13 @@ fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
 }
 
 /// A schema-valid result for a point whose generator gave no figures at all.
-fn failed_result(load: &Load, p: &Point, inv: &Invocation, msg: &str, started_ms: u64) -> Value {
+fn failed_result(
+    load: &Load,
+    p: &Point,
+    inv: &Invocation,
+    msg: &str,
+    started_ms: u64,
+) -> RunResult {
     let run = external::ExternalRun {
         tool: load.generator.name(),
         ..Default::default()
@@ -753,5 +747,5 @@ fn failed_result(load: &Load, p: &Point, inv: &Invocation, msg: &str, started_ms
     }
     .into();
     r.outcome.reason = Some(format!("the generator failed: {msg}"));
-    serde_json::to_value(r).unwrap_or(Value::Null)
+    r
 }
