@@ -116,7 +116,7 @@ fn nothing_listens(out: &EngineOutput, target: &str, warmup: Duration) -> Option
 
 /// This process's peak memory, noting whether a built-in server shared it.
 pub fn client_process(includes_builtin_server: bool) -> Option<ClientProcess> {
-    crate::procs::memory::own_peak_rss_bytes().map(|peak_rss_bytes| ClientProcess {
+    crate::sys::proc_fs::own_peak_rss_bytes().map(|peak_rss_bytes| ClientProcess {
         peak_rss_bytes,
         includes_builtin_server,
     })

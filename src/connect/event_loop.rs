@@ -178,7 +178,7 @@ impl Worker {
             emit(&WorkerMsg::Connected { c: self.counts() });
             self.hold();
         }
-        let rss = crate::procs::memory::rss_bytes(std::process::id()).unwrap_or(0);
+        let rss = crate::sys::proc_fs::rss_bytes(std::process::id()).unwrap_or(0);
         emit(&WorkerMsg::Final {
             c: self.counts(),
             connect_hist: self.connect_hist.encode(),
@@ -700,13 +700,5 @@ impl Worker {
 }
 
 fn process_cpu_s() -> f64 {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: ru is valid writable memory for one rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) } != 0 {
-        return 0.0;
-    }
-    // SAFETY: getrusage succeeded.
-    let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    crate::sys::process_cpu_time().as_secs_f64()
 }

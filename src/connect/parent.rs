@@ -9,13 +9,13 @@ use super::plan::{ConnectConfig, Mode};
 use super::report::{Memory, Outcome, Timeline};
 use crate::error::{Error, Result};
 use crate::net::tls::Trust;
-use crate::procs::memory;
 use crate::procs::workers::{self, Msg, Workers};
 use crate::report::format::{group, rate};
 use crate::server::counters::ServerTotals;
 use crate::server::group::ServerGroup;
 use crate::stats::result::ClientProcess;
 use crate::stats::Latency;
+use crate::sys::proc_fs as memory;
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -140,8 +140,7 @@ pub struct Run {
 
 fn server_cpu(pids: &[u32]) -> f64 {
     pids.iter()
-        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
-        .filter_map(|s| crate::sys::stat_cpu_time(&s))
+        .filter_map(|p| memory::cpu_time(*p))
         .map(|d| d.as_secs_f64())
         .sum()
 }

@@ -6,8 +6,8 @@ use crate::config::{check_histogram_bucket, client_trust};
 use crate::error::{Error, Result};
 use crate::net::range;
 use crate::net::tls::Trust;
-use crate::procs::memory::KernelLimits;
 use crate::report::format::group;
+use crate::sys::limits::KernelLimits;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -317,7 +317,7 @@ pub fn check_capacity(cfg: &ConnectConfig, open: u64, limits: &KernelLimits) -> 
         }
     }
     let kernel = sockets * KERNEL_BYTES_PER_SOCKET;
-    if let Some(avail) = crate::procs::memory::meminfo_bytes("MemAvailable") {
+    if let Some(avail) = crate::sys::proc_fs::meminfo_bytes("MemAvailable") {
         if kernel > avail {
             return Err(Error::usage(format!(
                 "{} sockets need about {:.1} GB of kernel memory but only {:.1} GB is available (MemAvailable)",

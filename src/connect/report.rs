@@ -5,10 +5,10 @@
 use super::messages::Counts;
 use super::parent::Run;
 use super::plan::{ConnectConfig, Mode};
-use crate::procs::memory::KernelLimits;
 use crate::report::format::{count_of, group, micros, rate, size};
 use crate::stats::result::{HistogramBlob, Totals};
 use crate::stats::{LatencySummary, Measured, RunResult, Unit};
+use crate::sys::limits::KernelLimits;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -105,15 +105,7 @@ fn fill(template: &str, exe: &Path, dir: &Path, host: &str, port: u16) -> String
 }
 
 fn children_cpu_s() -> f64 {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: ru is valid writable memory for one rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr()) } != 0 {
-        return 0.0;
-    }
-    // SAFETY: getrusage succeeded.
-    let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    crate::sys::rusage::children_cpu_time().as_secs_f64()
 }
 
 /// Runs the whole suite; Ok(statuses) even when servers failed (they are reported).
@@ -418,7 +410,7 @@ impl Run<'_> {
             .pids
             .iter()
             .copied()
-            .filter(|p| super::process::alive(*p))
+            .filter(|p| crate::sys::proc_fs::alive(*p))
             .collect();
         st
     }

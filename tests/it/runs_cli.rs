@@ -263,15 +263,7 @@ fn children(pid: u32) -> Vec<u32> {
 
 fn alive(pid: u32) -> bool {
     // A zombie is gone for our purpose: it holds no socket and runs nothing.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
+    wirebench::sys::proc_fs::alive(pid as i32)
 }
 
 #[test]
