@@ -222,12 +222,7 @@ pub fn report_with(
     }
 }
 
-pub fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub use crate::clock::unix_ms;
 
 #[cfg(test)]
 mod tests {

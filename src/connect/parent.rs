@@ -6,18 +6,16 @@ use super::messages::{
     Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP, SPEC_ENV,
 };
 use super::plan::{ConnectConfig, Mode};
-use super::report::{Memory, Outcome, Timeline};
+use super::report::{Memory, Outcome, Run, Timeline};
 use crate::error::{Error, Result};
 use crate::net::tls::Trust;
 use crate::procs::workers::{self, Msg, Workers};
 use crate::report::format::{group, rate};
-use crate::server::counters::ServerTotals;
 use crate::server::group::ServerGroup;
 use crate::stats::result::ClientProcess;
 use crate::stats::Latency;
 use crate::sys::proc_fs as memory;
 use std::io::IsTerminal;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -119,23 +117,6 @@ fn share(total: u64, parts: usize, i: usize) -> (u64, u64) {
     let i = i as u64;
     let first = i * base + i.min(extra);
     (first, base + u64::from(i < extra))
-}
-
-pub struct Run {
-    pub counts: Counts,
-    pub connect_hist: Latency,
-    pub echo_hist: Latency,
-    pub client_cpu_s: f64,
-    pub server_cpu_s: Option<f64>,
-    pub timeline: Timeline,
-    pub memory: Memory,
-    pub server: Option<ServerTotals>,
-    pub targets: Vec<SocketAddr>,
-    pub interrupted: bool,
-    pub workers_failed: usize,
-    /// The client worker processes' summed peak RSS (VmHWM), read once every
-    /// connection was up; the built-in server runs in processes of its own.
-    pub client_process: Option<ClientProcess>,
 }
 
 fn server_cpu(pids: &[u32]) -> f64 {

@@ -3,15 +3,36 @@
 //! the connect-latency histogram, rates, and memory per connection.
 
 use super::messages::Counts;
-use super::parent::Run;
 use super::plan::{ConnectConfig, Mode};
 use crate::report::format::{count_of, group, micros, rate, size};
+use crate::server::counters::ServerTotals;
+use crate::stats::result::ClientProcess;
 use crate::stats::result::{HistogramBlob, Totals};
+use crate::stats::Latency;
 use crate::stats::{LatencySummary, Measured, RunResult, Unit};
 use crate::sys::limits::KernelLimits;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::net::SocketAddr;
+
+/// What a run gathered from its workers, its server and /proc: what the report is made of.
+pub struct Run {
+    pub counts: Counts,
+    pub connect_hist: Latency,
+    pub echo_hist: Latency,
+    pub client_cpu_s: f64,
+    pub server_cpu_s: Option<f64>,
+    pub timeline: Timeline,
+    pub memory: Memory,
+    pub server: Option<ServerTotals>,
+    pub targets: Vec<SocketAddr>,
+    pub interrupted: bool,
+    pub workers_failed: usize,
+    /// The client worker processes' summed peak RSS (VmHWM), read once every
+    /// connection was up; the built-in server runs in processes of its own.
+    pub client_process: Option<ClientProcess>,
+}
 
 pub struct Timeline {
     /// From "go" until every worker had settled all its connects.

@@ -2,6 +2,7 @@
 //! per-worker recording, interval snapshots and the run result.
 
 pub mod latency;
+pub mod observer;
 pub mod outcome;
 pub mod rate;
 pub mod result;
@@ -11,6 +12,7 @@ pub mod unit;
 pub mod worker;
 
 pub use latency::{Latency, LatencySummary};
+pub use observer::Observer;
 pub use outcome::{Counters, ErrorKind};
 pub use result::RunResult;
 pub use result_builder::{Measured, RunResultBuilder};

@@ -525,7 +525,7 @@ impl Run<'_> {
             prefix: &prefix,
         };
         let inv = gen::invocation(load, p, load.stop, &t);
-        let started_ms = crate::commands::load::unix_ms();
+        let started_ms = crate::clock::unix_ms();
         let cpu0 = children_cpu_s();
         let (t0, s0) = (Instant::now(), read_family(family.pid).0);
         let exit = self.execute(&inv, &prefix, load);
