@@ -731,13 +731,7 @@ fn failed_result(
         client_cpu_s: 0.0,
     };
     let mut r = external::to_result(&run, cx);
-    r.kind = match load.protocol {
-        super::plan::Protocol::Echo => "echo",
-        super::plan::Protocol::Http => "http",
-        super::plan::Protocol::Amqp => "amqp",
-        super::plan::Protocol::Connect => "connect",
-    }
-    .into();
+    r.kind = load.protocol.name().into();
     r.outcome.reason = Some(format!("the generator failed: {msg}"));
     r
 }
