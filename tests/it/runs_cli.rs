@@ -4,7 +4,6 @@
 
 use crate::common::*;
 use serde_json::Value;
-use std::io::Read;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -248,17 +247,7 @@ fn connect_tls_writes_its_key_privately() {
 
 /// Pids of the children of `pid` (every thread's list).
 fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for t in tasks.flatten() {
-            let mut s = String::new();
-            if let Ok(mut f) = std::fs::File::open(t.path().join("children")) {
-                let _ = f.read_to_string(&mut s);
-            }
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
-        }
-    }
-    out
+    wirebench::sys::proc_fs::children(pid)
 }
 
 fn alive(pid: u32) -> bool {
