@@ -158,9 +158,10 @@ impl ConnectConfig {
             Some(text) => text
                 .split(',')
                 .map(|p| {
-                    p.trim().parse::<u32>().ok().filter(|_| {
-                        std::path::Path::new(&format!("/proc/{}", p.trim())).exists()
-                    })
+                    p.trim()
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|pid| crate::sys::proc_fs::alive(*pid as i32))
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| {
