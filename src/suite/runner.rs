@@ -612,18 +612,7 @@ impl Run<'_> {
         };
         if load.generator == Generator::Wirebench {
             let json = inv.json.as_ref().ok_or("no JSON path")?;
-            let text = std::fs::read_to_string(json).map_err(|_| {
-                format!(
-                    "wirebench exited with {code} and wrote no result: {}",
-                    last_err()
-                )
-            })?;
-            return serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "wirebench's result {} cannot be read as a result: {e}",
-                    json.display()
-                )
-            });
+            return read_result(json, code, &last_err());
         }
         let aux = inv
             .aux
@@ -685,6 +674,18 @@ impl Run<'_> {
     }
 }
 
+/// The RunResult wirebench wrote to `json`, or the one sentence why there is none.
+fn read_result(json: &Path, code: i32, last_err: &str) -> std::result::Result<RunResult, String> {
+    let text = std::fs::read_to_string(json)
+        .map_err(|_| format!("wirebench exited with {code} and wrote no result: {last_err}"))?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "wirebench's result {} cannot be read as a result: {e}",
+            json.display()
+        )
+    })
+}
+
 fn with(prefix: &Path, ext: &str) -> PathBuf {
     let mut s = prefix.as_os_str().to_owned();
     s.push(ext);
@@ -734,4 +735,56 @@ fn failed_result(
     r.kind = load.protocol.name().into();
     r.outcome.reason = Some(format!("the generator failed: {msg}"));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::result::Totals;
+    use crate::stats::{Latency, Measured, Unit};
+
+    #[test]
+    fn a_point_result_reads_typed_or_is_one_sentence() {
+        let dir = std::env::temp_dir().join(format!("wb-read-result-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.json");
+        let missing = read_result(&file, 2, "bad flag").unwrap_err();
+        assert_eq!(
+            missing,
+            "wirebench exited with 2 and wrote no result: bad flag"
+        );
+        std::fs::write(&file, "{\"totals\": 3}").unwrap();
+        let bad = read_result(&file, 0, "").unwrap_err();
+        assert!(
+            bad.starts_with(&format!(
+                "wirebench's result {} cannot be read as a result: ",
+                file.display()
+            )),
+            "{bad}"
+        );
+        assert_eq!(bad.lines().count(), 1);
+        let l = Latency::new();
+        let r = RunResult::builder(Measured {
+            kind: "echo",
+            target: "t".into(),
+            config: json!({}),
+            started_unix_ms: 1,
+            elapsed_s: 1.0,
+            totals: Totals {
+                sent: 4,
+                ok: 4,
+                invariant_holds: Some(true),
+                ..Default::default()
+            },
+            errors: Default::default(),
+            unit: Unit::default(),
+            latency: &l,
+            client_cpu_s: 0.0,
+        })
+        .finish(None);
+        std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
+        let back = read_result(&file, 0, "").unwrap();
+        assert_eq!((back.totals.ok, back.kind.as_str()), (4, "echo"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
