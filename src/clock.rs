@@ -10,6 +10,14 @@ pub struct Clock {
     start_monotonic_ns: u64,
 }
 
+/// Wall-clock time now, milliseconds since the Unix epoch (when a run started).
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 /// CLOCK_MONOTONIC now, in nanoseconds.
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {

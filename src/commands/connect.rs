@@ -8,13 +8,13 @@ use crate::config::{ProtocolTiming, ServeConfig, ServerTlsChoice};
 use crate::connect::plan::{ConnectConfig, Mode};
 use crate::connect::{parent, report};
 use crate::error::{Error, Result};
-use crate::procs::memory::KernelLimits;
 use crate::procs::workers::Launch;
 use crate::proto::echo::plugin::Echo;
 use crate::proto::plugin::Protocol;
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::sys::limits::KernelLimits;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
 pub fn run(args: &ConnectArgs) -> Result<()> {

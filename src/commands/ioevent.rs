@@ -38,7 +38,7 @@ fn cost(series: &[Series], cpu_at_start: std::time::Duration) -> IoeventCost {
     IoeventCost {
         cpu_s,
         cpu_us_per_read: (reads > 0).then(|| cpu_s * 1e6 / reads as f64),
-        peak_rss_bytes: crate::procs::memory::own_peak_rss_bytes(),
+        peak_rss_bytes: crate::sys::proc_fs::own_peak_rss_bytes(),
     }
 }
 

@@ -8,12 +8,8 @@ use crate::report::format::{count_of, group};
 use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::rate::RateFigures;
-use crate::stats::result::{
-    error_map, ClientProcess, Cpu, HistogramBlob, Outcome, Throughput, Totals, Warmup,
-    SCHEMA_VERSION,
-};
-use crate::stats::{Counters, ErrorKind, IntervalRow, RunResult, Unit};
-use crate::sys::Environment;
+use crate::stats::result::{error_map, ClientProcess, Totals, Warmup};
+use crate::stats::{Counters, ErrorKind, Measured, RunResult, Unit};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,6 +94,8 @@ pub struct ResultInputs<'a> {
     pub server: Option<ServerFigures>,
     /// What a counted item is, in the protocol's words.
     pub unit: Unit,
+    /// The protocol's own blocks, by name (`RunResultBuilder::extra`).
+    pub extras: Vec<(&'static str, serde_json::Value)>,
 }
 
 /// The one sentence for a target where nothing ever accepted a connection, or None.
@@ -118,17 +116,13 @@ fn nothing_listens(out: &EngineOutput, target: &str, warmup: Duration) -> Option
 
 /// This process's peak memory, noting whether a built-in server shared it.
 pub fn client_process(includes_builtin_server: bool) -> Option<ClientProcess> {
-    crate::procs::memory::own_peak_rss_bytes().map(|peak_rss_bytes| ClientProcess {
+    crate::sys::proc_fs::own_peak_rss_bytes().map(|peak_rss_bytes| ClientProcess {
         peak_rss_bytes,
         includes_builtin_server,
     })
 }
 
 pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
-    let secs = out.elapsed.as_secs_f64();
-    let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
-    let ok = out.measured.ok;
-    let per_msg = |d: Duration| (ok > 0).then(|| d.as_secs_f64() * 1e6 / ok as f64);
     let reason = match nothing_listens(out, &inp.target, inp.warmup) {
         Some(why) => Some(why),
         None => judge(&out.measured, out.expected, &inp.unit).map(|why| {
@@ -148,8 +142,6 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
         (None, Some(short)) => Some(short),
         (Some(r), Some(short)) => Some(format!("{short}; {r}")),
     };
-    let replies = inp.unit.replies;
-    let builtin_server = inp.server.is_some();
     let reason = match (out.interrupted, reason) {
         (false, r) => r,
         (true, None) => Some("interrupted by a signal before the plan was done".to_string()),
@@ -157,51 +149,30 @@ pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
             "interrupted by a signal before the plan was done; {r}"
         )),
     };
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        kind: inp.kind.to_string(),
-        started_unix_ms: inp.started_unix_ms,
+    let builtin_server = inp.server.is_some();
+    let mut b = RunResult::builder(Measured {
+        kind: inp.kind,
         target: inp.target,
         config: inp.config,
-        environment: Environment::capture(),
-        elapsed_s: secs,
+        started_unix_ms: inp.started_unix_ms,
+        elapsed_s: out.elapsed.as_secs_f64(),
         totals: Totals::from_counters(&out.measured, out.expected),
         errors: error_map(&out.measured),
-        throughput: Throughput {
-            msgs_per_s: per_sec(ok),
-            mb_per_s: replies.then(|| per_sec(out.measured.bytes_received) / 1e6),
-            mb_sent_per_s: per_sec(out.measured.bytes_sent) / 1e6,
-        },
         unit: inp.unit,
-        latency_us: out.latency.summary(),
-        latency_uncorrected_us: out.uncorrected.as_ref().map(|u| u.summary()),
-        histogram: HistogramBlob::of(&out.latency),
-        histogram_uncorrected: out.uncorrected.as_ref().map(HistogramBlob::of),
-        intervals: out
-            .intervals
-            .iter()
-            .map(|row| IntervalRow {
-                mb_per_s: row.mb_per_s.filter(|_| replies),
-                ..row.clone()
-            })
-            .collect(),
-        warmup: Warmup::from_counters(inp.warmup.as_secs_f64(), &out.warmup),
-        cpu: Cpu {
-            client_s: out.client_cpu.as_secs_f64(),
-            client_us_per_msg: per_msg(out.client_cpu),
-            server_s: inp.server.as_ref().map(|s| s.cpu.as_secs_f64()),
-            server_us_per_msg: inp.server.as_ref().and_then(|s| per_msg(s.cpu)),
-        },
-        client_process: client_process(builtin_server),
-        server: inp.server.map(|s| s.counters),
-        outcome: Outcome {
-            success: reason.is_none(),
-            reason,
-        },
-        status_classes: None,
-        amqp: None,
-        rate: out.rate.clone(),
+        latency: &out.latency,
+        client_cpu_s: out.client_cpu.as_secs_f64(),
+    })
+    .uncorrected(out.uncorrected.as_ref())
+    .intervals(&out.intervals)
+    .warmup(Warmup::from_counters(inp.warmup.as_secs_f64(), &out.warmup))
+    .server_cpu(inp.server.as_ref().map(|s| s.cpu.as_secs_f64()))
+    .client_process(client_process(builtin_server))
+    .server(inp.server.map(|s| s.counters))
+    .rate(out.rate.clone());
+    for (name, block) in inp.extras {
+        b = b.extra(name, block);
     }
+    b.finish(reason)
 }
 
 /// "asked 300,000 messages/s, achieved 212,400 (the schedule fell 2.3 s behind)",
@@ -251,12 +222,7 @@ pub fn report_with(
     }
 }
 
-pub fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub use crate::clock::unix_ms;
 
 #[cfg(test)]
 mod tests {

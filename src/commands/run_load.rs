@@ -70,6 +70,7 @@ where
     let server = server.map(|s| server_cpu.figures(s));
     let mut result = load::build_result(
         ResultInputs {
+            extras: Vec::new(),
             kind: P::NAME,
             target: target_text,
             config: P::config_json(&cfg),

@@ -178,7 +178,7 @@ impl Worker {
             emit(&WorkerMsg::Connected { c: self.counts() });
             self.hold();
         }
-        let rss = crate::procs::memory::rss_bytes(std::process::id()).unwrap_or(0);
+        let rss = crate::sys::proc_fs::rss_bytes(std::process::id()).unwrap_or(0);
         emit(&WorkerMsg::Final {
             c: self.counts(),
             connect_hist: self.connect_hist.encode(),
@@ -574,6 +574,7 @@ impl Worker {
                 s.state = St::Waiting;
                 s.seq = seq;
                 s.t_ns = intended;
+                self.c.in_flight += 1;
                 self.waiting.push_back((slot, s.gen, seq, intended));
             }
             // A 44-byte write to an idle socket goes out whole or not at all.
@@ -583,6 +584,10 @@ impl Worker {
     }
 
     fn echo_failed(&mut self, slot: u32, kind: &str) {
+        // A frame that failed while awaited leaves flight; one whose write failed never entered.
+        if self.slots[slot as usize].state == St::Waiting {
+            self.c.in_flight = self.c.in_flight.saturating_sub(1);
+        }
         bump(&mut self.c.errors, kind);
         if !self.spec.churn {
             bump(&mut self.c.lost, kind);
@@ -622,6 +627,7 @@ impl Worker {
             Check::Match { len } => {
                 let extra = len < input.len();
                 self.c.ok += 1;
+                self.c.in_flight = self.c.in_flight.saturating_sub(1);
                 self.echo_hist.record(monotonic_ns().saturating_sub(s.t_ns));
                 if extra {
                     bump(&mut self.c.lost, "unsolicited");
@@ -694,13 +700,5 @@ impl Worker {
 }
 
 fn process_cpu_s() -> f64 {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: ru is valid writable memory for one rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) } != 0 {
-        return 0.0;
-    }
-    // SAFETY: getrusage succeeded.
-    let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    crate::sys::process_cpu_time().as_secs_f64()
 }

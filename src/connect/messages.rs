@@ -61,6 +61,11 @@ pub struct Counts {
     pub ok: u64,
     /// Failed echo frames by kind (mismatch, timeout, reset, closed, io).
     pub errors: BTreeMap<String, u64>,
+    /// Echo frames written whose reply had not come back (nor failed) when counted:
+    /// counted by the worker from its waiting slots, not derived from the others, so
+    /// sent = ok + errors + in_flight is a check that can fail.
+    #[serde(default)]
+    pub in_flight: u64,
     /// Pings not sent because the previous one on that connection had not come back.
     pub skipped: u64,
     /// Churn: cycles that went through connect, echo and close.
@@ -85,6 +90,7 @@ impl Counts {
         self.sent += o.sent;
         self.ok += o.ok;
         add_map(&mut self.errors, &o.errors);
+        self.in_flight += o.in_flight;
         self.skipped += o.skipped;
         self.cycles_ok += o.cycles_ok;
         self.bytes_sent += o.bytes_sent;
@@ -103,8 +109,9 @@ impl Counts {
         self.errors.values().sum()
     }
 
-    pub fn in_flight(&self) -> u64 {
-        self.sent.saturating_sub(self.ok + self.echo_errors())
+    /// Every echo frame sent ended in exactly one place: ok, an error, or still out.
+    pub fn invariant_holds(&self) -> bool {
+        self.sent == self.ok + self.echo_errors() + self.in_flight
     }
 }
 

@@ -6,18 +6,16 @@ use super::messages::{
     Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP, SPEC_ENV,
 };
 use super::plan::{ConnectConfig, Mode};
-use super::report::{Memory, Outcome, Timeline};
+use super::report::{Memory, Outcome, Run, Timeline};
 use crate::error::{Error, Result};
 use crate::net::tls::Trust;
-use crate::procs::memory;
 use crate::procs::workers::{self, Msg, Workers};
 use crate::report::format::{group, rate};
-use crate::server::counters::ServerTotals;
 use crate::server::group::ServerGroup;
 use crate::stats::result::ClientProcess;
 use crate::stats::Latency;
+use crate::sys::proc_fs as memory;
 use std::io::IsTerminal;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -121,27 +119,9 @@ fn share(total: u64, parts: usize, i: usize) -> (u64, u64) {
     (first, base + u64::from(i < extra))
 }
 
-pub struct Run {
-    pub counts: Counts,
-    pub connect_hist: Latency,
-    pub echo_hist: Latency,
-    pub client_cpu_s: f64,
-    pub server_cpu_s: Option<f64>,
-    pub timeline: Timeline,
-    pub memory: Memory,
-    pub server: Option<ServerTotals>,
-    pub targets: Vec<SocketAddr>,
-    pub interrupted: bool,
-    pub workers_failed: usize,
-    /// The client worker processes' summed peak RSS (VmHWM), read once every
-    /// connection was up; the built-in server runs in processes of its own.
-    pub client_process: Option<ClientProcess>,
-}
-
 fn server_cpu(pids: &[u32]) -> f64 {
     pids.iter()
-        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
-        .filter_map(|s| crate::sys::stat_cpu_time(&s))
+        .filter_map(|p| memory::cpu_time(*p))
         .map(|d| d.as_secs_f64())
         .sum()
 }
@@ -489,8 +469,8 @@ pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
     if c.echo_errors() > 0 {
         why.push(format!("{} echo frames failed", group(c.echo_errors())));
     }
-    if c.in_flight() > 0 {
-        why.push(format!("{} echo frames got no reply", group(c.in_flight())));
+    if c.in_flight > 0 {
+        why.push(format!("{} echo frames got no reply", group(c.in_flight)));
     }
     if let Some(t) = &r.server {
         if t.accepts != c.established {

@@ -6,8 +6,8 @@ use crate::config::{check_histogram_bucket, client_trust};
 use crate::error::{Error, Result};
 use crate::net::range;
 use crate::net::tls::Trust;
-use crate::procs::memory::KernelLimits;
 use crate::report::format::group;
+use crate::sys::limits::KernelLimits;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -158,9 +158,10 @@ impl ConnectConfig {
             Some(text) => text
                 .split(',')
                 .map(|p| {
-                    p.trim().parse::<u32>().ok().filter(|_| {
-                        std::path::Path::new(&format!("/proc/{}", p.trim())).exists()
-                    })
+                    p.trim()
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|pid| crate::sys::proc_fs::alive(*pid as i32))
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| {
@@ -317,7 +318,7 @@ pub fn check_capacity(cfg: &ConnectConfig, open: u64, limits: &KernelLimits) -> 
         }
     }
     let kernel = sockets * KERNEL_BYTES_PER_SOCKET;
-    if let Some(avail) = crate::procs::memory::meminfo_bytes("MemAvailable") {
+    if let Some(avail) = crate::sys::proc_fs::meminfo_bytes("MemAvailable") {
         if kernel > avail {
             return Err(Error::usage(format!(
                 "{} sockets need about {:.1} GB of kernel memory but only {:.1} GB is available (MemAvailable)",

@@ -81,13 +81,7 @@ impl LoadSpec {
     }
 }
 
-/// Told about the run while it goes on (progress display, server sampling).
-pub trait Observer {
-    /// The warm-up is over; the measured phase begins.
-    fn on_measure_start(&mut self) {}
-    /// An interval of the measured phase is complete (`latency` is the interval's).
-    fn on_interval(&mut self, _row: &IntervalRow, _latency: &Latency) {}
-}
+pub use crate::stats::Observer;
 
 /// Everything the engine measured; protocols turn it into a `RunResult`.
 pub struct EngineOutput {

@@ -1,8 +1,8 @@
 //! Several processes as one: past ~20,000 sockets a process runs out of descriptors
 //! here (the limit cannot be raised), so servers and `connect` re-execute this binary
-//! as worker processes and gather their counters. Plus what /proc says about them.
+//! as worker processes and gather their counters. What /proc says about them is read
+//! through `crate::sys::proc_fs`.
 
-pub mod memory;
 pub mod workers;
 
 /// Most worker processes of one built-in server (`serve --processes`). Each holds up to

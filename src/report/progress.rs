@@ -2,7 +2,7 @@
 //! interval otherwise (logs, CI).
 
 use super::format::{group, mib_per_s, micros, rate};
-use crate::engine::Observer;
+use crate::stats::Observer;
 use crate::stats::{IntervalRow, Latency, Unit};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};

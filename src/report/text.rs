@@ -72,10 +72,10 @@ pub fn summary(r: &RunResult) -> String {
         group(t.ok),
         group(t.errors),
         group(t.in_flight),
-        if t.invariant_holds {
-            "holds"
-        } else {
-            "VIOLATED"
+        match t.invariant_holds {
+            Some(true) => "holds",
+            Some(false) => "VIOLATED",
+            None => "not checkable",
         }
     );
     let secs = r.elapsed_s.max(1e-9);

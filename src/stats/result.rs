@@ -1,5 +1,6 @@
 //! The result of one run: what was asked, where, what happened. Serialized as the
-//! JSON described by schema/result.schema.json; every protocol fills the same shape.
+//! JSON described by schema/result.schema.json; every protocol fills the same shape,
+//! and builds it through `RunResultBuilder` (result_builder.rs).
 
 use super::latency::{Latency, LatencySummary};
 use super::outcome::{Counters, ErrorKind};
@@ -14,7 +15,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
-    /// The load command: "echo", later "http", "amqp", "connect".
+    /// The load command that produced it, as the protocol names itself.
     pub kind: String,
     pub started_unix_ms: u64,
     pub target: String,
@@ -47,12 +48,12 @@ pub struct RunResult {
     /// Counters of the built-in server, when the run started one.
     pub server: Option<serde_json::Value>,
     pub outcome: Outcome,
-    /// HTTP: measured responses by status class ("1xx" to "5xx"), correct or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status_classes: Option<BTreeMap<String, u64>>,
-    /// AMQP runs only: connection rate, handshake latency, confirmed messages.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amqp: Option<super::amqp_figures::AmqpFigures>,
+    /// A protocol's own named blocks, each at the top level under its name (HTTP's
+    /// `status_classes`, AMQP's `amqp`, connect's `connect`): they enter through
+    /// `RunResultBuilder::extra`, and code outside the protocol never looks inside them.
+    /// Reading a result back, every top-level key this struct does not name lands here.
+    #[serde(flatten)]
+    pub extras: BTreeMap<String, serde_json::Value>,
     /// Open loop (`--rate`) only: asked versus achieved, and the schedule's lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<super::rate::RateFigures>,
@@ -75,8 +76,10 @@ pub struct Totals {
     #[serde(default)]
     pub connections_from_warmup: u64,
     pub connect_errors: u64,
-    /// sent = ok + errors + in_flight.
-    pub invariant_holds: bool,
+    /// sent = ok + errors + in_flight, each counted on its own; for an external
+    /// generator, whether the tool's own counts add up. Null when the producer
+    /// does not report what the check needs.
+    pub invariant_holds: Option<bool>,
 }
 
 impl Totals {
@@ -92,7 +95,7 @@ impl Totals {
             connections: c.connections,
             connections_from_warmup: c.connections_carried,
             connect_errors: c.connect_errors(),
-            invariant_holds: c.invariant_holds(),
+            invariant_holds: Some(c.invariant_holds()),
         }
     }
 }
@@ -184,9 +187,31 @@ pub fn error_map(c: &Counters) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// Measured replies by status class, "1xx" to "5xx" (HTTP).
-pub fn status_classes(c: &Counters) -> BTreeMap<String, u64> {
-    (1..c.classes.len())
-        .map(|i| (format!("{i}xx"), c.classes[i]))
-        .collect()
+impl RunResult {
+    /// The protocol block named `name`, when the run has one.
+    pub fn extra(&self, name: &str) -> Option<&serde_json::Value> {
+        self.extras.get(name)
+    }
+
+    /// The measured server's CPU time, seconds, and per counted item; set when known
+    /// (the suite samples its server around each point).
+    pub fn set_server_cpu(&mut self, server_s: Option<f64>) {
+        self.cpu.server_s = server_s;
+        self.cpu.server_us_per_msg = server_s.and_then(|s| per_item(self.totals.ok, s));
+    }
+
+    /// Marks the run as fallen short for `why`, unless it already is.
+    pub fn fall_short(&mut self, why: String) {
+        if self.outcome.reason.is_none() {
+            self.outcome = Outcome {
+                success: false,
+                reason: Some(why),
+            };
+        }
+    }
+}
+
+/// Microseconds of `cpu_s` per counted item; None when nothing counted.
+pub(super) fn per_item(ok: u64, cpu_s: f64) -> Option<f64> {
+    (ok > 0).then(|| cpu_s * 1e6 / ok as f64)
 }

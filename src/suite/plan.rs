@@ -64,6 +64,18 @@ pub enum Generator {
     H2load,
 }
 
+impl Protocol {
+    /// The load command that runs it (and the `kind` of its results).
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Echo => "echo",
+            Protocol::Http => "http",
+            Protocol::Amqp => "amqp",
+            Protocol::Connect => "connect",
+        }
+    }
+}
+
 impl Generator {
     pub fn name(self) -> &'static str {
         match self {

@@ -3,6 +3,7 @@
 //! SIGTERM, then SIGKILL after a grace period, until no member is left.
 
 use super::cpuset::CpuSet;
+use crate::sys::proc_fs::{all_stats, ProcStat};
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -142,47 +143,6 @@ impl Drop for Family {
     }
 }
 
-/// One /proc/PID/stat line, the fields the suite needs.
-#[derive(Clone, Copy, Debug)]
-pub struct ProcStat {
-    pub pid: i32,
-    pub ppid: i32,
-    pub pgrp: i32,
-    pub zombie: bool,
-    /// utime + stime + cutime + cstime, clock ticks.
-    pub ticks: u64,
-    pub rss_pages: u64,
-}
-
-pub fn parse_stat(pid: i32, stat: &str) -> Option<ProcStat> {
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_ascii_whitespace().collect();
-    // rest starts at field 3 (state); fields are 1-based in proc(5).
-    let num = |i: usize| -> Option<u64> { f.get(i - 3)?.parse().ok() };
-    Some(ProcStat {
-        pid,
-        ppid: num(4)? as i32,
-        pgrp: num(5)? as i32,
-        zombie: f.first() == Some(&"Z") || f.first() == Some(&"X"),
-        ticks: num(14)? + num(15)? + num(16)? + num(17)?,
-        rss_pages: num(24)?,
-    })
-}
-
-/// Every process on the machine (that /proc lets us read).
-pub fn all_stats() -> Vec<ProcStat> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        parse_stat(pid, &text)
-    })
-    .collect()
-}
-
 /// Live (non-zombie) members: process group `leader`, and descendants of `leader`.
 pub fn family_stats(leader: i32) -> Vec<ProcStat> {
     let all = all_stats();
@@ -206,25 +166,10 @@ pub fn family_of(leader: i32) -> Vec<i32> {
     family_stats(leader).iter().map(|p| p.pid).collect()
 }
 
-/// Whether `pid` is a live process (not a zombie).
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(t) => parse_stat(pid, &t).is_some_and(|s| !s.zombie),
-        Err(_) => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_a_stat_line() {
-        let line = "42 (a b) S 7 42 42 0 -1 0 0 0 0 0 150 50 10 5 20 0 3 0 100 4096 321 x";
-        let s = parse_stat(42, line).unwrap();
-        assert_eq!((s.ppid, s.pgrp, s.ticks, s.rss_pages), (7, 42, 215, 321));
-        assert!(!s.zombie);
-    }
+    use crate::sys::proc_fs::alive;
 
     #[test]
     fn stop_kills_a_child_that_ignores_sigterm_and_its_children() {

@@ -10,6 +10,7 @@ use super::process::{shell, Family, Launch};
 use super::sampler::{self, read_family, Sampler, ServerCost};
 use super::{profile, ready};
 use crate::error::{Error, Result};
+use crate::stats::RunResult;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -104,15 +105,7 @@ fn fill(template: &str, exe: &Path, dir: &Path, host: &str, port: u16) -> String
 }
 
 fn children_cpu_s() -> f64 {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: ru is valid writable memory for one rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr()) } != 0 {
-        return 0.0;
-    }
-    // SAFETY: getrusage succeeded.
-    let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    crate::sys::rusage::children_cpu_time().as_secs_f64()
 }
 
 /// Runs the whole suite; Ok(statuses) even when servers failed (they are reported).
@@ -417,7 +410,7 @@ impl Run<'_> {
             .pids
             .iter()
             .copied()
-            .filter(|p| super::process::alive(*p))
+            .filter(|p| crate::sys::proc_fs::alive(*p))
             .collect();
         st
     }
@@ -532,7 +525,7 @@ impl Run<'_> {
             prefix: &prefix,
         };
         let inv = gen::invocation(load, p, load.stop, &t);
-        let started_ms = crate::commands::load::unix_ms();
+        let started_ms = crate::clock::unix_ms();
         let cpu0 = children_cpu_s();
         let (t0, s0) = (Instant::now(), read_family(family.pid).0);
         let exit = self.execute(&inv, &prefix, load);
@@ -541,7 +534,7 @@ impl Run<'_> {
         let cost = sampler::cost((t0, s0), (t1, s1), &sampler.window(t0, t1));
         let stdout = std::fs::read_to_string(with(&prefix, ".out")).unwrap_or_default();
         let stderr = std::fs::read_to_string(with(&prefix, ".err")).unwrap_or_default();
-        let mut result = match &exit {
+        let result = match &exit {
             Err(e) => Err(e.clone()),
             Ok(code) => self.collect(
                 load, p, &inv, &stdout, &stderr, *code, started_ms, client_cpu,
@@ -551,22 +544,12 @@ impl Run<'_> {
         if let Some(a) = &inv.aux {
             let _ = std::fs::remove_file(a);
         }
-        if let Err(msg) = &result {
-            result = Ok(failed_result(load, p, &inv, msg, started_ms));
-        }
-        let mut v = result.unwrap_or(Value::Null);
-        let ok = v.pointer("/totals/ok").and_then(Value::as_u64).unwrap_or(0);
-        if let Some(cpu) = v.get_mut("cpu").and_then(Value::as_object_mut) {
-            cpu.insert("server_s".into(), json!(cost.cpu_s));
-            cpu.insert(
-                "server_us_per_msg".into(),
-                json!((ok > 0).then(|| cost.cpu_s * 1e6 / ok as f64)),
-            );
-        }
-        let success = v
-            .pointer("/outcome/success")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let mut r = match result {
+            Ok(r) => r,
+            Err(msg) => failed_result(load, p, &inv, &msg, started_ms),
+        };
+        r.set_server_cpu(Some(cost.cpu_s));
+        let success = r.outcome.success;
         let meta = self.meta(
             s,
             st,
@@ -577,28 +560,21 @@ impl Run<'_> {
             exit.as_ref().ok().copied(),
             &cost,
         );
-        if let Some(m) = v.as_object_mut() {
-            m.insert("suite".into(), meta);
-        }
+        r.extras.insert("suite".into(), meta);
         let file = self.points_dir.join(format!("{tag}.json"));
-        let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&r).unwrap_or_default();
         if let Err(e) = std::fs::write(&file, text + "\n") {
             self.say(&format!("suite: cannot write {}: {e}", file.display()));
         }
         if let Err(e) = self.manifest.borrow_mut().sync() {
             self.say(&format!("suite: {e}"));
         }
-        let rate = v
-            .pointer("/throughput/msgs_per_s")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
-        let p99 = v
-            .pointer("/latency_us/p99")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
-        let why = v
-            .pointer("/outcome/reason")
-            .and_then(Value::as_str)
+        let rate = r.throughput.msgs_per_s;
+        let p99 = r.latency_us.p99;
+        let why = r
+            .outcome
+            .reason
+            .as_deref()
             .map(|r| format!("  FELL SHORT: {r}"))
             .unwrap_or_default();
         self.say(&format!(
@@ -624,7 +600,7 @@ impl Run<'_> {
         code: i32,
         started_ms: u64,
         client_cpu: f64,
-    ) -> std::result::Result<Value, String> {
+    ) -> std::result::Result<RunResult, String> {
         let last_err = || {
             stderr
                 .lines()
@@ -636,14 +612,7 @@ impl Run<'_> {
         };
         if load.generator == Generator::Wirebench {
             let json = inv.json.as_ref().ok_or("no JSON path")?;
-            let text = std::fs::read_to_string(json).map_err(|_| {
-                format!(
-                    "wirebench exited with {code} and wrote no result: {}",
-                    last_err()
-                )
-            })?;
-            return serde_json::from_str(&text)
-                .map_err(|e| format!("wirebench's result is not JSON: {e}"));
+            return read_result(json, code, &last_err());
         }
         let aux = inv
             .aux
@@ -667,7 +636,7 @@ impl Run<'_> {
             warmup_s: 0.0,
             client_cpu_s: client_cpu,
         };
-        serde_json::to_value(external::to_result(&parsed, cx)).map_err(|e| e.to_string())
+        Ok(external::to_result(&parsed, cx))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -705,6 +674,18 @@ impl Run<'_> {
     }
 }
 
+/// The RunResult wirebench wrote to `json`, or the one sentence why there is none.
+fn read_result(json: &Path, code: i32, last_err: &str) -> std::result::Result<RunResult, String> {
+    let text = std::fs::read_to_string(json)
+        .map_err(|_| format!("wirebench exited with {code} and wrote no result: {last_err}"))?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "wirebench's result {} cannot be read as a result: {e}",
+            json.display()
+        )
+    })
+}
+
 fn with(prefix: &Path, ext: &str) -> PathBuf {
     let mut s = prefix.as_os_str().to_owned();
     s.push(ext);
@@ -732,7 +713,13 @@ fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
 }
 
 /// A schema-valid result for a point whose generator gave no figures at all.
-fn failed_result(load: &Load, p: &Point, inv: &Invocation, msg: &str, started_ms: u64) -> Value {
+fn failed_result(
+    load: &Load,
+    p: &Point,
+    inv: &Invocation,
+    msg: &str,
+    started_ms: u64,
+) -> RunResult {
     let run = external::ExternalRun {
         tool: load.generator.name(),
         ..Default::default()
@@ -745,13 +732,59 @@ fn failed_result(load: &Load, p: &Point, inv: &Invocation, msg: &str, started_ms
         client_cpu_s: 0.0,
     };
     let mut r = external::to_result(&run, cx);
-    r.kind = match load.protocol {
-        super::plan::Protocol::Echo => "echo",
-        super::plan::Protocol::Http => "http",
-        super::plan::Protocol::Amqp => "amqp",
-        super::plan::Protocol::Connect => "connect",
-    }
-    .into();
+    r.kind = load.protocol.name().into();
     r.outcome.reason = Some(format!("the generator failed: {msg}"));
-    serde_json::to_value(r).unwrap_or(Value::Null)
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::result::Totals;
+    use crate::stats::{Latency, Measured, Unit};
+
+    #[test]
+    fn a_point_result_reads_typed_or_is_one_sentence() {
+        let dir = std::env::temp_dir().join(format!("wb-read-result-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.json");
+        let missing = read_result(&file, 2, "bad flag").unwrap_err();
+        assert_eq!(
+            missing,
+            "wirebench exited with 2 and wrote no result: bad flag"
+        );
+        std::fs::write(&file, "{\"totals\": 3}").unwrap();
+        let bad = read_result(&file, 0, "").unwrap_err();
+        assert!(
+            bad.starts_with(&format!(
+                "wirebench's result {} cannot be read as a result: ",
+                file.display()
+            )),
+            "{bad}"
+        );
+        assert_eq!(bad.lines().count(), 1);
+        let l = Latency::new();
+        let r = RunResult::builder(Measured {
+            kind: "echo",
+            target: "t".into(),
+            config: json!({}),
+            started_unix_ms: 1,
+            elapsed_s: 1.0,
+            totals: Totals {
+                sent: 4,
+                ok: 4,
+                invariant_holds: Some(true),
+                ..Default::default()
+            },
+            errors: Default::default(),
+            unit: Unit::default(),
+            latency: &l,
+            client_cpu_s: 0.0,
+        })
+        .finish(None);
+        std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
+        let back = read_result(&file, 0, "").unwrap();
+        assert_eq!((back.totals.ok, back.kind.as_str()), (4, "echo"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

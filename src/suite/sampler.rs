@@ -3,6 +3,7 @@
 //! does; the runner cuts out the samples of each measured phase.
 
 use super::process::family_stats;
+use crate::sys::proc_fs;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,29 +21,13 @@ pub struct Sample {
 /// The family's CPU seconds and RSS right now.
 pub fn read_family(leader: i32) -> (f64, u64) {
     let stats = family_stats(leader);
-    let ticks: u64 = stats.iter().map(|p| p.ticks).sum();
+    // Children waited for count too: a server that forks workers and reaps them.
+    let ticks: u64 = stats.iter().map(|p| p.own_ticks + p.children_ticks).sum();
     let pages: u64 = stats.iter().map(|p| p.rss_pages).sum();
-    (ticks as f64 / clock_ticks(), pages * page_size())
-}
-
-fn clock_ticks() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as f64
-    } else {
-        100.0
-    }
-}
-
-fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
-    }
+    (
+        proc_fs::ticks(ticks).as_secs_f64(),
+        pages * proc_fs::page_size(),
+    )
 }
 
 pub struct Sampler {

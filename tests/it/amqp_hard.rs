@@ -163,14 +163,7 @@ fn errors_of(r: &RunOut, kind: &str) -> u64 {
 
 /// Peak resident memory (VmHWM) of a process, in KiB.
 fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
+    wirebench::sys::proc_fs::peak_rss_bytes(pid).map(|b| b / 1024)
 }
 
 /// Stated bound of the hostile-peer tests: far above a normal run (~20 MB), far below

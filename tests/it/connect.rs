@@ -23,11 +23,7 @@ fn assert_valid(j: &Value) {
 
 fn open_fds(pids: &[u32]) -> usize {
     pids.iter()
-        .map(|p| {
-            std::fs::read_dir(format!("/proc/{p}/fd"))
-                .map(|d| d.count())
-                .unwrap_or(0)
-        })
+        .map(|p| wirebench::sys::proc_fs::open_fds(*p).unwrap_or(0))
         .sum()
 }
 

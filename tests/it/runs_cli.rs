@@ -4,7 +4,6 @@
 
 use crate::common::*;
 use serde_json::Value;
-use std::io::Read;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -248,30 +247,12 @@ fn connect_tls_writes_its_key_privately() {
 
 /// Pids of the children of `pid` (every thread's list).
 fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for t in tasks.flatten() {
-            let mut s = String::new();
-            if let Ok(mut f) = std::fs::File::open(t.path().join("children")) {
-                let _ = f.read_to_string(&mut s);
-            }
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
-        }
-    }
-    out
+    wirebench::sys::proc_fs::children(pid)
 }
 
 fn alive(pid: u32) -> bool {
     // A zombie is gone for our purpose: it holds no socket and runs nothing.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
+    wirebench::sys::proc_fs::alive(pid as i32)
 }
 
 #[test]

@@ -158,3 +158,39 @@ fn garbage_is_refused_not_misread() {
     assert!(h2load::parse("requests: 1 total\n", None, 0).is_err());
     assert!(ab::parse(&fx("ab-404.out"), Some("header\nnot\ttabs\n")).is_err());
 }
+
+/// Each tool's own counts are checked, never assumed: doctored output whose counts
+/// cannot add up makes `invariant_holds` false and the point fall short, and a tool
+/// run without what the check needs reports null, not true.
+#[test]
+fn generators_own_counts_are_checked_not_assumed() {
+    let holds = |doc: &Value| doc["totals"]["invariant_holds"].clone();
+    let r = wrk::parse(&fx("wrk-post-1k.out"), 1024).unwrap();
+    assert_eq!(holds(&validate(&r)), true);
+    // More non-2xx/3xx responses than responses: impossible, so not added up.
+    let bad = fx("wrk-post-1k.out").replace("status=0 ", "status=386107 ");
+    let doc = validate(&wrk::parse(&bad, 1024).unwrap());
+    assert_eq!(holds(&doc), false);
+    assert_eq!(doc["outcome"]["success"], false);
+    let why = doc["outcome"]["reason"].as_str().unwrap();
+    assert!(why.starts_with("wrk's own counts do not add up"), "{why}");
+
+    let tsv = fx("ab-404.tsv");
+    let r = ab::parse(&fx("ab-404.out"), Some(&tsv)).unwrap();
+    assert_eq!(holds(&validate(&r)), true);
+    let short: String = tsv.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let doc = validate(&ab::parse(&fx("ab-404.out"), Some(&short)).unwrap());
+    assert_eq!(holds(&doc), false);
+    let why = doc["outcome"]["reason"].as_str().unwrap();
+    assert!(why.contains("5000 != 4999"), "{why}");
+    let doc = validate(&ab::parse(&fx("ab-404.out"), None).unwrap());
+    assert_eq!(holds(&doc), Value::Null, "no -g file: nothing to check");
+
+    let out = fx("h2load-404.out");
+    let r = h2load::parse(&out, None, 0).unwrap();
+    assert_eq!(holds(&validate(&r)), true);
+    let bad = out.replace("requests: 5000 total", "requests: 5001 total");
+    let doc = validate(&h2load::parse(&bad, None, 0).unwrap());
+    assert_eq!(holds(&doc), false);
+    assert_eq!(doc["outcome"]["success"], false);
+}

@@ -15,19 +15,7 @@ fn fixture(name: &str) -> String {
 
 fn alive(pid: i64) -> bool {
     // A zombie is dead for our purposes; a missing /proc entry is gone.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => {
-            let state = s
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .next()
-                .unwrap_or("");
-            state != "Z" && state != "X"
-        }
-        Err(_) => false,
-    }
+    wirebench::sys::proc_fs::alive(pid as i32)
 }
 
 fn validator() -> jsonschema::Validator {

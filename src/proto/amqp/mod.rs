@@ -6,6 +6,7 @@ pub mod client;
 pub mod codec;
 pub mod config;
 pub mod confirms;
+pub mod figures;
 pub mod plugin;
 pub mod server;
 pub mod url;

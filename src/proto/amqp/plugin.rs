@@ -13,7 +13,7 @@ use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
 use crate::report::text;
 use crate::server::session::LegacyHandlerFactory;
-use crate::stats::amqp_figures::AmqpFigures;
+use super::figures::AmqpFigures;
 use crate::stats::result::HistogramBlob;
 use crate::stats::{RunResult, Unit};
 use std::net::SocketAddr;
@@ -161,11 +161,13 @@ impl Protocol for Amqp {
             return;
         };
         let figures = figures(cfg, out, sessions);
-        if let (None, Some(why)) = (&result.outcome.reason, shortfall(cfg, &figures, out)) {
-            result.outcome.success = false;
-            result.outcome.reason = Some(why);
+        if let Some(why) = shortfall(cfg, &figures, out) {
+            result.fall_short(why);
         }
-        result.amqp = Some(figures);
+        result.extras.insert(
+            AmqpFigures::BLOCK.to_string(),
+            serde_json::to_value(&figures).unwrap_or_default(),
+        );
     }
 
     fn closing_lines(cfg: &AmqpConfig, result: &RunResult, out: &EngineOutput) -> String {
@@ -240,9 +242,13 @@ fn shortfall(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput) -> Option<St
 }
 
 fn amqp_summary(r: &RunResult) -> String {
-    let Some(f) = &r.amqp else {
+    let Some(f) = r
+        .extra(AmqpFigures::BLOCK)
+        .and_then(|v| serde_json::from_value::<AmqpFigures>(v.clone()).ok())
+    else {
         return String::new();
     };
+    let f = &f;
     let h = &f.handshake_latency_us;
     let us = |v: f64| format!("{} us", micros(v));
     // Publish mode opens its connections once: a rate of them would mean nothing.

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, group, seconds};
 use crate::server::session::LegacyHandlerFactory;
-use crate::stats::result::status_classes;
+use super::figures::{status_classes_block, status_classes_of, STATUS_CLASSES};
 use crate::stats::{RunResult, Unit};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -147,13 +147,15 @@ impl Protocol for Http {
     }
 
     fn finish(_cfg: &HttpConfig, _watch: &(), out: &EngineOutput, result: &mut RunResult) {
-        result.status_classes = Some(status_classes(&out.measured));
+        result
+            .extras
+            .insert(STATUS_CLASSES.to_string(), status_classes_block(&out.measured));
     }
 
     /// Status classes, then TPS, TP99 and TP999 the way hertz-benchmark prints them.
     fn summary_lines(cfg: &HttpConfig, r: &RunResult) -> String {
         let mut s = String::new();
-        if let Some(classes) = &r.status_classes {
+        if let Some(classes) = status_classes_of(r) {
             let list: Vec<String> = classes
                 .iter()
                 .filter(|(k, n)| k.as_str() != "1xx" || **n > 0)

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::stats::latency::{Latency, LatencySummary};
+use crate::stats::Unit;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +17,8 @@ pub struct Record {
     pub server: String,
     pub protocol: String,
     pub generator: String,
+    /// What a counted item is, in the words of the protocol that counted it.
+    pub unit: Unit,
     pub swept: Vec<String>,
     pub axes: Axes,
     pub repeat: u64,
@@ -120,6 +123,8 @@ pub struct LoadView {
     pub name: String,
     pub protocol: String,
     pub generator: String,
+    /// What its throughput counts (its first point's unit).
+    pub unit: Unit,
     /// The x axis: the first swept axis (connections when nothing is swept).
     pub axis: String,
     pub series: Vec<Series>,
@@ -163,6 +168,11 @@ pub fn record(file: &str, v: &Value) -> std::result::Result<Record, String> {
         server: s(v, "/suite/server"),
         protocol: s(v, "/suite/protocol"),
         generator: s(v, "/suite/generator"),
+        // Results written before the unit was recorded counted echoed messages.
+        unit: v
+            .get("unit")
+            .and_then(|u| serde_json::from_value(u.clone()).ok())
+            .unwrap_or_default(),
         swept: v
             .pointer("/suite/swept")
             .and_then(Value::as_array)
@@ -353,6 +363,7 @@ pub fn group(records: &[Record]) -> Vec<LoadView> {
             name: load,
             protocol: first.protocol.clone(),
             generator: first.generator.clone(),
+            unit: first.unit.clone(),
             axis,
             series: list,
         });

@@ -37,7 +37,7 @@ pub fn render(d: &Dataset) -> String {
             load.name,
             load.protocol,
             load.generator,
-            super::unit(&load.protocol)
+            load.unit.per_s()
         ));
         let mut head = vec![t.axis.clone()];
         for g in &t.groups {

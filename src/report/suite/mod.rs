@@ -40,15 +40,6 @@ pub fn axis_value(axis: &str, v: f64) -> String {
     }
 }
 
-pub fn unit(protocol: &str) -> &'static str {
-    match protocol {
-        "echo" => "messages/s",
-        "amqp" => "publishes/s",
-        "connect" => "connections/s",
-        _ => "requests/s",
-    }
-}
-
 fn stat_pt(x: f64, s: Stat) -> Pt {
     Pt {
         x,
@@ -74,12 +65,13 @@ fn spans_decades(lines: &[Line]) -> bool {
 pub fn charts(load: &LoadView) -> Vec<Drawn> {
     type Pick = fn(&Aggregate) -> Pt;
     let x_label = axis_title(&load.axis);
-    let tput = format!("throughput ({})", unit(&load.protocol));
+    let per_s = load.unit.per_s();
+    let tput = format!("throughput ({per_s})");
     let specs: Vec<(&str, String, &str, Pick, bool)> = vec![
         (
             "throughput",
             tput.clone(),
-            unit(&load.protocol),
+            &per_s,
             |a| stat_pt(a.x, a.throughput),
             false,
         ),

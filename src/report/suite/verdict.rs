@@ -20,22 +20,14 @@ pub struct Row {
     pub load: String,
     pub server: String,
     pub baseline: String,
-    /// What one unit of work is: message, request or connection.
-    pub per: &'static str,
+    /// What one counted item is, singular, in the protocol's words ("request").
+    pub per: String,
     /// Per matched point: server / baseline.
     pub throughput: Vec<f64>,
     pub cpu: Vec<f64>,
     pub points: usize,
     /// The points (axis values) where either side's rounds disagree.
     pub noisy: Vec<String>,
-}
-
-pub fn per(protocol: &str) -> &'static str {
-    match protocol {
-        "echo" | "amqp" => "message",
-        "connect" => "connection",
-        _ => "request",
-    }
 }
 
 /// The suite's baseline when it ran this load, else the load's first server.
@@ -65,7 +57,7 @@ pub fn rows(d: &Dataset) -> Vec<Row> {
                 load: load.name.clone(),
                 server: server.to_string(),
                 baseline: base.clone(),
-                per: per(&load.protocol),
+                per: load.unit.one().to_string(),
                 throughput: Vec::new(),
                 cpu: Vec::new(),
                 points: 0,
@@ -171,7 +163,7 @@ pub fn lines(d: &Dataset) -> Vec<String> {
             let points: usize = rs.iter().map(|r| r.points).sum();
             let noisy: usize = rs.iter().map(|r| r.noisy.len()).sum();
             let per = if rs.iter().all(|r| r.per == first.per) {
-                first.per
+                first.per.as_str()
             } else {
                 "request"
             };

@@ -1,7 +1,7 @@
 //! ab (ApacheBench): the parser of its report and of its -g file (one line per
 //! request; times in whole milliseconds, which is all the resolution ab has).
 
-use super::external::{field_after, ExternalRun};
+use super::external::{field_after, Accounting, ExternalRun};
 
 pub fn parse(out: &str, gnuplot: Option<&str>) -> Result<ExternalRun, String> {
     if let Some(l) = out
@@ -31,7 +31,9 @@ pub fn parse(out: &str, gnuplot: Option<&str>) -> Result<ExternalRun, String> {
     run.add_error("status", non2xx.min(complete));
     run.add_error("failed", bad - non2xx.min(complete));
     if let Some(g) = gnuplot {
+        let mut lines = 0;
         for l in g.lines().skip(1) {
+            lines += 1;
             // starttime (a date with spaces) \t seconds \t ctime \t dtime \t ttime \t wait
             let f: Vec<&str> = l.split('\t').collect();
             let ttime: u64 = f
@@ -40,6 +42,13 @@ pub fn parse(out: &str, gnuplot: Option<&str>) -> Result<ExternalRun, String> {
                 .ok_or_else(|| format!("ab -g line is not understood: '{l}'"))?;
             run.latency.record(ttime * 1_000_000);
         }
+        // ab writes one -g line per request it completed, failed or not: the file and
+        // "Complete requests" must agree. Without the file nothing can be checked.
+        run.accounting = Accounting::check(
+            complete,
+            lines,
+            "'Complete requests' != lines in its -g file",
+        );
     }
     Ok(run)
 }

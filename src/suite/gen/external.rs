@@ -5,12 +5,40 @@
 //! from a few printed percentiles.
 
 use crate::stats::latency::Latency;
-use crate::stats::result::{
-    Cpu, HistogramBlob, Outcome, RunResult, Throughput, Totals, Warmup, SCHEMA_VERSION,
-};
-use crate::stats::Unit;
-use crate::sys::Environment;
+use crate::stats::result::{RunResult, Totals, Warmup};
+use crate::stats::{Measured, Unit};
 use std::collections::BTreeMap;
+
+/// Whether a tool's own counts add up, each parser checking the identity its tool
+/// prints (sent = ok + errors + in flight, in that tool's terms).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub enum Accounting {
+    /// The tool does not print what the check needs.
+    #[default]
+    NotCheckable,
+    Holds,
+    /// They do not add up: the sentence says which counts disagree.
+    Broken(String),
+}
+
+impl Accounting {
+    /// Holds when `whole` = `parts`, else Broken with `what` and both sides.
+    pub fn check(whole: u64, parts: u64, what: &str) -> Accounting {
+        if whole == parts {
+            Accounting::Holds
+        } else {
+            Accounting::Broken(format!("{what}: {whole} != {parts}"))
+        }
+    }
+
+    fn holds(&self) -> Option<bool> {
+        match self {
+            Accounting::NotCheckable => None,
+            Accounting::Holds => Some(true),
+            Accounting::Broken(_) => Some(false),
+        }
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct ExternalRun {
@@ -27,6 +55,8 @@ pub struct ExternalRun {
     pub latency: Latency,
     /// Smallest latency step the tool can tell apart, microseconds.
     pub resolution_us: u64,
+    /// Whether the tool's own counts add up.
+    pub accounting: Accounting,
 }
 
 impl ExternalRun {
@@ -60,8 +90,6 @@ pub fn field_after(text: &str, key: &str) -> Option<f64> {
 
 pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
     let errors = run.request_errors();
-    let secs = run.elapsed_s;
-    let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let mut err_map = run.errors.clone();
     if run.connect_errors > 0 {
         err_map.insert("connect_failed".into(), run.connect_errors);
@@ -80,20 +108,25 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
     } else {
         None
     };
+    let reason = match (&run.accounting, reason) {
+        (Accounting::Broken(why), r) => Some(format!(
+            "{}'s own counts do not add up ({why}){}",
+            run.tool,
+            r.map(|r| format!("; {r}")).unwrap_or_default()
+        )),
+        (_, r) => r,
+    };
     let mut config = cx.config;
     if let Some(m) = config.as_object_mut() {
         m.insert("generator".into(), run.tool.into());
         m.insert("latency_resolution_us".into(), run.resolution_us.into());
     }
-    let client_per_msg = (run.ok > 0).then(|| cx.client_cpu_s * 1e6 / run.ok as f64);
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        kind: "http".into(),
-        started_unix_ms: cx.started_unix_ms,
+    RunResult::builder(Measured {
+        kind: "http",
         target: cx.target,
         config,
-        environment: Environment::capture(),
-        elapsed_s: secs,
+        started_unix_ms: cx.started_unix_ms,
+        elapsed_s: run.elapsed_s,
         totals: Totals {
             sent: run.ok + errors,
             ok: run.ok,
@@ -105,38 +138,16 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             connections: 0,
             connections_from_warmup: 0,
             connect_errors: run.connect_errors,
-            invariant_holds: true,
+            invariant_holds: run.accounting.holds(),
         },
         errors: err_map,
-        throughput: Throughput {
-            msgs_per_s: per_sec(run.ok),
-            mb_per_s: Some(per_sec(run.bytes_received) / 1e6),
-            mb_sent_per_s: per_sec(run.bytes_sent) / 1e6,
-        },
-        latency_us: run.latency.summary(),
         unit: Unit::new("requests", "answered", true),
-        latency_uncorrected_us: None,
-        histogram: HistogramBlob::of(&run.latency),
-        histogram_uncorrected: None,
-        intervals: Vec::new(),
-        warmup: Warmup {
-            duration_s: cx.warmup_s,
-            ..Default::default()
-        },
-        cpu: Cpu {
-            client_s: cx.client_cpu_s,
-            client_us_per_msg: client_per_msg,
-            server_s: None,
-            server_us_per_msg: None,
-        },
-        client_process: None,
-        server: None,
-        outcome: Outcome {
-            success: reason.is_none(),
-            reason,
-        },
-        status_classes: None,
-        amqp: None,
-        rate: None,
-    }
+        latency: &run.latency,
+        client_cpu_s: cx.client_cpu_s,
+    })
+    .warmup(Warmup {
+        duration_s: cx.warmup_s,
+        ..Default::default()
+    })
+    .finish(reason)
 }

@@ -1,7 +1,7 @@
 //! h2load (HTTP/1.1 with --h1): the parser of its summary and of its --log-file
 //! (one line per request: start time, status, duration in microseconds).
 
-use super::external::ExternalRun;
+use super::external::{Accounting, ExternalRun};
 
 /// "requests: 5000 total, 5000 started, ..." -> the number before `what`.
 fn count_before(line: &str, what: &str) -> Option<u64> {
@@ -37,7 +37,8 @@ pub fn parse(out: &str, log: Option<&str>, request_bytes: u64) -> Result<Externa
     let codes = line(out, "status codes: ").ok_or("h2load printed no 'status codes:' line")?;
     let get =
         |l: &str, w: &str| count_before(l, w).ok_or(format!("h2load's line lacks '{w}': {l}"));
-    let (done, errored, timeout) = (
+    let (total, done, errored, timeout) = (
+        get(reqs, "total")?,
         get(reqs, "done")?,
         get(reqs, "errored")?,
         get(reqs, "timeout")?,
@@ -59,6 +60,13 @@ pub fn parse(out: &str, log: Option<&str>, request_bytes: u64) -> Result<Externa
     if done == 0 && out.contains("unable to connect") {
         return Err("h2load: could not connect to the server".into());
     }
+    // Every request h2load counts in its total either got a response (counted by
+    // status class) or errored on the socket (timeouts included).
+    run.accounting = Accounting::check(
+        total,
+        ok + non2xx + errored,
+        "requests total != responses by status + errored",
+    );
     run.add_error("status", non2xx);
     run.add_error("timeout", timeout);
     // errored: requests that failed on the socket; others that are neither 2xx nor counted.

@@ -2,7 +2,7 @@
 //! `done` hook that prints wrk's exact totals and its whole latency histogram), and
 //! the parser of what it prints.
 
-use super::external::ExternalRun;
+use super::external::{Accounting, ExternalRun};
 
 /// The Lua script: the request, and a dump of the summary and every histogram bucket.
 pub fn script(method: &str, body_size: u64) -> String {
@@ -54,6 +54,10 @@ pub fn parse(out: &str, request_bytes: u64) -> Result<ExternalRun, String> {
         resolution_us: 1,
         ..Default::default()
     };
+    // wrk's `requests` are the responses it completed, `status` those of them that were
+    // not 2xx/3xx: the two must split the whole (its socket errors are counted apart).
+    run.accounting =
+        Accounting::check(requests, run.ok + status, "responses != good + non-2xx/3xx");
     run.add_error("status", status);
     run.add_error("read", get("read")?);
     run.add_error("write", get("write")?);

@@ -228,7 +228,7 @@ impl Proc {
 
     /// The child's peak RSS so far (VmHWM), bytes; 0 once it is gone.
     pub fn peak_rss(&self) -> u64 {
-        wirebench::procs::memory::peak_rss_bytes(self.pid()).unwrap_or(0)
+        wirebench::sys::proc_fs::peak_rss_bytes(self.pid()).unwrap_or(0)
     }
 
     /// `finish`, sampling the child's peak RSS every 20 ms while it runs (VmHWM is gone

@@ -1,9 +1,9 @@
-//! What an AMQP run adds to the shared result: connection rate, handshake latency and
-//! message figures counted from the broker's confirms (or, without confirms, from the
-//! publishes written).
+//! What an AMQP run adds to the shared result, as its `amqp` block: connection rate,
+//! handshake latency and message figures counted from the broker's confirms (or,
+//! without confirms, from the publishes written).
 
-use super::latency::LatencySummary;
-use super::result::HistogramBlob;
+use crate::stats::latency::LatencySummary;
+use crate::stats::result::HistogramBlob;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -29,9 +29,14 @@ pub struct AmqpFigures {
     pub payload_mb_per_s: f64,
     /// Connect to ready-to-publish (TCP, TLS, AMQP handshake, channels, confirm mode), microseconds.
     /// Null when no handshake completed in the measured phase.
-    #[serde(with = "super::latency::null_when_empty")]
+    #[serde(with = "crate::stats::latency::null_when_empty")]
     pub handshake_latency_us: LatencySummary,
     pub handshake_histogram: HistogramBlob,
     /// The first Connection.Close or Channel.Close the broker sent, if any.
     pub broker_close: Option<String>,
+}
+
+impl AmqpFigures {
+    /// The name of its block in the result.
+    pub const BLOCK: &'static str = "amqp";
 }

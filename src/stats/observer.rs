@@ -1,0 +1,13 @@
+//! Who is told about a run while it goes on (the progress display, server sampling):
+//! the figures flow down from the engine, so the trait lives with the figures and a
+//! report implements it without importing the engine.
+
+use super::latency::Latency;
+use super::snapshot::IntervalRow;
+
+pub trait Observer {
+    /// The warm-up is over; the measured phase begins.
+    fn on_measure_start(&mut self) {}
+    /// An interval of the measured phase is complete (`latency` is the interval's).
+    fn on_interval(&mut self, _row: &IntervalRow, _latency: &Latency) {}
+}
