@@ -456,7 +456,7 @@ pub struct ConnectArgs {
     /// New connections per second over all processes (0: as fast as possible).
     #[arg(long, default_value_t = 0.0)]
     pub connect_rate: f64,
-    /// Connection attempts in flight at once, over all processes [default: somaxconn, at most -n; 1024 with --churn].
+    /// Connection attempts in flight at once, over all processes [default: somaxconn, at most -n, for a loopback target; 1024 with --churn or another target].
     #[arg(long)]
     pub concurrency: Option<usize>,
     /// Keep the connections open this long once all are up [default: 0s; 10s with --ping].

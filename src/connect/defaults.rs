@@ -14,7 +14,7 @@
 //!   Linux, so these need no setup; they are probed anyway (one bind each).
 //! - Processes: just enough for the descriptor limit (plan.rs), nothing to gain from
 //!   more on 2 cores.
-//! - In flight: somaxconn, the most a listener's accept queue holds, so a server
+//! - In flight (loopback hold): somaxconn, the most a listener's accept queue holds, so a server
 //!   that falls behind never overflows it (an overflow drops the handshake's last
 //!   ACK and costs that connection a retransmitted SYN-ACK, a second or more).
 
@@ -26,8 +26,9 @@ pub const LOOPBACK_FIRST: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
 pub const LOOPBACK_LAST: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 255);
 /// Attempts in flight (hold) when somaxconn cannot be read: its value on these machines.
 pub const IN_FLIGHT_FALLBACK: u64 = 4096;
-/// Attempts in flight with --churn when none is given (unchanged: churn's speed is
-/// set by the connect-echo-close cycle, not by the port walk).
+/// Attempts in flight with --churn, or to a target not on loopback, when none is given
+/// (unchanged: churn's speed is set by the connect-echo-close cycle, not by the port
+/// walk; a remote server's accept queue is not known here).
 pub const CHURN_CONCURRENCY: usize = 1024;
 
 /// Where the sources come from.
@@ -80,9 +81,11 @@ pub fn bindable(addr: IpAddr) -> bool {
 }
 
 /// Attempts in flight over all processes when `--concurrency` is not given.
-/// Hold: up to somaxconn (never more than the connections). Churn: as before.
-pub fn in_flight(churn: bool, total: u64, somaxconn: Option<u64>) -> usize {
-    if churn {
+/// Hold against loopback: up to somaxconn (never more than the connections). Churn,
+/// and other targets (whose accept queue this machine's somaxconn says nothing
+/// about): 1024, as before.
+pub fn in_flight(churn: bool, loopback: bool, total: u64, somaxconn: Option<u64>) -> usize {
+    if churn || !loopback {
         return CHURN_CONCURRENCY;
     }
     let cap = somaxconn.filter(|v| *v > 0).unwrap_or(IN_FLIGHT_FALLBACK);
@@ -205,13 +208,14 @@ mod tests {
     }
 
     #[test]
-    fn in_flight_is_somaxconn_for_hold_and_unchanged_for_churn() {
-        assert_eq!(in_flight(false, 1_000_000, Some(4096)), 4096);
-        assert_eq!(in_flight(false, 1_000_000, Some(128)), 128);
-        assert_eq!(in_flight(false, 1_000_000, None), 4096);
-        assert_eq!(in_flight(false, 1_000_000, Some(0)), 4096);
-        assert_eq!(in_flight(false, 1000, Some(4096)), 1000);
-        assert_eq!(in_flight(true, 1_000_000, Some(4096)), 1024);
+    fn in_flight_is_somaxconn_for_loopback_hold_and_unchanged_otherwise() {
+        assert_eq!(in_flight(false, true, 1_000_000, Some(4096)), 4096);
+        assert_eq!(in_flight(false, true, 1_000_000, Some(128)), 128);
+        assert_eq!(in_flight(false, true, 1_000_000, None), 4096);
+        assert_eq!(in_flight(false, true, 1_000_000, Some(0)), 4096);
+        assert_eq!(in_flight(false, true, 1000, Some(4096)), 1000);
+        assert_eq!(in_flight(true, true, 1_000_000, Some(4096)), 1024);
+        assert_eq!(in_flight(false, false, 1_000_000, Some(4096)), 1024);
     }
 
     #[test]

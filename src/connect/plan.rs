@@ -159,6 +159,9 @@ impl ConnectConfig {
             Some(_) => None,
             None => Some(defaults::in_flight(
                 matches!(mode, Mode::Churn { .. }),
+                targets
+                    .as_ref()
+                    .map_or(true, |t| t.iter().all(|a| a.ip().is_loopback())),
                 total,
                 limits.somaxconn,
             )),
@@ -472,10 +475,11 @@ mod tests {
     fn non_loopback_targets_keep_the_kernels_choice_of_source() {
         let c = plan(&["192.0.2.1:9000", "-n", "100000"], |_| true);
         assert!(c.sources.is_empty());
-        assert_eq!((c.processes, c.concurrency), (6, 4096));
+        // Today's behaviour: the kernel's sources, 1024 in flight; said so.
+        assert_eq!((c.processes, c.concurrency), (6, 1024));
         assert_eq!(
             c.chosen.line().unwrap(),
-            "connect chose: sources: the kernel's (not a loopback target: give --source to add addresses), 6 client processes, 4,096 attempts in flight (a flag given overrides each)"
+            "connect chose: sources: the kernel's (not a loopback target: give --source to add addresses), 6 client processes, 1,024 attempts in flight (a flag given overrides each)"
         );
         // No usable loopback source (a container without the /8): the kernel's, said so.
         let c = plan(&["127.0.0.1:9000"], |_| false);
