@@ -325,9 +325,9 @@ pub struct ConnectArgs {
     /// New connections per second over all processes (0: as fast as possible).
     #[arg(long, default_value_t = 0.0)]
     pub connect_rate: f64,
-    /// Connection attempts in flight at once, over all processes.
-    #[arg(long, default_value_t = 1024)]
-    pub concurrency: usize,
+    /// Connection attempts in flight at once, over all processes [default: somaxconn, at most -n, for a loopback target; 1024 with --churn or another target].
+    #[arg(long)]
+    pub concurrency: Option<usize>,
     /// Keep the connections open this long once all are up [default: 0s; 10s with --ping].
     #[arg(long)]
     pub hold: Option<String>,
@@ -340,7 +340,7 @@ pub struct ConnectArgs {
     /// Client worker processes [default: enough for the descriptor limit].
     #[arg(long)]
     pub processes: Option<usize>,
-    /// Source addresses to connect from, e.g. 127.0.0.2-127.0.0.254 (each gives its own ephemeral ports).
+    /// Source addresses to connect from, e.g. 127.0.0.2-127.0.0.254 (each gives its own ephemeral ports) [default: 127.0.0.2-127.0.0.255 for a loopback target].
     #[arg(long, value_name = "RANGE")]
     pub source: Option<String>,
     /// Built-in server only: its worker processes [default: enough for -n].

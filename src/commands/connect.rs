@@ -33,6 +33,9 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
                 &config_rows(&cfg, &limits)
             )
         );
+        if let Some(line) = cfg.chosen.line() {
+            println!("{line}");
+        }
     }
     // The built-in server's processes share one certificate, made here.
     let cert = match (cfg.builtin(), cfg.tls.is_some()) {

@@ -3,6 +3,7 @@
 //! or churn them, and report what they cost: connect latency and rate, failures by
 //! errno, server RSS and kernel slab per connection.
 
+pub mod defaults;
 pub mod event_loop;
 pub mod messages;
 pub mod parent;

@@ -1,6 +1,7 @@
 //! `wirebench connect`, validated: what to open, from where, to where, how fast, and
 //! whether this machine can hold it at all (the capacity check).
 
+use super::defaults::{self, Chosen, Sources};
 use crate::cli::ConnectArgs;
 use crate::config::{check_histogram_bucket, client_trust};
 use crate::error::{Error, Result};
@@ -54,6 +55,8 @@ pub struct ConnectConfig {
     pub json: Option<PathBuf>,
     pub quiet: bool,
     pub tls: Option<Trust>,
+    /// What connect chose itself where no flag was given (sources, processes, in flight).
+    pub chosen: Chosen,
 }
 
 fn dur(flag: &str, text: &str) -> Result<Duration> {
@@ -61,7 +64,20 @@ fn dur(flag: &str, text: &str) -> Result<Duration> {
 }
 
 impl ConnectConfig {
+    /// The validated plan, its defaults chosen, checked against this machine's capacity.
     pub fn from_args(a: &ConnectArgs, limits: &KernelLimits) -> Result<Self> {
+        let cfg = Self::planned(a, limits, defaults::bindable)?;
+        check_capacity(&cfg, cfg.open_at_once(), limits)?;
+        Ok(cfg)
+    }
+
+    /// The plan with its defaults chosen, before the capacity check: `usable` says
+    /// which loopback addresses may serve as sources (a probe, or a test's answer).
+    pub fn planned(
+        a: &ConnectArgs,
+        limits: &KernelLimits,
+        usable: impl Fn(IpAddr) -> bool,
+    ) -> Result<Self> {
         let mode = if a.churn {
             if a.hold.is_some() || a.ping.is_some() {
                 return Err(Error::usage(
@@ -117,12 +133,13 @@ impl ConnectConfig {
                 (Some(vec![addr]), host)
             }
         };
-        let sources = a
-            .source
-            .as_deref()
-            .map(|s| range::parse_ips("--source", s))
-            .transpose()?
-            .unwrap_or_default();
+        let (sources, chosen_sources) = match a.source.as_deref() {
+            Some(s) => (range::parse_ips("--source", s)?, Sources::Given),
+            None => match defaults::sources(targets.as_deref(), usable) {
+                Sources::Loopback(v) => (v.clone(), Sources::Loopback(v)),
+                other => (Vec::new(), other),
+            },
+        };
         if let (Some(t), Some(s)) = (&targets, sources.first()) {
             if t[0].is_ipv4() != s.is_ipv4() {
                 return Err(Error::usage(
@@ -135,9 +152,21 @@ impl ConnectConfig {
                 "--connect-rate must be a number of connections per second, 0 for no limit",
             ));
         }
-        if a.concurrency == 0 {
+        if a.concurrency == Some(0) {
             return Err(Error::usage("--concurrency must be at least 1"));
         }
+        let chosen_concurrency = match a.concurrency {
+            Some(_) => None,
+            None => Some(defaults::in_flight(
+                matches!(mode, Mode::Churn { .. }),
+                targets
+                    .as_ref()
+                    .map_or(true, |t| t.iter().all(|a| a.ip().is_loopback())),
+                total,
+                limits.somaxconn,
+            )),
+        };
+        let concurrency = a.concurrency.or(chosen_concurrency).unwrap_or(1);
         let timeout = dur("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));
@@ -176,10 +205,10 @@ impl ConnectConfig {
             ));
         }
         let per_process = per_process_fds(limits);
-        // In flight at once: every connection (hold), or the concurrent cycles (churn).
+        // Open at once: every connection (hold), or the concurrent cycles (churn).
         let open_at_once = match mode {
             Mode::Hold { .. } => total,
-            Mode::Churn { .. } => a.concurrency as u64,
+            Mode::Churn { .. } => concurrency as u64,
         };
         // What the plan is called in messages: the flag the user gave (or its default).
         let asked = match mode {
@@ -204,7 +233,7 @@ impl ConnectConfig {
             host,
             sources,
             rate: a.connect_rate,
-            concurrency: a.concurrency,
+            concurrency,
             processes,
             server_processes,
             server_pids,
@@ -214,9 +243,21 @@ impl ConnectConfig {
             json: a.json.clone(),
             quiet: a.quiet,
             tls,
+            chosen: Chosen {
+                sources: chosen_sources,
+                processes: a.processes.is_none().then_some(processes),
+                concurrency: chosen_concurrency,
+            },
         };
-        check_capacity(&cfg, open_at_once, limits)?;
         Ok(cfg)
+    }
+
+    /// Sockets open at once: every connection (hold), or the concurrent cycles (churn).
+    pub fn open_at_once(&self) -> u64 {
+        match self.mode {
+            Mode::Hold { .. } => self.total,
+            Mode::Churn { .. } => self.concurrency as u64,
+        }
     }
 
     pub fn builtin(&self) -> bool {
@@ -295,8 +336,13 @@ pub fn check_capacity(cfg: &ConnectConfig, open: u64, limits: &KernelLimits) -> 
     let dests = cfg.targets.as_ref().map_or(1, |t| t.len()) as u64;
     let pairs = sources * dests;
     if open > pairs * ports {
+        // With every loopback source already chosen, only destinations can add pairs.
+        let remedy = match cfg.chosen.sources {
+            Sources::Loopback(_) => "add destinations (a target range such as 127.0.0.1-127.0.0.20:PORT, served with --listen on the same range)",
+            _ => "add source addresses with --source (e.g. 127.0.0.2-127.0.0.254) or destinations",
+        };
         return Err(Error::usage(format!(
-            "{} connections need more than the {} ephemeral ports ({lo}-{hi}, net.ipv4.ip_local_port_range) that {} source x {} destination address pairs give: add source addresses with --source (e.g. 127.0.0.2-127.0.0.254) or destinations",
+            "{} connections need more than the {} ephemeral ports ({lo}-{hi}, net.ipv4.ip_local_port_range) that {} source x {} destination address pairs give: {remedy}",
             group(open),
             group(pairs * ports),
             sources,
@@ -329,4 +375,132 @@ pub fn check_capacity(cfg: &ConnectConfig, open: u64, limits: &KernelLimits) -> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// This machine kind's limits: ulimit -n 20,000, somaxconn 4096, the default ports.
+    fn here() -> KernelLimits {
+        KernelLimits {
+            somaxconn: Some(4096),
+            tcp_max_syn_backlog: Some(2048),
+            file_max: Some(2_466_177),
+            nr_open: Some(1_048_576),
+            nofile_hard: 20_000,
+            ip_local_port_range: (32768, 60999),
+            nf_conntrack_max: None,
+            nf_conntrack_count: None,
+            tcp_max_tw_buckets: None,
+        }
+    }
+
+    fn plan(args: &[&str], usable: impl Fn(IpAddr) -> bool) -> ConnectConfig {
+        let argv = ["wirebench", "connect"].iter().chain(args);
+        let crate::cli::Command::Connect(a) = crate::cli::Cli::parse_from(argv).command else {
+            panic!("not a connect command")
+        };
+        ConnectConfig::planned(&a, &here(), usable).unwrap()
+    }
+
+    #[test]
+    fn a_million_to_loopback_chooses_every_source_51_processes_and_somaxconn_in_flight() {
+        let c = plan(&["127.0.0.1:9000", "-n", "1000000"], |_| true);
+        assert_eq!(c.sources.len(), 254);
+        assert_eq!(c.sources[0].to_string(), "127.0.0.2");
+        assert_eq!(c.sources[253].to_string(), "127.0.0.255");
+        // 19,936 sockets a process (20,000 less the margin): 1,000,000 / 19,936 -> 51.
+        assert_eq!(c.processes, 51);
+        assert_eq!(c.concurrency, 4096);
+        assert_eq!(c.chosen.processes, Some(51));
+        assert_eq!(c.chosen.concurrency, Some(4096));
+        assert!(matches!(&c.chosen.sources, Sources::Loopback(v) if v.len() == 254));
+        // Every (source, destination) pair stays under 15% of its 28,232 ports.
+        let per_pair = 1_000_000u64.div_ceil(254);
+        assert_eq!(per_pair, 3_938);
+        assert!(per_pair * 100 / 28_232 < 15);
+    }
+
+    #[test]
+    fn small_plans_and_the_builtin_server_size_themselves_too() {
+        let c = plan(&["-n", "30000"], |_| true);
+        assert_eq!(
+            (c.sources.len(), c.processes, c.concurrency),
+            (254, 2, 4096)
+        );
+        assert_eq!(c.server_processes, 2);
+        let c = plan(&[], |_| true);
+        assert_eq!((c.total, c.processes, c.concurrency), (1000, 1, 1000));
+        // Churn keeps its in-flight default; sources are still every loopback address.
+        let c = plan(&["127.0.0.1:9000", "--churn", "-d", "1s"], |_| true);
+        assert_eq!(
+            (c.sources.len(), c.processes, c.concurrency),
+            (254, 1, 1024)
+        );
+    }
+
+    #[test]
+    fn a_flag_given_always_wins() {
+        let c = plan(
+            &[
+                "127.0.0.1:9000",
+                "-n",
+                "1000000",
+                "--source",
+                "127.0.0.11-127.0.0.60",
+                "--processes",
+                "60",
+                "--concurrency",
+                "1024",
+            ],
+            |_| true,
+        );
+        assert_eq!(
+            (c.sources.len(), c.processes, c.concurrency),
+            (50, 60, 1024)
+        );
+        assert_eq!(
+            c.chosen,
+            Chosen {
+                sources: Sources::Given,
+                processes: None,
+                concurrency: None
+            }
+        );
+        assert_eq!(c.chosen.line(), None);
+    }
+
+    #[test]
+    fn non_loopback_targets_keep_the_kernels_choice_of_source() {
+        let c = plan(&["192.0.2.1:9000", "-n", "100000"], |_| true);
+        assert!(c.sources.is_empty());
+        // Today's behaviour: the kernel's sources, 1024 in flight; said so.
+        assert_eq!((c.processes, c.concurrency), (6, 1024));
+        assert_eq!(
+            c.chosen.line().unwrap(),
+            "connect chose: sources: the kernel's (not a loopback target: give --source to add addresses), 6 client processes, 1,024 attempts in flight (a flag given overrides each)"
+        );
+        // No usable loopback source (a container without the /8): the kernel's, said so.
+        let c = plan(&["127.0.0.1:9000"], |_| false);
+        assert!(c.sources.is_empty());
+        assert!(matches!(c.chosen.sources, Sources::Kernel(_)));
+    }
+
+    #[test]
+    fn capacity_counts_the_chosen_sources_and_names_the_way_out() {
+        // 254 sources x 1 destination x 28,232 ports = 7,170,928.
+        let ok = plan(&["127.0.0.1:9000", "-n", "7000000"], |_| true);
+        assert_eq!(ok.processes, 352);
+        let over = plan(&["127.0.0.1:9000", "-n", "8000000"], |_| true);
+        let e = check_capacity(&over, over.open_at_once(), &here()).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("7,170,928 ephemeral ports"), "{msg}");
+        assert!(msg.contains("add destinations"), "{msg}");
+        // Four destinations give four times the pairs: the port check passes.
+        let four = plan(&["127.0.0.1-127.0.0.4:9000", "-n", "8000000"], |_| true);
+        let ports = 254 * 4 * 28_232u64;
+        assert!(four.total < ports);
+    }
 }

@@ -207,6 +207,7 @@ pub fn build(
         "sources": cfg.sources.len(),
         "connect_rate": cfg.rate,
         "concurrency": cfg.concurrency,
+        "chosen": cfg.chosen.json(),
         "hold_s": hold_s,
         "ping_interval_s": ping_s,
         "timeout_s": cfg.timeout.as_secs_f64(),

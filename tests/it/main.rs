@@ -14,6 +14,7 @@ mod bounds_echo;
 mod bounds_http;
 mod cli_errors;
 mod connect;
+mod connect_defaults;
 mod echo_batch;
 mod echo_foreign;
 mod echo_server_death;
