@@ -10,6 +10,11 @@ use crate::server::handler::{Handler, HandlerFactory};
 pub enum Reply {
     /// `used` bytes were consumed (the rest waits for more); the reply is in `out`.
     Consumed(usize),
+    /// The reply is the first `n` input bytes themselves, which are consumed (`out` is
+    /// ignored): the runtime writes them from where they already are, so a protocol
+    /// whose reply repeats its input (echo, a reflector, a loopback test peer) costs no
+    /// copy. Generic: nothing in the runtime knows which protocol does this.
+    Reflect(usize),
     /// Write `out`, then close the connection (a protocol error, or the peer's request).
     Close,
     /// Write `out`, then close: the peer went past a documented cap (a head, a body);
@@ -49,8 +54,9 @@ pub trait ServerSession: 'static {
         None
     }
 
-    /// Called at or after `next_wake`; append what to send to `out`.
-    fn on_wake(&mut self, _now_ns: u64, _out: &mut Vec<u8>) {}
+    /// Called at or after `next_wake`; append what to send to `out` (written in order
+    /// after any replies still owed). `next_wake` is asked again afterwards.
+    fn on_wake(&mut self, _now_ns: u64, _out: &mut Vec<u8>, _figures: &mut Self::Figures) {}
 }
 
 /// Makes a session for each accepted connection.
@@ -71,10 +77,7 @@ impl<H: Handler> ServerSession for LegacyHandler<H> {
     fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
         use crate::server::handler::Reply as Old;
         match self.0.on_bytes(input, out) {
-            Old::EchoInput => {
-                out.extend_from_slice(input);
-                Reply::Consumed(input.len())
-            }
+            Old::EchoInput => Reply::Reflect(input.len()),
             Old::Consumed(n) => Reply::Consumed(n),
             Old::Close => Reply::Close,
             Old::TooLarge => Reply::TooLarge,
