@@ -21,11 +21,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 pub fn serve(a: &ServeAmqpArgs) -> Result<()> {
     let factory = AmqpHandlerFactory::new(broker_config(&a.broker)?);
-    let counters = factory.counters.clone();
     let timing = super::serve::ProtocolTiming::default();
-    super::serve::serve_with(&a.server, timing, factory, "amqp", &move || {
-        Some(counters.totals().line())
-    })
+    super::serve::serve_with(&a.server, timing, factory, "amqp", &|t| Some(t.line()))
 }
 
 pub fn run(args: &AmqpArgs) -> Result<()> {
@@ -37,7 +34,6 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     let stop = load::stop_flag()?;
 
     let broker = AmqpHandlerFactory::new(cfg.broker);
-    let broker_counters = broker.counters.clone();
     let (server, trust, addr, host) = match &cfg.target {
         Some((t, addr)) => (None, l.tls.clone(), *addr, t.host.clone()),
         None => {
@@ -71,9 +67,10 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     progress.finish();
 
     let server = server.map(|s| {
+        // The broker's figures, final once the server has shut down.
+        let broker = s.figures_reader();
         let mut figures = server_cpu.figures(s);
-        figures.counters["amqp"] =
-            serde_json::to_value(broker_counters.totals()).unwrap_or_default();
+        figures.counters["amqp"] = broker();
         figures
     });
     let mut result = load::build_result(

@@ -8,8 +8,8 @@ use crate::net::tls;
 use crate::report::format::{count_of, group};
 use crate::server::counters::ServerTotals;
 use crate::server::group as server_group;
-use crate::server::handler::HandlerFactory;
 use crate::server::pacing::Pacing;
+use crate::server::session::{ServerFactory, ServerSession};
 use crate::server::timeouts::Timeouts;
 use crate::server::{self, ServerConfig};
 use std::sync::atomic::Ordering;
@@ -82,22 +82,26 @@ pub fn serve_echo(a: &ServeEchoArgs) -> Result<()> {
     )
 }
 
-pub fn serve<F: HandlerFactory>(
+/// A session factory's figures type.
+pub(crate) type FiguresOf<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
+
+pub fn serve<F: ServerFactory>(
     args: &ServerArgs,
     timing: ProtocolTiming,
     factory: F,
     name: &str,
 ) -> Result<()> {
-    serve_with(args, timing, factory, name, &|| None)
+    serve_with(args, timing, factory, name, &|_| None)
 }
 
-/// `serve`, with a protocol's own counters (`extra`) printed beside the runtime's.
-pub fn serve_with<F: HandlerFactory>(
+/// `serve`, with a protocol's own figures printed beside the runtime's counters, as
+/// `line` words them (merged over threads, and over worker processes with --processes).
+pub fn serve_with<F: ServerFactory>(
     args: &ServerArgs,
     timing: ProtocolTiming,
     factory: F,
     name: &str,
-    extra: &dyn Fn() -> Option<String>,
+    line: &dyn Fn(&FiguresOf<F>) -> Option<String>,
 ) -> Result<()> {
     let cfg = ServeConfig::from_args(args)?;
     if cfg.processes > 1 && cfg.tls == ServerTlsChoice::SelfSigned {
@@ -107,7 +111,7 @@ pub fn serve_with<F: HandlerFactory>(
     }
     let worker = crate::procs::worker_role().as_deref() == Some("serve");
     if cfg.processes > 1 && !worker {
-        return super::serve_procs::parent(&cfg, name);
+        return super::serve_procs::parent(&cfg, name, line);
     }
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
@@ -154,8 +158,16 @@ pub fn serve_with<F: HandlerFactory>(
     if let Some(fp) = fingerprint {
         println!("certificate SHA-256 fingerprint: {fp}");
     }
-    let started = print_stats_until_stopped(&cfg, &stop, || handle.totals(), extra);
-    print_final(name, started, &handle.shutdown(), extra);
+    let extra = || line(&handle.figures::<FiguresOf<F>>());
+    let started = print_stats_until_stopped(&cfg, &stop, || handle.totals(), &extra);
+    let figures = handle.figures_reader();
+    let totals = handle.shutdown();
+    let final_line = || {
+        serde_json::from_value::<FiguresOf<F>>(figures())
+            .ok()
+            .and_then(|g| line(&g))
+    };
+    print_final(name, started, &totals, &final_line);
     Ok(())
 }
 

@@ -6,9 +6,15 @@ use crate::config::ServeConfig;
 use crate::error::Result;
 use crate::report::format::count_of;
 use crate::server::group::ServerGroup;
+use crate::server::session::Figures;
 use std::time::Duration;
 
-pub fn parent(cfg: &ServeConfig, name: &str) -> Result<()> {
+/// `line` words the protocol's figures (`G`), merged exactly over the workers.
+pub fn parent<G: Figures>(
+    cfg: &ServeConfig,
+    name: &str,
+    line: &dyn Fn(&G) -> Option<String>,
+) -> Result<()> {
     let stop = super::load::stop_flag()?;
     // The workers run this same command line; the worker role makes them serve.
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,12 +31,13 @@ pub fn parent(cfg: &ServeConfig, name: &str) -> Result<()> {
         count_of(cfg.threads as u64, "thread")
     );
     println!("worker pids: {}", pids.join(","));
-    let mut g = g;
+    let g = std::cell::RefCell::new(g);
     let mut warned = 0;
     let started = super::serve::print_stats_until_stopped(
         cfg,
         &stop,
         || {
+            let mut g = g.borrow_mut();
             g.poll(Duration::ZERO);
             if g.gone() > warned {
                 warned = g.gone();
@@ -38,10 +45,10 @@ pub fn parent(cfg: &ServeConfig, name: &str) -> Result<()> {
             }
             g.totals()
         },
-        // A protocol's own counters (AMQP's messages) live in each worker process and
-        // are not gathered; the runtime's totals above are.
-        &|| None,
+        // The protocol's own figures, from every worker's latest report.
+        &|| line(&g.borrow().figures::<G>()),
     );
-    super::serve::print_final(name, started, &g.stop(), &|| None);
+    let (totals, figures) = g.into_inner().stop_with_figures::<G>();
+    super::serve::print_final(name, started, &totals, &|| line(&figures));
     Ok(())
 }

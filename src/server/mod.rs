@@ -6,13 +6,14 @@ pub mod conn;
 pub mod counters;
 pub mod event_loop;
 pub mod group;
-pub mod handler;
 pub mod held;
 pub mod pacing;
 pub mod session;
 pub mod slab;
 pub mod timeouts;
 pub mod transport;
+#[cfg(test)]
+mod wake_tests;
 
 use crate::error::{Error, Result};
 use counters::{ServerTotals, ThreadCounters};
@@ -122,7 +123,7 @@ impl CpuProbe {
 }
 
 /// Binds the listeners (errors come back here, before anything runs) and starts the threads.
-pub fn start<F: handler::HandlerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHandle> {
+pub fn start<F: ServerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHandle> {
     let addrs = [cfg.listen];
     start_many(cfg, &addrs, true, factory)
 }
@@ -130,17 +131,7 @@ pub fn start<F: handler::HandlerFactory>(cfg: ServerConfig, factory: F) -> Resul
 /// Like `start`, listening on every address in `addrs` (each thread accepts on all of
 /// them). `probe`: first check with a plain bind that each port is free; worker
 /// processes that share their siblings' SO_REUSEPORT listeners skip it.
-pub fn start_many<F: handler::HandlerFactory>(
-    cfg: ServerConfig,
-    addrs: &[SocketAddr],
-    probe: bool,
-    factory: F,
-) -> Result<ServerHandle> {
-    start_sessions(cfg, addrs, probe, session::LegacyHandlerFactory(factory))
-}
-
-/// `start_many` for a session factory.
-pub fn start_sessions<F: ServerFactory>(
+pub fn start_many<F: ServerFactory>(
     mut cfg: ServerConfig,
     addrs: &[SocketAddr],
     probe: bool,

@@ -3,7 +3,6 @@
 //! the runtime owns sockets, buffers, TLS, backpressure, timeouts and counting.
 
 pub use crate::engine::session::Figures;
-use crate::server::handler::{Handler, HandlerFactory};
 
 /// What a session made of the bytes it was given.
 #[derive(Debug, PartialEq, Eq)]
@@ -64,44 +63,4 @@ pub trait ServerFactory: Send + Sync + 'static {
     type Session: ServerSession;
 
     fn session(&self) -> Self::Session;
-}
-
-/// Transition only: an old-seam `Handler` as a session (echo's `EchoInput` becomes a
-/// copy into `out`). Deleted with `handler.rs` once every protocol speaks this seam.
-pub struct LegacyHandler<H>(pub H);
-
-impl<H: Handler> ServerSession for LegacyHandler<H> {
-    type Figures = ();
-
-    #[inline]
-    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
-        use crate::server::handler::Reply as Old;
-        match self.0.on_bytes(input, out) {
-            Old::EchoInput => Reply::Reflect(input.len()),
-            Old::Consumed(n) => Reply::Consumed(n),
-            Old::Close => Reply::Close,
-            Old::TooLarge => Reply::TooLarge,
-            Old::More(n) => Reply::More(n),
-        }
-    }
-
-    #[inline]
-    fn take_requests(&mut self) -> u64 {
-        self.0.take_requests()
-    }
-
-    #[inline]
-    fn in_head(&self, unconsumed: usize) -> bool {
-        self.0.in_head(unconsumed)
-    }
-}
-
-pub struct LegacyHandlerFactory<F>(pub F);
-
-impl<F: HandlerFactory> ServerFactory for LegacyHandlerFactory<F> {
-    type Session = LegacyHandler<F::Handler>;
-
-    fn session(&self) -> Self::Session {
-        LegacyHandler(self.0.handler())
-    }
 }

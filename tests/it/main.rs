@@ -25,6 +25,7 @@ mod ioevent;
 mod output_truth;
 mod runs_cli;
 mod schema;
+mod serve_figures;
 mod server_pacing;
 mod server_timeouts;
 mod suite_out_safety;
