@@ -392,9 +392,14 @@ fn run<S: ServerSession>(
         if answered > 0 {
             bump(&t.counters.requests, answered);
         }
+        // A session never claims more than it was given; clamped all the same, so a
+        // protocol's bug cannot become a panic that takes the thread's connections.
         let (to_write, used): (&[u8], usize) = match reply {
-            Reply::Consumed(used) => (&t.out, used),
-            Reply::Reflect(used) => (&input[..used], used),
+            Reply::Consumed(used) => (&t.out, used.min(input.len())),
+            Reply::Reflect(used) => {
+                let used = used.min(input.len());
+                (&input[..used], used)
+            }
             Reply::Close => {
                 c.closing = true;
                 (&t.out, input.len())
@@ -405,6 +410,7 @@ fn run<S: ServerSession>(
                 (&t.out, input.len())
             }
             Reply::More(used) => {
+                let used = used.min(input.len());
                 c.again = used < input.len();
                 (&t.out, used)
             }
