@@ -12,6 +12,9 @@
 #   BASE_PORT=18100  first port; every server start uses the next one
 #   WIREBENCH=path   use this binary instead of cargo build --release
 #   HERTZ_N=200000   requests per hertz point (hertz-benchmark uses 3,000,000)
+#   SERVER_ONLY=1    only the server comparison: wrk -t1 -c50 against nginx log,
+#                    nginx nolog and serve http per round (no generator runs, no
+#                    hertz points), with a server-only summary
 #
 # Per round:
 #   nginx, two configs (benchsuite/http/nginx.conf.in): "log" writes the default
@@ -30,6 +33,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 BASE_PORT=${BASE_PORT:-18100}
 HERTZ_N=${HERTZ_N:-200000}
+SERVER_ONLY=${SERVER_ONLY:-0}
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
@@ -39,6 +43,10 @@ OUT=$(cd "$OUT" && pwd)
 HOST=127.0.0.1
 CONNS=(50 200)
 BODIES=(1k 4k 16k 64k)
+if [[ $SERVER_ONLY == 1 ]]; then
+    CONNS=(50)
+    BODIES=()
+fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-http.XXXXXX")
 SERVER_PID=""
@@ -186,20 +194,58 @@ for ((round = 1; round <= ROUNDS; round++)); do
         start_nginx "$variant"
         for c in "${CONNS[@]}"; do
             run_wrk "$round" "nginx-${variant}_wrk_c$c" "$c" "http://$HOST:$PORT/"
-            run_wb "$round" "nginx-${variant}_wb_c$c" "http://$HOST:$PORT/" -c "$c" -d "${DURATION}s"
+            [[ $SERVER_ONLY == 1 ]] ||
+                run_wb "$round" "nginx-${variant}_wb_c$c" "http://$HOST:$PORT/" -c "$c" -d "${DURATION}s"
         done
         stop_server
     done
     PORT=$((PORT + 1))
     start_wb_server
     run_wrk "$round" "serve_wrk_c50" 50 "http://$HOST:$PORT/"
-    for b in "${BODIES[@]}"; do
+    for b in "${BODIES[@]+"${BODIES[@]}"}"; do
         run_wb "$round" "hertz_$b" "http://$HOST:$PORT/" -c 100 -n "$HERTZ_N" \
             --body-size "$b" --header-size 1024 --expect-echo
     done
     stop_server
 done
 
-python3 "$SCRIPT_DIR/summary.py" "$RAW" "$OUT/summary.md" "$ROUNDS" "$DURATION" "$HERTZ_N"
+if [[ $SERVER_ONLY == 1 ]]; then
+    # Per round: req/s and server CPU per request of each server under the same wrk.
+    python3 - "$RAW" "$OUT/summary.md" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+by = {(r["round"], r["tag"]): r for r in rows}
+rounds = sorted({r["round"] for r in rows}, key=int)
+def f(r, k):
+    try:
+        return float(r[k])
+    except (KeyError, ValueError):
+        return None
+def per_cpu(r):  # requests per server CPU-second
+    n, c = f(r, "requests"), f(r, "server_cpu_s")
+    return n / c if n and c else None
+def stat(v):
+    v = [x for x in v if x is not None]
+    return f"{statistics.median(v):.3f}x [{min(v):.3f}-{max(v):.3f}]" if v else "FAIL"
+lines = ["| measure (wrk -t1 -c50, per round) | median [range] |", "|---|---|"]
+for peer in ("log", "nolog"):
+    s = [by.get((x, "serve_wrk_c50")) for x in rounds]
+    n = [by.get((x, f"nginx-{peer}_wrk_c50")) for x in rounds]
+    lines.append(f"| serve http / nginx {peer}: req/s | " + stat(
+        [f(a, "req_per_s") / f(b, "req_per_s") if a and b and f(a, "req_per_s") and f(b, "req_per_s") else None for a, b in zip(s, n)]) + " |")
+    lines.append(f"| serve http / nginx {peer}: requests per server CPU-s | " + stat(
+        [per_cpu(a) / per_cpu(b) if a and b and per_cpu(a) and per_cpu(b) else None for a, b in zip(s, n)]) + " |")
+for tag in ("serve_wrk_c50", "nginx-log_wrk_c50", "nginx-nolog_wrk_c50"):
+    v = [per_cpu(by[(x, tag)]) for x in rounds if (x, tag) in by]
+    v = [x for x in v if x]
+    if v:
+        lines.append(f"| {tag}: requests per server CPU-s | {statistics.median(v):,.0f} [{min(v):,.0f}-{max(v):,.0f}] |")
+text = "\n".join(lines) + "\n"
+open(sys.argv[2], "w").write(text)
+print(text, end="")
+PY
+else
+    python3 "$SCRIPT_DIR/summary.py" "$RAW" "$OUT/summary.md" "$ROUNDS" "$DURATION" "$HERTZ_N"
+fi
 find "$OUT" -maxdepth 1 -type f \( -name '*.stderr' -o -name '*.stdout' \) -empty -delete
 log "== results in $OUT"

@@ -9,7 +9,7 @@ use wirebench::engine::protocol::{ClientProtocol, Decode, InFlight, Setup, Setup
 use wirebench::proto::amqp::client::{AmqpClient, ClientOptions, SessionCounters};
 use wirebench::proto::amqp::codec::{parse_method, split_frame, FrameKind, Split, PROTOCOL_HEADER};
 use wirebench::proto::amqp::server::{AmqpHandlerFactory, BrokerConfig};
-use wirebench::server::handler::{Handler, HandlerFactory, Reply};
+use wirebench::server::session::{Reply, ServerFactory, ServerSession};
 
 fuzz_target!(|data: &[u8]| {
     // The pure decoder, frame after frame.
@@ -29,7 +29,8 @@ fuzz_target!(|data: &[u8]| {
 
     // The broker, after a valid header, fed the input in two pieces.
     let factory = AmqpHandlerFactory::new(BrokerConfig::default());
-    let mut h = factory.handler();
+    let mut h = factory.session();
+    let mut figures = Default::default();
     let mut input = PROTOCOL_HEADER.to_vec();
     let cut = data
         .first()
@@ -39,12 +40,12 @@ fuzz_target!(|data: &[u8]| {
     for piece in [&data[..cut], &data[cut..]] {
         input.extend_from_slice(piece);
         out.clear();
-        match h.on_bytes(&input, &mut out) {
+        match h.on_bytes(&input, &mut out, &mut figures) {
             Reply::Consumed(n) | Reply::More(n) => {
                 assert!(n <= input.len());
                 input.drain(..n);
             }
-            Reply::Close | Reply::TooLarge | Reply::EchoInput => break,
+            Reply::Close | Reply::TooLarge | Reply::Reflect(_) => break,
         }
     }
 

@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wirebench::proto::http::server::{HttpHandlerFactory, Limits};
-use wirebench::server::handler::{Handler, HandlerFactory, Reply};
+use wirebench::server::session::{Reply, ServerFactory, ServerSession};
 
 /// Small limits, so the fuzzer reaches the 413 and 431 paths with small inputs.
 const LIMITS: Limits = Limits {
@@ -17,7 +17,7 @@ const LIMITS: Limits = Limits {
 
 /// Requests answered and whether the handler closed, feeding `pieces` one after another.
 fn serve(f: &HttpHandlerFactory, pieces: &[&[u8]]) -> (u64, bool) {
-    let mut h = f.handler();
+    let mut h = f.session();
     let mut carry: Vec<u8> = Vec::new();
     let mut requests = 0;
     for piece in pieces {
@@ -26,7 +26,7 @@ fn serve(f: &HttpHandlerFactory, pieces: &[&[u8]]) -> (u64, bool) {
         // again on the rest before reading more.
         loop {
             let mut out = Vec::new();
-            let reply = h.on_bytes(&carry, &mut out);
+            let reply = h.on_bytes(&carry, &mut out, &mut ());
             requests += h.take_requests();
             match reply {
                 Reply::Consumed(n) => {
@@ -46,7 +46,7 @@ fn serve(f: &HttpHandlerFactory, pieces: &[&[u8]]) -> (u64, bool) {
                     assert!(!out.is_empty(), "a close without a response");
                     return (requests, true);
                 }
-                Reply::EchoInput => panic!("http never echoes raw input"),
+                Reply::Reflect(_) => panic!("http never reflects raw input"),
             }
         }
     }

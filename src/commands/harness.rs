@@ -9,7 +9,7 @@ use crate::engine::{LoadSpec, Plan};
 use crate::error::Result;
 use crate::net::tls::{self, Trust};
 use crate::report::progress::Progress;
-use crate::server::handler::HandlerFactory;
+use crate::server::session::ServerFactory;
 use crate::server::{self, ServerConfig, ServerHandle};
 use crate::stats::Unit;
 use std::cell::Cell;
@@ -23,7 +23,7 @@ use std::time::Duration;
 /// TLS the server gets a self-signed certificate, and a client that would check the
 /// system's roots checks that certificate instead: verified for real, not skipped.
 /// Returns the server and the trust the client must use.
-pub fn start_builtin<F: HandlerFactory>(
+pub fn start_builtin<F: ServerFactory>(
     load: &LoadConfig,
     threads: usize,
     factory: F,

@@ -5,18 +5,17 @@
 
 use super::harness;
 use super::load::{self, ResultInputs};
-use super::old_seams::{OnOldEngine, OnOldServer};
+use super::old_seams::OnOldEngine;
 use crate::cli::LoadCommand;
 use crate::engine;
 use crate::error::Result;
-use crate::proto::plugin::{Aim, Protocol};
+use crate::proto::plugin::{Aim, Protocol, ServerFiguresOf};
 use crate::report::json::JsonSink;
 use crate::report::text;
 
 pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()>
 where
     P::Client: OnOldEngine,
-    P::Server: OnOldServer,
 {
     let cfg = P::config(&cmd.proto, &cmd.load)?;
     let l = P::load(&cfg);
@@ -33,9 +32,7 @@ where
         Some((addr, host)) => (None, l.tls.clone(), addr, host),
         None => {
             let factory = P::builtin_server(&cfg);
-            P::watch_server(&mut watch, &factory);
-            let (handle, trust) =
-                harness::start_builtin(l, P::server_threads(&cfg), factory.into_old())?;
+            let (handle, trust) = harness::start_builtin(l, P::server_threads(&cfg), factory)?;
             let addr = handle.addr;
             (Some(handle), trust, addr, "127.0.0.1".to_string())
         }
@@ -67,7 +64,16 @@ where
     let out = engine::run(spec, client.into_old(), &mut progress)?;
     progress.finish();
 
-    let server = server.map(|s| server_cpu.figures(s));
+    let server = server.map(|s| {
+        // The built-in server's own figures, final once it has shut down.
+        let figures = s.figures_reader();
+        let mut f = server_cpu.figures(s);
+        let own = serde_json::from_value::<ServerFiguresOf<P>>(figures()).unwrap_or_default();
+        if let Some(block) = P::server_block(&own) {
+            f.counters[P::NAME] = block;
+        }
+        f
+    });
     let mut result = load::build_result(
         ResultInputs {
             extras: Vec::new(),

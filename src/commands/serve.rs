@@ -1,7 +1,6 @@
 //! `wirebench serve <protocol>`: run a built-in server until SIGINT/SIGTERM, with
 //! counters per interval and at exit.
 
-use super::old_seams::OnOldServer;
 use super::serve_plan::ServePlan;
 use crate::cli::ServerCommand;
 use crate::config::{ProtocolTiming, ServeConfig, ServerTlsChoice};
@@ -11,7 +10,7 @@ use crate::proto::plugin::Protocol;
 use crate::report::format::{count_of, group};
 use crate::server::counters::ServerTotals;
 use crate::server::group as server_group;
-use crate::server::handler::HandlerFactory;
+use crate::server::session::{ServerFactory, ServerSession};
 use crate::server::timeouts::Timeouts;
 use crate::server::{self, ServerConfig};
 use std::sync::atomic::Ordering;
@@ -57,10 +56,7 @@ fn timing_counts(t: &ServerTotals) -> String {
 /// `wirebench serve <protocol>`: the protocol's server factory on the server runtime.
 /// A worker process of `--processes` (or of `connect`'s built-in server) takes its
 /// validated configs from its parent's plan instead of its flags.
-pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()>
-where
-    P::Server: OnOldServer,
-{
+pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()> {
     let worker = crate::procs::worker_role().as_deref() == Some("serve");
     let plan = if worker {
         ServePlan::<P::ServeConfig>::from_env(P::NAME)?
@@ -80,30 +76,31 @@ where
         ));
     }
     if cfg.processes > 1 && !worker {
-        return super::serve_procs::parent(cfg, P::NAME, plan.to_env()?);
+        return super::serve_procs::parent(cfg, P::NAME, plan.to_env()?, &P::serve_line);
     }
-    let factory = P::server(&plan.proto);
-    let mut watch = P::Watch::default();
-    P::watch_server(&mut watch, &factory);
     serve_with(
         cfg,
         worker,
         P::serve_timing(&plan.proto),
-        factory.into_old(),
+        P::server(&plan.proto),
         P::NAME,
-        &|| P::serve_line(&watch),
+        &P::serve_line,
     )
 }
 
+/// A session factory's figures type.
+pub(crate) type FiguresOf<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
+
 /// Serves `factory` in this process (a worker: on the addresses its parent chose),
-/// with a protocol's own counters (`extra`) printed beside the runtime's.
-fn serve_with<F: HandlerFactory>(
+/// with a protocol's own figures printed beside the runtime's counters, as `line`
+/// words them (merged over threads).
+fn serve_with<F: ServerFactory>(
     cfg: &ServeConfig,
     worker: bool,
     timing: ProtocolTiming,
     factory: F,
     name: &str,
-    extra: &dyn Fn() -> Option<String>,
+    line: &dyn Fn(&FiguresOf<F>) -> Option<String>,
 ) -> Result<()> {
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
@@ -150,8 +147,16 @@ fn serve_with<F: HandlerFactory>(
     if let Some(fp) = fingerprint {
         println!("certificate SHA-256 fingerprint: {fp}");
     }
-    let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), extra);
-    print_final(name, started, &handle.shutdown(), extra);
+    let extra = || line(&handle.figures::<FiguresOf<F>>());
+    let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), &extra);
+    let figures = handle.figures_reader();
+    let totals = handle.shutdown();
+    let final_line = || {
+        serde_json::from_value::<FiguresOf<F>>(figures())
+            .ok()
+            .and_then(|g| line(&g))
+    };
+    print_final(name, started, &totals, &final_line);
     Ok(())
 }
 

@@ -6,11 +6,18 @@ use crate::config::ServeConfig;
 use crate::error::Result;
 use crate::report::format::count_of;
 use crate::server::group::ServerGroup;
+use crate::server::session::Figures;
 use std::time::Duration;
 
 /// `plan`: the environment entry holding the validated configs every worker serves
-/// (`serve_plan.rs`); the workers' command line only names the protocol.
-pub fn parent(cfg: &ServeConfig, name: &str, plan: (String, String)) -> Result<()> {
+/// (`serve_plan.rs`); the workers' command line only names the protocol. `line` words
+/// the protocol's figures (`G`), merged exactly over the workers.
+pub fn parent<G: Figures>(
+    cfg: &ServeConfig,
+    name: &str,
+    plan: (String, String),
+    line: &dyn Fn(&G) -> Option<String>,
+) -> Result<()> {
     let stop = super::load::stop_flag()?;
     let args = super::serve_plan::worker_args(name);
     let g = ServerGroup::start(&args, &[plan], &cfg.listen_all, cfg.processes, &stop)?;
@@ -26,12 +33,13 @@ pub fn parent(cfg: &ServeConfig, name: &str, plan: (String, String)) -> Result<(
         count_of(cfg.threads as u64, "thread")
     );
     println!("worker pids: {}", pids.join(","));
-    let mut g = g;
+    let g = std::cell::RefCell::new(g);
     let mut warned = 0;
     let started = super::serve::print_stats_until_stopped(
         cfg,
         &stop,
         || {
+            let mut g = g.borrow_mut();
             g.poll(Duration::ZERO);
             if g.gone() > warned {
                 warned = g.gone();
@@ -39,10 +47,10 @@ pub fn parent(cfg: &ServeConfig, name: &str, plan: (String, String)) -> Result<(
             }
             g.totals()
         },
-        // A protocol's own counters (AMQP's messages) live in each worker process and
-        // are not gathered; the runtime's totals above are.
-        &|| None,
+        // The protocol's own figures, from every worker's latest report.
+        &|| line(&g.borrow().figures::<G>()),
     );
-    super::serve::print_final(name, started, &g.stop(), &|| None);
+    let (totals, figures) = g.into_inner().stop_with_figures::<G>();
+    super::serve::print_final(name, started, &totals, &|| line(&figures));
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::config::{LoadConfig, ProtocolTiming};
 use crate::engine::session::{ClientSession, SessionFactory};
 use crate::engine::EngineOutput;
 use crate::error::Result;
-use crate::server::session::ServerFactory;
+use crate::server::session::{ServerFactory, ServerSession};
 use crate::stats::{RunResult, Unit};
 use std::net::SocketAddr;
 
@@ -31,6 +31,11 @@ pub struct Aim {
 pub type FiguresOf<P> =
     <<<P as Protocol>::Client as SessionFactory>::Session as ClientSession>::Figures;
 
+/// A protocol's server figures: those of its server sessions, merged exactly over
+/// threads and worker processes (`server::session::Figures`).
+pub type ServerFiguresOf<P> =
+    <<<P as Protocol>::Server as ServerFactory>::Session as ServerSession>::Figures;
+
 /// A protocol as the commands see it. Everything is a function of its validated
 /// config, built once from its own flags and the shared ones.
 pub trait Protocol: 'static {
@@ -50,8 +55,8 @@ pub trait Protocol: 'static {
     type Client: SessionFactory;
     /// One server session per accepted connection (the server runtime's seam).
     type Server: ServerFactory;
-    /// What it keeps of its factories to read its own counters after the run or
-    /// while serving (AMQP's session and broker counters); `()` for most.
+    /// What it keeps of its client factory to read its own counters after the run
+    /// (AMQP's session counters); `()` for most.
     type Watch: Default;
 
     /// Validates its flags with the shared ones, once; a bad value is `Error::Usage`.
@@ -78,8 +83,6 @@ pub trait Protocol: 'static {
 
     /// Keeps what it needs of the client factory before the engine owns it.
     fn watch_client(_watch: &mut Self::Watch, _client: &Self::Client) {}
-    /// Keeps what it needs of a server factory before the server runtime owns it.
-    fn watch_server(_watch: &mut Self::Watch, _server: &Self::Server) {}
     /// Adds its own blocks to the result (HTTP `status_classes`, the `amqp` block)
     /// and its own judgement of the run.
     fn finish(
@@ -104,8 +107,13 @@ pub trait Protocol: 'static {
     fn serve_timing(cfg: &Self::ServeConfig) -> ProtocolTiming;
     /// The server sessions' factory of `serve NAME`.
     fn server(cfg: &Self::ServeConfig) -> Self::Server;
-    /// Its own counters as one line for `serve NAME --stats` and the final report.
-    fn serve_line(_watch: &Self::Watch) -> Option<String> {
+    /// Its server's own figures as one line for `serve NAME --stats` and the final report.
+    fn serve_line(_figures: &ServerFiguresOf<Self>) -> Option<String> {
+        None
+    }
+    /// Its built-in server's own figures as a block of the result's `server` counters
+    /// (named by the protocol), or None when it has none worth a block.
+    fn server_block(_figures: &ServerFiguresOf<Self>) -> Option<serde_json::Value> {
         None
     }
 }

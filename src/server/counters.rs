@@ -22,7 +22,7 @@ pub struct ThreadCounters {
     /// Connections closed after --idle-timeout without a byte in or out.
     pub idle_timeouts: AtomicU64,
     /// Times a connection stopped being read because the replies --delay/--stall held
-    /// back reached their cap (`conn::MAX_HELD_BYTES`).
+    /// back reached their cap (`held::MAX_HELD_BYTES`).
     pub held_full: AtomicU64,
     /// Connections closed because the peer went past a documented cap (`Reply::TooLarge`).
     pub too_large: AtomicU64,

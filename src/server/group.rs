@@ -1,11 +1,12 @@
 //! A server as several processes: the parent starts N workers (this binary, `serve
 //! <protocol>`, role `serve`) that each bind SO_REUSEPORT listeners on the same
 //! addresses, so the kernel spreads connections over all of them; each worker reports
-//! its counters as JSON lines and the parent adds them up. Used by `serve --processes`
-//! and by `connect`'s built-in server.
+//! its counters and its protocol's figures as JSON lines, and the parent adds them up
+//! exactly (the figures with the protocol's own `Figures::merge`). Used by `serve
+//! --processes` and by `connect`'s built-in server.
 
 use super::counters::ServerTotals;
-use super::handler::HandlerFactory;
+use super::session::{Figures, ServerFactory};
 use super::{start_many, ServerConfig};
 use crate::error::{Error, Result};
 use crate::procs::workers::{self, Msg, Workers};
@@ -24,9 +25,22 @@ const REPORT_EVERY: Duration = Duration::from_millis(100);
 #[derive(Serialize, Deserialize, Debug)]
 #[serde(tag = "k", rename_all = "snake_case")]
 pub enum ServerMsg {
-    Ready { pid: u32 },
-    Totals { t: ServerTotals },
-    Final { t: ServerTotals },
+    Ready {
+        pid: u32,
+    },
+    /// The runtime's counters and the protocol's figures (`f`, its `Figures` as JSON;
+    /// null for protocols without any), so far.
+    Totals {
+        t: ServerTotals,
+        #[serde(default)]
+        f: serde_json::Value,
+    },
+    /// The same, final.
+    Final {
+        t: ServerTotals,
+        #[serde(default)]
+        f: serde_json::Value,
+    },
 }
 
 pub fn add(a: &mut ServerTotals, b: &ServerTotals) {
@@ -61,7 +75,7 @@ pub fn listen_override() -> Result<Option<Vec<SocketAddr>>> {
 
 /// In a worker: serve until the parent says stop (a line "stop", end of stdin, or
 /// SIGTERM), reporting counters every 100 ms and once more at the end.
-pub fn run_worker<F: HandlerFactory>(
+pub fn run_worker<F: ServerFactory>(
     cfg: ServerConfig,
     addrs: &[SocketAddr],
     factory: F,
@@ -84,12 +98,15 @@ pub fn run_worker<F: HandlerFactory>(
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(10));
         if Instant::now() >= next {
-            workers::emit(&ServerMsg::Totals { t: handle.totals() });
+            workers::emit(&ServerMsg::Totals {
+                t: handle.totals(),
+                f: handle.figures_json(),
+            });
             next += REPORT_EVERY;
         }
     }
-    let t = handle.shutdown();
-    workers::emit(&ServerMsg::Final { t });
+    let (t, f) = handle.shutdown_with_figures();
+    workers::emit(&ServerMsg::Final { t, f });
     Ok(())
 }
 
@@ -133,6 +150,9 @@ pub struct ServerGroup {
     workers: Workers,
     pub addrs: Vec<SocketAddr>,
     latest: Vec<ServerTotals>,
+    /// Each worker's latest protocol figures, as it sent them (merged when asked, by
+    /// the protocol's type).
+    figures: Vec<serde_json::Value>,
     finals: Vec<Option<ServerTotals>>,
     gone: Vec<bool>,
 }
@@ -167,6 +187,7 @@ impl ServerGroup {
         )?;
         let mut g = ServerGroup {
             latest: vec![ServerTotals::default(); processes],
+            figures: vec![serde_json::Value::Null; processes],
             finals: vec![None; processes],
             gone: vec![false; processes],
             workers,
@@ -207,9 +228,13 @@ impl ServerGroup {
 
     fn take(&mut self, i: usize, line: &str) {
         match serde_json::from_str::<ServerMsg>(line) {
-            Ok(ServerMsg::Totals { t }) => self.latest[i] = t,
-            Ok(ServerMsg::Final { t }) => {
+            Ok(ServerMsg::Totals { t, f }) => {
                 self.latest[i] = t;
+                self.figures[i] = f;
+            }
+            Ok(ServerMsg::Final { t, f }) => {
+                self.latest[i] = t;
+                self.figures[i] = f;
                 self.finals[i] = Some(t);
             }
             _ => {}
@@ -250,6 +275,21 @@ impl ServerGroup {
         t
     }
 
+    /// The sum of the latest protocol figures of every worker, merged exactly by the
+    /// protocol's `Figures` (`G`); a worker's figures that do not read as `G` (none
+    /// reported yet) count as zero.
+    pub fn figures<G: Figures>(&self) -> G {
+        let mut sum = G::default();
+        for f in &self.figures {
+            if !f.is_null() {
+                if let Ok(g) = serde_json::from_value::<G>(f.clone()) {
+                    sum.merge(&g);
+                }
+            }
+        }
+        sum
+    }
+
     /// Polls until `f(totals)` holds or `limit` passes; returns whether it held.
     pub fn wait_for(&mut self, limit: Duration, f: impl Fn(&ServerTotals) -> bool) -> bool {
         let end = Instant::now() + limit;
@@ -266,13 +306,18 @@ impl ServerGroup {
 
     /// Stops every worker and returns the final counters (the latest ones of a worker
     /// that died without a final report).
-    pub fn stop(mut self) -> ServerTotals {
+    pub fn stop(self) -> ServerTotals {
+        self.stop_with_figures::<()>().0
+    }
+
+    /// `stop`, also returning the protocol figures merged over every worker.
+    pub fn stop_with_figures<G: Figures>(mut self) -> (ServerTotals, G) {
         self.workers.close_stdin();
         let end = Instant::now() + Duration::from_secs(20);
         while self.gone.iter().any(|g| !g) && Instant::now() < end {
             self.poll(Duration::from_millis(50));
         }
         self.workers.reap(Duration::from_secs(30));
-        self.totals()
+        (self.totals(), self.figures())
     }
 }

@@ -1,28 +1,26 @@
 //! The shared server runtime: one thread per core, each with its own SO_REUSEPORT
-//! listener and current-thread runtime; connection limits, TLS, counters and shutdown.
-//! Protocols plug in a `Handler`.
+//! listeners and one raw epoll loop (`event_loop.rs`) driving sans-IO server sessions
+//! (`session.rs`); connection limits, TLS, timeouts, pacing, counters and shutdown.
 
 pub mod conn;
 pub mod counters;
+pub mod event_loop;
 pub mod group;
-pub mod handler;
+pub mod held;
 pub mod pacing;
 pub mod session;
+pub mod slab;
 pub mod timeouts;
+pub mod transport;
+#[cfg(test)]
+mod wake_tests;
 
 use crate::error::{Error, Result};
-use conn::{Closed, ThreadBuffers, Timing};
-use counters::{bump, ServerTotals, ThreadCounters};
-use handler::HandlerFactory;
-use std::cell::RefCell;
+use counters::{ServerTotals, ThreadCounters};
+use session::{Figures, ServerFactory, ServerSession};
 use std::net::SocketAddr;
-use std::rc::Rc;
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
-use tokio::task::LocalSet;
 
 #[derive(Clone)]
 pub struct ServerConfig {
@@ -41,18 +39,41 @@ pub struct ServerConfig {
     pub pacing: pacing::Pacing,
 }
 
+/// The protocol figures of every thread, merged on demand (as JSON, so the handle
+/// needs no type parameter; `ServerHandle::figures` gives them back typed).
+type FiguresReader = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
+
 /// A running server. Dropping it without `shutdown` leaves the threads running.
 pub struct ServerHandle {
     pub addr: SocketAddr,
-    shutdown: watch::Sender<bool>,
+    /// One eventfd per thread: written to stop it.
+    stop_fds: Vec<i32>,
     threads: Vec<std::thread::JoinHandle<()>>,
     counters: Vec<Arc<ThreadCounters>>,
+    figures: FiguresReader,
     tids: Vec<i32>,
 }
 
 impl ServerHandle {
     pub fn totals(&self) -> ServerTotals {
         ServerTotals::sum(&self.counters)
+    }
+
+    /// The protocol's own figures (merged over threads) as JSON, as published by the
+    /// threads at most 50 ms ago (exact after `shutdown`).
+    pub fn figures_json(&self) -> serde_json::Value {
+        (self.figures)()
+    }
+
+    /// The protocol's own figures, typed (`G` is its session's `Figures`).
+    pub fn figures<G: Figures>(&self) -> G {
+        serde_json::from_value(self.figures_json()).unwrap_or_default()
+    }
+
+    /// A reader of the figures that outlives borrows of the handle (a stats closure).
+    pub fn figures_reader(&self) -> impl Fn() -> serde_json::Value + Send + Sync + 'static {
+        let f = self.figures.clone();
+        move || f()
     }
 
     /// Reads the server threads' CPU time, also from another thread or closure.
@@ -62,13 +83,26 @@ impl ServerHandle {
         }
     }
 
-    /// Stops accepting, closes every connection, joins the threads; returns the final counts.
+    /// Stops accepting, closes every connection, joins the threads; returns the final
+    /// counts (`shutdown_with_figures` also returns the protocol's figures).
     pub fn shutdown(self) -> ServerTotals {
-        let _ = self.shutdown.send(true);
+        self.shutdown_with_figures().0
+    }
+
+    /// `shutdown`, also returning the protocol figures, final and exact.
+    pub fn shutdown_with_figures(self) -> (ServerTotals, serde_json::Value) {
+        for fd in &self.stop_fds {
+            let one: u64 = 1;
+            // SAFETY: writes 8 bytes from a valid u64 to an eventfd this handle owns.
+            unsafe { libc::write(*fd, &one as *const u64 as *const libc::c_void, 8) };
+        }
         for t in self.threads {
             let _ = t.join();
         }
-        ServerTotals::sum(&self.counters)
+        for fd in &self.stop_fds {
+            crate::net::socket::close(*fd);
+        }
+        (ServerTotals::sum(&self.counters), (self.figures)())
     }
 }
 
@@ -89,7 +123,7 @@ impl CpuProbe {
 }
 
 /// Binds the listeners (errors come back here, before anything runs) and starts the threads.
-pub fn start<F: HandlerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHandle> {
+pub fn start<F: ServerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHandle> {
     let addrs = [cfg.listen];
     start_many(cfg, &addrs, true, factory)
 }
@@ -97,7 +131,7 @@ pub fn start<F: HandlerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerH
 /// Like `start`, listening on every address in `addrs` (each thread accepts on all of
 /// them). `probe`: first check with a plain bind that each port is free; worker
 /// processes that share their siblings' SO_REUSEPORT listeners skip it.
-pub fn start_many<F: HandlerFactory>(
+pub fn start_many<F: ServerFactory>(
     mut cfg: ServerConfig,
     addrs: &[SocketAddr],
     probe: bool,
@@ -132,20 +166,39 @@ pub fn start_many<F: HandlerFactory>(
     }
     let addr = first.ok_or_else(|| Error::usage("no address to listen on"))?;
     let factory = Arc::new(factory);
-    let (tx, rx) = watch::channel(false);
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
     let mut threads = Vec::new();
     let mut counters = Vec::new();
+    let mut stop_fds = Vec::new();
+    type G<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
+    let mut published: Vec<Arc<Mutex<G<F>>>> = Vec::new();
     for (i, ls) in per_thread.into_iter().enumerate() {
+        // SAFETY: no preconditions; the descriptor is owned by the handle.
+        let stop_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if stop_fd < 0 {
+            return Err(Error::runtime(format!(
+                "cannot start a server thread: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        stop_fds.push(stop_fd);
         let c = Arc::new(ThreadCounters::default());
         counters.push(c.clone());
-        let (cfg, factory, rx, tid_tx) = (cfg.clone(), factory.clone(), rx.clone(), tid_tx.clone());
+        let figures = Arc::new(Mutex::new(G::<F>::default()));
+        published.push(figures.clone());
+        let input = event_loop::ThreadInput {
+            listeners: ls,
+            counters: c,
+            stop_fd,
+            figures,
+        };
+        let (cfg, factory, tid_tx) = (cfg.clone(), factory.clone(), tid_tx.clone());
         let t = std::thread::Builder::new()
             .name(format!("wb-serve-{i}"))
             .spawn(move || {
                 let _ = tid_tx.send(crate::sys::gettid());
                 drop(tid_tx);
-                if let Err(e) = server_thread(ls, cfg, factory, c, rx) {
+                if let Err(e) = event_loop::run(cfg, factory, input) {
                     eprintln!("wirebench: server thread {i} stopped: {e}");
                 }
             })
@@ -156,161 +209,21 @@ pub fn start_many<F: HandlerFactory>(
     let tids = (0..threads.len())
         .filter_map(|_| tid_rx.recv().ok())
         .collect();
+    let figures: FiguresReader = Arc::new(move || {
+        let mut sum = G::<F>::default();
+        for p in &published {
+            if let Ok(g) = p.lock() {
+                sum.merge(&g);
+            }
+        }
+        serde_json::to_value(&sum).unwrap_or_default()
+    });
     Ok(ServerHandle {
         addr,
-        shutdown: tx,
+        stop_fds,
         threads,
         counters,
+        figures,
         tids,
     })
-}
-
-fn server_thread<F: HandlerFactory>(
-    listeners: Vec<std::net::TcpListener>,
-    cfg: ServerConfig,
-    factory: Arc<F>,
-    counters: Arc<ThreadCounters>,
-    mut shutdown: watch::Receiver<bool>,
-) -> std::io::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let local = LocalSet::new();
-    local.block_on(&rt, async move {
-        let bufs = Rc::new(RefCell::new(ThreadBuffers {
-            read: vec![0; cfg.read_buffer.max(1)],
-            out: Vec::new(),
-        }));
-        let tls = cfg.tls.clone().map(tokio_rustls::TlsAcceptor::from);
-        let clock = cfg.timeouts.any().then(|| {
-            let clock = Rc::new(timeouts::CoarseClock::new(cfg.timeouts.tick()));
-            tokio::task::spawn_local(clock.clone().run());
-            clock
-        });
-        let timing = Rc::new(Timing {
-            timeouts: cfg.timeouts,
-            clock,
-            pacing: cfg.pacing,
-        });
-        let cfg = Rc::new(cfg);
-        for l in listeners {
-            let listener = TcpListener::from_std(l)?;
-            tokio::task::spawn_local(accept_loop(
-                listener,
-                cfg.clone(),
-                factory.clone(),
-                counters.clone(),
-                bufs.clone(),
-                tls.clone(),
-                timing.clone(),
-            ));
-        }
-        // Returning drops the LocalSet: every connection task ends (and counts its close).
-        let _ = shutdown.changed().await;
-        Ok::<(), std::io::Error>(())
-    })
-}
-
-async fn accept_loop<F: HandlerFactory>(
-    listener: TcpListener,
-    cfg: Rc<ServerConfig>,
-    factory: Arc<F>,
-    counters: Arc<ThreadCounters>,
-    bufs: Rc<RefCell<ThreadBuffers>>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    timing: Rc<Timing>,
-) {
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(x) => x,
-            Err(e) => {
-                // EMFILE and friends: back off briefly instead of spinning on accept.
-                if cfg.debug {
-                    eprintln!("accept failed: {e}");
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        bump(&counters.accepts, 1);
-        let active = counters.accepts.load(Relaxed) - counters.closes.load(Relaxed);
-        if cfg.max_conns_per_thread > 0 && active as usize > cfg.max_conns_per_thread {
-            bump(&counters.rejected, 1);
-            bump(&counters.closes, 1);
-            if cfg.debug {
-                eprintln!(
-                    "reject {peer}: thread at --max-conns-per-thread {}",
-                    cfg.max_conns_per_thread
-                );
-            }
-            drop(stream);
-            continue;
-        }
-        if cfg.nodelay {
-            let _ = stream.set_nodelay(true);
-        }
-        let handler = factory.handler();
-        let (bufs, counters, timing) = (bufs.clone(), counters.clone(), timing.clone());
-        // The task of an idle connection is most of its user-space cost: keep its
-        // future small (the peer address only when --debug prints it; TLS boxed).
-        if cfg.debug {
-            eprintln!("accept {peer}");
-            let tls = tls.clone();
-            tokio::task::spawn_local(async move {
-                let _close = CountClose(counters.clone());
-                let closed = serve_one(stream, tls, handler, &bufs, &counters, &timing).await;
-                eprintln!("close {peer}: {closed:?}");
-            });
-        } else if let Some(acceptor) = tls.clone() {
-            tokio::task::spawn_local(async move {
-                let _close = CountClose(counters.clone());
-                serve_one(stream, Some(acceptor), handler, &bufs, &counters, &timing).await;
-            });
-        } else {
-            let fut = async move {
-                let _close = CountClose(counters.clone());
-                let mut s = stream;
-                conn::serve(&mut s, handler, &bufs, &counters, &timing).await;
-            };
-            tokio::task::spawn_local(fut);
-        }
-    }
-}
-
-/// Bumps the thread's close counter when a connection task ends or is dropped.
-struct CountClose(Arc<ThreadCounters>);
-
-impl Drop for CountClose {
-    fn drop(&mut self) {
-        bump(&self.0.closes, 1);
-    }
-}
-
-async fn serve_one<H: handler::Handler>(
-    stream: TcpStream,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    handler: H,
-    bufs: &RefCell<ThreadBuffers>,
-    counters: &ThreadCounters,
-    timing: &Timing,
-) -> Closed {
-    match tls {
-        None => {
-            let mut s = stream;
-            conn::serve(&mut s, handler, bufs, counters, timing).await
-        }
-        Some(acceptor) => {
-            match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)).await {
-                Ok(Ok(mut s)) => conn::serve(&mut s, handler, bufs, counters, timing).await,
-                Ok(Err(e)) => {
-                    bump(&counters.tls_failures, 1);
-                    Closed::Error(e.kind())
-                }
-                Err(_) => {
-                    bump(&counters.tls_failures, 1);
-                    Closed::Error(std::io::ErrorKind::TimedOut)
-                }
-            }
-        }
-    }
 }

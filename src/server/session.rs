@@ -3,13 +3,17 @@
 //! the runtime owns sockets, buffers, TLS, backpressure, timeouts and counting.
 
 pub use crate::engine::session::Figures;
-use crate::server::handler::{Handler, HandlerFactory};
 
 /// What a session made of the bytes it was given.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Reply {
     /// `used` bytes were consumed (the rest waits for more); the reply is in `out`.
     Consumed(usize),
+    /// The reply is the first `n` input bytes themselves, which are consumed (`out` is
+    /// ignored): the runtime writes them from where they already are, so a protocol
+    /// whose reply repeats its input (echo, a reflector, a loopback test peer) costs no
+    /// copy. Generic: nothing in the runtime knows which protocol does this.
+    Reflect(usize),
     /// Write `out`, then close the connection (a protocol error, or the peer's request).
     Close,
     /// Write `out`, then close: the peer went past a documented cap (a head, a body);
@@ -49,8 +53,9 @@ pub trait ServerSession: 'static {
         None
     }
 
-    /// Called at or after `next_wake`; append what to send to `out`.
-    fn on_wake(&mut self, _now_ns: u64, _out: &mut Vec<u8>) {}
+    /// Called at or after `next_wake`; append what to send to `out` (written in order
+    /// after any replies still owed). `next_wake` is asked again afterwards.
+    fn on_wake(&mut self, _now_ns: u64, _out: &mut Vec<u8>, _figures: &mut Self::Figures) {}
 }
 
 /// Makes a session for each accepted connection.
@@ -58,47 +63,4 @@ pub trait ServerFactory: Send + Sync + 'static {
     type Session: ServerSession;
 
     fn session(&self) -> Self::Session;
-}
-
-/// Transition only: an old-seam `Handler` as a session (echo's `EchoInput` becomes a
-/// copy into `out`). Deleted with `handler.rs` once every protocol speaks this seam.
-pub struct LegacyHandler<H>(pub H);
-
-impl<H: Handler> ServerSession for LegacyHandler<H> {
-    type Figures = ();
-
-    #[inline]
-    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
-        use crate::server::handler::Reply as Old;
-        match self.0.on_bytes(input, out) {
-            Old::EchoInput => {
-                out.extend_from_slice(input);
-                Reply::Consumed(input.len())
-            }
-            Old::Consumed(n) => Reply::Consumed(n),
-            Old::Close => Reply::Close,
-            Old::TooLarge => Reply::TooLarge,
-            Old::More(n) => Reply::More(n),
-        }
-    }
-
-    #[inline]
-    fn take_requests(&mut self) -> u64 {
-        self.0.take_requests()
-    }
-
-    #[inline]
-    fn in_head(&self, unconsumed: usize) -> bool {
-        self.0.in_head(unconsumed)
-    }
-}
-
-pub struct LegacyHandlerFactory<F>(pub F);
-
-impl<F: HandlerFactory> ServerFactory for LegacyHandlerFactory<F> {
-    type Session = LegacyHandler<F::Handler>;
-
-    fn session(&self) -> Self::Session {
-        LegacyHandler(self.0.handler())
-    }
 }

@@ -1,16 +1,9 @@
 //! Request-head and idle timeouts that cost nothing per request. Each server thread
-//! has a coarse clock (a tick counter a ticker task advances); a connection stamps its
-//! activity with one load of that counter, and its one timer is re-armed only when it
-//! fires early (the deadline moved on) or a deadline comes closer (a head started), so
-//! busy connections never touch the timer wheel per request.
+//! keeps a coarse clock in ticks (a tenth of the shortest timeout); a connection stamps
+//! its activity with the current tick (one store), and the thread checks every
+//! connection's deadlines once per tick, so no timer is armed or moved per request.
 
-use std::cell::Cell;
-use std::future::Future;
-use std::pin::Pin;
-use std::rc::Rc;
-use std::task::Context;
-use std::time::Duration;
-use tokio::time::{Instant, Sleep};
+use std::time::{Duration, Instant};
 
 /// The server's timeouts; `None` is off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,141 +39,68 @@ pub enum Expired {
     Idle,
 }
 
-/// A per-thread clock in ticks since the thread started.
-pub struct CoarseClock {
-    ticks: Cell<u64>,
-    tick: Duration,
+/// "Not in a head" / "no deadline", in ticks.
+pub const NO_TICK: u32 = u32::MAX;
+
+/// A thread's coarse clock and its deadlines in ticks.
+#[derive(Clone, Copy, Debug)]
+pub struct Ticker {
+    pub tick: Duration,
     start: Instant,
+    header_ticks: u32,
+    idle_ticks: u32,
 }
 
-impl CoarseClock {
-    pub fn new(tick: Duration) -> CoarseClock {
-        CoarseClock {
-            ticks: Cell::new(0),
+fn ticks_of(d: Option<Duration>, tick: Duration) -> u32 {
+    d.map_or(0, |d| {
+        (d.as_nanos() / tick.as_nanos()).clamp(1, u32::MAX as u128 - 1) as u32
+    })
+}
+
+impl Ticker {
+    pub fn new(t: &Timeouts, tick: Duration, start: Instant) -> Ticker {
+        Ticker {
             tick,
-            start: Instant::now(),
+            start,
+            header_ticks: ticks_of(t.header, tick),
+            idle_ticks: ticks_of(t.idle, tick),
         }
     }
 
+    /// The tick `now` falls in.
     #[inline]
-    pub fn now(&self) -> u64 {
-        self.ticks.get()
+    pub fn at(&self, now: Instant) -> u32 {
+        let n = now.saturating_duration_since(self.start).as_nanos() / self.tick.as_nanos();
+        n.min(NO_TICK as u128 - 1) as u32
     }
 
-    fn instant_of(&self, tick: u64) -> Instant {
-        self.start + self.tick * tick.min(u32::MAX as u64) as u32
+    /// When tick `t` starts.
+    pub fn instant_of(&self, t: u32) -> Instant {
+        self.start + self.tick * t
     }
 
-    /// Advances the clock for as long as the thread runs (a task of its own).
-    pub async fn run(self: Rc<Self>) {
-        loop {
-            tokio::time::sleep_until(self.instant_of(self.now() + 1)).await;
-            let t = (self.start.elapsed().as_nanos() / self.tick.as_nanos()) as u64;
-            self.ticks.set(t.max(self.now() + 1));
-        }
-    }
-}
-
-const NONE: u64 = u64::MAX;
-
-/// One connection's deadlines, in ticks of its thread's clock.
-pub struct ConnTimer {
-    clock: Rc<CoarseClock>,
-    header_ticks: u64,
-    idle_ticks: u64,
-    last_active: u64,
-    /// When the head now arriving started (NONE: not in a head).
-    head_since: u64,
-    /// Made at the first wait, so a connection that never waits has no timer.
-    sleep: Option<Pin<Box<Sleep>>>,
-    /// The tick `sleep` fires at (NONE: not armed).
-    armed: u64,
-}
-
-fn ticks_of(d: Option<Duration>, tick: Duration) -> u64 {
-    d.map_or(0, |d| (d.as_nanos() / tick.as_nanos()).max(1) as u64)
-}
-
-impl ConnTimer {
-    /// `in_head`: the connection starts waiting for a request head (HTTP).
-    pub fn new(clock: Rc<CoarseClock>, t: &Timeouts, in_head: bool) -> ConnTimer {
-        let now = clock.now();
-        ConnTimer {
-            header_ticks: ticks_of(t.header, clock.tick),
-            idle_ticks: ticks_of(t.idle, clock.tick),
-            clock,
-            last_active: now,
-            head_since: if in_head { now } else { NONE },
-            sleep: None,
-            armed: NONE,
-        }
-    }
-
-    /// Bytes went in or out.
+    /// Which deadline of a connection has passed at tick `now`: its head started at
+    /// `head_since` (NO_TICK: not in a head), its last byte in or out at `last_active`;
+    /// `idle` says whether the idle timeout applies (the server is not itself holding
+    /// replies back).
     #[inline]
-    pub fn touch(&mut self) {
-        self.last_active = self.clock.now();
-    }
-
-    /// Whether the connection now waits for the rest of a request head.
-    #[inline]
-    pub fn set_in_head(&mut self, in_head: bool) {
-        if !in_head {
-            self.head_since = NONE;
-        } else if self.head_since == NONE {
-            self.head_since = self.clock.now();
+    pub fn expired(
+        &self,
+        now: u32,
+        head_since: u32,
+        last_active: u32,
+        idle: bool,
+    ) -> Option<Expired> {
+        if self.header_ticks > 0
+            && head_since != NO_TICK
+            && now >= head_since.saturating_add(self.header_ticks)
+        {
+            return Some(Expired::Header);
         }
-    }
-
-    /// Called when the connection is about to wait: which deadline has passed, if
-    /// one has; otherwise makes sure the task wakes by the earliest one. `idle`: the
-    /// idle timeout applies now (the server itself is not holding replies back).
-    pub fn check(&mut self, cx: &mut Context<'_>, idle: bool) -> Option<Expired> {
-        let mut now = self.clock.now();
-        loop {
-            if let Some(s) = &self.sleep {
-                if self.armed != NONE && s.is_elapsed() {
-                    // Woken by the timer: it may run ahead of the ticker task.
-                    now = now.max(self.armed);
-                    self.armed = NONE;
-                }
-            }
-            let head = if self.header_ticks > 0 && self.head_since != NONE {
-                self.head_since.saturating_add(self.header_ticks)
-            } else {
-                NONE
-            };
-            let quiet = if self.idle_ticks > 0 && idle {
-                self.last_active.saturating_add(self.idle_ticks)
-            } else {
-                NONE
-            };
-            if head != NONE && now >= head {
-                return Some(Expired::Header);
-            }
-            if quiet != NONE && now >= quiet {
-                return Some(Expired::Idle);
-            }
-            let due = head.min(quiet);
-            // Lazy: a deadline that moved later is found when the armed timer fires.
-            if due == NONE || (self.armed != NONE && self.armed <= due) {
-                return None;
-            }
-            let at = self.clock.instant_of(due);
-            let sleep = match &mut self.sleep {
-                Some(s) => {
-                    s.as_mut().reset(at);
-                    s
-                }
-                None => self.sleep.insert(Box::pin(tokio::time::sleep_until(at))),
-            };
-            self.armed = due;
-            // Registers the task's waker; a tokio task keeps one waker for its life,
-            // so later waits need not poll the timer again.
-            if sleep.as_mut().poll(cx).is_pending() {
-                return None;
-            }
+        if self.idle_ticks > 0 && idle && now >= last_active.saturating_add(self.idle_ticks) {
+            return Some(Expired::Idle);
         }
+        None
     }
 }
 
@@ -208,34 +128,27 @@ mod tests {
         assert!(!Timeouts::default().any());
     }
 
-    #[tokio::test]
-    async fn deadlines_in_ticks() {
-        let clock = Rc::new(CoarseClock::new(Duration::from_millis(100)));
+    #[test]
+    fn deadlines_in_ticks() {
         let t = Timeouts {
             header: Some(Duration::from_secs(1)),
             idle: Some(Duration::from_secs(3)),
         };
-        let waker = futures_noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut c = ConnTimer::new(clock.clone(), &t, true);
-        assert_eq!(c.check(&mut cx, true), None);
-        assert_eq!(c.armed, 10, "armed for the head deadline");
-        clock.ticks.set(9);
-        c.touch();
-        assert_eq!(c.check(&mut cx, true), None);
-        clock.ticks.set(10);
-        assert_eq!(c.check(&mut cx, true), Some(Expired::Header));
-        // The head completed: only the idle deadline (from the last touch, tick 9) runs.
-        c.set_in_head(false);
-        assert_eq!(c.check(&mut cx, true), None);
-        clock.ticks.set(38);
-        assert_eq!(c.check(&mut cx, false), None, "idle does not apply");
-        assert_eq!(c.check(&mut cx, true), None);
-        clock.ticks.set(39);
-        assert_eq!(c.check(&mut cx, true), Some(Expired::Idle));
-    }
-
-    fn futures_noop_waker() -> std::task::Waker {
-        std::task::Waker::noop().clone()
+        let start = Instant::now();
+        let k = Ticker::new(&t, t.tick(), start);
+        assert_eq!(k.at(start + Duration::from_millis(999)), 9);
+        // A head started at tick 0: expires at tick 10, not before.
+        assert_eq!(k.expired(9, 0, 9, true), None);
+        assert_eq!(k.expired(10, 0, 9, true), Some(Expired::Header));
+        // The head completed: only the idle deadline (from the last byte, tick 9) runs.
+        assert_eq!(k.expired(38, NO_TICK, 9, true), None);
+        assert_eq!(
+            k.expired(39, NO_TICK, 9, false),
+            None,
+            "idle does not apply"
+        );
+        assert_eq!(k.expired(39, NO_TICK, 9, true), Some(Expired::Idle));
+        let off = Ticker::new(&Timeouts::default(), Duration::from_secs(1), start);
+        assert_eq!(off.expired(u32::MAX - 1, 0, 0, true), None);
     }
 }

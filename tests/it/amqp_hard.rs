@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use wirebench::proto::amqp::server::{AmqpHandlerFactory, BrokerConfig};
-use wirebench::server::handler::{Handler, HandlerFactory, Reply};
+use wirebench::proto::amqp::server::{AmqpHandlerFactory, BrokerConfig, BrokerTotals};
+use wirebench::server::session::{Reply, ServerFactory, ServerSession};
 
 /// What a test broker does with connection number `k` (1-based) once the handshake is done.
 #[derive(Clone, Copy)]
@@ -86,7 +86,7 @@ impl Drop for TestBroker {
 
 fn serve_one(mut s: TcpStream, k: u64, how: Misbehave, tally: &Tally) {
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    // A factory per connection: its counters are this connection's.
+    // A session and its own figures per connection: the figures are this connection's.
     let frame_max = match how {
         Misbehave::Offer(m) => m,
         _ => BrokerConfig::default().frame_max,
@@ -95,7 +95,8 @@ fn serve_one(mut s: TcpStream, k: u64, how: Misbehave, tally: &Tally) {
         frame_max,
         ..BrokerConfig::default()
     });
-    let mut h = f.handler();
+    let mut h = f.session();
+    let mut figures = BrokerTotals::default();
     let mut carry = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -105,8 +106,8 @@ fn serve_one(mut s: TcpStream, k: u64, how: Misbehave, tally: &Tally) {
         };
         carry.extend_from_slice(&buf[..n]);
         let mut out = Vec::new();
-        let reply = h.on_bytes(&carry, &mut out);
-        let read = f.counters.totals().messages;
+        let reply = h.on_bytes(&carry, &mut out, &mut figures);
+        let read = figures.messages;
         match how {
             Misbehave::Cut { every, after } if k % every == 0 && read >= after => {
                 // Cut before writing this read's answers: no CloseOk ever leaves.
@@ -133,7 +134,7 @@ fn serve_one(mut s: TcpStream, k: u64, how: Misbehave, tally: &Tally) {
                 tally.clean.fetch_add(read, SeqCst);
                 return;
             }
-            Reply::EchoInput | Reply::TooLarge | Reply::More(_) => {
+            Reply::Reflect(_) | Reply::TooLarge | Reply::More(_) => {
                 unreachable!("the broker answers Consumed or Close")
             }
         }

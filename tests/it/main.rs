@@ -27,6 +27,7 @@ mod output_truth;
 mod result_typed;
 mod runs_cli;
 mod schema;
+mod serve_figures;
 mod serve_plan;
 mod server_pacing;
 mod server_timeouts;

@@ -4,9 +4,9 @@
 
 use super::client::{AmqpClient, ClientOptions, SessionCounters};
 use super::codec::{split_frame, Split, PROTOCOL_HEADER};
-use super::server::{AmqpHandler, AmqpHandlerFactory, BrokerConfig};
+use super::server::{AmqpHandler, AmqpHandlerFactory, BrokerConfig, BrokerTotals};
 use crate::engine::protocol::{ClientProtocol, Decode, InFlight, Setup, SetupPhase, Verdict};
-use crate::server::handler::{Handler, HandlerFactory, Reply};
+use crate::server::session::{Reply, ServerFactory, ServerSession};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +29,8 @@ fn opts(confirm: bool, channels: u16) -> ClientOptions {
 /// Feeds `input` to a handler the way the server runtime does: unconsumed bytes wait.
 struct Feeder {
     h: AmqpHandler,
+    /// The broker's figures, as the server thread would keep them.
+    figures: BrokerTotals,
     carry: Vec<u8>,
     out: Vec<u8>,
     closed: bool,
@@ -37,7 +39,8 @@ struct Feeder {
 impl Feeder {
     fn new(f: &AmqpHandlerFactory) -> Self {
         Feeder {
-            h: f.handler(),
+            h: f.session(),
+            figures: BrokerTotals::default(),
             carry: Vec::new(),
             out: Vec::new(),
             closed: false,
@@ -48,12 +51,12 @@ impl Feeder {
         assert!(!self.closed, "fed after close");
         self.carry.extend_from_slice(bytes);
         let mut out = Vec::new();
-        match self.h.on_bytes(&self.carry, &mut out) {
+        match self.h.on_bytes(&self.carry, &mut out, &mut self.figures) {
             Reply::Consumed(n) => {
                 self.carry.drain(..n);
             }
             Reply::Close => self.closed = true,
-            Reply::EchoInput | Reply::TooLarge | Reply::More(_) => {
+            Reply::Reflect(_) | Reply::TooLarge | Reply::More(_) => {
                 panic!("the broker never echoes, stops early or refuses as too large")
             }
         }
@@ -133,7 +136,7 @@ fn conversation(cfg: BrokerConfig, n: u64, channels: u16) -> (Vec<u8>, Vec<u8>, 
     assert!(replies.is_empty(), "unread replies: {replies:?}");
     sent.extend_from_slice(&setup(&mut c, &mut b, SetupPhase::Close));
     assert!(b.closed, "the broker closes after CloseOk");
-    let totals = f.counters.totals();
+    let totals = b.figures;
     assert_eq!(
         (totals.messages, totals.confirmed, totals.clean_closes),
         (n, n, 1)
@@ -255,7 +258,7 @@ fn broker_output(input: &[u8], cuts: &[usize]) -> Vec<u8> {
         b.feed(&input[at..cut]);
         at = cut;
     }
-    assert_eq!(f.counters.totals().messages, 4);
+    assert_eq!(b.figures.messages, 4);
     b.out
 }
 
@@ -342,11 +345,11 @@ fn close_code(out: &[u8]) -> (u16, u16, u16) {
 
 #[test]
 fn unknown_method_closes_with_540() {
-    let (f, mut b) = opened_broker();
+    let (_, mut b) = opened_broker();
     b.feed(&[1, 0, 1, 0, 0, 0, 4, 0, 60, 0, 99, 0xCE]);
     assert!(b.closed);
     assert_eq!(close_code(&b.out), (540, 60, 99));
-    assert_eq!(f.counters.totals().faults, 1);
+    assert_eq!(b.figures.faults, 1);
 }
 
 #[test]

@@ -5,9 +5,9 @@
 
 use super::client::{AmqpClient, ClientOptions, SessionCounters};
 use super::codec::{self, split_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
-use super::server::{AmqpHandlerFactory, BrokerConfig};
+use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerTotals};
 use crate::engine::protocol::{ClientProtocol, Setup, SetupPhase};
-use crate::server::handler::{Handler, HandlerFactory, Reply};
+use crate::server::session::{Reply, ServerFactory, ServerSession};
 use crate::stats::ErrorKind;
 use amq_protocol::protocol::{connection, AMQPClass};
 use std::sync::Arc;
@@ -54,8 +54,9 @@ fn client_tuned(size: usize, frame_max: u32) -> (AmqpClient, Setup, Vec<u8>) {
     );
     assert_eq!(out, PROTOCOL_HEADER);
     let mut start = Vec::new();
-    let mut h = AmqpHandlerFactory::new(BrokerConfig::default()).handler();
-    h.on_bytes(&PROTOCOL_HEADER, &mut start);
+    let mut fig = BrokerTotals::default();
+    let mut h = AmqpHandlerFactory::new(BrokerConfig::default()).session();
+    h.on_bytes(&PROTOCOL_HEADER, &mut start, &mut fig);
     out.clear();
     assert_eq!(
         c.setup(SetupPhase::Open, &start, &mut out),
@@ -162,14 +163,15 @@ fn broker_opened(
         frame_max: offer,
         ..BrokerConfig::default()
     });
-    let mut h = f.handler();
+    let mut h = f.session();
+    let mut fig = BrokerTotals::default();
     let mut out = Vec::new();
     let mut c = AmqpClient::new(opts(10, false), Arc::new(SessionCounters::default()));
     let mut hello = PROTOCOL_HEADER.to_vec();
     let mut start_ok = Vec::new();
     // StartOk from the real client, then our own TuneOk and Open, then Channel.Open.
     let mut start = Vec::new();
-    f.handler().on_bytes(&PROTOCOL_HEADER, &mut start);
+    f.session().on_bytes(&PROTOCOL_HEADER, &mut start, &mut fig);
     c.setup(SetupPhase::Open, &[], &mut Vec::new());
     c.setup(SetupPhase::Open, &start, &mut start_ok);
     hello.extend_from_slice(&start_ok);
@@ -190,7 +192,10 @@ fn broker_opened(
         })),
     );
     hello.extend_from_slice(&[1, 0, 1, 0, 0, 0, 5, 0, 20, 0, 10, 0, 0xCE]);
-    assert_eq!(h.on_bytes(&hello, &mut out), Reply::Consumed(hello.len()));
+    assert_eq!(
+        h.on_bytes(&hello, &mut out, &mut fig),
+        Reply::Consumed(hello.len())
+    );
     (f, h)
 }
 
@@ -213,30 +218,41 @@ fn publish_with_body_frame(total: usize) -> Vec<u8> {
 #[test]
 fn the_broker_holds_the_client_to_its_tune_ok_frame_max() {
     // The broker offers 131072; the client asks for 4096: a 4096-byte frame is fine.
-    let (f, mut h) = broker_opened(131_072, 4096);
+    let (_, mut h) = broker_opened(131_072, 4096);
+    // The figures of the connection from here on, as its server thread keeps them.
+    let mut fig = BrokerTotals::default();
     let ok = publish_with_body_frame(4096);
     let mut out = Vec::new();
-    assert_eq!(h.on_bytes(&ok, &mut out), Reply::Consumed(ok.len()));
-    assert_eq!(f.counters.totals().messages, 1);
+    assert_eq!(
+        h.on_bytes(&ok, &mut out, &mut fig),
+        Reply::Consumed(ok.len())
+    );
+    assert_eq!(fig.messages, 1);
     // One byte more is a frame error, refused from its header alone.
     let big = publish_with_body_frame(4097);
     // Publish (17 bytes) and content header (22 bytes) come before the body frame.
     let body_at = 17 + 22;
     out.clear();
-    assert_eq!(h.on_bytes(&big[..body_at + 7], &mut out), Reply::Close);
+    assert_eq!(
+        h.on_bytes(&big[..body_at + 7], &mut out, &mut fig),
+        Reply::Close
+    );
     let close_at = out
         .windows(4)
         .position(|w| w == [0, 10, 0, 50])
         .expect("a Connection.Close");
     assert_eq!(out[close_at + 4..close_at + 6], 501u16.to_be_bytes());
-    assert_eq!(f.counters.totals().faults, 1);
+    assert_eq!(fig.faults, 1);
     // TuneOk 0 (no limit of the client's own) leaves the broker's offer in force.
     let (_, mut h) = broker_opened(8192, 0);
     out.clear();
     let fits = publish_with_body_frame(8192);
-    assert_eq!(h.on_bytes(&fits, &mut out), Reply::Consumed(fits.len()));
+    assert_eq!(
+        h.on_bytes(&fits, &mut out, &mut fig),
+        Reply::Consumed(fits.len())
+    );
     let big = publish_with_body_frame(8193);
-    assert_eq!(h.on_bytes(&big, &mut out), Reply::Close);
+    assert_eq!(h.on_bytes(&big, &mut out, &mut fig), Reply::Close);
 }
 
 #[test]

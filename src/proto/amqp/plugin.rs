@@ -3,7 +3,8 @@
 
 use super::client::{AmqpFactory, SessionCounters};
 use super::config::{broker_config, AmqpArgs, AmqpConfig, Mode, ServeAmqpArgs};
-use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerCounters};
+use super::figures::AmqpFigures;
+use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerTotals};
 use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, ProtocolTiming};
 use crate::engine::legacy::LegacyFactory;
@@ -12,8 +13,6 @@ use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
 use crate::report::text;
-use crate::server::session::LegacyHandlerFactory;
-use super::figures::AmqpFigures;
 use crate::stats::result::HistogramBlob;
 use crate::stats::{RunResult, Unit};
 use std::net::SocketAddr;
@@ -22,11 +21,10 @@ use std::sync::Arc;
 
 pub struct Amqp;
 
-/// The publishers' and the broker's own counters, read after the run or while serving.
+/// The publishers' own counters, read after the run.
 #[derive(Default)]
 pub struct AmqpWatch {
     sessions: Option<Arc<SessionCounters>>,
-    broker: Option<Arc<BrokerCounters>>,
 }
 
 impl Protocol for Amqp {
@@ -36,7 +34,7 @@ impl Protocol for Amqp {
     type Config = AmqpConfig;
     type ServeConfig = BrokerConfig;
     type Client = LegacyFactory<AmqpFactory>;
-    type Server = LegacyHandlerFactory<AmqpHandlerFactory>;
+    type Server = AmqpHandlerFactory;
     type Watch = AmqpWatch;
 
     fn config(args: &AmqpArgs, shared: &LoadArgs) -> Result<AmqpConfig> {
@@ -56,7 +54,7 @@ impl Protocol for Amqp {
     }
 
     fn builtin_server(cfg: &AmqpConfig) -> Self::Server {
-        LegacyHandlerFactory(AmqpHandlerFactory::new(cfg.broker))
+        AmqpHandlerFactory::new(cfg.broker)
     }
 
     fn client(cfg: &AmqpConfig, _aim: &Aim) -> Self::Client {
@@ -149,14 +147,7 @@ impl Protocol for Amqp {
         watch.sessions = Some(client.0.counters.clone());
     }
 
-    fn watch_server(watch: &mut AmqpWatch, server: &Self::Server) {
-        watch.broker = Some(server.0.counters.clone());
-    }
-
     fn finish(cfg: &AmqpConfig, watch: &AmqpWatch, out: &EngineOutput, result: &mut RunResult) {
-        if let (Some(server), Some(broker)) = (result.server.as_mut(), &watch.broker) {
-            server["amqp"] = serde_json::to_value(broker.totals()).unwrap_or_default();
-        }
         let Some(sessions) = &watch.sessions else {
             return;
         };
@@ -190,11 +181,15 @@ impl Protocol for Amqp {
     }
 
     fn server(cfg: &BrokerConfig) -> Self::Server {
-        LegacyHandlerFactory(AmqpHandlerFactory::new(*cfg))
+        AmqpHandlerFactory::new(*cfg)
     }
 
-    fn serve_line(watch: &AmqpWatch) -> Option<String> {
-        watch.broker.as_ref().map(|b| b.totals().line())
+    fn serve_line(figures: &BrokerTotals) -> Option<String> {
+        Some(figures.line())
+    }
+
+    fn server_block(figures: &BrokerTotals) -> Option<serde_json::Value> {
+        serde_json::to_value(figures).ok()
     }
 }
 

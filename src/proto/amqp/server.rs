@@ -5,13 +5,11 @@
 //! spec's reply code; only that connection ends.
 
 use super::codec::{self, reply, write_method, FrameKind, Split, PROTOCOL_HEADER};
-use crate::server::handler::{Handler, HandlerFactory, Reply};
+use crate::server::session::{Figures, Reply, ServerFactory, ServerSession};
 use amq_protocol::frame::parsing::parse_content_header;
 use amq_protocol::protocol::{basic, channel, confirm, connection, exchange, queue, AMQPClass};
 use amq_protocol::types::{AMQPValue, FieldTable, LongString};
 use codec::Fault;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
 
 /// What `serve amqp` offers in Connection.Tune, and how it confirms.
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
@@ -34,44 +32,32 @@ impl Default for BrokerConfig {
     }
 }
 
-/// Broker-wide counts, added to once per read (not per message).
-#[derive(Default, Debug)]
-pub struct BrokerCounters {
-    /// Connections that completed the handshake (Connection.OpenOk sent).
-    pub opened: AtomicU64,
-    pub messages: AtomicU64,
-    pub body_bytes: AtomicU64,
-    /// Messages confirmed (by one Basic.Ack each, or several per multiple ack).
-    pub confirmed: AtomicU64,
-    pub ack_frames: AtomicU64,
-    /// Connection.Close from the client, answered with CloseOk.
-    pub clean_closes: AtomicU64,
-    /// Connections this broker closed for a protocol error (wrong header included).
-    pub faults: AtomicU64,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+/// The broker's own figures (its server `Figures`): kept per server thread, added to
+/// once per read (not per message), merged exactly over threads and worker processes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrokerTotals {
+    /// Connections that completed the handshake (Connection.OpenOk sent).
     pub opened: u64,
     pub messages: u64,
     pub body_bytes: u64,
+    /// Messages confirmed (by one Basic.Ack each, or several per multiple ack).
     pub confirmed: u64,
     pub ack_frames: u64,
+    /// Connection.Close from the client, answered with CloseOk.
     pub clean_closes: u64,
+    /// Connections this broker closed for a protocol error (wrong header included).
     pub faults: u64,
 }
 
-impl BrokerCounters {
-    pub fn totals(&self) -> BrokerTotals {
-        BrokerTotals {
-            opened: self.opened.load(Relaxed),
-            messages: self.messages.load(Relaxed),
-            body_bytes: self.body_bytes.load(Relaxed),
-            confirmed: self.confirmed.load(Relaxed),
-            ack_frames: self.ack_frames.load(Relaxed),
-            clean_closes: self.clean_closes.load(Relaxed),
-            faults: self.faults.load(Relaxed),
-        }
+impl Figures for BrokerTotals {
+    fn merge(&mut self, o: &BrokerTotals) {
+        self.opened += o.opened;
+        self.messages += o.messages;
+        self.body_bytes += o.body_bytes;
+        self.confirmed += o.confirmed;
+        self.ack_frames += o.ack_frames;
+        self.clean_closes += o.clean_closes;
+        self.faults += o.faults;
     }
 }
 
@@ -94,30 +80,25 @@ impl BrokerTotals {
 #[derive(Clone)]
 pub struct AmqpHandlerFactory {
     pub config: BrokerConfig,
-    pub counters: Arc<BrokerCounters>,
 }
 
 impl AmqpHandlerFactory {
     pub fn new(config: BrokerConfig) -> Self {
-        AmqpHandlerFactory {
-            config,
-            counters: Arc::new(BrokerCounters::default()),
-        }
+        AmqpHandlerFactory { config }
     }
 }
 
-impl HandlerFactory for AmqpHandlerFactory {
-    type Handler = AmqpHandler;
+impl ServerFactory for AmqpHandlerFactory {
+    type Session = AmqpHandler;
 
-    fn handler(&self) -> AmqpHandler {
+    fn session(&self) -> AmqpHandler {
         AmqpHandler {
             cfg: self.config,
-            counters: self.counters.clone(),
             stage: Stage::Header,
             frame_max: self.config.frame_max,
             channels: Vec::new(),
             dirty: Vec::new(),
-            tally: Tally::default(),
+            tally: BrokerTotals::default(),
             queues_named: 0,
         }
     }
@@ -153,21 +134,8 @@ struct ChannelState {
     acked: u64,
 }
 
-/// Counts of one read, added to the shared atomics once at its end.
-#[derive(Default)]
-struct Tally {
-    opened: u64,
-    messages: u64,
-    body_bytes: u64,
-    confirmed: u64,
-    ack_frames: u64,
-    clean_closes: u64,
-    faults: u64,
-}
-
 pub struct AmqpHandler {
     cfg: BrokerConfig,
-    counters: Arc<BrokerCounters>,
     stage: Stage,
     /// Negotiated in Tune/TuneOk.
     frame_max: u32,
@@ -175,7 +143,8 @@ pub struct AmqpHandler {
     channels: Vec<ChannelState>,
     /// Channels with unconfirmed messages, acked at the end of the read (--ack-multiple).
     dirty: Vec<u16>,
-    tally: Tally,
+    /// Counts of the read under way, added to the thread's figures once at its end.
+    tally: BrokerTotals,
     queues_named: u64,
 }
 
@@ -186,11 +155,13 @@ enum Step {
     Close,
 }
 
-impl Handler for AmqpHandler {
-    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>) -> Reply {
+impl ServerSession for AmqpHandler {
+    type Figures = BrokerTotals;
+
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut BrokerTotals) -> Reply {
         let reply = self.process(input, out);
         self.flush_acks(out);
-        self.flush_tally();
+        figures.merge(&std::mem::take(&mut self.tally));
         reply
     }
 }
@@ -400,24 +371,6 @@ impl AmqpHandler {
                 self.tally.ack_frames += 1;
                 ch.acked = ch.published;
                 write_ack(out, id, ch.published, true);
-            }
-        }
-    }
-
-    fn flush_tally(&mut self) {
-        let t = std::mem::take(&mut self.tally);
-        let c = &self.counters;
-        for (n, a) in [
-            (t.opened, &c.opened),
-            (t.messages, &c.messages),
-            (t.body_bytes, &c.body_bytes),
-            (t.confirmed, &c.confirmed),
-            (t.ack_frames, &c.ack_frames),
-            (t.clean_closes, &c.clean_closes),
-            (t.faults, &c.faults),
-        ] {
-            if n > 0 {
-                a.fetch_add(n, Relaxed);
             }
         }
     }

@@ -9,7 +9,6 @@ use crate::engine::legacy::LegacyFactory;
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, seconds};
-use crate::server::session::LegacyHandlerFactory;
 use crate::stats::Unit;
 use std::net::SocketAddr;
 
@@ -22,7 +21,7 @@ impl Protocol for Echo {
     type Config = EchoConfig;
     type ServeConfig = ProtocolTiming;
     type Client = LegacyFactory<EchoFactory>;
-    type Server = LegacyHandlerFactory<EchoHandlerFactory>;
+    type Server = EchoHandlerFactory;
     type Watch = ();
 
     fn config(args: &EchoArgs, shared: &LoadArgs) -> Result<EchoConfig> {
@@ -42,7 +41,7 @@ impl Protocol for Echo {
     }
 
     fn builtin_server(_cfg: &EchoConfig) -> Self::Server {
-        LegacyHandlerFactory(EchoHandlerFactory)
+        EchoHandlerFactory
     }
 
     fn client(cfg: &EchoConfig, _aim: &Aim) -> Self::Client {
@@ -98,6 +97,6 @@ impl Protocol for Echo {
     }
 
     fn server(_cfg: &ProtocolTiming) -> Self::Server {
-        LegacyHandlerFactory(EchoHandlerFactory)
+        EchoHandlerFactory
     }
 }

@@ -1,23 +1,25 @@
 //! The echo server protocol: whatever arrives goes back unchanged.
 
-use crate::server::handler::{Handler, HandlerFactory, Reply};
+use crate::server::session::{Reply, ServerFactory, ServerSession};
 
-pub struct EchoHandler;
+pub struct EchoSession;
 
-impl Handler for EchoHandler {
+impl ServerSession for EchoSession {
+    type Figures = ();
+
     #[inline]
-    fn on_bytes(&mut self, _input: &[u8], _out: &mut Vec<u8>) -> Reply {
-        // Echo writes straight from the read buffer: no copy at all.
-        Reply::EchoInput
+    fn on_bytes(&mut self, input: &[u8], _out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
+        // The reply is the input itself: written from where it was read, no copy.
+        Reply::Reflect(input.len())
     }
 }
 
 pub struct EchoHandlerFactory;
 
-impl HandlerFactory for EchoHandlerFactory {
-    type Handler = EchoHandler;
+impl ServerFactory for EchoHandlerFactory {
+    type Session = EchoSession;
 
-    fn handler(&self) -> EchoHandler {
-        EchoHandler
+    fn session(&self) -> EchoSession {
+        EchoSession
     }
 }

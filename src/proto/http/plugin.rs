@@ -2,6 +2,7 @@
 
 use super::client::HttpFactory;
 use super::config::{HttpArgs, HttpConfig, ServeHttpArgs, ServeHttpConfig};
+use super::figures::{status_classes_block, status_classes_of, STATUS_CLASSES};
 use super::request;
 use super::server::{HttpHandlerFactory, Limits};
 use crate::cli::LoadArgs;
@@ -11,8 +12,6 @@ use crate::engine::EngineOutput;
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, group, seconds};
-use crate::server::session::LegacyHandlerFactory;
-use super::figures::{status_classes_block, status_classes_of, STATUS_CLASSES};
 use crate::stats::{RunResult, Unit};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -40,7 +39,7 @@ impl Protocol for Http {
     type Config = HttpConfig;
     type ServeConfig = ServeHttpConfig;
     type Client = LegacyFactory<HttpFactory>;
-    type Server = LegacyHandlerFactory<HttpHandlerFactory>;
+    type Server = HttpHandlerFactory;
     type Watch = ();
 
     fn config(args: &HttpArgs, shared: &LoadArgs) -> Result<HttpConfig> {
@@ -64,10 +63,10 @@ impl Protocol for Http {
 
     fn builtin_server(cfg: &HttpConfig) -> Self::Server {
         // The built-in server takes whatever body this load sends.
-        LegacyHandlerFactory(HttpHandlerFactory::new(Limits {
+        HttpHandlerFactory::new(Limits {
             max_body: (cfg.body.len() + 1).max(Limits::default().max_body),
             ..Limits::default()
-        }))
+        })
     }
 
     fn client(cfg: &HttpConfig, aim: &Aim) -> Self::Client {
@@ -147,9 +146,10 @@ impl Protocol for Http {
     }
 
     fn finish(_cfg: &HttpConfig, _watch: &(), out: &EngineOutput, result: &mut RunResult) {
-        result
-            .extras
-            .insert(STATUS_CLASSES.to_string(), status_classes_block(&out.measured));
+        result.extras.insert(
+            STATUS_CLASSES.to_string(),
+            status_classes_block(&out.measured),
+        );
     }
 
     /// Status classes, then TPS, TP99 and TP999 the way hertz-benchmark prints them.
@@ -193,6 +193,6 @@ impl Protocol for Http {
     }
 
     fn server(cfg: &ServeHttpConfig) -> Self::Server {
-        LegacyHandlerFactory(HttpHandlerFactory::new(cfg.limits))
+        HttpHandlerFactory::new(cfg.limits)
     }
 }

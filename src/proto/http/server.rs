@@ -6,7 +6,7 @@
 
 use super::chunked::{self, Chunked};
 use super::request::pattern_body;
-use crate::server::handler::{Handler, HandlerFactory, Reply};
+use crate::server::session::{Reply, ServerFactory, ServerSession};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -56,10 +56,10 @@ impl HttpHandlerFactory {
     }
 }
 
-impl HandlerFactory for HttpHandlerFactory {
-    type Handler = HttpHandler;
+impl ServerFactory for HttpHandlerFactory {
+    type Session = HttpHandler;
 
-    fn handler(&self) -> HttpHandler {
+    fn session(&self) -> HttpHandler {
         HttpHandler {
             limits: self.limits,
             pattern: self.pattern.clone(),
@@ -379,8 +379,10 @@ fn refuse(out: &mut Vec<u8>, status: u16, text: &str) -> Reply {
     }
 }
 
-impl Handler for HttpHandler {
-    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>) -> Reply {
+impl ServerSession for HttpHandler {
+    type Figures = ();
+
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
         let mut at = 0;
         loop {
             let rest = &input[at..];
@@ -486,7 +488,7 @@ mod tests {
     /// Feeds `pieces` as the server runtime would: unconsumed bytes carried over, the
     /// handler called again after `More` before the next piece.
     fn run<'a>(limits: Limits, pieces: impl IntoIterator<Item = &'a [u8]>) -> Run {
-        let mut h = HttpHandlerFactory::new(limits).handler();
+        let mut h = HttpHandlerFactory::new(limits).session();
         let mut written = Vec::new();
         let mut carry: Vec<u8> = Vec::new();
         let mut most_held = 0;
@@ -494,7 +496,7 @@ mod tests {
             carry.extend_from_slice(piece);
             loop {
                 let mut out = Vec::new();
-                let r = h.on_bytes(&carry, &mut out);
+                let r = h.on_bytes(&carry, &mut out, &mut ());
                 written.extend_from_slice(&out);
                 match r {
                     Reply::Consumed(n) => {
@@ -513,7 +515,7 @@ mod tests {
                             most_held,
                         };
                     }
-                    Reply::EchoInput => panic!("http never echoes raw input"),
+                    Reply::Reflect(_) => panic!("http never reflects raw input"),
                 }
             }
             most_held = most_held.max(carry.len());
@@ -668,13 +670,13 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         // 20 pipelined requests for 100 KiB each, in one read: answered in batches of
         // about MAX_OUT_BATCH, every one of them, in order.
         let reqs = b"GET /bytes/102400 HTTP/1.1\r\n\r\n".repeat(20);
-        let mut h = HttpHandlerFactory::new(Limits::default()).handler();
+        let mut h = HttpHandlerFactory::new(Limits::default()).session();
         let mut carry = reqs.clone();
         let mut calls = 0;
         let mut total = 0;
         loop {
             let mut out = Vec::new();
-            let r = h.on_bytes(&carry, &mut out);
+            let r = h.on_bytes(&carry, &mut out, &mut ());
             assert!(out.len() < MAX_OUT_BATCH + 103_000, "{}", out.len());
             total += out.len();
             calls += 1;

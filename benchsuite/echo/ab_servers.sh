@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A/B of echo servers under the C client: each binary in $SERVERS runs `serve echo
+# --threads 1` pinned to CPU 0, the C client (c_echo_client.c) on CPU 1, 64-byte
+# messages, at 10x1 and 100x16 (connections x in flight); rounds interleave the
+# servers so drift hits all alike. Ratios are per round, against the first server.
+#
+# Usage: SERVERS="A=path/to/wirebench B=other/wirebench" bash benchsuite/echo/ab_servers.sh
+#        (the C server is always measured too, as "C"; run under flock -x)
+# Knobs: ROUNDS=3 DURATION=5 WARMUP=1 OUT=benchsuite/runs/<date>/echo-ab BASE_PORT=9400
+set -euo pipefail
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-5}
+WARMUP=${WARMUP:-1}
+BASE_PORT=${BASE_PORT:-9400}
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
+OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/echo-ab}
+mkdir -p "$OUT"
+BUILD=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-ab.XXXXXX")
+PID=""
+cleanup() {
+    [[ -n "$PID" ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+    rm -rf "$BUILD"
+}
+trap cleanup EXIT
+gcc -O2 -o "$BUILD/c_echo_server" "$SCRIPT_DIR/c_echo_server.c"
+gcc -O2 -o "$BUILD/c_echo_client" "$SCRIPT_DIR/c_echo_client.c"
+PORT=$BASE_PORT
+RAW=$OUT/raw.tsv
+printf 'round\tpoint\tserver\tmsgs_per_s\n' >"$RAW"
+for ((round = 1; round <= ROUNDS; round++)); do
+    for point in 10x1 100x16; do
+        for spec in "C=c" $SERVERS; do
+            name=${spec%%=*} bin=${spec#*=}
+            PORT=$((PORT + 1))
+            if [[ $bin == c ]]; then
+                taskset -c 0 "$BUILD/c_echo_server" 127.0.0.1 "$PORT" 2>/dev/null &
+            else
+                taskset -c 0 "$bin" serve echo --listen "127.0.0.1:$PORT" --threads 1 >/dev/null 2>&1 &
+            fi
+            PID=$!
+            for _ in $(seq 50); do
+                timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
+                sleep 0.1
+            done
+            line=$(taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "${point%x*}" "${point#*x}" 64 \
+                "$DURATION" "$WARMUP" 2>/dev/null || echo "msgs_per_s=FAIL")
+            kill -TERM "$PID" 2>/dev/null || true
+            wait "$PID" 2>/dev/null || true
+            PID=""
+            mps=$(sed -n 's/^msgs_per_s=\([0-9.A-Z]*\).*/\1/p' <<<"$line")
+            printf '%s\t%s\t%s\t%s\n' "$round" "$point" "$name" "$mps" >>"$RAW"
+            echo "r$round $point $name $mps" >&2
+        done
+    done
+done
+python3 - "$RAW" "$OUT/summary.md" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+v = {(r["round"], r["point"], r["server"]): float(r["msgs_per_s"]) for r in rows if r["msgs_per_s"] not in ("", "FAIL")}
+servers = list(dict.fromkeys(r["server"] for r in rows))
+rounds = sorted({r["round"] for r in rows}, key=int)
+lines = ["| point | server | msgs/s median [range] | / C, per round: median [range] |", "|---|---|---|---|"]
+for point in ("10x1", "100x16"):
+    for s in servers:
+        m = [v[(r, point, s)] for r in rounds if (r, point, s) in v]
+        q = [v[(r, point, s)] / v[(r, point, "C")] for r in rounds if (r, point, s) in v and (r, point, "C") in v]
+        if m:
+            lines.append(f"| {point} | {s} | {statistics.median(m):,.0f} [{min(m):,.0f}-{max(m):,.0f}] | "
+                         f"{statistics.median(q):.3f}x [{min(q):.3f}-{max(q):.3f}] |")
+text = "\n".join(lines) + "\n"
+open(sys.argv[2], "w").write(text)
+print(text, end="")
+PY

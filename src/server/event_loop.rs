@@ -1,0 +1,372 @@
+//! One server thread: a raw epoll loop over its SO_REUSEPORT listeners and its
+//! connections. Connections are registered edge-triggered for reading and writing
+//! once, so readiness never costs an epoll_ctl; listeners are level-triggered and
+//! accept in batches. Time is one clock read per wake-up: a coarse tick for timeouts
+//! (checked by one pass over the connections per tick, never per request) and a heap
+//! of timers for held replies and session wake-ups.
+
+use super::conn::{self, Closed, Conn, LoopState};
+use super::counters::{bump, ThreadCounters};
+use super::session::{ServerFactory, ServerSession};
+use super::slab::{Slab, OWN_TOKENS};
+use super::timeouts::{Expired, Ticker};
+use super::ServerConfig;
+use crate::net::epoll::Epoll;
+use crate::net::socket::{self, errno};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The token of the eventfd that tells the thread to stop.
+const SHUTDOWN: u64 = OWN_TOKENS;
+/// Listener `i` has token `LISTENER + i`.
+const LISTENER: u64 = OWN_TOKENS + 1;
+/// Connections accepted per listener event before the others get a turn.
+const ACCEPT_BATCH: usize = 128;
+/// How long the listeners rest after accept fails for lack of descriptors or memory.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+/// A TLS handshake must finish within this.
+pub const TLS_HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
+/// How often the thread's protocol figures are published for the stats printer.
+const PUBLISH_EVERY: Duration = Duration::from_millis(50);
+/// Events taken per epoll_wait.
+const EVENTS: usize = 512;
+
+/// What a thread is given by `start_many`.
+pub struct ThreadInput<G> {
+    pub listeners: Vec<std::net::TcpListener>,
+    pub counters: Arc<ThreadCounters>,
+    /// An eventfd: readable means stop.
+    pub stop_fd: i32,
+    /// Where the thread publishes its protocol figures.
+    pub figures: Arc<Mutex<G>>,
+}
+
+type Figs<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
+
+struct Thread<F: ServerFactory> {
+    ep: Epoll,
+    cfg: ServerConfig,
+    factory: Arc<F>,
+    listeners: Vec<std::net::TcpListener>,
+    conns: Slab<Conn<F::Session>>,
+    st: LoopState<Figs<F>>,
+    /// Timeouts and the TLS handshake limit, when either is on.
+    ticker: Option<Ticker>,
+    handshake_ticks: u32,
+    /// Listeners rest until then (EMFILE and friends).
+    paused_until: Option<Instant>,
+}
+
+pub fn run<F: ServerFactory>(
+    cfg: ServerConfig,
+    factory: Arc<F>,
+    input: ThreadInput<Figs<F>>,
+) -> std::io::Result<()> {
+    let ep = Epoll::new()?;
+    let reg = |fd: i32, tok: u64| {
+        ep.add(fd, libc::EPOLLIN as u32, tok)
+            .map_err(std::io::Error::from_raw_os_error)
+    };
+    for (i, l) in input.listeners.iter().enumerate() {
+        reg(l.as_raw_fd(), LISTENER + i as u64)?;
+    }
+    reg(input.stop_fd, SHUTDOWN)?;
+    let start = Instant::now();
+    let ticker = if cfg.timeouts.any() {
+        Some(Ticker::new(&cfg.timeouts, cfg.timeouts.tick(), start))
+    } else if cfg.tls.is_some() {
+        Some(Ticker::new(&cfg.timeouts, Duration::from_secs(1), start))
+    } else {
+        None
+    };
+    let handshake_ticks = ticker.map_or(0, |k| {
+        (TLS_HANDSHAKE_LIMIT.as_nanos() / k.tick.as_nanos()).max(1) as u32
+    });
+    let mut t = Thread {
+        st: LoopState {
+            read: vec![0; cfg.read_buffer.max(1)],
+            out: Vec::new(),
+            figures: Default::default(),
+            dirty: false,
+            counters: input.counters,
+            pacing: cfg.pacing,
+            timers: BinaryHeap::new(),
+            requeue: Vec::new(),
+            tick: 0,
+            heads: cfg.timeouts.header.is_some(),
+            epoch: cfg.pacing.epoch,
+        },
+        ep,
+        cfg,
+        factory,
+        listeners: input.listeners,
+        conns: Slab::new(),
+        ticker,
+        handshake_ticks,
+        paused_until: None,
+    };
+    t.serve(&input.figures);
+    // Shutdown: every connection is closed (and counted), the figures published.
+    let all: Vec<u64> = t.conns.iter().map(|(tok, _)| tok).collect();
+    for tok in all {
+        t.close(tok, Closed::Shutdown);
+    }
+    publish(&input.figures, &t.st.figures);
+    Ok(())
+}
+
+fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
+    if let Ok(mut g) = to.lock() {
+        *g = f.clone();
+    }
+}
+
+impl<F: ServerFactory> Thread<F> {
+    fn serve(&mut self, figures: &Mutex<Figs<F>>) {
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+        let mut again: Vec<u64> = Vec::new();
+        let mut expired: Vec<(u64, Closed)> = Vec::new();
+        let mut next_tick = self.ticker.map(|k| k.instant_of(1));
+        let mut next_publish = Instant::now() + PUBLISH_EVERY;
+        loop {
+            let now = Instant::now();
+            let mut deadline = next_publish;
+            for d in [
+                next_tick,
+                self.st.timers.peek().map(|r| r.0 .0),
+                self.paused_until,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                deadline = deadline.min(d);
+            }
+            let wait = if self.st.requeue.is_empty() {
+                deadline.saturating_duration_since(now).as_nanos() as u64
+            } else {
+                0
+            };
+            let n = self.ep.wait(&mut events, wait);
+            let now = Instant::now();
+            if let Some(k) = &self.ticker {
+                self.st.tick = k.at(now);
+            }
+            for ev in &events[..n] {
+                let (tok, bits) = (ev.u64, ev.events);
+                if tok == SHUTDOWN {
+                    return;
+                }
+                if tok >= LISTENER {
+                    self.accept((tok - LISTENER) as usize);
+                    continue;
+                }
+                let Some(c) = self.conns.get_mut(tok) else {
+                    continue;
+                };
+                let readable =
+                    (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+                if bits & readable != 0 {
+                    c.readable = true;
+                }
+                if bits & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
+                    c.hup = true;
+                }
+                if let Some(why) = conn::drive(tok, c, &mut self.st) {
+                    self.close(tok, why);
+                }
+            }
+            // Connections that yielded for fairness go on now.
+            std::mem::swap(&mut again, &mut self.st.requeue);
+            for tok in again.drain(..) {
+                if let Some(c) = self.conns.get_mut(tok) {
+                    if let Some(why) = conn::drive(tok, c, &mut self.st) {
+                        self.close(tok, why);
+                    }
+                }
+            }
+            while let Some(&Reverse((due, tok))) = self.st.timers.peek() {
+                if due > now {
+                    break;
+                }
+                self.st.timers.pop();
+                if let Some(c) = self.conns.get_mut(tok) {
+                    if let Some(why) = conn::on_timer(tok, c, &mut self.st, now) {
+                        self.close(tok, why);
+                    }
+                }
+            }
+            if let (Some(at), Some(k)) = (next_tick, self.ticker) {
+                if now >= at {
+                    self.check_deadlines(&k, &mut expired);
+                    for (tok, why) in expired.drain(..) {
+                        self.close(tok, why);
+                    }
+                    next_tick = Some(k.instant_of(self.st.tick + 1));
+                }
+            }
+            if self.paused_until.is_some_and(|p| now >= p) {
+                self.paused_until = None;
+                self.set_listening(true);
+            }
+            if now >= next_publish {
+                if self.st.dirty {
+                    publish(figures, &self.st.figures);
+                    self.st.dirty = false;
+                }
+                next_publish = now + PUBLISH_EVERY;
+            }
+        }
+    }
+
+    /// One pass over the connections per tick: head and idle timeouts, TLS handshakes.
+    fn check_deadlines(&self, k: &Ticker, expired: &mut Vec<(u64, Closed)>) {
+        let now = self.st.tick;
+        for (tok, c) in self.conns.iter() {
+            if let Some(since) = c.handshaking_since() {
+                if now >= since.saturating_add(self.handshake_ticks) {
+                    expired.push((tok, Closed::HandshakeTimeout));
+                    continue;
+                }
+            }
+            if let Some(e) = k.expired(now, c.head_since, c.last_active, c.idle_applies()) {
+                expired.push((tok, Closed::Timeout(e)));
+            }
+        }
+    }
+
+    fn set_listening(&self, on: bool) {
+        let events = if on { libc::EPOLLIN as u32 } else { 0 };
+        for (i, l) in self.listeners.iter().enumerate() {
+            let _ = self.ep.modify(l.as_raw_fd(), events, LISTENER + i as u64);
+        }
+    }
+
+    fn accept(&mut self, which: usize) {
+        let Some(lfd) = self.listeners.get(which).map(|l| l.as_raw_fd()) else {
+            return;
+        };
+        let counters = self.st.counters.clone();
+        for _ in 0..ACCEPT_BATCH {
+            // SAFETY: an all-zero sockaddr_storage is valid; accept4 writes at most len bytes.
+            let mut sa: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            // SAFETY: sa and len are valid for accept4 to write.
+            let fd = unsafe {
+                libc::accept4(
+                    lfd,
+                    &mut sa as *mut _ as *mut libc::sockaddr,
+                    &mut len,
+                    libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                match errno() {
+                    libc::EAGAIN => return,
+                    libc::EINTR | libc::ECONNABORTED => continue,
+                    e => {
+                        // EMFILE and friends: rest instead of spinning on accept.
+                        if self.cfg.debug {
+                            eprintln!("accept failed: {}", std::io::Error::from_raw_os_error(e));
+                        }
+                        self.paused_until = Some(Instant::now() + ACCEPT_BACKOFF);
+                        self.set_listening(false);
+                        return;
+                    }
+                }
+            }
+            bump(&counters.accepts, 1);
+            let peer = self.cfg.debug.then(|| peer_of(&sa, len)).flatten();
+            let active = counters.accepts.load(Relaxed) - counters.closes.load(Relaxed);
+            let max = self.cfg.max_conns_per_thread;
+            if max > 0 && active as usize > max {
+                bump(&counters.rejected, 1);
+                bump(&counters.closes, 1);
+                if let Some(p) = peer {
+                    eprintln!("reject {p}: thread at --max-conns-per-thread {max}");
+                }
+                socket::close(fd);
+                continue;
+            }
+            if self.cfg.nodelay {
+                set_nodelay(fd);
+            }
+            let mut c = Conn::new(fd, self.factory.session(), self.st.tick, self.st.heads);
+            if let Some(p) = peer {
+                eprintln!("accept {p}");
+                c.extra().peer = Some(p);
+            }
+            if let Some(tls) = &self.cfg.tls {
+                match rustls::ServerConnection::new(tls.clone()) {
+                    Ok(s) => {
+                        let x = c.extra();
+                        x.tls = Some(Box::new(s));
+                        x.handshake_since = self.st.tick;
+                    }
+                    Err(_) => {
+                        bump(&counters.tls_failures, 1);
+                        bump(&counters.closes, 1);
+                        socket::close(fd);
+                        continue;
+                    }
+                }
+            }
+            let tok = self.conns.insert(c);
+            let interest =
+                (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+            if let Err(e) = self.ep.add(fd, interest, tok) {
+                self.close(
+                    tok,
+                    Closed::Error(std::io::Error::from_raw_os_error(e).kind()),
+                );
+                continue;
+            }
+            if let Some(c) = self.conns.get_mut(tok) {
+                conn::start(tok, c, &mut self.st);
+            }
+        }
+    }
+
+    fn close(&mut self, tok: u64, why: Closed) {
+        let Some(c) = self.conns.remove(tok) else {
+            return;
+        };
+        let counters = &self.st.counters;
+        match why {
+            Closed::Timeout(Expired::Header) => bump(&counters.header_timeouts, 1),
+            Closed::Timeout(Expired::Idle) => bump(&counters.idle_timeouts, 1),
+            Closed::HandshakeTimeout => bump(&counters.tls_failures, 1),
+            _ => {}
+        }
+        if let Some(p) = c.extra.as_ref().and_then(|x| x.peer) {
+            if why != Closed::Shutdown {
+                eprintln!("close {p}: {why:?}");
+            }
+        }
+        socket::close(c.fd);
+        bump(&counters.closes, 1);
+    }
+}
+
+fn set_nodelay(fd: i32) {
+    let one: libc::c_int = 1;
+    // SAFETY: one is a valid c_int for setsockopt to read.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            &one as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+fn peer_of(sa: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<std::net::SocketAddr> {
+    // SAFETY: accept4 filled `len` bytes of a socket address into sa.
+    let a = unsafe { socket2::SockAddr::new(*sa, len) };
+    a.as_socket()
+}
