@@ -61,13 +61,18 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
         );
     }
 
-    let spec = harness::load_spec(l, addr, tls, stop);
+    let mut spec = harness::load_spec(l, addr, tls, stop);
+    spec.per_connection = cfg.client.per_connection;
+    spec.ramp = (!cfg.client.ramp.is_zero()).then_some(engine::Ramp {
+        over: cfg.client.ramp,
+        measured: true,
+    });
     let (mut progress, server_cpu) =
         harness::progress(l, &spec, server.as_ref(), unit(cfg.client.confirm));
     let started = load::unix_ms();
     let factory = AmqpFactory::new(cfg.client.clone(), l.sockets() as usize);
     let sessions = factory.counters.clone();
-    let out = engine::run(spec, factory, &mut progress)?;
+    let out = engine::run(spec, engine::legacy::LegacyFactory(factory), &mut progress)?;
     progress.finish();
 
     let server = server.map(|s| {
@@ -105,7 +110,7 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     outcome
 }
 
-fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFigures {
+fn figures<X>(cfg: &AmqpConfig, out: &EngineOutput<X>, s: &SessionCounters) -> AmqpFigures {
     let secs = out.elapsed.as_secs_f64();
     let per_sec = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
     let messages = out.measured.ok;
@@ -134,7 +139,7 @@ fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFig
 }
 
 /// Churn asks for every client to have closed cleanly, and the broker to have closed none.
-fn shortfall(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput) -> Option<String> {
+fn shortfall<X>(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput<X>) -> Option<String> {
     if let Some(why) = &f.broker_close {
         return Some(why.clone());
     }

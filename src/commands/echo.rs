@@ -60,7 +60,7 @@ pub fn run(args: &EchoArgs) -> Result<()> {
     let started = load::unix_ms();
     let out = engine::run(
         spec,
-        EchoFactory::new(cfg.min_payload, cfg.max_payload),
+        engine::legacy::LegacyFactory(EchoFactory::new(cfg.min_payload, cfg.max_payload)),
         &mut progress,
     )?;
     progress.finish();

@@ -13,7 +13,6 @@ use crate::proto::http::server::{HttpHandlerFactory, Limits};
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
-use crate::stats::result::status_classes;
 use crate::stats::RunResult;
 use crate::stats::Unit;
 use std::fmt::Write as _;
@@ -104,7 +103,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
         cfg.keepalive,
     );
     let started = load::unix_ms();
-    let out = engine::run(spec, factory, &mut progress)?;
+    let out = engine::run(spec, engine::legacy::LegacyFactory(factory), &mut progress)?;
     progress.finish();
 
     let server = server.map(|s| server_cpu.figures(s));
@@ -120,7 +119,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
         },
         &out,
     );
-    result.status_classes = Some(status_classes(&out.measured));
+    result.status_classes = Some(out.figures.status_classes());
     let extra = http_lines(&result, &cfg);
     load::report_with(&result, &out, &load_cfg.output, json, &extra)
 }

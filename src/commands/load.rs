@@ -101,7 +101,7 @@ pub struct ResultInputs<'a> {
 }
 
 /// The one sentence for a target where nothing ever accepted a connection, or None.
-fn nothing_listens(out: &EngineOutput, target: &str, warmup: Duration) -> Option<String> {
+fn nothing_listens<X>(out: &EngineOutput<X>, target: &str, warmup: Duration) -> Option<String> {
     let (m, w) = (&out.measured, &out.warmup);
     let refused = m.errors_of(ErrorKind::ConnectRefused) + w.errors_of(ErrorKind::ConnectRefused);
     let attempts = m.connect_errors() + w.connect_errors();
@@ -124,7 +124,7 @@ pub fn client_process(includes_builtin_server: bool) -> Option<ClientProcess> {
     })
 }
 
-pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
+pub fn build_result<X>(inp: ResultInputs<'_>, out: &EngineOutput<X>) -> RunResult {
     let secs = out.elapsed.as_secs_f64();
     let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let ok = out.measured.ok;
@@ -219,9 +219,9 @@ pub fn rate_shortfall(r: &RateFigures, unit: &Unit) -> Option<String> {
 }
 
 /// Prints the summary (and histogram), writes the JSON, and maps the outcome to an exit.
-pub fn report(
+pub fn report<X>(
     r: &RunResult,
-    out: &EngineOutput,
+    out: &EngineOutput<X>,
     opts: &OutputOptions,
     json: Option<JsonSink>,
 ) -> Result<()> {
@@ -229,9 +229,9 @@ pub fn report(
 }
 
 /// `report`, with protocol-specific lines (`extra`) printed right after the summary.
-pub fn report_with(
+pub fn report_with<X>(
     r: &RunResult,
-    out: &EngineOutput,
+    out: &EngineOutput<X>,
     opts: &OutputOptions,
     json: Option<JsonSink>,
     extra: &str,

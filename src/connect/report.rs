@@ -201,6 +201,7 @@ pub fn build(
             connections: c.established,
             connections_from_warmup: 0,
             connect_errors: c.failed(),
+            events: 0,
             invariant_holds: c.sent == c.ok + c.echo_errors() + c.in_flight(),
         },
         errors: error_totals(c),

@@ -11,6 +11,15 @@ use crate::stats::ErrorKind;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReplyClasses(pub [u64; protocol::REPLY_CLASSES]);
 
+impl ReplyClasses {
+    /// Measured replies by status class, "1xx" to "5xx" (HTTP).
+    pub fn status_classes(&self) -> std::collections::BTreeMap<String, u64> {
+        (1..self.0.len())
+            .map(|i| (format!("{i}xx"), self.0[i]))
+            .collect()
+    }
+}
+
 impl Figures for ReplyClasses {
     fn merge(&mut self, other: &Self) {
         for (a, b) in self.0.iter_mut().zip(other.0) {

@@ -127,8 +127,9 @@ pub struct Counters {
     /// when it ended (counted once each, when they end).
     pub connections_carried: u64,
     pub errors: [u64; ErrorKind::COUNT],
-    /// Decoded replies by protocol-defined class (HTTP: status / 100), ok or not.
-    pub classes: [u64; crate::engine::protocol::REPLY_CLASSES],
+    /// Bytes from the peer that belong to no request (pings, pushes, heartbeats),
+    /// decoded and answered without dropping the connection.
+    pub events: u64,
 }
 
 impl Counters {
@@ -174,9 +175,7 @@ impl Counters {
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
             *a += b;
         }
-        for (a, b) in self.classes.iter_mut().zip(o.classes.iter()) {
-            *a += b;
-        }
+        self.events += o.events;
     }
 
     /// The non-zero error counts, by name, in a fixed order.

@@ -75,6 +75,9 @@ pub struct Totals {
     #[serde(default)]
     pub connections_from_warmup: u64,
     pub connect_errors: u64,
+    /// Bytes from the peer that belonged to no request (pings, pushes, heartbeats).
+    #[serde(default)]
+    pub events: u64,
     /// sent = ok + errors + in_flight.
     pub invariant_holds: bool,
 }
@@ -92,6 +95,7 @@ impl Totals {
             connections: c.connections,
             connections_from_warmup: c.connections_carried,
             connect_errors: c.connect_errors(),
+            events: c.events,
             invariant_holds: c.invariant_holds(),
         }
     }
@@ -181,12 +185,5 @@ pub fn error_map(c: &Counters) -> BTreeMap<String, u64> {
     c.error_list()
         .into_iter()
         .map(|(k, n): (ErrorKind, u64)| (k.name().to_string(), n))
-        .collect()
-}
-
-/// Measured replies by status class, "1xx" to "5xx" (HTTP).
-pub fn status_classes(c: &Counters) -> BTreeMap<String, u64> {
-    (1..c.classes.len())
-        .map(|i| (format!("{i}xx"), c.classes[i]))
         .collect()
 }

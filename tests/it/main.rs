@@ -27,6 +27,7 @@ mod runs_cli;
 mod schema;
 mod server_pacing;
 mod server_timeouts;
+mod session_plugin;
 mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;

@@ -105,6 +105,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             connections: 0,
             connections_from_warmup: 0,
             connect_errors: run.connect_errors,
+            events: 0,
             invariant_holds: true,
         },
         errors: err_map,
