@@ -177,6 +177,13 @@ pub struct LoadArgs {
     /// Run this long before measuring; excluded from the results.
     #[arg(long, default_value = "0s")]
     pub warmup: String,
+    /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also
+    /// rises from 0 to R over it. Excluded from the results unless --ramp-measured.
+    #[arg(long, value_name = "T")]
+    pub ramp: Option<String>,
+    /// Count the ramp in the results.
+    #[arg(long, requires = "ramp")]
+    pub ramp_measured: bool,
     /// A reply later than this is an error and its connection is reopened.
     #[arg(long, default_value = "10s")]
     pub timeout: String,
@@ -407,9 +414,6 @@ pub struct AmqpArgs {
     /// Milliseconds between a connection's publishes (an open-loop schedule).
     #[arg(long, value_name = "MS")]
     pub publish_wait: Option<f64>,
-    /// Spread the clients' first connections over this long (e.g. 2s).
-    #[arg(long)]
-    pub ramp: Option<String>,
     /// Built-in broker only: its threads [default: the CPUs the load threads leave].
     #[arg(long)]
     pub server_threads: Option<usize>,

@@ -76,6 +76,8 @@ pub struct LoadConfig {
     pub plan: Plan,
     pub rate: Option<f64>,
     pub warmup: Duration,
+    /// `--ramp`: connection starts (and the rate) spread over it.
+    pub ramp: Option<crate::engine::Ramp>,
     pub timeout: Duration,
     pub nodelay: bool,
     pub tls: Option<Trust>,
@@ -139,6 +141,21 @@ impl LoadConfig {
                 "--warmup does not apply to a batch plan, which counts every reply",
             ));
         }
+        let ramp = match &a.ramp {
+            Some(r) => {
+                let over = duration_flag("--ramp", r)?;
+                if batch && !over.is_zero() {
+                    return Err(Error::usage(
+                        "--ramp does not apply to a batch plan, which opens every connection at once",
+                    ));
+                }
+                (!over.is_zero()).then_some(crate::engine::Ramp {
+                    over,
+                    measured: a.ramp_measured,
+                })
+            }
+            None => None,
+        };
         let timeout = duration_flag("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));
@@ -156,6 +173,7 @@ impl LoadConfig {
             plan,
             rate: a.rate,
             warmup,
+            ramp,
             timeout,
             nodelay: !a.no_nodelay,
             tls,
@@ -192,6 +210,7 @@ impl LoadConfig {
             "plan": plan,
             "rate": self.rate,
             "warmup_s": self.warmup.as_secs_f64(),
+            "ramp": self.ramp.map(|r| json!({"seconds": r.over.as_secs_f64(), "measured": r.measured})),
             "timeout_s": self.timeout.as_secs_f64(),
             "nodelay": self.nodelay,
             "tls": self.tls.is_some(),

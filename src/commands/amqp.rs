@@ -63,10 +63,16 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
 
     let mut spec = harness::load_spec(l, addr, tls, stop);
     spec.per_connection = cfg.client.per_connection;
-    spec.ramp = (!cfg.client.ramp.is_zero()).then_some(engine::Ramp {
-        over: cfg.client.ramp,
-        measured: true,
-    });
+    // Churn claims each connection's messages from the plan before it opens: the
+    // ramp's connections are the plan's, so the ramp counts.
+    if cfg.client.per_connection.is_some() {
+        spec.ramp = spec.ramp.map(|r| engine::Ramp {
+            measured: true,
+            ..r
+        });
+    }
+    // The ramp is warm-up unless measured: the result says the real warm-up.
+    let measure_start = spec.measure_start();
     let (mut progress, server_cpu) =
         harness::progress(l, &spec, server.as_ref(), unit(cfg.client.confirm));
     let started = load::unix_ms();
@@ -87,7 +93,7 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
             target: target_text,
             config: cfg.to_json(),
             started_unix_ms: started,
-            warmup: l.warmup,
+            warmup: measure_start,
             server,
             unit: unit(cfg.client.confirm),
         },

@@ -119,6 +119,7 @@ impl AmqpConfig {
             return Err(Error::usage("--channels must be at least 1"));
         }
         let ramp = a
+            .load
             .ramp
             .as_deref()
             .map(|r| parse_duration(r).map_err(|e| Error::usage(format!("--ramp: {e}"))))

@@ -51,6 +51,8 @@ pub fn run(args: &EchoArgs) -> Result<()> {
     }
 
     let spec = harness::load_spec(load_cfg, addr, tls, stop);
+    // The ramp is warm-up unless measured: the result says the real warm-up.
+    let measure_start = spec.measure_start();
     let (mut progress, server_cpu) = harness::progress(
         load_cfg,
         &spec,
@@ -72,7 +74,7 @@ pub fn run(args: &EchoArgs) -> Result<()> {
             target: addr.to_string(),
             config: cfg.to_json(),
             started_unix_ms: started,
-            warmup: load_cfg.warmup,
+            warmup: measure_start,
             server,
             unit: Unit::new("messages", "echoed", true),
         },
@@ -91,7 +93,10 @@ fn config_rows(cfg: &EchoConfig, addr: std::net::SocketAddr) -> Vec<(&'static st
             if cfg.server_threads == 1 { "" } else { "s" }
         ),
     };
-    let plan = harness::plan_text(l.plan);
+    let mut plan = harness::plan_text(l.plan);
+    if let Some(ramp) = harness::ramp_text(l) {
+        plan = format!("{plan}; ramp: {ramp}");
+    }
     let size = if cfg.min_payload == cfg.max_payload {
         format!(
             "{} payload bytes ({}-byte frames)",

@@ -91,7 +91,7 @@ pub fn load_spec(
         interval: load.output.progress,
         stop,
         per_connection: None,
-        ramp: None,
+        ramp: load.ramp,
     }
 }
 
@@ -138,6 +138,24 @@ pub fn progress(
         progress = progress.on_start(move || start.set(probe.cpu_time()));
     }
     (progress, cpu)
+}
+
+/// The ramp as the config table shows it.
+pub fn ramp_text(load: &LoadConfig) -> Option<String> {
+    let r = load.ramp?;
+    let what = match load.rate {
+        Some(_) => "connection starts and the rate (from 0)",
+        None => "connection starts",
+    };
+    Some(format!(
+        "{what} spread over {}, {}",
+        crate::report::format::seconds(r.over),
+        if r.measured {
+            "counted in the results"
+        } else {
+            "excluded from the results"
+        }
+    ))
 }
 
 /// The plan as the config table shows it.

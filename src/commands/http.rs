@@ -89,6 +89,8 @@ pub fn run(args: &HttpArgs) -> Result<()> {
     }
 
     let spec = harness::load_spec(load_cfg, addr, tls, stop);
+    // The ramp is warm-up unless measured: the result says the real warm-up.
+    let measure_start = spec.measure_start();
     let (mut progress, server_cpu) = harness::progress(
         load_cfg,
         &spec,
@@ -113,7 +115,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
             target: url_text,
             config: cfg.to_json(),
             started_unix_ms: started,
-            warmup: load_cfg.warmup,
+            warmup: measure_start,
             server,
             unit: Unit::new("requests", "answered", true),
         },
@@ -171,7 +173,10 @@ fn config_rows(
             if cfg.server_threads == 1 { "" } else { "s" }
         ),
     };
-    let plan = harness::plan_text(l.plan);
+    let mut plan = harness::plan_text(l.plan);
+    if let Some(ramp) = harness::ramp_text(l) {
+        plan = format!("{plan}; ramp: {ramp}");
+    }
     vec![
         ("target", target),
         (

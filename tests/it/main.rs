@@ -23,6 +23,7 @@ mod http_load;
 mod http_peers;
 mod ioevent;
 mod output_truth;
+mod ramp;
 mod runs_cli;
 mod schema;
 mod server_pacing;
