@@ -62,7 +62,7 @@ pub fn run(args: &EchoArgs) -> Result<()> {
     let started = load::unix_ms();
     let out = engine::run(
         spec,
-        engine::legacy::LegacyFactory(EchoFactory::new(cfg.min_payload, cfg.max_payload)),
+        EchoFactory::new(cfg.min_payload, cfg.max_payload),
         &mut progress,
     )?;
     progress.finish();

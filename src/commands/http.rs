@@ -88,7 +88,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
         );
     }
 
-    let spec = harness::load_spec(load_cfg, addr, tls, stop);
+    let mut spec = harness::load_spec(load_cfg, addr, tls, stop);
     // The ramp is warm-up unless measured: the result says the real warm-up.
     let measure_start = spec.measure_start();
     let (mut progress, server_cpu) = harness::progress(
@@ -104,8 +104,9 @@ pub fn run(args: &HttpArgs) -> Result<()> {
         cfg.expect_echo.then(|| cfg.body.clone()),
         cfg.keepalive,
     );
+    spec.per_connection = factory.per_connection();
     let started = load::unix_ms();
-    let out = engine::run(spec, engine::legacy::LegacyFactory(factory), &mut progress)?;
+    let out = engine::run(spec, factory, &mut progress)?;
     progress.finish();
 
     let server = server.map(|s| server_cpu.figures(s));
@@ -121,7 +122,7 @@ pub fn run(args: &HttpArgs) -> Result<()> {
         },
         &out,
     );
-    result.status_classes = Some(out.figures.status_classes());
+    result.status_classes = Some(out.figures.by_name());
     let extra = http_lines(&result, &cfg);
     load::report_with(&result, &out, &load_cfg.output, json, &extra)
 }

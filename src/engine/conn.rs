@@ -200,6 +200,12 @@ impl<S: ClientSession> Conn<S> {
     /// Churn: takes this connection's requests from the plan before it opens.
     /// Returns false when the plan has none left.
     fn claim<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>, n: u64) -> bool {
+        if ctx.now() < ctx.measure_start_ns {
+            // Opened in the warm-up: its requests draw on the plan only once measured.
+            self.local_budget = Some(n);
+            self.prepaid = false;
+            return true;
+        }
         let got = match ctx.budget.as_mut() {
             Some(b) => {
                 let got = n.min(*b);

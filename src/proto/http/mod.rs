@@ -4,6 +4,7 @@
 pub mod chunked;
 pub mod client;
 pub mod date;
+pub mod figures;
 pub mod request;
 pub mod response;
 pub mod server;
