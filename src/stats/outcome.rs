@@ -36,10 +36,13 @@ pub enum ErrorKind {
     /// The peer sent more than a documented cap allows (a head, a body, a frame, a run of
     /// interim replies); the connection was dropped instead of buffering without bound.
     TooLarge,
+    /// The peer refused the request on purpose (an AMQP broker's Basic.Nack): answered,
+    /// in step, but not accepted.
+    Nack,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::Mismatch,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -54,6 +57,7 @@ impl ErrorKind {
         ErrorKind::Unsolicited,
         ErrorKind::Status,
         ErrorKind::TooLarge,
+        ErrorKind::Nack,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -85,6 +89,7 @@ impl ErrorKind {
             ErrorKind::Unsolicited => "unsolicited",
             ErrorKind::Status => "status",
             ErrorKind::TooLarge => "too_large",
+            ErrorKind::Nack => "nack",
         }
     }
 

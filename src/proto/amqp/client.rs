@@ -514,7 +514,7 @@ impl ClientProtocol for AmqpClient {
             self.nacked_credit -= 1;
             return Decode::Reply {
                 used: 0,
-                verdict: Verdict::Error(ErrorKind::Mismatch),
+                verdict: Verdict::Error(ErrorKind::Nack),
             };
         }
         let mut at = 0;
@@ -584,7 +584,7 @@ impl ClientProtocol for AmqpClient {
                 self.nacked_credit += n - 1;
                 return Decode::Reply {
                     used: at,
-                    verdict: Verdict::Error(ErrorKind::Mismatch),
+                    verdict: Verdict::Error(ErrorKind::Nack),
                 };
             }
             self.acked_credit += n - 1;
