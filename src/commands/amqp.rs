@@ -8,7 +8,8 @@ use super::load::{self, ResultInputs};
 use crate::cli::{AmqpArgs, ServeAmqpArgs};
 use crate::engine::{self, EngineOutput};
 use crate::error::Result;
-use crate::proto::amqp::client::{AmqpFactory, SessionCounters};
+use crate::proto::amqp::client::AmqpFactory;
+use crate::proto::amqp::client_figures::ClientFigures;
 use crate::proto::amqp::server::AmqpHandlerFactory;
 use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
 use crate::report::json::JsonSink;
@@ -17,7 +18,6 @@ use crate::stats::amqp_figures::AmqpFigures;
 use crate::stats::result::HistogramBlob;
 use crate::stats::RunResult;
 use crate::stats::Unit;
-use std::sync::atomic::Ordering::Relaxed;
 
 pub fn serve(a: &ServeAmqpArgs) -> Result<()> {
     let factory = AmqpHandlerFactory::new(broker_config(&a.broker)?);
@@ -61,8 +61,9 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
         );
     }
 
+    let factory = AmqpFactory::new(cfg.client.clone());
     let mut spec = harness::load_spec(l, addr, tls, stop);
-    spec.per_connection = cfg.client.per_connection;
+    spec.per_connection = factory.per_connection();
     // Churn claims each connection's messages from the plan before it opens: the
     // ramp's connections are the plan's, so the ramp counts.
     if cfg.client.per_connection.is_some() {
@@ -76,9 +77,7 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     let (mut progress, server_cpu) =
         harness::progress(l, &spec, server.as_ref(), unit(cfg.client.confirm));
     let started = load::unix_ms();
-    let factory = AmqpFactory::new(cfg.client.clone(), l.sockets() as usize);
-    let sessions = factory.counters.clone();
-    let out = engine::run(spec, engine::legacy::LegacyFactory(factory), &mut progress)?;
+    let out = engine::run(spec, factory, &mut progress)?;
     progress.finish();
 
     let server = server.map(|s| {
@@ -99,7 +98,7 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
         },
         &out,
     );
-    let figures = figures(&cfg, &out, &sessions);
+    let figures = figures(&cfg, &out);
     if let (None, Some(why)) = (&result.outcome.reason, shortfall(&cfg, &figures, &out)) {
         result.outcome.success = false;
         result.outcome.reason = Some(why);
@@ -116,7 +115,8 @@ pub fn run(args: &AmqpArgs) -> Result<()> {
     outcome
 }
 
-fn figures<X>(cfg: &AmqpConfig, out: &EngineOutput<X>, s: &SessionCounters) -> AmqpFigures {
+fn figures(cfg: &AmqpConfig, out: &EngineOutput<ClientFigures>) -> AmqpFigures {
+    let s = &out.figures;
     let secs = out.elapsed.as_secs_f64();
     let per_sec = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
     let messages = out.measured.ok;
@@ -132,15 +132,15 @@ fn figures<X>(cfg: &AmqpConfig, out: &EngineOutput<X>, s: &SessionCounters) -> A
         },
         handshakes,
         connections_per_s: (cfg.mode == Mode::Churn).then(|| per_sec(handshakes as f64)),
-        clean_closes: s.clean_closes.load(Relaxed),
+        clean_closes: s.clean_closes,
         messages,
-        nacked: s.nacked.load(Relaxed),
+        nacked: s.nacked,
         payload_bytes: payload,
         msgs_per_s: per_sec(messages as f64),
         payload_mb_per_s: per_sec(payload as f64) / 1e6,
         handshake_latency_us: out.handshake.summary(),
         handshake_histogram: HistogramBlob::of(&out.handshake),
-        broker_close: s.broker_close.lock().ok().and_then(|g| g.clone()),
+        broker_close: s.broker_close.clone(),
     }
 }
 

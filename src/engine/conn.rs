@@ -443,10 +443,11 @@ impl<S: ClientSession> Conn<S> {
             let Some(session) = self.session.as_mut() else {
                 return;
             };
+            let figures = &mut ctx.figures[(ctx.clock.now_ns() >= ctx.measure_start_ns) as usize];
             let step = if opening {
-                session.open(&self.input, &mut ctx.out)
+                session.open(&self.input, &mut ctx.out, figures)
             } else {
-                session.close(&self.input, &mut ctx.out)
+                session.close(&self.input, &mut ctx.out, figures)
             };
             if let Err(k) = self.send(ctx) {
                 let e = fail(ErrorKind::ConnectFailed, format!("{what}: {}", k.name()));

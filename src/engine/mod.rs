@@ -6,8 +6,6 @@
 pub mod conn;
 pub mod connector;
 mod ctx;
-pub mod legacy;
-pub mod protocol;
 pub mod ramp;
 pub mod session;
 mod timers;
