@@ -1107,3 +1107,22 @@ impl<S: ClientSession> Conn<S> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `connect` moves onto this slab next (a million connections across processes):
+    /// a slot's fixed part must stay small. Its buffers are allocated only while a
+    /// reply or output is unfinished.
+    #[test]
+    fn a_slot_is_small() {
+        let size = std::mem::size_of::<Conn<crate::proto::echo::client::EchoClient>>();
+        assert!(size <= 300, "an echo slot takes {size} bytes");
+        let bare = std::mem::size_of::<Conn<()>>();
+        assert!(
+            bare <= 256,
+            "a slot without session state takes {bare} bytes"
+        );
+    }
+}
