@@ -297,7 +297,7 @@ impl<S: ClientSession> Conn<S> {
             }
             State::Tls => self.tls_step(slot, ctx),
             State::Opening | State::Closing => self.exchange(slot, ctx, false),
-            State::Running => self.pump(slot, ctx),
+            State::Running => self.pump_after(slot, events, ctx),
             State::Waiting | State::Parked | State::Done => {}
         }
     }
@@ -813,8 +813,25 @@ impl<S: ClientSession> Conn<S> {
     /// arm one timer for whichever comes first (the oldest request's timeout, the next
     /// scheduled send, the end of the run).
     fn pump<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        self.pump_after(slot, 0, ctx)
+    }
+
+    /// `pump` on readiness `events`: after a hang-up (or a turn given to others) the
+    /// socket is read until it says EAGAIN or EOF, as the close's edge is spent.
+    fn pump_after<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        events: u32,
+        ctx: &mut Ctx<F>,
+    ) {
+        let hup = events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
         let mut now = ctx.now();
         let mut rounds = 0;
+        // Edge-triggered: a plain socket that returned less than the buffer holds is
+        // drained, and bytes arriving later raise a new edge, so it is not read again
+        // only to hear EAGAIN (a system call per wake-up saved). A TLS session may hold
+        // decrypted bytes: it is read until it says so.
+        let mut drained = false;
         loop {
             let late = self
                 .inflight
@@ -842,9 +859,14 @@ impl<S: ClientSession> Conn<S> {
 
             let mut progressed = false;
             let mut rbuf = std::mem::take(&mut ctx.rbuf);
-            let got = transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf);
+            let got = if drained {
+                Input::Nothing
+            } else {
+                transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf)
+            };
             let end = match got {
                 Input::Data(n) => {
+                    drained = !hup && self.tls.is_none() && n < rbuf.len();
                     progressed = true;
                     now = ctx.now();
                     self.consume(&rbuf[..n], now, ctx)

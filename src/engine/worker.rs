@@ -208,7 +208,8 @@ impl Loop {
             for (slot, gen) in std::mem::take(&mut ctx.ready) {
                 let c = &mut conns[slot as usize];
                 if c.gen == gen && c.state == State::Running {
-                    c.on_event(slot, 0, ctx);
+                    // Read to EAGAIN: an edge it had may have been a hang-up.
+                    c.on_event(slot, libc::EPOLLRDHUP as u32, ctx);
                 }
             }
             let now = ctx.now();
