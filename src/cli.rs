@@ -106,8 +106,8 @@ pub enum Command {
     /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
     Http(HttpArgs),
     /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
-    // The shared load flags of the echo batch plan mean nothing here: hidden from --help
-    // (still parsed, so a user who passes one is told what to use instead).
+    // The shared load flags of the echo batch plan stay out of --help (--pipeline means
+    // nothing here: --inflight does); a batch plan works in publish mode all the same.
     #[command(
         mut_arg("pipeline", |a| a.hide(true)),
         mut_arg("iterations", |a| a.hide(true)),

@@ -92,9 +92,12 @@ impl AmqpConfig {
                 "--pipeline does not apply to amqp; use --inflight",
             ));
         }
-        if a.load.iterations.is_some() || a.load.reconnects.is_some() || a.load.sleep.is_some() {
+        let batch =
+            a.load.iterations.is_some() || a.load.reconnects.is_some() || a.load.sleep.is_some();
+        // The engine runs the handshake and the goodbye on every plan, batch included.
+        if batch && mode == Mode::Churn {
             return Err(Error::usage(
-                "--iterations/--reconnects/--sleep do not apply to amqp; use --mode churn",
+                "--iterations/--reconnects/--sleep make a batch plan, which --mode churn does not take; use --clients and --messages",
             ));
         }
         let size = parse_bytes(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
