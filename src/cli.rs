@@ -109,8 +109,8 @@ pub enum Command {
     /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
     Http(LoadCommand<HttpArgs>),
     /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
-    // The shared load flags of the echo batch plan mean nothing here: hidden from --help
-    // (still parsed, so a user who passes one is told what to use instead).
+    // The shared load flags of the echo batch plan stay out of --help (--pipeline means
+    // nothing here: --inflight does); a batch plan works in publish mode all the same.
     #[command(
         mut_arg("pipeline", |a| a.hide(true)),
         mut_arg("iterations", |a| a.hide(true)),
@@ -200,6 +200,13 @@ pub struct LoadArgs {
     /// Run this long before measuring; excluded from the results.
     #[arg(long, default_value = "0s")]
     pub warmup: String,
+    /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also
+    /// rises from 0 to R over it. Excluded from the results unless --ramp-measured.
+    #[arg(long, value_name = "T")]
+    pub ramp: Option<String>,
+    /// Count the ramp in the results.
+    #[arg(long, requires = "ramp")]
+    pub ramp_measured: bool,
     /// A reply later than this is an error and its connection is reopened.
     #[arg(long, default_value = "10s")]
     pub timeout: String,

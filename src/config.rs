@@ -77,6 +77,8 @@ pub struct LoadConfig {
     pub plan: Plan,
     pub rate: Option<f64>,
     pub warmup: Duration,
+    /// `--ramp`: connection starts (and the rate) spread over it.
+    pub ramp: Option<crate::engine::Ramp>,
     pub timeout: Duration,
     pub nodelay: bool,
     pub tls: Option<Trust>,
@@ -158,6 +160,21 @@ impl LoadConfig {
                 "--warmup does not apply to a batch plan, which counts every reply",
             ));
         }
+        let ramp = match &a.ramp {
+            Some(r) => {
+                let over = duration_flag("--ramp", r)?;
+                if batch && !over.is_zero() {
+                    return Err(Error::usage(
+                        "--ramp does not apply to a batch plan, which opens every connection at once",
+                    ));
+                }
+                (!over.is_zero()).then_some(crate::engine::Ramp {
+                    over,
+                    measured: a.ramp_measured,
+                })
+            }
+            None => None,
+        };
         let timeout = duration_flag("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));
@@ -175,6 +192,7 @@ impl LoadConfig {
             plan,
             rate: a.rate,
             warmup,
+            ramp,
             timeout,
             nodelay: !a.no_nodelay,
             tls,
@@ -194,7 +212,7 @@ impl LoadConfig {
 
     /// The plan as the config table shows it.
     pub fn plan_text(&self) -> String {
-        match self.plan {
+        let plan = match self.plan {
             Plan::Duration(d) => format!("for {}", crate::report::format::seconds(d)),
             Plan::Count(n) => format!("{n} requests"),
             Plan::Batch {
@@ -205,7 +223,29 @@ impl LoadConfig {
                 "batch: {reconnects} reconnects x {iterations} iterations, {} ms sleep",
                 sleep.as_millis()
             ),
+        };
+        match self.ramp_text() {
+            Some(ramp) => format!("{plan}; ramp: {ramp}"),
+            None => plan,
         }
+    }
+
+    /// The ramp as the config table shows it.
+    fn ramp_text(&self) -> Option<String> {
+        let r = self.ramp?;
+        let what = match self.rate {
+            Some(_) => "connection starts and the rate (from 0)",
+            None => "connection starts",
+        };
+        Some(format!(
+            "{what} spread over {}, {}",
+            crate::report::format::seconds(r.over),
+            if r.measured {
+                "counted in the results"
+            } else {
+                "excluded from the results"
+            }
+        ))
     }
 
     /// The config table's pipeline line.
@@ -249,6 +289,7 @@ impl LoadConfig {
             "plan": plan,
             "rate": self.rate,
             "warmup_s": self.warmup.as_secs_f64(),
+            "ramp": self.ramp.map(|r| json!({"seconds": r.over.as_secs_f64(), "measured": r.measured})),
             "timeout_s": self.timeout.as_secs_f64(),
             "nodelay": self.nodelay,
             "tls": self.tls.is_some(),

@@ -90,6 +90,8 @@ pub fn load_spec(
         timeout: load.timeout,
         interval: load.output.progress,
         stop,
+        per_connection: None,
+        ramp: load.ramp,
     }
 }
 

@@ -99,7 +99,7 @@ pub struct ResultInputs<'a> {
 }
 
 /// The one sentence for a target where nothing ever accepted a connection, or None.
-fn nothing_listens(out: &EngineOutput, target: &str, warmup: Duration) -> Option<String> {
+fn nothing_listens<X>(out: &EngineOutput<X>, target: &str, warmup: Duration) -> Option<String> {
     let (m, w) = (&out.measured, &out.warmup);
     let refused = m.errors_of(ErrorKind::ConnectRefused) + w.errors_of(ErrorKind::ConnectRefused);
     let attempts = m.connect_errors() + w.connect_errors();
@@ -122,7 +122,7 @@ pub fn client_process(includes_builtin_server: bool) -> Option<ClientProcess> {
     })
 }
 
-pub fn build_result(inp: ResultInputs<'_>, out: &EngineOutput) -> RunResult {
+pub fn build_result<X>(inp: ResultInputs<'_>, out: &EngineOutput<X>) -> RunResult {
     let reason = match nothing_listens(out, &inp.target, inp.warmup) {
         Some(why) => Some(why),
         None => judge(&out.measured, out.expected, &inp.unit).map(|why| {
@@ -190,9 +190,9 @@ pub fn rate_shortfall(r: &RateFigures, unit: &Unit) -> Option<String> {
 }
 
 /// Prints the summary (and histogram), writes the JSON, and maps the outcome to an exit.
-pub fn report(
+pub fn report<X>(
     r: &RunResult,
-    out: &EngineOutput,
+    out: &EngineOutput<X>,
     opts: &OutputOptions,
     json: Option<JsonSink>,
 ) -> Result<()> {
@@ -200,9 +200,9 @@ pub fn report(
 }
 
 /// `report`, with protocol-specific lines (`extra`) printed right after the summary.
-pub fn report_with(
+pub fn report_with<X>(
     r: &RunResult,
-    out: &EngineOutput,
+    out: &EngineOutput<X>,
     opts: &OutputOptions,
     json: Option<JsonSink>,
     extra: &str,

@@ -5,7 +5,6 @@ pub mod connect;
 pub mod harness;
 pub mod ioevent;
 pub mod load;
-pub mod old_seams;
 pub mod run_load;
 pub mod serve;
 pub mod serve_plan;

@@ -5,7 +5,6 @@
 
 use super::harness;
 use super::load::{self, ResultInputs};
-use super::old_seams::OnOldEngine;
 use crate::cli::LoadCommand;
 use crate::engine;
 use crate::error::Result;
@@ -13,10 +12,7 @@ use crate::proto::plugin::{Aim, Protocol, ServerFiguresOf};
 use crate::report::json::JsonSink;
 use crate::report::text;
 
-pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()>
-where
-    P::Client: OnOldEngine,
-{
+pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     let cfg = P::config(&cmd.proto, &cmd.load)?;
     let l = P::load(&cfg);
     let target = P::target(&cfg);
@@ -25,7 +21,6 @@ where
     load::check_fd_budget(l.sockets() * if builtin { 2 } else { 1 })?;
     let json = l.output.json.as_deref().map(JsonSink::create).transpose()?;
     let stop = load::stop_flag()?;
-    let mut watch = P::Watch::default();
 
     // The built-in server starts first; the run's clock starts once it listens.
     let (server, trust, addr, host) = match target {
@@ -55,13 +50,15 @@ where
         );
     }
 
-    let spec = harness::load_spec(l, addr, tls, stop);
+    let mut spec = harness::load_spec(l, addr, tls, stop);
+    P::connection_policy(&cfg, &mut spec);
+    // A ramp is warm-up unless measured: the result says when measuring began.
+    let measure_start = spec.measure_start();
     let unit = P::unit(&cfg);
     let (mut progress, server_cpu) = harness::progress(l, &spec, server.as_ref(), unit.clone());
     let client = P::client(&cfg, &aim);
-    P::watch_client(&mut watch, &client);
     let started = load::unix_ms();
-    let out = engine::run(spec, client.into_old(), &mut progress)?;
+    let out = engine::run(spec, client, &mut progress)?;
     progress.finish();
 
     let server = server.map(|s| {
@@ -81,13 +78,13 @@ where
             target: target_text,
             config: P::config_json(&cfg),
             started_unix_ms: started,
-            warmup: l.warmup,
+            warmup: measure_start,
             server,
             unit,
         },
         &out,
     );
-    P::finish(&cfg, &watch, &out, &mut result);
+    P::finish(&cfg, &out, &mut result);
     let extra = P::summary_lines(&cfg, &result);
     let outcome = load::report_with(&result, &out, &l.output, json, &extra);
     print!("{}", P::closing_lines(&cfg, &result, &out));

@@ -145,6 +145,7 @@ fn totals(c: &Counts) -> Totals {
         connections: c.established,
         connections_from_warmup: 0,
         connect_errors: c.failed(),
+        events: 0,
         invariant_holds: Some(c.invariant_holds()),
     }
 }

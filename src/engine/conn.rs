@@ -1,20 +1,22 @@
-//! One client connection driven by hand-written polling: in one poll it sends what the
-//! plan allows, writes, reads, decodes every complete reply and records it, and arms a
-//! single timer for whichever comes first (reply timeout, next scheduled send, end of run).
-//! Reading and writing in the same poll means a large pipeline never deadlocks against a
-//! server that stops reading while its replies are unread.
+//! One connection slot of a worker: a slab entry driven by readiness, no task and no
+//! buffer of its own while idle. Its life: wait (ramp, back-off) -> connect -> TLS ->
+//! the session's opening exchange -> requests -> the closing exchange -> again while the
+//! plan and the connection policy (requests per connection) go on.
+//!
+//! Reading and writing in the same turn means a large pipeline never deadlocks against
+//! a server that stops reading while its replies are unread.
 
-use super::protocol::{ClientProtocol, Decode, InFlight, Verdict};
-use super::shared::Shared;
+use super::connector::ConnectError;
+use super::ctx::{Ctx, MAX_READ_BUFFER, NOTHING_LISTENS};
+use super::ramp::Schedule;
+use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
+use super::transport::{self, Input};
+use crate::net::socket;
 use crate::stats::ErrorKind;
+use rustls::ClientConnection;
 use std::collections::VecDeque;
-use std::future::{poll_fn, Future};
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::time::Sleep;
 
-/// How a connection's run ended.
+/// How a connection's run of requests ended.
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 pub enum End {
     /// The plan has nothing more for it and every reply is in.
@@ -30,583 +32,1119 @@ pub enum End {
     Cut,
 }
 
-/// Polls in a row before yielding to the other connections of the worker.
-const FAIRNESS_ROUNDS: u32 = 32;
-const INITIAL_READ_BUFFER: usize = 16 * 1024;
-/// Most bytes one unfinished reply may hold in the read buffer. Protocols keep less
-/// (HTTP: a 64 KiB head, bodies are consumed as they arrive; echo: 16 MiB payloads);
-/// this catches any protocol that does not, as the error kind `too_large`.
-pub const MAX_READ_BUFFER: usize = 64 << 20;
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum State {
+    /// Waiting for its start (the ramp) or a back-off; the timer starts it.
+    Waiting,
+    Connecting,
+    Tls,
+    Opening,
+    Running,
+    Closing,
+    /// Batch plans: at the worker's barrier (connected or not).
+    Parked,
+    /// The slot's run is over.
+    Done,
+}
 
-pub struct Conn<P> {
-    proto: P,
+/// Reads in a row before the other connections of the worker get a turn.
+const FAIRNESS_ROUNDS: u32 = 32;
+const FIRST_BACKOFF_MS: u32 = 10;
+const MAX_BACKOFF_MS: u32 = 500;
+
+pub struct Conn<S> {
+    pub fd: i32,
+    /// Bumped with every socket, so a stale readiness event or timer is told apart.
+    pub gen: u32,
+    pub state: State,
+    session: Option<S>,
+    tls: Option<Box<ClientConnection>>,
+    inflight: VecDeque<InFlight>,
+    /// An unfinished reply's bytes (allocated on demand, freed once idle).
+    input: Vec<u8>,
+    /// What the socket did not take yet (allocated on demand, freed once idle).
+    output: Vec<u8>,
     seq: u64,
     /// Replies received on the current connection.
     answered: u64,
-    inflight: VecDeque<InFlight>,
     /// Settles-on-write requests already written (warm-up, measured): not counted yet,
     /// as nothing says the peer read them until the connection closes cleanly.
     written: [u64; 2],
-    out: Vec<u8>,
-    wpos: usize,
-    /// Written into a buffering layer (TLS) whose flush has not finished: retried on
-    /// every poll, or its bytes would never leave.
-    flushing: bool,
-    rbuf: Vec<u8>,
-    rstart: usize,
-    rend: usize,
     /// Bytes of the oldest reply already consumed (`Decode::Consumed`), counted with it.
     consumed: u64,
-    /// Batch plans: requests this connection may still send in this iteration.
-    pub local_budget: Option<u64>,
+    /// Batch plans and churn: requests this connection may still send.
+    local_budget: Option<u64>,
     /// Churn: `local_budget` was already taken from the plan's budget when the
     /// connection opened, so sends draw on it alone.
-    pub prepaid: bool,
-    /// Open loop: nanoseconds between this connection's scheduled sends, and the next one.
-    interval_ns: u64,
+    prepaid: bool,
+    /// Open loop: the schedule and how many of its sends are done.
+    schedule: Option<Schedule>,
+    sent_k: u64,
     next_intended: u64,
-    sleep: Pin<Box<Sleep>>,
-    sleep_at: u64,
-    /// Open loop: the send time this connection asked the pacer to wake it for.
-    paced_at: u64,
+    /// When the current connect or exchange began (its timeout runs from there).
+    phase_began: u64,
+    /// When the current connection attempt began (handshake latency).
+    began: u64,
+    opened_in_warmup: bool,
+    failing_since: Option<u64>,
+    backoff_ms: u32,
+    /// The earliest time a timer of this connection is armed for (u64::MAX: none).
+    pub wake_at: u64,
 }
 
-impl<P: ClientProtocol> Conn<P> {
-    pub fn new(proto: P, pipeline: usize, schedule: Option<(u64, u64)>) -> Self {
-        let (interval_ns, next_intended) = schedule.unwrap_or((0, 0));
+#[inline]
+pub fn key(slot: u32, gen: u32) -> u64 {
+    ((gen as u64) << 32) | slot as u64
+}
+
+impl<S: ClientSession> Conn<S> {
+    pub fn new(schedule: Option<Schedule>) -> Self {
         Conn {
-            proto,
+            fd: -1,
+            gen: 0,
+            state: State::Waiting,
+            session: None,
+            tls: None,
+            inflight: VecDeque::new(),
+            input: Vec::new(),
+            output: Vec::new(),
             seq: 0,
             answered: 0,
-            inflight: VecDeque::with_capacity(pipeline),
             written: [0; 2],
-            out: Vec::with_capacity(4096),
-            wpos: 0,
-            flushing: false,
-            rbuf: vec![0; INITIAL_READ_BUFFER],
-            rstart: 0,
-            rend: 0,
             consumed: 0,
             local_budget: None,
             prepaid: false,
-            interval_ns,
-            next_intended,
-            sleep: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
-            sleep_at: u64::MAX,
-            paced_at: u64::MAX,
+            next_intended: schedule.map_or(0, |s| s.intended(0)),
+            schedule,
+            sent_k: 0,
+            phase_began: 0,
+            began: 0,
+            opened_in_warmup: false,
+            failing_since: None,
+            backoff_ms: FIRST_BACKOFF_MS,
+            wake_at: u64::MAX,
         }
     }
 
-    /// A fresh connection: new protocol state, empty buffers; the send schedule goes on.
-    pub fn reset(&mut self, proto: P) {
-        self.proto = proto;
+    fn arm<F: SessionFactory<Session = S>>(&mut self, slot: u32, at: u64, ctx: &mut Ctx<F>) {
+        if at < self.wake_at || self.wake_at == u64::MAX {
+            self.wake_at = at;
+            ctx.timers.arm(at, slot, self.gen);
+        }
+    }
+
+    /// Waits until `at`, then `begin`s (ramp start, back-off).
+    pub fn wait_until<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        at: u64,
+        ctx: &mut Ctx<F>,
+    ) {
+        self.state = State::Waiting;
+        self.gen = self.gen.wrapping_add(1);
+        self.wake_at = u64::MAX;
+        self.arm(slot, at, ctx);
+    }
+
+    /// Open loop: skips the sends scheduled before this slot's first start (the ramp
+    /// spreads connection starts; what a slot could not send before it started is not
+    /// a backlog).
+    pub fn skip_schedule_until(&mut self, t: u64) {
+        if let Some(s) = self.schedule {
+            while self.next_intended < t {
+                self.sent_k += 1;
+                self.next_intended = s.intended(self.sent_k);
+            }
+        }
+    }
+
+    fn open_loop(&self) -> bool {
+        self.schedule.is_some()
+    }
+
+    /// The slot's run is over: what is still unanswered stays in flight.
+    fn retire<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        for r in self.inflight.drain(..) {
+            ctx.stats.phase(r.measured).in_flight += 1;
+        }
+        for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
+            ctx.stats.phase(measured).in_flight += count;
+        }
+        self.written = [0; 2];
+        self.drop_socket(ctx);
+        self.session = None;
+        self.input = Vec::new();
+        self.output = Vec::new();
+        self.inflight = VecDeque::new();
+        self.state = State::Done;
+        ctx.live -= 1;
+    }
+
+    fn drop_socket<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        if self.fd >= 0 {
+            socket::close(self.fd);
+            self.fd = -1;
+        }
+        self.tls = None;
+        self.gen = self.gen.wrapping_add(1);
+        self.wake_at = u64::MAX;
+        ctx.out.clear();
+    }
+
+    /// Batch plans: waits at the barrier.
+    fn park<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        self.state = State::Parked;
+        ctx.parked += 1;
+    }
+
+    /// Churn: takes this connection's requests from the plan before it opens.
+    /// Returns false when the plan has none left.
+    fn claim<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>, n: u64) -> bool {
+        if ctx.now() < ctx.measure_start_ns {
+            // Opened in the warm-up: its requests draw on the plan only once measured.
+            self.local_budget = Some(n);
+            self.prepaid = false;
+            return true;
+        }
+        let got = match ctx.budget.as_mut() {
+            Some(b) => {
+                let got = n.min(*b);
+                *b -= got;
+                got
+            }
+            None => n,
+        };
+        self.local_budget = Some(got);
+        self.prepaid = ctx.budget.is_some();
+        got > 0
+    }
+
+    /// Churn: gives back what a failed connection claimed and did not send.
+    fn refund<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        if self.prepaid {
+            if let (Some(b), Some(left)) = (ctx.budget.as_mut(), self.local_budget.take()) {
+                *b += left;
+            }
+        }
+    }
+
+    /// Starts the slot's next connection, if the plan goes on.
+    pub fn begin<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        let now = ctx.now();
+        if ctx.batch() {
+            if ctx.stopping {
+                return self.park(ctx);
+            }
+        } else {
+            if ctx.stopping || ctx.deadline_ns.is_some_and(|d| now >= d) || ctx.budget == Some(0) {
+                return self.retire(ctx);
+            }
+            if let Some(n) = ctx.per_connection {
+                if !self.claim(ctx, n) {
+                    return self.retire(ctx);
+                }
+            }
+        }
+        let session = ctx.new_session();
+        self.session = Some(session);
         self.seq = 0;
         self.answered = 0;
         self.inflight.clear();
         self.written = [0; 2];
-        self.out.clear();
-        self.wpos = 0;
-        self.flushing = false;
-        self.rstart = 0;
-        self.rend = 0;
         self.consumed = 0;
-    }
-
-    /// Replies received on the current connection.
-    pub fn answered(&self) -> u64 {
-        self.answered
-    }
-
-    /// The protocol state, for the connection-level exchanges around the requests.
-    pub fn proto_mut(&mut self) -> &mut P {
-        &mut self.proto
-    }
-
-    /// Bytes a handshake read past its end: they are the start of the replies.
-    pub fn preload(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
+        self.input = Vec::new();
+        self.output = Vec::new();
+        self.began = now;
+        self.phase_began = now;
+        self.opened_in_warmup = now < ctx.measure_start_ns;
+        self.gen = self.gen.wrapping_add(1);
+        self.wake_at = u64::MAX;
+        let (fd, done) = match ctx.spec.connector.start() {
+            Ok(v) => v,
+            Err(e) => return self.connect_failed(slot, ctx, e),
+        };
+        self.fd = fd;
+        let events = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+        if let Err(e) = ctx.epoll.add(fd, events, key(slot, self.gen)) {
+            let err = ctx.spec.connector.failed(ErrorKind::ConnectFailed, e);
+            return self.connect_failed(slot, ctx, err);
         }
-        if self.rbuf.len() - self.rend < bytes.len() {
-            self.rbuf.resize(self.rend + bytes.len(), 0);
-        }
-        self.rbuf[self.rend..self.rend + bytes.len()].copy_from_slice(bytes);
-        self.rend += bytes.len();
-    }
-
-    /// Requests with no reply leave the pipeline once written (`settles_on_write`); they
-    /// are counted when the connection ends (`settle_written_at_close`, `abandon`).
-    fn settle_written(&mut self) {
-        for r in self.inflight.drain(..) {
-            self.written[r.measured as usize] += 1;
-            self.answered += 1;
+        self.state = State::Connecting;
+        self.arm(slot, now + ctx.timeout_ns, ctx);
+        if done {
+            self.connected(slot, ctx);
         }
     }
 
-    /// The closing handshake completed: the peer read every written request.
-    pub fn settle_written_at_close(&mut self, shared: &Shared) {
-        let mut stats = shared.stats.borrow_mut();
+    /// Readiness of this connection's socket.
+    pub fn on_event<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        events: u32,
+        ctx: &mut Ctx<F>,
+    ) {
+        match self.state {
+            State::Connecting => {
+                let err = socket::take_error(self.fd);
+                if err != 0 {
+                    let kind = ErrorKind::from_connect(&std::io::Error::from_raw_os_error(err));
+                    let e = ctx.spec.connector.failed(kind, err);
+                    return self.connect_failed(slot, ctx, e);
+                }
+                if events & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0 {
+                    self.connected(slot, ctx);
+                }
+            }
+            State::Tls => self.tls_step(slot, ctx),
+            State::Opening | State::Closing => self.exchange(slot, ctx, false),
+            State::Running => self.pump_after(slot, events, ctx),
+            State::Waiting | State::Parked | State::Done => {}
+        }
+    }
+
+    /// A timer of this connection fired.
+    pub fn on_timer<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        self.wake_at = u64::MAX;
+        let now = ctx.now();
+        let late = now >= self.phase_began + ctx.timeout_ns;
+        let addr = ctx.spec.connector.addr;
+        let timeout = ctx.spec.timeout;
+        let why = match self.state {
+            State::Waiting => return self.begin(slot, ctx),
+            State::Running => return self.pump(slot, ctx),
+            State::Parked | State::Done => return,
+            _ if !late => {
+                let at = self.phase_began + ctx.timeout_ns;
+                return self.arm(slot, at, ctx);
+            }
+            State::Connecting => format!("connecting to {addr} timed out"),
+            State::Tls => format!("TLS handshake with {addr} timed out"),
+            State::Opening => format!("the handshake did not finish within {timeout:?}"),
+            State::Closing => {
+                format!("the closing handshake did not finish within {timeout:?}")
+            }
+        };
+        let e = ConnectError {
+            kind: ErrorKind::ConnectTimeout,
+            detail: why,
+        };
+        if self.state == State::Closing {
+            self.close_failed(slot, ctx, e)
+        } else {
+            self.connect_failed(slot, ctx, e)
+        }
+    }
+
+    /// The stop flag was seen: a slot waiting to start ends now, a running one drains.
+    pub fn on_stop<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        match self.state {
+            State::Waiting if !ctx.batch() => self.retire(ctx),
+            State::Running => self.pump(slot, ctx),
+            _ => {}
+        }
+    }
+
+    fn connected<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        match ctx.spec.connector.tls_session() {
+            None => {
+                self.count_connection(ctx);
+                self.start_exchange(slot, ctx, State::Opening)
+            }
+            Some(Ok(s)) => {
+                self.tls = Some(s);
+                self.state = State::Tls;
+                self.tls_step(slot, ctx);
+            }
+            Some(Err(e)) => self.connect_failed(slot, ctx, e),
+        }
+    }
+
+    fn count_connection<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        let measured = ctx.batch() || self.began >= ctx.measure_start_ns;
+        ctx.stats.phase(measured).connections += 1;
+    }
+
+    fn tls_step<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        let Some(s) = self.tls.as_mut() else { return };
+        match transport::handshake(s, self.fd) {
+            Ok(true) => {
+                self.count_connection(ctx);
+                self.start_exchange(slot, ctx, State::Opening);
+            }
+            Ok(false) => {}
+            Err(why) => {
+                let e = ConnectError {
+                    kind: ErrorKind::Tls,
+                    detail: format!("TLS handshake with {}: {why}", ctx.spec.connector.addr),
+                };
+                self.connect_failed(slot, ctx, e)
+            }
+        }
+    }
+
+    fn start_exchange<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+        state: State,
+    ) {
+        self.state = state;
+        self.phase_began = ctx.now();
+        let at = self.phase_began + ctx.timeout_ns;
+        self.arm(slot, at, ctx);
+        self.exchange(slot, ctx, true);
+    }
+
+    /// Drives the opening or closing exchange: the session is asked again only when
+    /// new bytes came (or it used some), so it is never asked twice about the same input.
+    fn exchange<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+        mut fresh: bool,
+    ) {
+        let opening = self.state == State::Opening;
+        let what = if opening {
+            "handshake"
+        } else {
+            "closing handshake"
+        };
+        let fail = |kind, detail: String| ConnectError { kind, detail };
+        loop {
+            if !fresh {
+                let mut rbuf = std::mem::take(&mut ctx.rbuf);
+                let got = transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf);
+                if let Input::Data(n) = got {
+                    self.input.extend_from_slice(&rbuf[..n]);
+                }
+                ctx.rbuf = rbuf;
+                let e = match got {
+                    Input::Data(_) if self.input.len() > MAX_READ_BUFFER => fail(
+                        ErrorKind::TooLarge,
+                        format!(
+                            "the server sent more than {MAX_READ_BUFFER} bytes during the {what}"
+                        ),
+                    ),
+                    Input::Data(_) => {
+                        fresh = true;
+                        continue;
+                    }
+                    Input::Nothing => return,
+                    Input::Eof => fail(
+                        ErrorKind::ConnectFailed,
+                        format!("the server closed the connection during the {what}"),
+                    ),
+                    Input::Failed(k) => {
+                        fail(ErrorKind::ConnectFailed, format!("{what}: {}", k.name()))
+                    }
+                };
+                return self.exchange_failed(slot, ctx, opening, e);
+            }
+            let Some(session) = self.session.as_mut() else {
+                return;
+            };
+            let figures = &mut ctx.figures[(ctx.clock.now_ns() >= ctx.measure_start_ns) as usize];
+            let step = if opening {
+                session.open(&self.input, &mut ctx.out, figures)
+            } else {
+                session.close(&self.input, &mut ctx.out, figures)
+            };
+            if let Err(k) = self.send(ctx) {
+                let e = fail(ErrorKind::ConnectFailed, format!("{what}: {}", k.name()));
+                return self.exchange_failed(slot, ctx, opening, e);
+            }
+            match step {
+                Setup::Done { used } => {
+                    self.input.drain(..used.min(self.input.len()));
+                    return if opening {
+                        self.opened(slot, ctx)
+                    } else {
+                        self.closed_cleanly(slot, ctx)
+                    };
+                }
+                Setup::Failed { kind, detail } => {
+                    return self.exchange_failed(slot, ctx, opening, fail(kind, detail))
+                }
+                Setup::Continue { used } => {
+                    let used = used.min(self.input.len());
+                    self.input.drain(..used);
+                    fresh = used > 0;
+                }
+            }
+        }
+    }
+
+    fn exchange_failed<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+        opening: bool,
+        e: ConnectError,
+    ) {
+        if opening {
+            self.connect_failed(slot, ctx, e)
+        } else {
+            self.close_failed(slot, ctx, e)
+        }
+    }
+
+    /// The opening exchange is done: requests may go.
+    fn opened<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        let now = ctx.now();
+        if self.began >= ctx.measure_start_ns || ctx.batch() {
+            ctx.stats.handshake.record(now.saturating_sub(self.began));
+        }
+        self.failing_since = None;
+        self.state = State::Running;
+        if ctx.batch() {
+            self.local_budget = Some(ctx.pipeline as u64);
+        }
+        self.pump(slot, ctx);
+    }
+
+    /// A failed connection attempt (connect, TLS or the opening exchange).
+    fn connect_failed<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+        e: ConnectError,
+    ) {
+        self.drop_socket(ctx);
+        self.refund(ctx);
+        // Requests never went out on it; nothing is in flight.
+        let now = ctx.now();
+        let refused = e.kind == ErrorKind::ConnectRefused;
+        let measured = ctx.batch() || now >= ctx.measure_start_ns;
+        ctx.stats.record_connect_error(measured, e.kind, e.detail);
+        if ctx.batch() {
+            return self.park(ctx);
+        }
+        let never_connected = ctx.stats.warmup.connections + ctx.stats.measured.connections == 0;
+        // A slot that cannot connect for a whole timeout gives up, so a dead target ends
+        // the run instead of spinning until the deadline; a port where nothing ever
+        // accepted gives up sooner (NOTHING_LISTENS).
+        let since = *self.failing_since.get_or_insert(now);
+        let failing = now - since;
+        if failing >= ctx.timeout_ns
+            || (refused && never_connected && failing >= NOTHING_LISTENS.as_nanos() as u64)
+        {
+            return self.retire(ctx);
+        }
+        self.back_off(slot, now, ctx);
+    }
+
+    fn back_off<F: SessionFactory<Session = S>>(&mut self, slot: u32, now: u64, ctx: &mut Ctx<F>) {
+        let at = now + self.backoff_ms as u64 * 1_000_000;
+        self.backoff_ms = (self.backoff_ms * 2).min(MAX_BACKOFF_MS);
+        self.wait_until(slot, at, ctx);
+    }
+
+    /// The requests are over (the plan's or this connection's share): say goodbye.
+    fn done<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        if ctx.batch() {
+            return self.park(ctx);
+        }
+        self.start_exchange(slot, ctx, State::Closing);
+    }
+
+    /// After the goodbye (or its failure): the next connection, if the policy says so.
+    fn after_close<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        self.drop_socket(ctx);
+        if ctx.batch() {
+            return self.park(ctx);
+        }
+        if ctx.per_connection.is_none() {
+            return self.retire(ctx);
+        }
+        self.backoff_ms = FIRST_BACKOFF_MS;
+        self.begin(slot, ctx);
+    }
+
+    fn closed_cleanly<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        // Requests settled on write count only now: the peer has read them.
         for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
             if count > 0 {
-                stats.record_ok(measured, count, 0);
+                ctx.stats.record_ok(measured, count, 0);
+            }
+        }
+        self.written = [0; 2];
+        self.after_close(slot, ctx);
+    }
+
+    fn close_failed<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+        e: ConnectError,
+    ) {
+        // The peer never confirmed reading what was written.
+        let kind = match e.kind {
+            ErrorKind::ConnectTimeout => ErrorKind::Timeout,
+            _ => ErrorKind::Closed,
+        };
+        self.abandon(kind, ctx);
+        let measured = ctx.now() >= ctx.measure_start_ns;
+        ctx.stats.record_connect_error(measured, e.kind, e.detail);
+        self.after_close(slot, ctx);
+    }
+
+    /// Ends every request still in flight, or written and unsettled, as `kind`.
+    fn abandon<F: SessionFactory<Session = S>>(&mut self, kind: ErrorKind, ctx: &mut Ctx<F>) {
+        for r in self.inflight.drain(..) {
+            ctx.stats.record_error(r.measured, kind, 0);
+        }
+        for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
+            if count > 0 {
+                ctx.stats.phase(measured).error(kind, count);
             }
         }
         self.written = [0; 2];
     }
 
-    /// Ends every request still in flight, or written and unsettled, as `kind` (the
-    /// connection is gone without a clean close).
-    pub fn abandon(&mut self, kind: ErrorKind, shared: &Shared) {
-        let mut stats = shared.stats.borrow_mut();
-        for r in self.inflight.drain(..) {
-            stats.record_error(r.measured, kind, 0);
+    /// The connection's run of requests ended.
+    fn end<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>, end: End) {
+        ctx.out.clear();
+        let now = ctx.now();
+        if self.opened_in_warmup && now >= ctx.measure_start_ns {
+            ctx.stats.measured.connections_carried += 1;
+            self.opened_in_warmup = false;
         }
-        for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
-            if count > 0 {
-                stats.phase(measured).error(kind, count);
+        match end {
+            End::Done => self.done(slot, ctx),
+            End::Cut => {
+                self.drop_socket(ctx);
+                self.retire(ctx)
+            }
+            End::Reconnect | End::Failed(_) => {
+                let kind = match end {
+                    End::Failed(k) => k,
+                    _ => ErrorKind::Closed,
+                };
+                self.abandon(kind, ctx);
+                self.refund(ctx);
+                self.drop_socket(ctx);
+                if ctx.batch() {
+                    return self.park(ctx);
+                }
+                // A server that accepts and closes at once must not make us spin; one
+                // that closes on the protocol's word is reopened at once.
+                if end != End::Reconnect && self.answered == 0 {
+                    return self.back_off(slot, now, ctx);
+                }
+                self.backoff_ms = FIRST_BACKOFF_MS;
+                self.begin(slot, ctx)
             }
         }
-        self.written = [0; 2];
     }
 
-    /// Requests left unanswered when the connection task ends without a failure.
-    pub fn leave_in_flight(&mut self, shared: &Shared) {
-        let mut stats = shared.stats.borrow_mut();
-        for r in self.inflight.drain(..) {
-            stats.phase(r.measured).in_flight += 1;
+    /// Batch plans: the next iteration on this connection (or a new one).
+    pub fn next_iteration<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        if self.fd >= 0 {
+            self.local_budget = Some(ctx.pipeline as u64);
+            self.state = State::Running;
+            self.pump(slot, ctx);
+        } else {
+            self.begin(slot, ctx);
         }
-        for (measured, count) in [(false, self.written[0]), (true, self.written[1])] {
-            stats.phase(measured).in_flight += count;
+    }
+
+    /// Batch plans: the round is over; say goodbye on a live connection.
+    pub fn end_round<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        if self.fd >= 0 {
+            self.start_exchange(slot, ctx, State::Closing);
+        } else {
+            self.park(ctx);
         }
-        self.written = [0; 2];
+    }
+
+    /// Batch plans: the last round is over.
+    pub fn finish<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        if self.state != State::Done {
+            self.retire(ctx);
+        }
     }
 
     /// Whether the plan lets this connection send, now, a request intended at `intended`.
     /// The measured phase ends at the deadline by the clock, whatever the schedule's
     /// backlog: an open loop that fell behind must not go on sending its arrears.
     #[inline]
-    fn may_send(&self, intended: u64, now: u64, shared: &Shared) -> bool {
-        if shared.stopping() || shared.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
+    fn may_send<F: SessionFactory<Session = S>>(
+        &self,
+        intended: u64,
+        now: u64,
+        ctx: &Ctx<F>,
+    ) -> bool {
+        if ctx.stopping || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
             return false;
         }
         if self.local_budget == Some(0) {
             return false;
         }
-        self.prepaid
-            || !(intended >= shared.measure_start_ns
-                && shared.budget.as_ref().is_some_and(|b| b.get() == 0))
+        self.prepaid || !(intended >= ctx.measure_start_ns && ctx.budget == Some(0))
     }
 
-    fn open_loop(&self) -> bool {
-        self.interval_ns > 0
+    #[inline]
+    fn push_request<F: SessionFactory<Session = S>>(
+        &mut self,
+        intended: u64,
+        now: u64,
+        measured: bool,
+        ctx: &mut Ctx<F>,
+    ) {
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let tag = session.encode(self.seq, now, &mut ctx.out);
+        self.inflight.push_back(InFlight {
+            seq: self.seq,
+            intended_ns: intended,
+            sent_ns: now,
+            tag,
+            measured,
+        });
+        self.seq += 1;
     }
 
     /// Encodes as many requests as the pipeline, the schedule and the budget allow.
-    fn fill(&mut self, now: u64, shared: &Shared) {
+    fn fill<F: SessionFactory<Session = S>>(&mut self, now: u64, ctx: &mut Ctx<F>) {
         if self.open_loop() {
             // Before the room check: a connection whose replies are late falls behind
             // its schedule too, and that must show.
-            shared.note_lag(now, self.next_intended);
+            ctx.note_lag(now, self.next_intended);
+            return self.fill_scheduled(now, ctx);
         }
-        let room = shared.pipeline - self.inflight.len();
-        if room == 0 {
-            return;
-        }
-        if self.open_loop() {
-            self.fill_scheduled(now, shared);
-            return;
-        }
+        let room = ctx.pipeline - self.inflight.len().min(ctx.pipeline);
         // Closed loop: every request of this call is intended now, so the plan is
         // asked once for how many may go, not once per request.
-        if !self.may_send(now, now, shared) {
+        if room == 0 || !self.may_send(now, now, ctx) {
             return;
         }
-        let measured = now >= shared.measure_start_ns;
+        let measured = now >= ctx.measure_start_ns;
         let mut n = room as u64;
         if measured && !self.prepaid {
-            if let Some(b) = shared.budget.as_ref() {
-                n = n.min(b.get());
-                b.set(b.get() - n);
+            if let Some(b) = ctx.budget.as_mut() {
+                n = n.min(*b);
+                *b -= n;
             }
         }
         if let Some(l) = self.local_budget.as_mut() {
             n = n.min(*l);
             *l -= n;
         }
-        let before = self.out.len();
+        let before = ctx.out.len();
         for _ in 0..n {
-            let tag = self.proto.encode(self.seq, now, &mut self.out);
-            self.inflight.push_back(InFlight {
-                seq: self.seq,
-                intended_ns: now,
-                sent_ns: now,
-                tag,
-                measured,
-            });
-            self.seq += 1;
+            self.push_request(now, now, measured, ctx);
         }
         if n > 0 {
-            let bytes = (self.out.len() - before) as u64;
-            shared.stats.borrow_mut().record_sent(measured, n, bytes);
+            let bytes = (ctx.out.len() - before) as u64;
+            ctx.stats.record_sent(measured, n, bytes);
         }
     }
 
     /// Open loop: sends every request whose intended time has come.
-    fn fill_scheduled(&mut self, now: u64, shared: &Shared) {
+    fn fill_scheduled<F: SessionFactory<Session = S>>(&mut self, now: u64, ctx: &mut Ctx<F>) {
+        let Some(schedule) = self.schedule else {
+            return;
+        };
         // Counted per call, not per request: (count, bytes) for warm-up and measured.
         let mut tally = [(0u64, 0u64); 2];
-        while self.inflight.len() < shared.pipeline && self.next_intended <= now {
+        while self.inflight.len() < ctx.pipeline && self.next_intended <= now {
             let intended = self.next_intended;
-            if !self.may_send(intended, now, shared) {
+            if !self.may_send(intended, now, ctx) {
                 break;
             }
-            let measured = intended >= shared.measure_start_ns;
+            let measured = intended >= ctx.measure_start_ns;
             if let Some(l) = self.local_budget.as_mut() {
                 *l -= 1;
             }
             if measured && !self.prepaid {
-                if let Some(b) = shared.budget.as_ref() {
-                    b.set(b.get() - 1);
+                if let Some(b) = ctx.budget.as_mut() {
+                    *b -= 1;
                 }
             }
-            self.next_intended = self.next_intended.saturating_add(self.interval_ns);
-            let before = self.out.len();
-            let tag = self.proto.encode(self.seq, now, &mut self.out);
-            self.inflight.push_back(InFlight {
-                seq: self.seq,
-                intended_ns: intended,
-                sent_ns: now,
-                tag,
-                measured,
-            });
-            self.seq += 1;
+            self.sent_k += 1;
+            self.next_intended = schedule.intended(self.sent_k);
+            let before = ctx.out.len();
+            self.push_request(intended, now, measured, ctx);
             let t = &mut tally[measured as usize];
             t.0 += 1;
-            t.1 += (self.out.len() - before) as u64;
+            t.1 += (ctx.out.len() - before) as u64;
         }
-        if tally[0].0 + tally[1].0 > 0 {
-            let mut stats = shared.stats.borrow_mut();
-            for (measured, (count, bytes)) in [(false, tally[0]), (true, tally[1])] {
-                if count > 0 {
-                    stats.record_sent(measured, count, bytes);
+        for (measured, (count, bytes)) in [(false, tally[0]), (true, tally[1])] {
+            if count > 0 {
+                ctx.stats.record_sent(measured, count, bytes);
+            }
+        }
+    }
+
+    /// Writes what was encoded (and what waited); keeps what the socket did not take.
+    fn send<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) -> Result<(), ErrorKind> {
+        if !ctx.out.is_empty() {
+            if self.output.is_empty() {
+                let n = transport::write(self.fd, self.tls.as_deref_mut(), &ctx.out)?;
+                if n < ctx.out.len() {
+                    self.output.extend_from_slice(&ctx.out[n..]);
                 }
-            }
-        }
-    }
-
-    /// Records the reply to the oldest request: `used` bytes, judged `verdict`.
-    /// Correct replies are tallied in `ok` (added once per read by the caller).
-    #[inline]
-    fn settle(
-        &mut self,
-        used: usize,
-        verdict: Verdict,
-        now: u64,
-        stats: &mut crate::stats::WorkerStats,
-        ok: &mut [(u64, u64); 2],
-    ) -> Option<End> {
-        let req = self.inflight.pop_front()?;
-        self.rstart += used;
-        self.answered += 1;
-        let bytes = used as u64 + std::mem::take(&mut self.consumed);
-        if let Some(class) = self.proto.reply_class() {
-            if let Some(c) = stats.phase(req.measured).classes.get_mut(class) {
-                *c += 1;
-            }
-        }
-        match verdict {
-            Verdict::Ok => {
-                let t = &mut ok[req.measured as usize];
-                t.0 += 1;
-                t.1 += bytes;
-                if req.measured {
-                    stats.record_latency(
-                        now.saturating_sub(req.intended_ns),
-                        now.saturating_sub(req.sent_ns),
-                    );
-                }
-            }
-            Verdict::Error(k) => stats.record_error(req.measured, k, bytes),
-            Verdict::Fatal(k) => {
-                stats.record_error(req.measured, k, bytes);
-                return Some(End::Failed(ErrorKind::Dropped));
-            }
-        }
-        self.proto.close_after_reply().then_some(End::Reconnect)
-    }
-
-    fn add_ok(stats: &mut crate::stats::WorkerStats, ok: [(u64, u64); 2]) {
-        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
-            if n > 0 {
-                stats.record_ok(measured, n, bytes);
-            }
-        }
-    }
-
-    /// The peer closed: a reply that runs to the close is complete now (and recorded).
-    fn consume_at_close(&mut self, now: u64, shared: &Shared) {
-        let Some(req) = self.inflight.front() else {
-            return;
-        };
-        if let Decode::Reply { used, verdict } = self
-            .proto
-            .decode_at_close(&self.rbuf[self.rstart..self.rend], req)
-        {
-            let mut stats = shared.stats.borrow_mut();
-            let mut ok = [(0u64, 0u64); 2];
-            let _ = self.settle(used, verdict, now, &mut stats, &mut ok);
-            Self::add_ok(&mut stats, ok);
-        }
-    }
-
-    /// Decodes and records every complete reply in the read buffer.
-    fn consume(&mut self, now: u64, shared: &Shared) -> Option<End> {
-        if self.proto.settles_on_write() {
-            return self.consume_idle();
-        }
-        let mut stats = shared.stats.borrow_mut();
-        // Correct replies are tallied here and added once per read.
-        let mut ok = [(0u64, 0u64); 2];
-        let mut end = None;
-        while let Some(req) = self.inflight.front() {
-            match self.proto.decode(&self.rbuf[self.rstart..self.rend], req) {
-                Decode::Incomplete | Decode::Consumed { used: 0 } => break,
-                Decode::Consumed { used } => {
-                    self.rstart += used;
-                    self.consumed += used as u64;
-                }
-                Decode::Reply { used, verdict } => {
-                    end = self.settle(used, verdict, now, &mut stats, &mut ok);
-                    if end.is_some() {
-                        break;
-                    }
-                }
-            }
-        }
-        Self::add_ok(&mut stats, ok);
-        if end.is_some() {
-            return end;
-        }
-        if self.inflight.is_empty() && self.rstart < self.rend {
-            // Bytes nobody asked for: an echo server never sends them, and keeping them
-            // would let a hostile server grow this buffer without bound.
-            stats
-                .phase(now >= shared.measure_start_ns)
-                .error(ErrorKind::Unsolicited, 1);
-            return Some(End::Failed(ErrorKind::Dropped));
-        }
-        if self.compact_read_buffer() {
-            if let Some(r) = self.inflight.pop_front() {
-                stats.record_error(r.measured, ErrorKind::TooLarge, 0);
-            }
-            return Some(End::Failed(ErrorKind::Dropped));
-        }
-        None
-    }
-
-    /// Settles-on-write protocols: no reply is awaited, so whatever arrives is an
-    /// event for the protocol (a heartbeat, the peer's goodbye), never a reply.
-    fn consume_idle(&mut self) -> Option<End> {
-        while self.rstart < self.rend {
-            match self.proto.decode_idle(&self.rbuf[self.rstart..self.rend]) {
-                Ok(0) => break,
-                Ok(n) => self.rstart += n,
-                Err(kind) => return Some(End::Failed(kind)),
-            }
-        }
-        if self.compact_read_buffer() {
-            return Some(End::Failed(ErrorKind::TooLarge));
-        }
-        None
-    }
-
-    /// Frees the read buffer's front, or grows it when one partial reply fills it (the
-    /// protocol bounds a reply's size, e.g. AMQP's negotiated frame-max). True when one
-    /// unfinished reply already fills `MAX_READ_BUFFER`: the caller ends the connection.
-    fn compact_read_buffer(&mut self) -> bool {
-        if self.rstart == self.rend {
-            self.rstart = 0;
-            self.rend = 0;
-        } else if self.rend == self.rbuf.len() {
-            // Make room: move the partial reply to the front, or grow for a large one.
-            if self.rstart > 0 {
-                self.rbuf.copy_within(self.rstart..self.rend, 0);
-                self.rend -= self.rstart;
-                self.rstart = 0;
-            } else if self.rbuf.len() >= MAX_READ_BUFFER {
-                return true;
             } else {
-                let n = (self.rbuf.len() * 2).min(MAX_READ_BUFFER);
-                self.rbuf.resize(n, 0);
+                self.output.extend_from_slice(&ctx.out);
+            }
+            ctx.out.clear();
+        }
+        if !self.output.is_empty() {
+            let n = transport::write(self.fd, self.tls.as_deref_mut(), &self.output)?;
+            self.output.drain(..n);
+            if self.output.len() > MAX_READ_BUFFER {
+                return Err(ErrorKind::TooLarge);
+            }
+        } else if let Some(s) = self.tls.as_deref_mut() {
+            if s.wants_write() {
+                transport::flush_tls(s, self.fd)?;
             }
         }
-        false
+        Ok(())
     }
 
-    /// Drives the connection until the plan is done or the connection fails.
-    pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
-        &mut self,
-        io: &mut S,
-        shared: &Shared,
-    ) -> End {
-        poll_fn(|cx| self.poll_run(cx, io, shared)).await
+    fn all_written(&self) -> bool {
+        self.output.is_empty() && !self.tls.as_ref().is_some_and(|s| s.wants_write())
     }
 
-    fn poll_run<S: AsyncRead + AsyncWrite + Unpin>(
+    /// Drives a connection with requests to make: send what the plan allows, write,
+    /// read and settle every complete reply, until the socket has nothing more; then
+    /// arm one timer for whichever comes first (the oldest request's timeout, the next
+    /// scheduled send, the end of the run).
+    fn pump<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        self.pump_after(slot, 0, ctx)
+    }
+
+    /// `pump` on readiness `events`: after a hang-up (or a turn given to others) the
+    /// socket is read until it says EAGAIN or EOF, as the close's edge is spent.
+    fn pump_after<F: SessionFactory<Session = S>>(
         &mut self,
-        cx: &mut Context<'_>,
-        io: &mut S,
-        shared: &Shared,
-    ) -> Poll<End> {
+        slot: u32,
+        events: u32,
+        ctx: &mut Ctx<F>,
+    ) {
+        let hup = events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+        let mut now = ctx.now();
         let mut rounds = 0;
-        // The clock is read once per poll and again after each read (for latency).
-        let mut now = shared.clock.now_ns();
+        // Edge-triggered: a plain socket that returned less than the buffer holds is
+        // drained, and bytes arriving later raise a new edge, so it is not read again
+        // only to hear EAGAIN (a system call per wake-up saved). A TLS session may hold
+        // decrypted bytes: it is read until it says so.
+        let mut drained = false;
         loop {
             let late = self
                 .inflight
                 .front()
-                .is_some_and(|oldest| now.saturating_sub(oldest.sent_ns) >= shared.timeout_ns);
+                .is_some_and(|oldest| now.saturating_sub(oldest.sent_ns) >= ctx.timeout_ns);
             if late {
                 // The late request is a timeout; the rest of its connection is dropped.
                 if let Some(r) = self.inflight.pop_front() {
-                    shared
-                        .stats
-                        .borrow_mut()
-                        .record_error(r.measured, ErrorKind::Timeout, 0);
+                    ctx.stats.record_error(r.measured, ErrorKind::Timeout, 0);
                 }
-                return Poll::Ready(End::Failed(ErrorKind::Dropped));
+                return self.end(slot, ctx, End::Failed(ErrorKind::Dropped));
             }
-            self.fill(now, shared);
-
-            // Write what is pending; a partial write keeps the rest for the next poll.
-            let mut wrote = false;
-            while self.wpos < self.out.len() {
-                match Pin::new(&mut *io).poll_write(cx, &self.out[self.wpos..]) {
-                    Poll::Ready(Ok(0)) => return Poll::Ready(End::Failed(ErrorKind::Closed)),
-                    Poll::Ready(Ok(n)) => {
-                        self.wpos += n;
-                        wrote = true;
-                    }
-                    Poll::Ready(Err(e)) => return Poll::Ready(End::Failed(ErrorKind::from_io(&e))),
-                    Poll::Pending => break,
-                }
+            self.fill(now, ctx);
+            if let Err(k) = self.send(ctx) {
+                return self.end(slot, ctx, End::Failed(k));
             }
-            if wrote || self.flushing {
-                match Pin::new(&mut *io).poll_flush(cx) {
-                    Poll::Ready(Ok(())) => self.flushing = false,
-                    Poll::Ready(Err(e)) => return Poll::Ready(End::Failed(ErrorKind::from_io(&e))),
-                    Poll::Pending => self.flushing = true,
-                }
-            }
-            if self.wpos == self.out.len() {
-                self.out.clear();
-                self.wpos = 0;
-                if !self.inflight.is_empty() && self.proto.settles_on_write() {
-                    self.settle_written();
+            if ctx.settles_on_write && !self.inflight.is_empty() && self.all_written() {
+                // Requests with no reply leave the pipeline once written; they are
+                // counted when the connection ends.
+                for r in self.inflight.drain(..) {
+                    self.written[r.measured as usize] += 1;
+                    self.answered += 1;
                 }
             }
 
-            // Read whatever has arrived and settle every complete reply.
             let mut progressed = false;
-            let mut rb = ReadBuf::new(&mut self.rbuf[self.rend..]);
-            match Pin::new(&mut *io).poll_read(cx, &mut rb) {
-                Poll::Ready(Ok(())) => {
-                    let n = rb.filled().len();
-                    if n == 0 {
-                        // The peer closed. A reply that runs to the close ends here.
-                        // That ends the connection's work only if it had none left;
-                        // otherwise the slot reconnects.
-                        self.consume_at_close(now, shared);
-                        let idle = self.inflight.is_empty() && self.out.is_empty();
-                        let wanted = if self.open_loop() {
-                            self.next_intended
-                        } else {
-                            now
-                        };
-                        return Poll::Ready(if idle && !self.may_send(wanted, now, shared) {
-                            End::Done
-                        } else {
-                            End::Failed(ErrorKind::Closed)
-                        });
-                    }
-                    self.rend += n;
+            let mut rbuf = std::mem::take(&mut ctx.rbuf);
+            let got = if drained {
+                Input::Nothing
+            } else {
+                transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf)
+            };
+            let end = match got {
+                Input::Data(n) => {
+                    drained = !hup && self.tls.is_none() && n < rbuf.len();
                     progressed = true;
-                    now = shared.clock.now_ns();
-                    if let Some(end) = self.consume(now, shared) {
-                        return Poll::Ready(end);
-                    }
+                    now = ctx.now();
+                    self.consume(&rbuf[..n], now, ctx)
                 }
-                Poll::Ready(Err(e)) => return Poll::Ready(End::Failed(ErrorKind::from_io(&e))),
-                Poll::Pending => {}
+                Input::Nothing => None,
+                Input::Eof => {
+                    // The peer closed. A reply that runs to the close ends here. That
+                    // ends the connection's work only if it had none left; otherwise
+                    // the slot reconnects.
+                    self.consume_at_close(now, ctx);
+                    let idle = self.inflight.is_empty() && self.output.is_empty();
+                    let wanted = if self.open_loop() {
+                        self.next_intended
+                    } else {
+                        now
+                    };
+                    Some(if idle && !self.may_send(wanted, now, ctx) {
+                        End::Done
+                    } else {
+                        End::Failed(ErrorKind::Closed)
+                    })
+                }
+                Input::Failed(k) => Some(End::Failed(k)),
+            };
+            ctx.rbuf = rbuf;
+            if let Some(end) = end {
+                return self.end(slot, ctx, end);
             }
 
-            let idle = self.inflight.is_empty() && self.out.is_empty();
+            let idle = self.inflight.is_empty() && self.output.is_empty() && ctx.out.is_empty();
+            if idle {
+                // Nothing held while idle: an idle connection costs its slab entry only.
+                if self.input.is_empty() && self.input.capacity() > 0 {
+                    self.input = Vec::new();
+                }
+                if self.output.capacity() > 0 {
+                    self.output = Vec::new();
+                }
+            }
             let next_send = if self.open_loop() {
                 self.next_intended
             } else {
                 now
             };
-            let can_send = self.may_send(next_send, now, shared);
+            let can_send = self.may_send(next_send, now, ctx);
             if idle && !can_send {
-                return Poll::Ready(End::Done);
+                return self.end(slot, ctx, End::Done);
             }
-            let cut_at = shared.cut_ns();
+            let cut_at = ctx.cut_ns();
             if !can_send && now >= cut_at {
-                return Poll::Ready(End::Cut);
+                return self.end(slot, ctx, End::Cut);
             }
             if progressed {
                 rounds += 1;
                 if rounds >= FAIRNESS_ROUNDS {
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
+                    ctx.ready.push((slot, self.gen));
+                    return;
+                }
+                continue;
+            }
+            // Answers to events wait in `out`; a closed loop with room and permission
+            // (settles-on-write requests leave the pipeline once written) sends now.
+            let room = self.inflight.len() < ctx.pipeline && self.output.is_empty();
+            if !ctx.out.is_empty() || (can_send && room && !self.open_loop()) {
+                rounds += 1;
+                if rounds >= FAIRNESS_ROUNDS {
+                    ctx.ready.push((slot, self.gen));
+                    return;
                 }
                 continue;
             }
 
-            // Nothing to do until a reply arrives or one timer: the oldest request's
-            // timeout, the next scheduled send, or the end of the run for an idle sender.
             let mut wake = u64::MAX;
             if let Some(oldest) = self.inflight.front() {
-                wake = oldest.sent_ns + shared.timeout_ns;
+                wake = oldest.sent_ns + ctx.timeout_ns;
             }
-            if can_send && self.inflight.len() < shared.pipeline {
-                if self.open_loop() {
-                    match &shared.pacer {
-                        Some(p) => {
-                            if self.paced_at != self.next_intended {
-                                p.schedule(self.next_intended, cx.waker());
-                                self.paced_at = self.next_intended;
-                            }
-                        }
-                        None => wake = wake.min(self.next_intended),
-                    }
-                } else if self.out.is_empty() {
-                    // Closed loop with room and permission: send now.
-                    continue;
-                }
+            if can_send && self.inflight.len() < ctx.pipeline && self.open_loop() {
+                wake = wake.min(self.next_intended);
             }
-            if let Some(d) = shared.deadline_ns {
+            if let Some(d) = ctx.deadline_ns {
                 // Replies still due are waited for no longer than the drain grace.
                 wake = wake.min(if idle { d } else { cut_at });
             }
-            if wake == u64::MAX {
-                return Poll::Pending;
+            if wake != u64::MAX {
+                // Re-armed only for an earlier time: the oldest request's deadline moves
+                // later with every reply, and a timer firing early just means a re-check.
+                self.arm(slot, wake, ctx);
             }
-            // Re-armed only for an earlier deadline: the oldest request's deadline moves
-            // later with every reply, and a timer firing early just means a re-check.
-            if wake < self.sleep_at {
-                self.sleep_at = wake;
-                self.sleep
-                    .as_mut()
-                    .reset(shared.clock.instant_at(wake).into());
-            }
-            // Always poll: the timer may hold no waker (tokio's cooperative budget can
-            // return Pending without registering one), and a lost timer is a lost timeout.
-            if self.sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            self.sleep_at = u64::MAX;
-            now = shared.clock.now_ns();
+            return;
         }
+    }
+
+    /// Settles the oldest `n` requests (one reply, or a multiple acknowledgement), the
+    /// first carrying the reply's `bytes`. Correct ones are tallied in `ok` (added once
+    /// per read). Returns whether the verdict drops the connection.
+    #[inline]
+    fn settle<F: SessionFactory<Session = S>>(
+        &mut self,
+        n: u32,
+        bytes: u64,
+        verdict: Verdict,
+        now: u64,
+        ctx: &mut Ctx<F>,
+        ok: &mut [(u64, u64); 2],
+    ) -> bool {
+        let mut bytes = bytes;
+        for _ in 0..n.max(1) {
+            let Some(req) = self.inflight.pop_front() else {
+                break;
+            };
+            self.answered += 1;
+            let b = std::mem::take(&mut bytes);
+            match verdict {
+                Verdict::Ok => {
+                    let t = &mut ok[req.measured as usize];
+                    t.0 += 1;
+                    t.1 += b;
+                    if req.measured {
+                        ctx.stats.record_latency(
+                            now.saturating_sub(req.intended_ns),
+                            now.saturating_sub(req.sent_ns),
+                        );
+                    }
+                }
+                Verdict::Error(k) | Verdict::Fatal(k) => ctx.stats.record_error(req.measured, k, b),
+            }
+        }
+        matches!(verdict, Verdict::Fatal(_))
+    }
+
+    fn add_ok<F: SessionFactory<Session = S>>(ctx: &mut Ctx<F>, ok: [(u64, u64); 2]) {
+        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
+            if n > 0 {
+                ctx.stats.record_ok(measured, n, bytes);
+            }
+        }
+    }
+
+    /// The peer closed: a reply that runs to the close is complete now (and recorded).
+    fn consume_at_close<F: SessionFactory<Session = S>>(&mut self, now: u64, ctx: &mut Ctx<F>) {
+        let (Some(req), Some(session)) = (self.inflight.front().copied(), self.session.as_mut())
+        else {
+            return;
+        };
+        let d = session.decode_at_close(&self.input, &req, ctx.figures_at(req.measured));
+        if let Decode::Reply {
+            used,
+            settles,
+            verdict,
+            ..
+        } = d
+        {
+            let bytes = used as u64 + std::mem::take(&mut self.consumed);
+            let mut ok = [(0u64, 0u64); 2];
+            self.settle(settles, bytes, verdict, now, ctx, &mut ok);
+            Self::add_ok(ctx, ok);
+        }
+    }
+
+    /// Decodes and records everything complete in what was read (after what was kept).
+    fn consume<F: SessionFactory<Session = S>>(
+        &mut self,
+        fresh: &[u8],
+        now: u64,
+        ctx: &mut Ctx<F>,
+    ) -> Option<End> {
+        let mut kept = std::mem::take(&mut self.input);
+        let from_kept = !kept.is_empty();
+        if from_kept {
+            kept.extend_from_slice(fresh);
+        }
+        let data: &[u8] = if from_kept { &kept } else { fresh };
+        let mut pos = 0;
+        // Correct replies are tallied here and added once per read.
+        let mut ok = [(0u64, 0u64); 2];
+        let mut end = None;
+        let now_measured = now >= ctx.measure_start_ns;
+        while let Some(session) = self.session.as_mut() {
+            let oldest = if ctx.settles_on_write {
+                None
+            } else {
+                self.inflight.front()
+            };
+            // With no byte left the session is still asked while a request waits: one
+            // acknowledgement may have settled more than the replies handed over yet.
+            if pos == data.len() && oldest.is_none() {
+                break;
+            }
+            let measured = oldest.map_or(now_measured, |r| r.measured);
+            let figures = &mut ctx.figures[measured as usize];
+            match session.decode(&data[pos..], oldest, &mut ctx.out, figures) {
+                Decode::Incomplete | Decode::Consumed { used: 0 } | Decode::Event { used: 0 } => {
+                    break
+                }
+                Decode::Consumed { used } => {
+                    pos += used.min(data.len() - pos);
+                    self.consumed += used as u64;
+                }
+                Decode::Event { used } => {
+                    pos += used.min(data.len() - pos);
+                    ctx.stats.phase(now_measured).events += 1;
+                }
+                Decode::Reply {
+                    used,
+                    settles,
+                    verdict,
+                    close,
+                } => {
+                    if oldest.is_none() || settles as usize > self.inflight.len() {
+                        // A reply to nothing asked: the stream cannot be trusted.
+                        ctx.stats
+                            .phase(now_measured)
+                            .error(ErrorKind::Unsolicited, 1);
+                        end = Some(End::Failed(ErrorKind::Dropped));
+                        break;
+                    }
+                    pos += used.min(data.len() - pos);
+                    let bytes = used as u64 + std::mem::take(&mut self.consumed);
+                    if self.settle(settles, bytes, verdict, now, ctx, &mut ok) {
+                        end = Some(End::Failed(ErrorKind::Dropped));
+                        break;
+                    }
+                    if close {
+                        end = Some(End::Reconnect);
+                        break;
+                    }
+                }
+                Decode::Fail { kind } => {
+                    end = Some(if kind.is_connect() {
+                        // Counted once, for the connection; its requests are dropped.
+                        ctx.stats.phase(now_measured).error(kind, 1);
+                        End::Failed(ErrorKind::Dropped)
+                    } else {
+                        End::Failed(kind)
+                    });
+                    break;
+                }
+            }
+        }
+        Self::add_ok(ctx, ok);
+        if end.is_some() {
+            return end;
+        }
+        let left = data.len() - pos;
+        if left > MAX_READ_BUFFER {
+            if ctx.settles_on_write {
+                return Some(End::Failed(ErrorKind::TooLarge));
+            }
+            if let Some(r) = self.inflight.pop_front() {
+                ctx.stats.record_error(r.measured, ErrorKind::TooLarge, 0);
+            }
+            return Some(End::Failed(ErrorKind::Dropped));
+        }
+        if from_kept {
+            kept.drain(..pos);
+            self.input = kept;
+        } else if left > 0 {
+            self.input = data[pos..].to_vec();
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `connect` moves onto this slab next (a million connections across processes):
+    /// a slot's fixed part must stay small. Its buffers are allocated only while a
+    /// reply or output is unfinished.
+    #[test]
+    fn a_slot_is_small() {
+        let size = std::mem::size_of::<Conn<crate::proto::echo::client::EchoClient>>();
+        assert!(size <= 300, "an echo slot takes {size} bytes");
+        let bare = std::mem::size_of::<Conn<()>>();
+        assert!(
+            bare <= 256,
+            "a slot without session state takes {bare} bytes"
+        );
     }
 }

@@ -1,18 +1,13 @@
-//! Opening a connection to the target: TCP (TCP_NODELAY on by default), then TLS when asked.
+//! Where and how the engine connects: the target, TLS when asked, TCP_NODELAY (on by
+//! default), the connect timeout. Connecting itself is the event loop's (non-blocking
+//! connect on a raw socket, then a rustls client session driven by readiness).
 
 use crate::stats::ErrorKind;
 use rustls::pki_types::ServerName;
+use rustls::ClientConnection;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
-use tokio_rustls::TlsConnector;
-
-pub enum Stream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
 
 #[derive(Clone)]
 pub struct ClientTls {
@@ -27,15 +22,6 @@ pub struct ConnectError {
     pub detail: String,
 }
 
-impl ConnectError {
-    fn new(kind: ErrorKind, detail: impl std::fmt::Display) -> Self {
-        ConnectError {
-            kind,
-            detail: detail.to_string(),
-        }
-    }
-}
-
 #[derive(Clone)]
 pub struct Connector {
     pub addr: SocketAddr,
@@ -45,44 +31,42 @@ pub struct Connector {
 }
 
 impl Connector {
-    pub async fn connect(&self) -> Result<Stream, ConnectError> {
-        let tcp = match tokio::time::timeout(self.timeout, TcpStream::connect(self.addr)).await {
-            Err(_) => {
-                return Err(ConnectError::new(
-                    ErrorKind::ConnectTimeout,
-                    format!("connecting to {} timed out", self.addr),
-                ))
-            }
-            Ok(Err(e)) => {
-                return Err(ConnectError::new(
-                    ErrorKind::from_connect(&e),
-                    format!("connecting to {}: {e}", self.addr),
-                ))
-            }
-            Ok(Ok(s)) => s,
-        };
-        if self.nodelay {
-            let _ = tcp.set_nodelay(true);
+    /// Starts a non-blocking connect: (descriptor, connected already).
+    pub fn start(&self) -> Result<(i32, bool), ConnectError> {
+        crate::net::socket::start_connect(self.addr, None, self.nodelay).map_err(|e| {
+            self.failed(
+                ErrorKind::from_connect(&std::io::Error::from_raw_os_error(e)),
+                e,
+            )
+        })
+    }
+
+    /// The error of a connect that finished with `errno`.
+    pub fn failed(&self, kind: ErrorKind, errno: i32) -> ConnectError {
+        ConnectError {
+            kind,
+            detail: format!(
+                "connecting to {}: {}",
+                self.addr,
+                std::io::Error::from_raw_os_error(errno)
+            ),
         }
-        let Some(tls) = &self.tls else {
-            return Ok(Stream::Plain(tcp));
-        };
-        let connector = TlsConnector::from(tls.config.clone());
-        match tokio::time::timeout(
-            self.timeout,
-            connector.connect(tls.server_name.clone(), tcp),
+    }
+
+    /// A fresh TLS client session, when the load uses TLS. Output is bounded by the
+    /// pipeline, so the session's own buffer limit is lifted.
+    pub fn tls_session(&self) -> Option<Result<Box<ClientConnection>, ConnectError>> {
+        let t = self.tls.as_ref()?;
+        Some(
+            ClientConnection::new(t.config.clone(), t.server_name.clone())
+                .map(|mut s| {
+                    s.set_buffer_limit(None);
+                    Box::new(s)
+                })
+                .map_err(|e| ConnectError {
+                    kind: ErrorKind::Tls,
+                    detail: format!("TLS handshake with {}: {e}", self.addr),
+                }),
         )
-        .await
-        {
-            Ok(Ok(s)) => Ok(Stream::Tls(Box::new(s))),
-            Ok(Err(e)) => Err(ConnectError::new(
-                ErrorKind::Tls,
-                format!("TLS handshake with {}: {e}", self.addr),
-            )),
-            Err(_) => Err(ConnectError::new(
-                ErrorKind::ConnectTimeout,
-                format!("TLS handshake with {} timed out", self.addr),
-            )),
-        }
     }
 }

@@ -1,16 +1,19 @@
-//! The load engine, shared by every protocol: worker threads (one current-thread runtime
-//! each) own the connections; this module starts them, gathers their interval snapshots
-//! for progress, and merges their statistics exactly at the end.
+//! The load engine, shared by every protocol: worker threads (one raw epoll loop each)
+//! own the connections and drive the protocol's client sessions (`session.rs`); this
+//! module starts them, gathers their interval snapshots for progress, and merges their
+//! statistics and the protocol's figures exactly at the end.
 
 pub mod conn;
 pub mod connector;
-pub mod legacy;
-pub mod pacer;
-pub mod protocol;
+mod ctx;
+pub mod ramp;
 pub mod session;
-pub mod setup;
-pub mod shared;
+mod timers;
+pub mod transport;
 pub mod worker;
+
+pub use ctx::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
+pub use ramp::Ramp;
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -18,7 +21,7 @@ use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
 use crate::stats::{Counters, IntervalRow, Latency};
 use connector::Connector;
-use protocol::ProtocolFactory;
+use session::{ClientSession, Figures, SessionFactory};
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -58,9 +61,24 @@ pub struct LoadSpec {
     pub interval: Duration,
     /// Set it (Ctrl-C) to stop sending and let replies drain.
     pub stop: Arc<AtomicBool>,
+    /// Connection policy: each connection sends exactly this many requests (claimed
+    /// from the plan before it opens), says goodbye, and its slot opens a new one while
+    /// the plan lasts (HTTP keep-alive off = 1, AMQP churn = n).
+    pub per_connection: Option<u64>,
+    /// Connection starts (and the rate, in open loop) spread over a ramp.
+    pub ramp: Option<Ramp>,
 }
 
 impl LoadSpec {
+    /// When the measured phase begins: after the warm-up, and after the ramp unless
+    /// the ramp is measured.
+    pub fn measure_start(&self) -> Duration {
+        match self.ramp {
+            Some(r) if !r.measured => self.warmup.max(r.over),
+            _ => self.warmup,
+        }
+    }
+
     /// The number of correct replies the plan asks for, when it names one.
     pub fn expected(&self) -> Option<u64> {
         match self.plan {
@@ -83,8 +101,10 @@ impl LoadSpec {
 
 pub use crate::stats::Observer;
 
-/// Everything the engine measured; protocols turn it into a `RunResult`.
-pub struct EngineOutput {
+/// Everything the engine measured; protocols turn it into a `RunResult`. `X`: the
+/// protocol's own figures of the measured phase, merged over workers.
+pub struct EngineOutput<X = ()> {
+    pub figures: X,
     pub measured: Counters,
     pub warmup: Counters,
     pub latency: Latency,
@@ -106,15 +126,15 @@ pub struct EngineOutput {
 }
 
 /// Runs the load to its end.
-pub fn run<F: ProtocolFactory>(
+pub fn run<F: SessionFactory>(
     spec: LoadSpec,
     factory: F,
     observer: &mut dyn Observer,
-) -> Result<EngineOutput> {
+) -> Result<EngineOutput<<F::Session as ClientSession>::Figures>> {
     let spec = Arc::new(spec);
     let factory = Arc::new(factory);
     let clock = Clock::new();
-    let measure_start_ns = spec.warmup.as_nanos() as u64;
+    let measure_start_ns = spec.measure_start().as_nanos() as u64;
     let (tx, rx) = mpsc::channel();
     let budgets: Vec<Option<u64>> = (0..spec.threads)
         .map(|w| match spec.plan {
@@ -170,6 +190,7 @@ pub fn run<F: ProtocolFactory>(
     }
 
     let mut out = EngineOutput {
+        figures: <F::Session as ClientSession>::Figures::default(),
         measured: Counters::default(),
         warmup: Counters::default(),
         latency: Latency::new(),
@@ -189,7 +210,8 @@ pub fn run<F: ProtocolFactory>(
         let w = h
             .join()
             .map_err(|_| Error::runtime("a load thread failed unexpectedly"))?
-            .map_err(|e| Error::runtime(format!("cannot start a load runtime: {e}")))?;
+            .map_err(|e| Error::runtime(format!("cannot start a load event loop: {e}")))?;
+        out.figures.merge(&w.figures);
         out.measured.add(&w.stats.measured);
         out.warmup.add(&w.stats.warmup);
         out.latency.add(&w.stats.latency);

@@ -12,8 +12,40 @@
 //! - replies that run to the close (`decode_at_close`);
 //! - the protocol's own figures (`Figures`), kept per worker and phase, merged exactly.
 
-pub use super::protocol::{InFlight, Setup, Verdict};
 use crate::stats::ErrorKind;
+
+/// A request on the wire, awaiting its reply. Kept by the engine in send order.
+#[derive(Clone, Copy, Debug)]
+pub struct InFlight {
+    pub seq: u64,
+    /// When the schedule wanted it sent (open loop); equal to `sent_ns` in closed loop.
+    pub intended_ns: u64,
+    pub sent_ns: u64,
+    /// Protocol-owned detail of the request (for echo: its payload length).
+    pub tag: u32,
+    /// Sent after the warm-up, so it counts in the results.
+    pub measured: bool,
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum Verdict {
+    Ok,
+    /// A wrong reply; the stream is still in step, so the connection goes on.
+    Error(ErrorKind),
+    /// A wrong reply after which the stream cannot be trusted: the connection is dropped.
+    Fatal(ErrorKind),
+}
+
+/// One step of a connection-level exchange (`open`, `close`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Setup {
+    /// More to come: `used` input bytes were consumed; with none used, more input is needed.
+    Continue { used: usize },
+    /// Finished after `used` bytes; anything after them belongs to the requests.
+    Done { used: usize },
+    /// The peer refused or broke the exchange; the connection counts as failed.
+    Failed { kind: ErrorKind, detail: String },
+}
 
 /// A protocol's own per-worker figures (HTTP status classes, AMQP broker closes).
 /// Merged exactly over workers, processes and shards: sums, never averages.
@@ -75,13 +107,15 @@ pub trait ClientSession: 'static {
 
     /// The opening exchange (a handshake), before the first request: given what was
     /// received so far (first with nothing), append what to send to `out`. Called
-    /// until `Done` or `Failed`. Default: nothing to exchange.
-    fn open(&mut self, _input: &[u8], _out: &mut Vec<u8>) -> Setup {
+    /// again only with more input (or after `Continue` used some), until `Done` or
+    /// `Failed`. `figures`: those of the phase now (a broker's refusal is noted there).
+    /// Default: nothing to exchange.
+    fn open(&mut self, _input: &[u8], _out: &mut Vec<u8>, _figures: &mut Self::Figures) -> Setup {
         Setup::Done { used: 0 }
     }
 
     /// The closing exchange (a goodbye) after the last reply, same rules as `open`.
-    fn close(&mut self, _input: &[u8], _out: &mut Vec<u8>) -> Setup {
+    fn close(&mut self, _input: &[u8], _out: &mut Vec<u8>, _figures: &mut Self::Figures) -> Setup {
         Setup::Done { used: 0 }
     }
 

@@ -7,7 +7,7 @@
 use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, ProtocolTiming};
 use crate::engine::session::{ClientSession, SessionFactory};
-use crate::engine::EngineOutput;
+use crate::engine::{EngineOutput, LoadSpec};
 use crate::error::Result;
 use crate::server::session::{ServerFactory, ServerSession};
 use crate::stats::{RunResult, Unit};
@@ -55,9 +55,6 @@ pub trait Protocol: 'static {
     type Client: SessionFactory;
     /// One server session per accepted connection (the server runtime's seam).
     type Server: ServerFactory;
-    /// What it keeps of its client factory to read its own counters after the run
-    /// (AMQP's session counters); `()` for most.
-    type Watch: Default;
 
     /// Validates its flags with the shared ones, once; a bad value is `Error::Usage`.
     fn config(args: &Self::Args, shared: &LoadArgs) -> Result<Self::Config>;
@@ -81,23 +78,24 @@ pub trait Protocol: 'static {
     /// The result's `config` block.
     fn config_json(cfg: &Self::Config) -> serde_json::Value;
 
-    /// Keeps what it needs of the client factory before the engine owns it.
-    fn watch_client(_watch: &mut Self::Watch, _client: &Self::Client) {}
-    /// Adds its own blocks to the result (HTTP `status_classes`, the `amqp` block)
-    /// and its own judgement of the run.
-    fn finish(
-        _cfg: &Self::Config,
-        _watch: &Self::Watch,
-        _out: &EngineOutput,
-        _result: &mut RunResult,
-    ) {
-    }
+    /// Its connection policy, which the engine carries out for every protocol alike:
+    /// requests per connection (HTTP keep-alive off: 1; AMQP churn: its messages),
+    /// and whether a ramp counts in the figures.
+    fn connection_policy(_cfg: &Self::Config, _spec: &mut LoadSpec) {}
+    /// Adds its own blocks to the result (HTTP `status_classes`, the `amqp` block),
+    /// from its figures merged over the workers (`out.figures`), and its own judgement
+    /// of the run.
+    fn finish(_cfg: &Self::Config, _out: &EngineOutput<FiguresOf<Self>>, _result: &mut RunResult) {}
     /// Lines printed right after the summary, before the histogram.
     fn summary_lines(_cfg: &Self::Config, _result: &RunResult) -> String {
         String::new()
     }
     /// Lines printed last, after the histogram.
-    fn closing_lines(_cfg: &Self::Config, _result: &RunResult, _out: &EngineOutput) -> String {
+    fn closing_lines(
+        _cfg: &Self::Config,
+        _result: &RunResult,
+        _out: &EngineOutput<FiguresOf<Self>>,
+    ) -> String {
         String::new()
     }
 

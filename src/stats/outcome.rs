@@ -36,10 +36,13 @@ pub enum ErrorKind {
     /// The peer sent more than a documented cap allows (a head, a body, a frame, a run of
     /// interim replies); the connection was dropped instead of buffering without bound.
     TooLarge,
+    /// The peer refused the request on purpose (an AMQP broker's Basic.Nack): answered,
+    /// in step, but not accepted.
+    Nack,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::Mismatch,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -54,6 +57,7 @@ impl ErrorKind {
         ErrorKind::Unsolicited,
         ErrorKind::Status,
         ErrorKind::TooLarge,
+        ErrorKind::Nack,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -85,6 +89,7 @@ impl ErrorKind {
             ErrorKind::Unsolicited => "unsolicited",
             ErrorKind::Status => "status",
             ErrorKind::TooLarge => "too_large",
+            ErrorKind::Nack => "nack",
         }
     }
 
@@ -127,8 +132,9 @@ pub struct Counters {
     /// when it ended (counted once each, when they end).
     pub connections_carried: u64,
     pub errors: [u64; ErrorKind::COUNT],
-    /// Decoded replies by protocol-defined class (HTTP: status / 100), ok or not.
-    pub classes: [u64; crate::engine::protocol::REPLY_CLASSES],
+    /// Bytes from the peer that belong to no request (pings, pushes, heartbeats),
+    /// decoded and answered without dropping the connection.
+    pub events: u64,
 }
 
 impl Counters {
@@ -174,9 +180,7 @@ impl Counters {
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
             *a += b;
         }
-        for (a, b) in self.classes.iter_mut().zip(o.classes.iter()) {
-            *a += b;
-        }
+        self.events += o.events;
     }
 
     /// The non-zero error counts, by name, in a fixed order.

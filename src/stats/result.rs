@@ -76,6 +76,9 @@ pub struct Totals {
     #[serde(default)]
     pub connections_from_warmup: u64,
     pub connect_errors: u64,
+    /// Events from the peer that answered no request (pings, pushes, heartbeats).
+    #[serde(default)]
+    pub events: u64,
     /// sent = ok + errors + in_flight, each counted on its own; for an external
     /// generator, whether the tool's own counts add up. Null when the producer
     /// does not report what the check needs.
@@ -95,6 +98,7 @@ impl Totals {
             connections: c.connections,
             connections_from_warmup: c.connections_carried,
             connect_errors: c.connect_errors(),
+            events: c.events,
             invariant_holds: Some(c.invariant_holds()),
         }
     }

@@ -1,6 +1,6 @@
-//! What one load worker records while it runs. A worker is one thread with one
-//! current-thread runtime; its connection tasks share these through an `Rc<RefCell>`,
-//! so recording a reply is a few adds and one histogram increment: no lock, no atomic.
+//! What one load worker records while it runs. A worker is one thread with one event
+//! loop that owns these outright, so recording a reply is a few adds and one
+//! histogram increment: no lock, no atomic.
 
 use super::latency::Latency;
 use super::outcome::{Counters, ErrorKind};

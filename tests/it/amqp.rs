@@ -342,3 +342,39 @@ fn bad_urls_and_flags_exit_2_with_one_sentence() {
         "--frame-max must be at least 4096",
     );
 }
+
+/// A batch plan runs the handshake and the goodbye on every connection: per round
+/// each connection opens, publishes `--inflight` messages per iteration and waits for
+/// the others, then closes cleanly.
+#[test]
+fn a_batch_plan_against_serve_amqp_counts_exactly() {
+    let broker = Broker::start(&[]);
+    let url = format!("amqp://guest:guest@127.0.0.1:{}/", broker.port);
+    let r = run_json(&[
+        "amqp",
+        &url,
+        "--confirm",
+        "-t",
+        "1",
+        "-c",
+        "3",
+        "--inflight",
+        "4",
+        "--iterations",
+        "5",
+        "--reconnects",
+        "2",
+    ]);
+    // 1 thread x 3 connections x 4 in flight x 5 iterations x 2 rounds.
+    r.assert_clean(120);
+    assert_eq!(r.u("/totals/sent"), 120, "{}", r.explain());
+    assert_eq!(r.u("/totals/connections"), 6);
+    assert_eq!(r.u("/amqp/clean_closes"), 6);
+    assert_eq!(r.json()["config"]["plan"]["type"], "batch");
+    let b = broker.finish();
+    assert_eq!(b["messages"], 120, "{b:?}");
+    assert_eq!(b["confirmed"], 120);
+    assert_eq!(b["opened"], 6);
+    assert_eq!(b["closes"], 6);
+    assert_eq!(b["faults"], 0);
+}

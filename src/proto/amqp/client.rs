@@ -7,17 +7,14 @@
 //! connection ends with Connection.Close answered by CloseOk (then the broker has read
 //! everything before it); a connection that ends any other way ends them as errors.
 
+use super::client_figures::ClientFigures;
 use super::codec::{self, write_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
 use super::confirms::ChannelConfirms;
-use crate::engine::protocol::{
-    ClientProtocol, Decode, InFlight, ProtocolFactory, Setup, SetupPhase, Verdict,
-};
+use crate::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
 use crate::stats::ErrorKind;
 use amq_protocol::frame::AMQPFrame;
 use amq_protocol::protocol::{basic, channel, confirm, connection, queue, AMQPClass};
 use amq_protocol::types::{AMQPValue, FieldTable, LongString};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The largest frame this client asks for (RabbitMQ's default too).
@@ -39,60 +36,36 @@ pub struct ClientOptions {
     pub declare_queue: Option<String>,
     /// Churn: messages per connection, after which it closes and a new one opens.
     pub per_connection: Option<u64>,
-    /// Spread the connection slots' first starts over this long.
+    /// `--ramp`, for the config table (the engine spreads the starts).
     pub ramp: Duration,
-}
-
-/// Per-connection events worth a counter (added once per connection, not per message).
-#[derive(Default, Debug)]
-pub struct SessionCounters {
-    pub handshakes: AtomicU64,
-    pub clean_closes: AtomicU64,
-    pub nacked: AtomicU64,
-    /// The first Connection.Close or Channel.Close the broker sent, for the report.
-    pub broker_close: Mutex<Option<String>>,
-}
-
-impl SessionCounters {
-    fn note_broker_close(&self, text: String) {
-        if let Ok(mut g) = self.broker_close.lock() {
-            if g.is_none() {
-                *g = Some(text);
-            }
-        }
-    }
 }
 
 pub struct AmqpFactory {
     opts: ClientOptions,
-    pub counters: Arc<SessionCounters>,
-    /// Total connection slots, to spread their starts over the ramp.
-    slots: usize,
 }
 
 impl AmqpFactory {
-    pub fn new(opts: ClientOptions, slots: usize) -> Self {
-        AmqpFactory {
-            opts,
-            counters: Arc::new(SessionCounters::default()),
-            slots: slots.max(1),
-        }
+    pub fn new(opts: ClientOptions) -> Self {
+        AmqpFactory { opts }
+    }
+
+    /// Connection policy: churn sends this many messages per connection.
+    pub fn per_connection(&self) -> Option<u64> {
+        self.opts.per_connection
     }
 }
 
-impl ProtocolFactory for AmqpFactory {
-    type Client = AmqpClient;
+impl SessionFactory for AmqpFactory {
+    type Session = AmqpClient;
 
-    fn client(&self, _conn_id: u64) -> AmqpClient {
-        AmqpClient::new(self.opts.clone(), self.counters.clone())
+    fn session(&self, _conn_id: u64) -> AmqpClient {
+        AmqpClient::new(self.opts.clone())
     }
 
-    fn requests_per_connection(&self) -> Option<u64> {
-        self.opts.per_connection
-    }
-
-    fn start_delay(&self, slot: usize) -> Duration {
-        self.opts.ramp.mul_f64(slot as f64 / self.slots as f64)
+    /// Without confirms a publish gets no reply: it counts once its connection closes
+    /// cleanly.
+    fn settles_on_write(&self) -> bool {
+        !self.opts.confirm
     }
 }
 
@@ -112,28 +85,21 @@ enum Stage {
 
 pub struct AmqpClient {
     opts: ClientOptions,
-    counters: Arc<SessionCounters>,
     stage: Stage,
     frame_max: u32,
     /// Publish + header + body frames of one message, per channel (index = channel - 1).
     templates: Vec<Vec<u8>>,
     confirms: Vec<ChannelConfirms>,
-    /// Confirmed (or nacked) messages not yet handed to the engine's oldest requests.
-    acked_credit: u64,
-    nacked_credit: u64,
 }
 
 impl AmqpClient {
-    pub fn new(opts: ClientOptions, counters: Arc<SessionCounters>) -> Self {
+    pub fn new(opts: ClientOptions) -> Self {
         let channels = opts.channels.max(1) as usize;
         let mut c = AmqpClient {
-            counters,
             stage: Stage::SendHeader,
             frame_max: CLIENT_FRAME_MAX,
             templates: Vec::new(),
             confirms: vec![ChannelConfirms::default(); channels],
-            acked_credit: 0,
-            nacked_credit: 0,
             opts,
         };
         // Built now for the largest frame; rebuilt if the broker tunes it smaller.
@@ -212,7 +178,7 @@ impl AmqpClient {
     }
 
     /// One step of the opening handshake, on one frame at most.
-    fn open_step(&mut self, input: &[u8], out: &mut Vec<u8>) -> Setup {
+    fn open_step(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ClientFigures) -> Setup {
         if self.stage == Stage::SendHeader {
             out.extend_from_slice(&PROTOCOL_HEADER);
             self.stage = Stage::AwaitStart;
@@ -249,7 +215,7 @@ impl AmqpClient {
                     "the broker closed the connection during the handshake: {} {}",
                     c.reply_code, c.reply_text
                 );
-                self.counters.note_broker_close(text.clone());
+                figures.note_broker_close(text.clone());
                 return fail(ErrorKind::ConnectFailed, text);
             }
             (Stage::AwaitStart, AMQPClass::Connection(C::Start(s))) => {
@@ -355,7 +321,7 @@ impl AmqpClient {
                     "the broker closed channel {ch} during the handshake: {} {}",
                     c.reply_code, c.reply_text
                 );
-                self.counters.note_broker_close(text.clone());
+                figures.note_broker_close(text.clone());
                 return fail(ErrorKind::ConnectFailed, text);
             }
             (stage, m) => {
@@ -393,13 +359,17 @@ impl AmqpClient {
 
     fn ready(&mut self, used: usize) -> Setup {
         self.stage = Stage::Ready;
-        self.counters.handshakes.fetch_add(1, Relaxed);
         Setup::Done { used }
     }
 
     /// One step of the closing handshake: Close out, then everything up to CloseOk
     /// (late confirms, heartbeats) is read past.
-    fn close_step(&mut self, input: &[u8], out: &mut Vec<u8>) -> Setup {
+    fn close_step(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        figures: &mut ClientFigures,
+    ) -> Setup {
         use connection::AMQPMethod as C;
         if self.stage != Stage::AwaitCloseOk {
             write_method(
@@ -421,7 +391,7 @@ impl AmqpClient {
             Next::Bad(_, text) => fail(ErrorKind::ConnectFailed, text),
             Next::Method(_, AMQPClass::Connection(C::CloseOk(_)), used) => {
                 self.stage = Stage::Closed;
-                self.counters.clean_closes.fetch_add(1, Relaxed);
+                figures.clean_closes += 1;
                 Setup::Done { used }
             }
             Next::Method(_, AMQPClass::Connection(C::Close(c)), _) => {
@@ -437,7 +407,7 @@ impl AmqpClient {
                     "the broker closed the connection: {} {}",
                     c.reply_code, c.reply_text
                 );
-                self.counters.note_broker_close(text.clone());
+                figures.note_broker_close(text.clone());
                 fail(ErrorKind::ConnectFailed, text)
             }
             Next::Method(_, _, used) => Setup::Continue { used },
@@ -492,7 +462,17 @@ fn fail(kind: ErrorKind, detail: String) -> Setup {
     Setup::Failed { kind, detail }
 }
 
-impl ClientProtocol for AmqpClient {
+impl ClientSession for AmqpClient {
+    type Figures = ClientFigures;
+
+    fn open(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ClientFigures) -> Setup {
+        self.open_step(input, out, figures)
+    }
+
+    fn close(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ClientFigures) -> Setup {
+        self.close_step(input, out, figures)
+    }
+
     #[inline]
     fn encode(&mut self, seq: u64, _sent_ns: u64, out: &mut Vec<u8>) -> u32 {
         let idx = (seq % self.channels() as u64) as usize;
@@ -501,36 +481,30 @@ impl ClientProtocol for AmqpClient {
         idx as u32
     }
 
-    fn decode(&mut self, input: &[u8], _req: &InFlight) -> Decode {
-        // Confirms already received settle the oldest requests first.
-        if self.acked_credit > 0 {
-            self.acked_credit -= 1;
-            return Decode::Reply {
-                used: 0,
-                verdict: Verdict::Ok,
-            };
-        }
-        if self.nacked_credit > 0 {
-            self.nacked_credit -= 1;
-            return Decode::Reply {
-                used: 0,
-                verdict: Verdict::Error(ErrorKind::Mismatch),
-            };
+    /// One confirm settles the oldest requests it covers (a multiple ack or nack
+    /// several at once); with nothing awaited, only heartbeats and flow notices.
+    fn decode(
+        &mut self,
+        input: &[u8],
+        oldest: Option<&InFlight>,
+        _out: &mut Vec<u8>,
+        figures: &mut ClientFigures,
+    ) -> Decode {
+        if oldest.is_none() {
+            return self.decode_idle(input, figures);
         }
         let mut at = 0;
         loop {
             let (ch, m, used) = match self.next_method(&input[at..]) {
+                Next::Incomplete if at > 0 => return Decode::Event { used: at },
                 Next::Incomplete => return Decode::Incomplete,
                 Next::Skip(n) => {
                     at += n;
                     continue;
                 }
                 Next::Bad(kind, text) => {
-                    self.counters.note_broker_close(text);
-                    return Decode::Reply {
-                        used: at,
-                        verdict: Verdict::Fatal(kind),
-                    };
+                    figures.note_broker_close(text);
+                    return Decode::reply(at, Verdict::Fatal(kind));
                 }
                 Next::Method(ch, m, n) => (ch, m, n),
             };
@@ -543,21 +517,21 @@ impl ClientProtocol for AmqpClient {
                 AMQPClass::Connection(connection::AMQPMethod::Blocked(_))
                 | AMQPClass::Connection(connection::AMQPMethod::Unblocked(_)) => continue,
                 AMQPClass::Connection(connection::AMQPMethod::Close(c)) => {
-                    self.counters.note_broker_close(format!(
+                    figures.note_broker_close(format!(
                         "the broker closed the connection: {} {}",
                         c.reply_code, c.reply_text
                     ));
                     return fatal(at);
                 }
                 AMQPClass::Channel(channel::AMQPMethod::Close(c)) => {
-                    self.counters.note_broker_close(format!(
+                    figures.note_broker_close(format!(
                         "the broker closed channel {ch}: {} {}",
                         c.reply_code, c.reply_text
                     ));
                     return fatal(at);
                 }
                 m => {
-                    self.counters.note_broker_close(format!(
+                    figures.note_broker_close(format!(
                         "the broker sent method {}.{} to a publisher",
                         m.get_amqp_class_id(),
                         m.get_amqp_method_id()
@@ -570,7 +544,7 @@ impl ClientProtocol for AmqpClient {
                 .get_mut(idx)
                 .and_then(|c| c.settle(tag, multiple))
             else {
-                self.counters.note_broker_close(format!(
+                figures.note_broker_close(format!(
                     "the broker confirmed delivery tag {tag} on channel {ch}, which was never published"
                 ));
                 return fatal(at);
@@ -579,48 +553,43 @@ impl ClientProtocol for AmqpClient {
                 // A repeated confirm: nothing new; look at the next frame.
                 continue;
             }
-            if nack {
-                self.counters.nacked.fetch_add(n, Relaxed);
-                self.nacked_credit += n - 1;
-                return Decode::Reply {
-                    used: at,
-                    verdict: Verdict::Error(ErrorKind::Mismatch),
-                };
-            }
-            self.acked_credit += n - 1;
+            // At most the publishes in flight (ChannelConfirms checks the tag), so u32.
+            let settles = n.min(u32::MAX as u64) as u32;
+            let verdict = if nack {
+                figures.nacked += n;
+                Verdict::Error(ErrorKind::Nack)
+            } else {
+                Verdict::Ok
+            };
             return Decode::Reply {
                 used: at,
-                verdict: Verdict::Ok,
+                settles,
+                verdict,
+                close: false,
             };
         }
     }
+}
 
-    fn setup(&mut self, phase: SetupPhase, input: &[u8], out: &mut Vec<u8>) -> Setup {
-        match phase {
-            SetupPhase::Open => self.open_step(input, out),
-            SetupPhase::Close => self.close_step(input, out),
-        }
-    }
-
-    fn settles_on_write(&self) -> bool {
-        !self.opts.confirm
-    }
-
-    /// Without confirms a publisher expects nothing but heartbeats and flow notices; the
-    /// broker's Connection.Close or Channel.Close means it dropped what it had not read.
-    fn decode_idle(&mut self, input: &[u8]) -> Result<usize, ErrorKind> {
+impl AmqpClient {
+    /// Nothing awaited (no confirms, or all confirmed): heartbeats and flow notices are
+    /// read past; the broker's Connection.Close or Channel.Close means it dropped what
+    /// it had not read.
+    fn decode_idle(&mut self, input: &[u8], figures: &mut ClientFigures) -> Decode {
         let (ch, m, used) = match self.next_method(input) {
-            Next::Incomplete => return Ok(0),
-            Next::Skip(n) => return Ok(n),
+            Next::Incomplete => return Decode::Incomplete,
+            Next::Skip(n) => return Decode::Event { used: n },
             Next::Bad(kind, text) => {
-                self.counters.note_broker_close(text);
-                return Err(kind);
+                figures.note_broker_close(text);
+                return Decode::Fail { kind };
             }
             Next::Method(ch, m, n) => (ch, m, n),
         };
         let text = match m {
             AMQPClass::Connection(connection::AMQPMethod::Blocked(_))
-            | AMQPClass::Connection(connection::AMQPMethod::Unblocked(_)) => return Ok(used),
+            | AMQPClass::Connection(connection::AMQPMethod::Unblocked(_)) => {
+                return Decode::Event { used }
+            }
             AMQPClass::Connection(connection::AMQPMethod::Close(c)) => format!(
                 "the broker closed the connection: {} {}",
                 c.reply_code, c.reply_text
@@ -630,22 +599,23 @@ impl ClientProtocol for AmqpClient {
                 c.reply_code, c.reply_text
             ),
             m => {
-                self.counters.note_broker_close(format!(
+                figures.note_broker_close(format!(
                     "the broker sent method {}.{} to a publisher",
                     m.get_amqp_class_id(),
                     m.get_amqp_method_id()
                 ));
-                return Err(ErrorKind::Protocol);
+                return Decode::Fail {
+                    kind: ErrorKind::Protocol,
+                };
             }
         };
-        self.counters.note_broker_close(text);
-        Err(ErrorKind::Closed)
+        figures.note_broker_close(text);
+        Decode::Fail {
+            kind: ErrorKind::Closed,
+        }
     }
 }
 
 fn fatal(used: usize) -> Decode {
-    Decode::Reply {
-        used,
-        verdict: Verdict::Fatal(ErrorKind::Protocol),
-    }
+    Decode::reply(used, Verdict::Fatal(ErrorKind::Protocol))
 }

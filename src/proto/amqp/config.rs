@@ -72,9 +72,6 @@ pub struct AmqpArgs {
     /// Milliseconds between a connection's publishes (an open-loop schedule).
     #[arg(long, value_name = "MS")]
     pub publish_wait: Option<f64>,
-    /// Spread the clients' first connections over this long (e.g. 2s).
-    #[arg(long)]
-    pub ramp: Option<String>,
     /// Built-in broker only: its threads [default: the CPUs the load threads leave].
     #[arg(long)]
     pub server_threads: Option<usize>,
@@ -152,13 +149,13 @@ impl AmqpConfig {
             // amqps:// is the TLS switch; --insecure and --ca still choose the trust.
             overrides.tls = Some(t.tls);
         }
-        refuse_shared_flags(shared)?;
+        refuse_shared_flags(shared, mode)?;
         let size = message_size(&a.size)?;
         overrides.pipeline = Some(inflight(a.inflight, size)?);
         if a.channels == 0 {
             return Err(Error::usage("--channels must be at least 1"));
         }
-        let ramp = a
+        let ramp = shared
             .ramp
             .as_deref()
             .map(|r| parse_duration(r).map_err(|e| Error::usage(format!("--ramp: {e}"))))
@@ -310,15 +307,18 @@ fn check_names(a: &AmqpArgs, target: Option<&Target>) -> Result<()> {
 }
 
 /// The shared load flags AMQP has its own words for.
-fn refuse_shared_flags(shared: &LoadArgs) -> Result<()> {
+fn refuse_shared_flags(shared: &LoadArgs, mode: Mode) -> Result<()> {
     if shared.pipeline != 1 {
         return Err(Error::usage(
             "--pipeline does not apply to amqp; use --inflight",
         ));
     }
-    if shared.iterations.is_some() || shared.reconnects.is_some() || shared.sleep.is_some() {
+    let batch =
+        shared.iterations.is_some() || shared.reconnects.is_some() || shared.sleep.is_some();
+    // The engine runs the handshake and the goodbye on every plan, batch included.
+    if batch && mode == Mode::Churn {
         return Err(Error::usage(
-            "--iterations/--reconnects/--sleep do not apply to amqp; use --mode churn",
+            "--iterations/--reconnects/--sleep make a batch plan, which --mode churn does not take; use --clients and --messages",
         ));
     }
     Ok(())

@@ -2,12 +2,27 @@
 //! exact handshake frames, every split point of the whole conversation, confirm counts,
 //! and the broker's answers to broken input.
 
-use super::client::{AmqpClient, ClientOptions, SessionCounters};
+use super::client::{AmqpClient, ClientOptions};
+use super::client_figures::ClientFigures;
 use super::codec::{split_frame, Split, PROTOCOL_HEADER};
 use super::server::{AmqpHandler, AmqpHandlerFactory, BrokerConfig, BrokerTotals};
-use crate::engine::protocol::{ClientProtocol, Decode, InFlight, Setup, SetupPhase, Verdict};
+use crate::engine::session::{ClientSession, Decode, InFlight, Setup, Verdict};
 use crate::server::session::{Reply, ServerFactory, ServerSession};
-use std::sync::Arc;
+
+/// Which connection-level exchange a test drives.
+#[derive(Clone, Copy)]
+enum SetupPhase {
+    Open,
+    Close,
+}
+
+fn step(c: &mut AmqpClient, phase: SetupPhase, input: &[u8], out: &mut Vec<u8>) -> Setup {
+    let mut figures = ClientFigures::default();
+    match phase {
+        SetupPhase::Open => c.open(input, out, &mut figures),
+        SetupPhase::Close => c.close(input, out, &mut figures),
+    }
+}
 use std::time::Duration;
 
 fn opts(confirm: bool, channels: u16) -> ClientOptions {
@@ -71,7 +86,7 @@ fn setup(c: &mut AmqpClient, b: &mut Feeder, phase: SetupPhase) -> Vec<u8> {
     let mut seen = b.out.len();
     for _ in 0..100 {
         let mut out = Vec::new();
-        let step = c.setup(phase, &input, &mut out);
+        let step = step(c, phase, &input, &mut out);
         sent.extend_from_slice(&out);
         if !out.is_empty() {
             b.feed(&out);
@@ -109,7 +124,7 @@ fn inflight(seq: u64) -> InFlight {
 fn conversation(cfg: BrokerConfig, n: u64, channels: u16) -> (Vec<u8>, Vec<u8>, u64) {
     let f = AmqpHandlerFactory::new(cfg);
     let mut b = Feeder::new(&f);
-    let mut c = AmqpClient::new(opts(true, channels), Arc::new(SessionCounters::default()));
+    let mut c = AmqpClient::new(opts(true, channels));
     let mut sent = setup(&mut c, &mut b, SetupPhase::Open);
     let handshake_end = b.out.len();
     let mut pubs = Vec::new();
@@ -122,15 +137,23 @@ fn conversation(cfg: BrokerConfig, n: u64, channels: u16) -> (Vec<u8>, Vec<u8>, 
     let mut settled = 0;
     let mut seq = 0;
     while settled < n {
-        match c.decode(replies, &inflight(seq)) {
-            Decode::Reply { used, verdict } => {
+        let mut figures = ClientFigures::default();
+        match c.decode(replies, Some(&inflight(seq)), &mut Vec::new(), &mut figures) {
+            Decode::Reply {
+                used,
+                settles,
+                verdict,
+                close,
+            } => {
                 assert_eq!(verdict, Verdict::Ok);
+                assert!(!close);
                 replies = &replies[used..];
-                settled += 1;
-                seq += 1;
+                settled += settles as u64;
+                seq += settles as u64;
             }
-            Decode::Consumed { used } => replies = &replies[used..],
+            Decode::Consumed { used } | Decode::Event { used } => replies = &replies[used..],
             Decode::Incomplete => break,
+            Decode::Fail { kind } => panic!("failed: {kind:?}"),
         }
     }
     assert!(replies.is_empty(), "unread replies: {replies:?}");
@@ -288,13 +311,13 @@ fn every_split_of_the_conversation_gives_the_same_replies() {
         n
     };
     for cut in 0..handshake_len {
-        let mut c = AmqpClient::new(opts(true, 2), Arc::new(SessionCounters::default()));
+        let mut c = AmqpClient::new(opts(true, 2));
         let mut scratch = Vec::new();
         let mut input = broker[..cut].to_vec();
         let mut rest = &broker[cut..handshake_len];
         let mut done = false;
         for _ in 0..64 {
-            match c.setup(SetupPhase::Open, &input, &mut scratch) {
+            match step(&mut c, SetupPhase::Open, &input, &mut scratch) {
                 Setup::Continue { used: 0 } => {
                     input.extend_from_slice(rest);
                     rest = &[];
@@ -317,7 +340,7 @@ fn every_split_of_the_conversation_gives_the_same_replies() {
 fn opened_broker() -> (AmqpHandlerFactory, Feeder) {
     let f = AmqpHandlerFactory::new(BrokerConfig::default());
     let mut b = Feeder::new(&f);
-    let mut c = AmqpClient::new(opts(false, 1), Arc::new(SessionCounters::default()));
+    let mut c = AmqpClient::new(opts(false, 1));
     setup(&mut c, &mut b, SetupPhase::Open);
     b.out.clear();
     (f, b)

@@ -3,14 +3,23 @@
 //! frame larger than negotiated, and what a publisher without confirms makes of the
 //! bytes a broker sends it (a goodbye, an oversized frame).
 
-use super::client::{AmqpClient, ClientOptions, SessionCounters};
+use super::client::{AmqpClient, ClientOptions};
+use super::client_figures::ClientFigures;
 use super::codec::{self, split_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
 use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerTotals};
-use crate::engine::protocol::{ClientProtocol, Setup, SetupPhase};
+use crate::engine::session::{ClientSession, Decode, Setup};
 use crate::server::session::{Reply, ServerFactory, ServerSession};
+
+fn open(c: &mut AmqpClient, input: &[u8], out: &mut Vec<u8>) -> Setup {
+    c.open(input, out, &mut ClientFigures::default())
+}
+
+/// What the client makes of bytes with nothing awaited.
+fn idle(c: &mut AmqpClient, input: &[u8]) -> Decode {
+    c.decode(input, None, &mut Vec::new(), &mut ClientFigures::default())
+}
 use crate::stats::ErrorKind;
 use amq_protocol::protocol::{connection, AMQPClass};
-use std::sync::Arc;
 use std::time::Duration;
 
 fn opts(size: usize, confirm: bool) -> ClientOptions {
@@ -46,12 +55,9 @@ fn tune(frame_max: u32) -> Vec<u8> {
 /// A client taken through header and Start/StartOk (the Start from the dummy broker),
 /// then given a Tune offering `frame_max`: the client, that step, and what it wrote.
 fn client_tuned(size: usize, frame_max: u32) -> (AmqpClient, Setup, Vec<u8>) {
-    let mut c = AmqpClient::new(opts(size, false), Arc::new(SessionCounters::default()));
+    let mut c = AmqpClient::new(opts(size, false));
     let mut out = Vec::new();
-    assert_eq!(
-        c.setup(SetupPhase::Open, &[], &mut out),
-        Setup::Continue { used: 0 }
-    );
+    assert_eq!(open(&mut c, &[], &mut out), Setup::Continue { used: 0 });
     assert_eq!(out, PROTOCOL_HEADER);
     let mut start = Vec::new();
     let mut fig = BrokerTotals::default();
@@ -59,11 +65,11 @@ fn client_tuned(size: usize, frame_max: u32) -> (AmqpClient, Setup, Vec<u8>) {
     h.on_bytes(&PROTOCOL_HEADER, &mut start, &mut fig);
     out.clear();
     assert_eq!(
-        c.setup(SetupPhase::Open, &start, &mut out),
+        open(&mut c, &start, &mut out),
         Setup::Continue { used: start.len() }
     );
     out.clear();
-    let step = c.setup(SetupPhase::Open, &tune(frame_max), &mut out);
+    let step = open(&mut c, &tune(frame_max), &mut out);
     (c, step, out)
 }
 
@@ -166,14 +172,14 @@ fn broker_opened(
     let mut h = f.session();
     let mut fig = BrokerTotals::default();
     let mut out = Vec::new();
-    let mut c = AmqpClient::new(opts(10, false), Arc::new(SessionCounters::default()));
+    let mut c = AmqpClient::new(opts(10, false));
     let mut hello = PROTOCOL_HEADER.to_vec();
     let mut start_ok = Vec::new();
     // StartOk from the real client, then our own TuneOk and Open, then Channel.Open.
     let mut start = Vec::new();
     f.session().on_bytes(&PROTOCOL_HEADER, &mut start, &mut fig);
-    c.setup(SetupPhase::Open, &[], &mut Vec::new());
-    c.setup(SetupPhase::Open, &start, &mut start_ok);
+    open(&mut c, &[], &mut Vec::new());
+    open(&mut c, &start, &mut start_ok);
     hello.extend_from_slice(&start_ok);
     write_method(
         &mut hello,
@@ -260,8 +266,8 @@ fn without_confirms_a_broker_goodbye_or_oversized_frame_ends_the_connection() {
     let (mut c, _, _) = client_tuned(10, 4096);
     // Heartbeats are read past; a partial frame waits.
     let hb = [8, 0, 0, 0, 0, 0, 0, 0xCE];
-    assert_eq!(c.decode_idle(&hb), Ok(8));
-    assert_eq!(c.decode_idle(&hb[..5]), Ok(0));
+    assert_eq!(idle(&mut c, &hb), Decode::Event { used: 8 });
+    assert_eq!(idle(&mut c, &hb[..5]), Decode::Incomplete);
     let mut close = Vec::new();
     write_method(
         &mut close,
@@ -273,15 +279,29 @@ fn without_confirms_a_broker_goodbye_or_oversized_frame_ends_the_connection() {
             method_id: 0,
         })),
     );
-    assert_eq!(c.decode_idle(&close), Err(ErrorKind::Closed));
+    assert_eq!(
+        idle(&mut c, &close),
+        Decode::Fail {
+            kind: ErrorKind::Closed
+        }
+    );
     // A frame announcing more than the negotiated 4096, refused from its header.
     assert_eq!(
-        c.decode_idle(&[1, 0, 0, 0, 0, 0x10, 0]),
-        Err(ErrorKind::TooLarge)
+        idle(&mut c, &[1, 0, 0, 0, 0, 0x10, 0]),
+        Decode::Fail {
+            kind: ErrorKind::TooLarge
+        }
     );
     assert_eq!(
-        c.decode_idle(&[1, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]),
-        Err(ErrorKind::TooLarge)
+        idle(&mut c, &[1, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]),
+        Decode::Fail {
+            kind: ErrorKind::TooLarge
+        }
     );
-    assert_eq!(c.decode_idle(b"garbage!"), Err(ErrorKind::Protocol));
+    assert_eq!(
+        idle(&mut c, b"garbage!"),
+        Decode::Fail {
+            kind: ErrorKind::Protocol
+        }
+    );
 }

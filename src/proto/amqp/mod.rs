@@ -3,6 +3,7 @@
 //! target URLs (url).
 
 pub mod client;
+pub mod client_figures;
 pub mod codec;
 pub mod config;
 pub mod confirms;

@@ -1,14 +1,14 @@
 //! AMQP 0-9-1 as a `Protocol`: `wirebench amqp` (publishers, churn or publish mode)
 //! and `wirebench serve amqp` (the dummy broker).
 
-use super::client::{AmqpFactory, SessionCounters};
+use super::client::AmqpFactory;
+use super::client_figures::ClientFigures;
 use super::config::{broker_config, AmqpArgs, AmqpConfig, Mode, ServeAmqpArgs};
 use super::figures::AmqpFigures;
 use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerTotals};
 use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, ProtocolTiming};
-use crate::engine::legacy::LegacyFactory;
-use crate::engine::EngineOutput;
+use crate::engine::{EngineOutput, LoadSpec, Ramp};
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
@@ -16,16 +16,8 @@ use crate::report::text;
 use crate::stats::result::HistogramBlob;
 use crate::stats::{RunResult, Unit};
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
 
 pub struct Amqp;
-
-/// The publishers' own counters, read after the run.
-#[derive(Default)]
-pub struct AmqpWatch {
-    sessions: Option<Arc<SessionCounters>>,
-}
 
 impl Protocol for Amqp {
     const NAME: &'static str = "amqp";
@@ -33,9 +25,8 @@ impl Protocol for Amqp {
     type ServeArgs = ServeAmqpArgs;
     type Config = AmqpConfig;
     type ServeConfig = BrokerConfig;
-    type Client = LegacyFactory<AmqpFactory>;
+    type Client = AmqpFactory;
     type Server = AmqpHandlerFactory;
-    type Watch = AmqpWatch;
 
     fn config(args: &AmqpArgs, shared: &LoadArgs) -> Result<AmqpConfig> {
         AmqpConfig::from_args(args, shared)
@@ -58,10 +49,7 @@ impl Protocol for Amqp {
     }
 
     fn client(cfg: &AmqpConfig, _aim: &Aim) -> Self::Client {
-        LegacyFactory(AmqpFactory::new(
-            cfg.client.clone(),
-            cfg.load.sockets() as usize,
-        ))
+        AmqpFactory::new(cfg.client.clone())
     }
 
     /// Publishes, confirmed by the broker (a reply to time) or, without confirms,
@@ -143,15 +131,21 @@ impl Protocol for Amqp {
         cfg.to_json()
     }
 
-    fn watch_client(watch: &mut AmqpWatch, client: &Self::Client) {
-        watch.sessions = Some(client.0.counters.clone());
+    /// Churn: each connection publishes its messages, says goodbye, and the next
+    /// opens. Churn claims each connection's messages from the plan before it opens,
+    /// so the ramp's connections are the plan's: the ramp counts.
+    fn connection_policy(cfg: &AmqpConfig, spec: &mut LoadSpec) {
+        spec.per_connection = cfg.client.per_connection;
+        if cfg.client.per_connection.is_some() {
+            spec.ramp = spec.ramp.map(|r| Ramp {
+                measured: true,
+                ..r
+            });
+        }
     }
 
-    fn finish(cfg: &AmqpConfig, watch: &AmqpWatch, out: &EngineOutput, result: &mut RunResult) {
-        let Some(sessions) = &watch.sessions else {
-            return;
-        };
-        let figures = figures(cfg, out, sessions);
+    fn finish(cfg: &AmqpConfig, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
+        let figures = figures(cfg, out);
         if let Some(why) = shortfall(cfg, &figures, out) {
             result.fall_short(why);
         }
@@ -161,7 +155,11 @@ impl Protocol for Amqp {
         );
     }
 
-    fn closing_lines(cfg: &AmqpConfig, result: &RunResult, out: &EngineOutput) -> String {
+    fn closing_lines(
+        cfg: &AmqpConfig,
+        result: &RunResult,
+        out: &EngineOutput<ClientFigures>,
+    ) -> String {
         let mut s = amqp_summary(result);
         if cfg.mode == Mode::Churn {
             if let Some(bucket) = cfg.load.output.histogram_bucket_us {
@@ -193,7 +191,8 @@ impl Protocol for Amqp {
     }
 }
 
-fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFigures {
+fn figures(cfg: &AmqpConfig, out: &EngineOutput<ClientFigures>) -> AmqpFigures {
+    let s = &out.figures;
     let secs = out.elapsed.as_secs_f64();
     let per_sec = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
     let messages = out.measured.ok;
@@ -209,20 +208,20 @@ fn figures(cfg: &AmqpConfig, out: &EngineOutput, s: &SessionCounters) -> AmqpFig
         },
         handshakes,
         connections_per_s: (cfg.mode == Mode::Churn).then(|| per_sec(handshakes as f64)),
-        clean_closes: s.clean_closes.load(Relaxed),
+        clean_closes: s.clean_closes,
         messages,
-        nacked: s.nacked.load(Relaxed),
+        nacked: s.nacked,
         payload_bytes: payload,
         msgs_per_s: per_sec(messages as f64),
         payload_mb_per_s: per_sec(payload as f64) / 1e6,
         handshake_latency_us: out.handshake.summary(),
         handshake_histogram: HistogramBlob::of(&out.handshake),
-        broker_close: s.broker_close.lock().ok().and_then(|g| g.clone()),
+        broker_close: s.broker_close.clone(),
     }
 }
 
 /// Churn asks for every client to have closed cleanly, and the broker to have closed none.
-fn shortfall(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput) -> Option<String> {
+fn shortfall<X>(cfg: &AmqpConfig, f: &AmqpFigures, out: &EngineOutput<X>) -> Option<String> {
     if let Some(why) = &f.broker_close {
         return Some(why.clone());
     }

@@ -1,7 +1,7 @@
 //! The echo client protocol: random payload sizes, every reply checked byte for byte.
 
 use super::codec::{self, Check, Expected};
-use crate::engine::protocol::{ClientProtocol, Decode, InFlight, ProtocolFactory, Verdict};
+use crate::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Verdict};
 use crate::rng::Rng;
 use crate::stats::ErrorKind;
 use std::sync::Arc;
@@ -22,10 +22,10 @@ impl EchoFactory {
     }
 }
 
-impl ProtocolFactory for EchoFactory {
-    type Client = EchoClient;
+impl SessionFactory for EchoFactory {
+    type Session = EchoClient;
 
-    fn client(&self, conn_id: u64) -> EchoClient {
+    fn session(&self, conn_id: u64) -> EchoClient {
         EchoClient {
             conn_id,
             rng: Rng::new(conn_id),
@@ -44,7 +44,9 @@ pub struct EchoClient {
     pattern: Arc<[u8]>,
 }
 
-impl ClientProtocol for EchoClient {
+impl ClientSession for EchoClient {
+    type Figures = ();
+
     #[inline]
     fn encode(&mut self, seq: u64, sent_ns: u64, out: &mut Vec<u8>) -> u32 {
         let len = self.rng.range(self.min, self.max) as usize;
@@ -53,7 +55,20 @@ impl ClientProtocol for EchoClient {
     }
 
     #[inline]
-    fn decode(&mut self, input: &[u8], req: &InFlight) -> Decode {
+    fn decode(
+        &mut self,
+        input: &[u8],
+        oldest: Option<&InFlight>,
+        _out: &mut Vec<u8>,
+        _figures: &mut (),
+    ) -> Decode {
+        // An echo server never speaks first: bytes nobody asked for end the
+        // connection, and keeping them would let a hostile server grow a buffer.
+        let Some(req) = oldest else {
+            return Decode::Fail {
+                kind: ErrorKind::Unsolicited,
+            };
+        };
         let exp = Expected {
             conn_id: self.conn_id,
             seq: req.seq,
@@ -62,22 +77,10 @@ impl ClientProtocol for EchoClient {
         };
         match codec::check(input, &exp, &self.pattern) {
             Check::Incomplete => Decode::Incomplete,
-            Check::Match { len } => Decode::Reply {
-                used: len,
-                verdict: Verdict::Ok,
-            },
-            Check::Mismatch { len } => Decode::Reply {
-                used: len,
-                verdict: Verdict::Error(ErrorKind::Mismatch),
-            },
-            Check::BadLength => Decode::Reply {
-                used: 0,
-                verdict: Verdict::Fatal(ErrorKind::Mismatch),
-            },
-            Check::TooLarge => Decode::Reply {
-                used: 0,
-                verdict: Verdict::Fatal(ErrorKind::TooLarge),
-            },
+            Check::Match { len } => Decode::reply(len, Verdict::Ok),
+            Check::Mismatch { len } => Decode::reply(len, Verdict::Error(ErrorKind::Mismatch)),
+            Check::BadLength => Decode::reply(0, Verdict::Fatal(ErrorKind::Mismatch)),
+            Check::TooLarge => Decode::reply(0, Verdict::Fatal(ErrorKind::TooLarge)),
         }
     }
 }

@@ -5,7 +5,6 @@ use super::config::{EchoArgs, EchoConfig, ServeEchoArgs};
 use super::server::EchoHandlerFactory;
 use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, ProtocolTiming};
-use crate::engine::legacy::LegacyFactory;
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, seconds};
@@ -20,9 +19,8 @@ impl Protocol for Echo {
     type ServeArgs = ServeEchoArgs;
     type Config = EchoConfig;
     type ServeConfig = ProtocolTiming;
-    type Client = LegacyFactory<EchoFactory>;
+    type Client = EchoFactory;
     type Server = EchoHandlerFactory;
-    type Watch = ();
 
     fn config(args: &EchoArgs, shared: &LoadArgs) -> Result<EchoConfig> {
         EchoConfig::from_args(args, shared)
@@ -45,7 +43,7 @@ impl Protocol for Echo {
     }
 
     fn client(cfg: &EchoConfig, _aim: &Aim) -> Self::Client {
-        LegacyFactory(EchoFactory::new(cfg.min_payload, cfg.max_payload))
+        EchoFactory::new(cfg.min_payload, cfg.max_payload)
     }
 
     fn unit(_cfg: &EchoConfig) -> Unit {

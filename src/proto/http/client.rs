@@ -2,9 +2,10 @@
 //! parsed incrementally, its status judged, its body optionally checked against the
 //! request body (`--expect-echo`).
 
+use super::figures::StatusClasses;
 use super::response::{Parsed, ResponseParser};
 use super::status::StatusSet;
-use crate::engine::protocol::{ClientProtocol, Decode, InFlight, ProtocolFactory, Verdict};
+use crate::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Verdict};
 use crate::stats::ErrorKind;
 use std::sync::Arc;
 
@@ -36,10 +37,17 @@ impl HttpFactory {
     }
 }
 
-impl ProtocolFactory for HttpFactory {
-    type Client = HttpClient;
+impl HttpFactory {
+    /// Connection policy: keep-alive off is one request per connection.
+    pub fn per_connection(&self) -> Option<u64> {
+        (!self.keepalive).then_some(1)
+    }
+}
 
-    fn client(&self, _conn_id: u64) -> HttpClient {
+impl SessionFactory for HttpFactory {
+    type Session = HttpClient;
+
+    fn session(&self, _conn_id: u64) -> HttpClient {
         HttpClient {
             request: self.request.clone(),
             head: self.head,
@@ -49,8 +57,6 @@ impl ProtocolFactory for HttpFactory {
             parser: ResponseParser::default(),
             echo_pos: 0,
             echo_bad: false,
-            close: false,
-            class: 0,
         }
     }
 }
@@ -65,9 +71,6 @@ pub struct HttpClient {
     /// `--expect-echo`: body bytes compared so far, and whether any differed.
     echo_pos: usize,
     echo_bad: bool,
-    /// About the last response: the connection ends after it; its status class.
-    close: bool,
-    class: usize,
 }
 
 /// Compares the next piece of a response body with the expected body.
@@ -82,17 +85,17 @@ fn check_piece(expected: &[u8], pos: &mut usize, bad: &mut bool, piece: &[u8]) {
 
 impl HttpClient {
     /// A reply after which the stream cannot be followed: the connection is dropped.
+    /// Unparseable replies are counted in no status class.
     fn fatal(&mut self, kind: ErrorKind) -> Decode {
-        self.close = true;
-        // Class 0: not a status class (unparseable replies are not counted in one).
-        self.class = 0;
         Decode::Reply {
             used: 0,
+            settles: 1,
             verdict: Verdict::Fatal(kind),
+            close: true,
         }
     }
 
-    fn finish(&mut self, parsed: Parsed) -> Decode {
+    fn finish(&mut self, parsed: Parsed, classes: &mut StatusClasses) -> Decode {
         match parsed {
             Parsed::Incomplete => Decode::Incomplete,
             Parsed::Consumed(used) => Decode::Consumed { used },
@@ -103,8 +106,7 @@ impl HttpClient {
                 status,
                 close,
             } => {
-                self.close = close || !self.keepalive;
-                self.class = (status / 100) as usize;
+                classes.count(status);
                 let verdict = if !self.accept.contains(status) {
                     Verdict::Error(ErrorKind::Status)
                 } else if self
@@ -119,13 +121,20 @@ impl HttpClient {
                 self.parser.reset();
                 self.echo_pos = 0;
                 self.echo_bad = false;
-                Decode::Reply { used, verdict }
+                Decode::Reply {
+                    used,
+                    settles: 1,
+                    verdict,
+                    close: close || !self.keepalive,
+                }
             }
         }
     }
 }
 
-impl ClientProtocol for HttpClient {
+impl ClientSession for HttpClient {
+    type Figures = StatusClasses;
+
     #[inline]
     fn encode(&mut self, _seq: u64, _sent_ns: u64, out: &mut Vec<u8>) -> u32 {
         out.extend_from_slice(&self.request);
@@ -133,34 +142,41 @@ impl ClientProtocol for HttpClient {
     }
 
     #[inline]
-    fn decode(&mut self, input: &[u8], _req: &InFlight) -> Decode {
+    fn decode(
+        &mut self,
+        input: &[u8],
+        oldest: Option<&InFlight>,
+        _out: &mut Vec<u8>,
+        classes: &mut StatusClasses,
+    ) -> Decode {
+        // A server does not speak before it is asked.
+        if oldest.is_none() {
+            return Decode::Fail {
+                kind: ErrorKind::Unsolicited,
+            };
+        }
         let (echo, pos, bad) = (&self.echo, &mut self.echo_pos, &mut self.echo_bad);
         let parsed = self.parser.parse(input, self.head, |piece| {
             if let Some(e) = echo {
                 check_piece(e, pos, bad, piece);
             }
         });
-        self.finish(parsed)
+        self.finish(parsed, classes)
     }
 
-    fn decode_at_close(&mut self, input: &[u8], _req: &InFlight) -> Decode {
+    fn decode_at_close(
+        &mut self,
+        input: &[u8],
+        _oldest: &InFlight,
+        classes: &mut StatusClasses,
+    ) -> Decode {
         let (echo, pos, bad) = (&self.echo, &mut self.echo_pos, &mut self.echo_bad);
         let parsed = self.parser.parse_at_close(input, |piece| {
             if let Some(e) = echo {
                 check_piece(e, pos, bad, piece);
             }
         });
-        self.finish(parsed)
-    }
-
-    #[inline]
-    fn close_after_reply(&self) -> bool {
-        self.close
-    }
-
-    #[inline]
-    fn reply_class(&self) -> Option<usize> {
-        Some(self.class)
+        self.finish(parsed, classes)
     }
 }
 
@@ -178,12 +194,25 @@ mod tests {
         }
     }
 
+    fn dec(c: &mut HttpClient, input: &[u8], classes: &mut StatusClasses) -> Decode {
+        c.decode(input, Some(&req()), &mut Vec::new(), classes)
+    }
+
+    fn reply(used: usize, verdict: Verdict, close: bool) -> Decode {
+        Decode::Reply {
+            used,
+            settles: 1,
+            verdict,
+            close,
+        }
+    }
+
     /// Decodes as the engine does: consumed bytes are dropped and decode asked again.
     /// Returns the bytes consumed and the first other answer.
     fn drive(c: &mut HttpClient, input: &[u8]) -> (usize, Decode) {
         let mut at = 0;
         loop {
-            match c.decode(&input[at..], &req()) {
+            match dec(c, &input[at..], &mut StatusClasses::default()) {
                 Decode::Consumed { used } => at += used,
                 other => return (at, other),
             }
@@ -198,37 +227,38 @@ mod tests {
             echo.map(<[u8]>::to_vec),
             keepalive,
         )
-        .client(0)
+        .session(0)
     }
 
     #[test]
     fn verdicts() {
         let mut c = client(None, true);
+        let mut classes = StatusClasses::default();
         let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
         assert_eq!(
-            c.decode(ok, &req()),
-            Decode::Reply {
-                used: ok.len(),
-                verdict: Verdict::Ok
-            }
+            dec(&mut c, ok, &mut classes),
+            reply(ok.len(), Verdict::Ok, false)
         );
-        assert!(!c.close_after_reply());
-        assert_eq!(c.reply_class(), Some(2));
+        assert_eq!(classes.0, [0, 0, 1, 0, 0, 0]);
         let nf = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         assert_eq!(
-            c.decode(nf, &req()),
-            Decode::Reply {
-                used: nf.len(),
-                verdict: Verdict::Error(ErrorKind::Status)
-            }
+            dec(&mut c, nf, &mut classes),
+            reply(nf.len(), Verdict::Error(ErrorKind::Status), true)
         );
-        assert!(c.close_after_reply());
-        assert_eq!(c.reply_class(), Some(4));
+        assert_eq!(classes.0, [0, 0, 1, 0, 1, 0]);
         assert_eq!(
-            c.decode(b"garbage\r\n\r\n", &req()),
-            Decode::Reply {
-                used: 0,
-                verdict: Verdict::Fatal(ErrorKind::Protocol)
+            dec(&mut c, b"garbage\r\n\r\n", &mut classes),
+            reply(0, Verdict::Fatal(ErrorKind::Protocol), true)
+        );
+        assert_eq!(
+            classes.0,
+            [0, 0, 1, 0, 1, 0],
+            "no class for an unparseable reply"
+        );
+        assert_eq!(
+            c.decode(ok, None, &mut Vec::new(), &mut classes),
+            Decode::Fail {
+                kind: ErrorKind::Unsolicited
             }
         );
     }
@@ -239,20 +269,16 @@ mod tests {
         let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
         for _ in 0..super::super::response::MAX_INTERIM {
             assert_eq!(
-                c.decode(interim, &req()),
+                dec(&mut c, interim, &mut StatusClasses::default()),
                 Decode::Consumed {
                     used: interim.len()
                 }
             );
         }
         assert_eq!(
-            c.decode(interim, &req()),
-            Decode::Reply {
-                used: 0,
-                verdict: Verdict::Fatal(ErrorKind::TooLarge)
-            }
+            dec(&mut c, interim, &mut StatusClasses::default()),
+            reply(0, Verdict::Fatal(ErrorKind::TooLarge), true)
         );
-        assert!(c.close_after_reply());
     }
 
     #[test]
@@ -266,16 +292,7 @@ mod tests {
             assert_eq!(first, Decode::Incomplete);
             assert_eq!(
                 drive(&mut c, &good[at..]),
-                (
-                    0,
-                    Decode::Reply {
-                        used: good.len() - at,
-                        verdict: Verdict::Ok
-                    }
-                )
-            );
-            assert!(
-                c.close_after_reply(),
+                (0, reply(good.len() - at, Verdict::Ok, true)),
                 "keep-alive off closes after each reply"
             );
             let mut c = client(Some(b"hello"), true);
@@ -283,19 +300,13 @@ mod tests {
             assert_eq!(first, Decode::Incomplete);
             assert_eq!(
                 drive(&mut c, &bad[at..]).1,
-                Decode::Reply {
-                    used: bad.len() - at,
-                    verdict: Verdict::Error(ErrorKind::Mismatch)
-                }
+                reply(bad.len() - at, Verdict::Error(ErrorKind::Mismatch), false)
             );
         }
         let mut c = client(Some(b"hello"), true);
         assert_eq!(
-            c.decode(short, &req()),
-            Decode::Reply {
-                used: short.len(),
-                verdict: Verdict::Error(ErrorKind::Mismatch)
-            }
+            dec(&mut c, short, &mut StatusClasses::default()),
+            reply(short.len(), Verdict::Error(ErrorKind::Mismatch), false)
         );
     }
 }

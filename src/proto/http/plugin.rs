@@ -2,13 +2,12 @@
 
 use super::client::HttpFactory;
 use super::config::{HttpArgs, HttpConfig, ServeHttpArgs, ServeHttpConfig};
-use super::figures::{status_classes_block, status_classes_of, STATUS_CLASSES};
+use super::figures::{status_classes_of, StatusClasses, STATUS_CLASSES};
 use super::request;
 use super::server::{HttpHandlerFactory, Limits};
 use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, ProtocolTiming};
-use crate::engine::legacy::LegacyFactory;
-use crate::engine::EngineOutput;
+use crate::engine::{EngineOutput, LoadSpec};
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, group, seconds};
@@ -38,9 +37,8 @@ impl Protocol for Http {
     type ServeArgs = ServeHttpArgs;
     type Config = HttpConfig;
     type ServeConfig = ServeHttpConfig;
-    type Client = LegacyFactory<HttpFactory>;
+    type Client = HttpFactory;
     type Server = HttpHandlerFactory;
-    type Watch = ();
 
     fn config(args: &HttpArgs, shared: &LoadArgs) -> Result<HttpConfig> {
         HttpConfig::from_args(args, shared)
@@ -70,13 +68,13 @@ impl Protocol for Http {
     }
 
     fn client(cfg: &HttpConfig, aim: &Aim) -> Self::Client {
-        LegacyFactory(HttpFactory::new(
+        HttpFactory::new(
             wire(cfg, aim),
             cfg.method == "HEAD",
             cfg.accept,
             cfg.expect_echo.then(|| cfg.body.clone()),
             cfg.keepalive,
-        ))
+        )
     }
 
     fn unit(_cfg: &HttpConfig) -> Unit {
@@ -145,11 +143,15 @@ impl Protocol for Http {
         cfg.to_json()
     }
 
-    fn finish(_cfg: &HttpConfig, _watch: &(), out: &EngineOutput, result: &mut RunResult) {
-        result.extras.insert(
-            STATUS_CLASSES.to_string(),
-            status_classes_block(&out.measured),
-        );
+    /// Keep-alive off: one request per connection.
+    fn connection_policy(cfg: &HttpConfig, spec: &mut LoadSpec) {
+        spec.per_connection = (!cfg.keepalive).then_some(1);
+    }
+
+    fn finish(_cfg: &HttpConfig, out: &EngineOutput<StatusClasses>, result: &mut RunResult) {
+        result
+            .extras
+            .insert(STATUS_CLASSES.to_string(), out.figures.block());
     }
 
     /// Status classes, then TPS, TP99 and TP999 the way hertz-benchmark prints them.

@@ -138,6 +138,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             connections: 0,
             connections_from_warmup: 0,
             connect_errors: run.connect_errors,
+            events: 0,
             invariant_holds: run.accounting.holds(),
         },
         errors: err_map,

@@ -6,10 +6,10 @@ use super::common::*;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::Arc;
 use std::time::Duration;
-use wirebench::engine::protocol::{ClientProtocol, Setup, SetupPhase};
-use wirebench::proto::amqp::client::{AmqpClient, ClientOptions, SessionCounters};
+use wirebench::engine::session::{ClientSession, Setup};
+use wirebench::proto::amqp::client::{AmqpClient, ClientOptions};
+use wirebench::proto::amqp::client_figures::ClientFigures;
 
 /// `wirebench serve amqp` on a free port.
 pub struct Broker {
@@ -109,27 +109,24 @@ impl Haproxy {
 pub fn opened_connection(port: u16) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut c = AmqpClient::new(
-        ClientOptions {
-            user: "guest".into(),
-            password: "guest".into(),
-            vhost: "/".into(),
-            channels: 1,
-            confirm: false,
-            exchange: String::new(),
-            routing_key: "k".into(),
-            size: 1,
-            declare_queue: None,
-            per_connection: None,
-            ramp: Duration::ZERO,
-        },
-        Arc::new(SessionCounters::default()),
-    );
+    let mut c = AmqpClient::new(ClientOptions {
+        user: "guest".into(),
+        password: "guest".into(),
+        vhost: "/".into(),
+        channels: 1,
+        confirm: false,
+        exchange: String::new(),
+        routing_key: "k".into(),
+        size: 1,
+        declare_queue: None,
+        per_connection: None,
+        ramp: Duration::ZERO,
+    });
     let mut input = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
         let mut out = Vec::new();
-        let step = c.setup(SetupPhase::Open, &input, &mut out);
+        let step = c.open(&input, &mut out, &mut ClientFigures::default());
         s.write_all(&out).unwrap();
         match step {
             Setup::Done { .. } => return s,

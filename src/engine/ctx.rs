@@ -1,0 +1,110 @@
+//! What the connections of one worker share: the plan's limits, the clock, the
+//! statistics and figures, the timers, one read buffer and one encode buffer.
+//! One thread owns it all, so it is plain fields: no cell, no lock, no atomic.
+
+use super::session::{ClientSession, SessionFactory};
+use super::timers::Timers;
+use super::{LoadSpec, Plan};
+use crate::clock::Clock;
+use crate::net::epoll::Epoll;
+use crate::stats::WorkerStats;
+use std::sync::Arc;
+
+/// How long replies are awaited after a duration plan's end before the requests still
+/// unanswered are left `in_flight`: the run ends at warm-up + duration + this, at most.
+pub const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long a worker whose every connection attempt was refused keeps trying: nothing
+/// listens there, and running out the whole duration would only hide it.
+pub const NOTHING_LISTENS: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The per-worker read buffer: every socket is read into it, and only an unfinished
+/// reply's bytes are copied to its connection.
+pub const READ_BUFFER: usize = 64 * 1024;
+
+/// Most bytes one unfinished reply (or one connection's unwritten output) may hold.
+/// Protocols keep less (HTTP: a 64 KiB head, bodies are consumed as they arrive; echo:
+/// 16 MiB payloads); this catches any protocol that does not, as `too_large`.
+pub const MAX_READ_BUFFER: usize = 64 << 20;
+
+type FiguresOf<F> = <<F as SessionFactory>::Session as ClientSession>::Figures;
+
+pub struct Ctx<F: SessionFactory> {
+    pub factory: Arc<F>,
+    pub spec: Arc<LoadSpec>,
+    pub worker: usize,
+    pub clock: Clock,
+    pub epoll: Epoll,
+    pub stats: WorkerStats,
+    /// The protocol's figures: [warm-up, measured].
+    pub figures: [FiguresOf<F>; 2],
+    pub timers: Timers,
+    pub rbuf: Vec<u8>,
+    /// Requests (and answers to events) are encoded here, then written; only what the
+    /// socket does not take is copied to the connection.
+    pub out: Vec<u8>,
+    pub pipeline: usize,
+    pub timeout_ns: u64,
+    /// Requests intended before this are warm-up (the ramp too, unless it is measured).
+    pub measure_start_ns: u64,
+    /// No request is sent at or after this (duration plans).
+    pub deadline_ns: Option<u64>,
+    /// Count plans: measured requests this worker may still send.
+    pub budget: Option<u64>,
+    /// Seen the stop flag (refreshed by the loop at least every 50 ms).
+    pub stopping: bool,
+    pub settles_on_write: bool,
+    pub per_connection: Option<u64>,
+    /// Open loop: the furthest any connection's schedule fell behind (ns), up to the deadline.
+    pub max_lag_ns: u64,
+    /// Connections of this worker made so far (their ids).
+    pub made: u64,
+    /// Slots whose run has not ended.
+    pub live: usize,
+    /// Batch plans: slots waiting at the barrier of the current step.
+    pub parked: usize,
+    /// Slots that stopped reading before EAGAIN to let the others have a turn:
+    /// (slot, generation), served before the next wait.
+    pub ready: Vec<(u32, u32)>,
+}
+
+impl<F: SessionFactory> Ctx<F> {
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    pub fn batch(&self) -> bool {
+        matches!(self.spec.plan, Plan::Batch { .. })
+    }
+
+    /// A session for the next connection; its id is unique within the run.
+    pub fn new_session(&mut self) -> F::Session {
+        let id = ((self.worker as u64) << 40) | self.made;
+        self.made += 1;
+        self.factory.session(id)
+    }
+
+    /// When a duration plan's connections give up on replies still in flight
+    /// (u64::MAX for other plans).
+    #[inline]
+    pub fn cut_ns(&self) -> u64 {
+        self.deadline_ns.map_or(u64::MAX, |d| {
+            d.saturating_add(DRAIN_GRACE.as_nanos() as u64)
+        })
+    }
+
+    /// Open loop: notes how far behind its schedule a connection is at `now`
+    /// (`next_intended` is its next unsent request), counting no further than the deadline.
+    #[inline]
+    pub fn note_lag(&mut self, now: u64, next_intended: u64) {
+        let upto = self.deadline_ns.map_or(now, |d| now.min(d));
+        self.max_lag_ns = self.max_lag_ns.max(upto.saturating_sub(next_intended));
+    }
+
+    /// The figures of the phase a time belongs to.
+    #[inline]
+    pub fn figures_at(&mut self, measured: bool) -> &mut FiguresOf<F> {
+        &mut self.figures[measured as usize]
+    }
+}

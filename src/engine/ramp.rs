@@ -1,0 +1,95 @@
+//! The ramp (`--ramp T`): connection starts spread linearly over T, and in open loop
+//! the rate rising linearly from 0 to R over T. Excluded from the figures (it is part
+//! of the warm-up) unless asked.
+
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ramp {
+    pub over: Duration,
+    /// The ramp counts in the figures (`--ramp-measured`).
+    pub measured: bool,
+}
+
+impl Ramp {
+    /// When connection slot `g` of `total` (over all workers) first connects, ns.
+    pub fn start_of(&self, g: usize, total: usize) -> u64 {
+        (self.over.as_nanos() as f64 * g as f64 / total.max(1) as f64) as u64
+    }
+}
+
+/// One connection's open-loop schedule: its `k`-th request is intended at
+/// `intended(k)`. At the full rate R over `total` connections each sends every
+/// `interval = total / R`, the connections offset by `interval * g / total`. Over a ramp
+/// of T the rate rises as R t / T, so the requests sent by time t number R t^2 / (2 T)
+/// until T and R T / 2 + R (t - T) after: inverted, a request due at x on the flat
+/// schedule is due at sqrt(2 T x) while x < T / 2 and at x + T / 2 after.
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    pub interval_ns: f64,
+    pub offset_ns: f64,
+    pub ramp_ns: f64,
+}
+
+impl Schedule {
+    pub fn new(rate: f64, g: usize, total: usize, ramp: Option<Ramp>) -> Schedule {
+        let interval = (total as f64 * 1e9 / rate).max(1.0);
+        Schedule {
+            interval_ns: interval,
+            offset_ns: interval * g as f64 / total.max(1) as f64,
+            ramp_ns: ramp.map_or(0.0, |r| r.over.as_nanos() as f64),
+        }
+    }
+
+    #[inline]
+    pub fn intended(&self, k: u64) -> u64 {
+        let x = self.offset_ns + k as f64 * self.interval_ns;
+        let t = if x < self.ramp_ns / 2.0 {
+            (2.0 * self.ramp_ns * x).sqrt()
+        } else {
+            x + self.ramp_ns / 2.0
+        };
+        t as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_ramp_the_schedule_is_flat() {
+        let s = Schedule::new(1000.0, 1, 4, None);
+        // 4 connections at 1000/s: each every 4 ms, this one offset by 1 ms.
+        assert_eq!(s.intended(0), 1_000_000);
+        assert_eq!(s.intended(3), 13_000_000);
+    }
+
+    #[test]
+    fn a_ramp_sends_half_the_flat_count_over_it_then_the_full_rate() {
+        let ramp = Some(Ramp {
+            over: Duration::from_secs(2),
+            measured: false,
+        });
+        // One connection at 1000/s ramped over 2 s: 1000 requests by t = 2 s (half of
+        // 2000), then one per ms.
+        let s = Schedule::new(1000.0, 0, 1, ramp);
+        let due_by = |t_ns: u64| (0..5000).filter(|k| s.intended(*k) < t_ns).count();
+        assert_eq!(due_by(2_000_000_000), 1000);
+        assert_eq!(due_by(1_000_000_000), 250);
+        assert_eq!(due_by(3_000_000_000), 2000);
+        // Increasing, never two at once past the start.
+        assert!((1..5000).all(|k| s.intended(k) > s.intended(k - 1)));
+    }
+
+    #[test]
+    fn connection_starts_spread_linearly() {
+        let r = Ramp {
+            over: Duration::from_secs(2),
+            measured: false,
+        };
+        assert_eq!(r.start_of(0, 100), 0);
+        assert_eq!(r.start_of(50, 100), 1_000_000_000);
+        assert_eq!(r.start_of(99, 100), 1_980_000_000);
+    }
+}

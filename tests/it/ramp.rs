@@ -1,0 +1,80 @@
+//! `--ramp T`: connection starts spread linearly over T, seen from the server side, and
+//! the counts stay exact (the ramp is warm-up unless `--ramp-measured`).
+
+use crate::common::run_json;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// A byte-echo server on 127.0.0.1 that notes when it accepted each connection.
+fn echo_noting_accepts() -> (u16, Arc<Mutex<Vec<Instant>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(Mutex::new(Vec::new()));
+    let noted = accepted.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            noted.lock().unwrap().push(Instant::now());
+            std::thread::spawn(move || {
+                let _ = s.set_nodelay(true);
+                let mut buf = [0u8; 16 * 1024];
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 || s.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, accepted)
+}
+
+#[test]
+fn connection_starts_spread_over_the_ramp_and_counts_stay_exact() {
+    let (port, accepted) = echo_noting_accepts();
+    let target = format!("127.0.0.1:{port}");
+    let r = run_json(&[
+        "echo", &target, "--ramp", "2s", "-c", "100", "-t", "1", "-n", "3000",
+    ]);
+    r.assert_clean(3000);
+    assert_eq!(r.u("/totals/sent"), 3000, "{}", r.explain());
+    assert_eq!(r.u("/totals/in_flight"), 0);
+    assert_eq!(r.json()["config"]["ramp"]["seconds"], 2.0);
+    assert_eq!(r.json()["config"]["ramp"]["measured"], false);
+    let mut at = accepted.lock().unwrap().clone();
+    assert_eq!(at.len(), 100, "one connection per slot, none reopened");
+    at.sort();
+    let since = |i: usize| at[i].duration_since(at[0]).as_secs_f64();
+    // Linear over 2 s: the last starts near 1.98 s; the first 10 % in the first ~0.2 s.
+    assert!(since(99) >= 1.5, "spread only {:.3} s", since(99));
+    assert!(since(99) < 3.0, "spread {:.3} s", since(99));
+    assert!(since(9) <= 0.5, "the first 10 % took {:.3} s", since(9));
+    assert!(since(50) >= 0.6, "half started within {:.3} s", since(50));
+}
+
+#[test]
+fn a_measured_ramp_counts_and_a_ramp_refuses_batch_plans() {
+    let r = run_json(&[
+        "echo",
+        "--ramp",
+        "300ms",
+        "--ramp-measured",
+        "-c",
+        "10",
+        "-t",
+        "1",
+        "-n",
+        "500",
+    ]);
+    r.assert_clean(500);
+    assert_eq!(r.u("/warmup/sent"), 0, "{}", r.explain());
+    assert_eq!(r.json()["config"]["ramp"]["measured"], true);
+    let r = run_json(&["echo", "--ramp", "1s", "--iterations", "2"]);
+    assert_eq!(r.code, 2, "{}", r.explain());
+    assert!(
+        r.stderr.contains("--ramp does not apply to a batch plan"),
+        "{}",
+        r.stderr
+    );
+}
