@@ -5,8 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirebench::engine::protocol::{ClientProtocol, Decode, InFlight, Setup, SetupPhase};
-use wirebench::proto::amqp::client::{AmqpClient, ClientOptions, SessionCounters};
+use wirebench::engine::session::{ClientSession, Decode, InFlight, Setup};
+use wirebench::proto::amqp::client::{AmqpClient, ClientOptions};
+use wirebench::proto::amqp::client_figures::ClientFigures;
 use wirebench::proto::amqp::codec::{parse_method, split_frame, FrameKind, Split, PROTOCOL_HEADER};
 use wirebench::proto::amqp::server::{AmqpHandlerFactory, BrokerConfig};
 use wirebench::server::session::{Reply, ServerFactory, ServerSession};
@@ -50,8 +51,7 @@ fuzz_target!(|data: &[u8]| {
     }
 
     // The publisher: the handshake, then replies to publishes.
-    let mut c = AmqpClient::new(
-        ClientOptions {
+    let mut c = AmqpClient::new(ClientOptions {
             user: "u".into(),
             password: "p".into(),
             vhost: "/".into(),
@@ -63,18 +63,17 @@ fuzz_target!(|data: &[u8]| {
             declare_queue: None,
             per_connection: None,
             ramp: std::time::Duration::ZERO,
-        },
-        std::sync::Arc::new(SessionCounters::default()),
-    );
+        });
+    let mut figs = ClientFigures::default();
     // The handshake as the engine drives it: consumed bytes dropped, called again
     // until it is done, fails, or needs more input.
     let mut scratch = Vec::new();
-    let _ = c.setup(SetupPhase::Open, &[], &mut scratch);
+    let _ = c.open(&[], &mut scratch, &mut figs);
     let mut rest = data;
     let mut ready = false;
     for _ in 0..32 {
         scratch.clear();
-        match c.setup(SetupPhase::Open, rest, &mut scratch) {
+        match c.open(rest, &mut scratch, &mut figs) {
             Setup::Continue { used } => {
                 assert!(used <= rest.len());
                 if used == 0 {
@@ -106,19 +105,23 @@ fuzz_target!(|data: &[u8]| {
         measured: true,
     };
     for _ in 0..8 {
-        match c.decode(rest, &req) {
-            Decode::Reply { used, .. } | Decode::Consumed { used } => {
+        scratch.clear();
+        match c.decode(rest, Some(&req), &mut scratch, &mut figs) {
+            Decode::Reply { used, .. } | Decode::Consumed { used } | Decode::Event { used } => {
                 assert!(used <= rest.len());
+                if used == 0 {
+                    break;
+                }
                 rest = &rest[used..];
             }
-            Decode::Incomplete => break,
+            Decode::Incomplete | Decode::Fail { .. } => break,
         }
     }
 
     // The goodbye: whatever is left as the broker's answer to Connection.Close.
     scratch.clear();
-    let _ = c.setup(SetupPhase::Close, &[], &mut scratch);
-    match c.setup(SetupPhase::Close, rest, &mut scratch) {
+    let _ = c.close(&[], &mut scratch, &mut figs);
+    match c.close(rest, &mut scratch, &mut figs) {
         Setup::Continue { used } | Setup::Done { used } => assert!(used <= rest.len()),
         Setup::Failed { .. } => {}
     }

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirebench::engine::protocol::{ClientProtocol, Decode, InFlight, ProtocolFactory, Verdict};
+use wirebench::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Verdict};
 use wirebench::proto::echo::client::EchoFactory;
 use wirebench::proto::echo::codec::{check, encode, pattern, Check, Expected, HEADER_LEN};
 
@@ -75,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
 
     // The client as the engine drives it: the tag is the payload length it encoded.
     let factory = EchoFactory::new(0, MAX);
-    let mut client = factory.client(exp.conn_id);
+    let mut client = factory.session(exp.conn_id);
     let req = InFlight {
         seq: exp.seq,
         intended_ns: exp.sent_ns,
@@ -83,10 +83,12 @@ fuzz_target!(|data: &[u8]| {
         tag: payload_len as u32,
         measured: true,
     };
-    match client.decode(data, &req) {
-        Decode::Incomplete => {}
-        Decode::Consumed { used } => assert!(used <= data.len(), "consumed {used}"),
-        Decode::Reply { used, verdict } => {
+    match client.decode(data, Some(&req), &mut Vec::new(), &mut ()) {
+        Decode::Incomplete | Decode::Fail { .. } => {}
+        Decode::Consumed { used } | Decode::Event { used } => {
+            assert!(used <= data.len(), "consumed {used}")
+        }
+        Decode::Reply { used, verdict, .. } => {
             assert!(used <= data.len());
             if used == 0 {
                 assert!(matches!(verdict, Verdict::Fatal(_)), "{verdict:?}");
