@@ -1,9 +1,9 @@
 //! Validated run configurations built from the flags. Engines never see clap types,
 //! and every bad combination is refused here with one sentence (exit 2).
 
-use crate::cli::{LoadArgs, ServerArgs};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
+use crate::flags::{LoadArgs, ServerArgs};
 use crate::net::tls::Trust;
 use crate::units::{parse_bytes, parse_duration};
 use serde_json::json;
@@ -349,7 +349,7 @@ pub fn timeout_flag(flag: &str, text: &str) -> Result<Option<Duration>> {
 }
 
 /// `--delay` and `--stall`, validated.
-pub fn pacing(a: &crate::cli::PacingArgs) -> Result<crate::server::pacing::Pacing> {
+pub fn pacing(a: &crate::flags::PacingArgs) -> Result<crate::server::pacing::Pacing> {
     use crate::server::pacing::{DelayDist, Pacing, Stall};
     let mut p = Pacing::off();
     if let Some(d) = &a.delay {

@@ -9,6 +9,7 @@ pub mod config;
 pub mod connect;
 pub mod engine;
 pub mod error;
+pub mod flags;
 pub mod ioevent;
 pub mod net;
 pub mod procs;

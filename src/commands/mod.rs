@@ -9,6 +9,7 @@ pub mod run_load;
 pub mod serve;
 pub mod serve_plan;
 pub mod serve_procs;
+pub mod serve_stats;
 
 // suites and reports (issue 7)
 pub mod compare;

@@ -35,7 +35,7 @@ pub fn parent<G: Figures>(
     println!("worker pids: {}", pids.join(","));
     let g = std::cell::RefCell::new(g);
     let mut warned = 0;
-    let started = super::serve::print_stats_until_stopped(
+    let started = super::serve_stats::print_stats_until_stopped(
         cfg,
         &stop,
         || {
@@ -51,6 +51,6 @@ pub fn parent<G: Figures>(
         &|| line(&g.borrow().figures::<G>()),
     );
     let (totals, figures) = g.into_inner().stop_with_figures::<G>();
-    super::serve::print_final(name, started, &totals, &|| line(&figures));
+    super::serve_stats::print_final(name, started, &totals, &|| line(&figures));
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! task, no buffer: replies are read into one shared buffer). The parent's commands
 //! arrive on stdin (fd 0, watched by the same epoll); counters go out as JSON lines.
 
-use super::messages::{Counts, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP};
+use super::messages::{io_kind, Counts, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP};
 use super::tls::{self, ClientTls, Input};
 use crate::clock::monotonic_ns;
 use crate::error::{Error, Result};
@@ -59,15 +59,6 @@ fn token(slot: u32, gen: u32) -> u64 {
 
 fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str) {
     *map.entry(key.to_string()).or_default() += 1;
-}
-
-/// Why a connection with a frame in flight ended, for the echo error count.
-pub fn io_kind(e: i32) -> &'static str {
-    match e {
-        libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED => "reset",
-        libc::ETIMEDOUT => "timeout",
-        _ => "io",
-    }
 }
 
 struct Commands {

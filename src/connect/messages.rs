@@ -137,3 +137,12 @@ pub enum WorkerMsg {
         rss_bytes: u64,
     },
 }
+
+/// Why a connection with a frame in flight ended, for the echo error count.
+pub fn io_kind(e: i32) -> &'static str {
+    match e {
+        libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED => "reset",
+        libc::ETIMEDOUT => "timeout",
+        _ => "io",
+    }
+}

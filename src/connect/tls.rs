@@ -39,7 +39,7 @@ impl ClientTls {
 /// Why a TLS step failed, as the report names it.
 pub fn io_kind(e: &std::io::Error) -> &'static str {
     match e.raw_os_error() {
-        Some(code) => super::event_loop::io_kind(code),
+        Some(code) => super::messages::io_kind(code),
         None if e.kind() == ErrorKind::InvalidData => "tls",
         None => "io",
     }

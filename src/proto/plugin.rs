@@ -4,11 +4,11 @@
 //! named outside it only by one line per list (the command enums in cli.rs, the
 //! dispatch in lib.rs, `REGISTRY` in proto/mod.rs).
 
-use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, ProtocolTiming};
 use crate::engine::session::{ClientSession, SessionFactory};
 use crate::engine::{EngineOutput, LoadSpec};
 use crate::error::Result;
+use crate::flags::LoadArgs;
 use crate::server::session::{ServerFactory, ServerSession};
 use crate::stats::{RunResult, Unit};
 use std::net::SocketAddr;

@@ -3,10 +3,10 @@
 use super::client::ClientOptions;
 use super::server::BrokerConfig;
 use super::url::Target;
-use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, LoadOverrides};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
+use crate::flags::LoadArgs;
 use crate::units::{parse_bytes, parse_duration};
 use clap::Args;
 use serde_json::json;

@@ -2,9 +2,9 @@
 //! configs (a bad value is `Error::Usage`, one sentence, exit 2).
 
 use super::codec::{HEADER_LEN, MAX_PAYLOAD};
-use crate::cli::{LoadArgs, PacingArgs};
 use crate::config::{at_least_one, LoadConfig, LoadOverrides};
 use crate::error::{Error, Result};
+use crate::flags::{LoadArgs, PacingArgs};
 use crate::units::parse_size_range;
 use clap::Args;
 use serde_json::json;

@@ -3,9 +3,9 @@
 use super::client::EchoFactory;
 use super::config::{EchoArgs, EchoConfig, ServeEchoArgs};
 use super::server::EchoHandlerFactory;
-use crate::cli::LoadArgs;
 use crate::config::{LoadConfig, ProtocolTiming};
 use crate::error::Result;
+use crate::flags::LoadArgs;
 use crate::proto::plugin::{Aim, Protocol};
 use crate::report::format::{count_of, seconds};
 use crate::stats::Unit;

@@ -1,0 +1,97 @@
+//! What `serve` prints while it runs and when it stops: the runtime's counters every
+//! --stats interval and once at the end, with the protocol's own line beside them.
+//! Shared by a single-process server (serve.rs) and the parent of --processes
+//! (serve_procs.rs).
+
+use crate::config::ServeConfig;
+use crate::report::format::group;
+use crate::server::counters::ServerTotals;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+fn stats_line(label: &str, t: &ServerTotals) -> String {
+    format!(
+        "{label}: accepts {} closes {} reads {} bytes in {} out {} rejected {} tls failures {}{}{}{}",
+        group(t.accepts),
+        group(t.closes),
+        group(t.reads),
+        group(t.bytes_in),
+        group(t.bytes_out),
+        group(t.rejected),
+        group(t.tls_failures),
+        if t.requests > 0 {
+            format!(" requests {}", group(t.requests))
+        } else {
+            String::new()
+        },
+        timing_counts(t),
+        if t.too_large > 0 {
+            format!(" too large {}", group(t.too_large))
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The timeout and pacing counters, when any is above zero (most runs have none).
+fn timing_counts(t: &ServerTotals) -> String {
+    if t.header_timeouts + t.idle_timeouts + t.held_full == 0 {
+        return String::new();
+    }
+    format!(
+        " timeouts header {} idle {} held full {}",
+        group(t.header_timeouts),
+        group(t.idle_timeouts),
+        group(t.held_full)
+    )
+}
+
+/// Prints counters every --stats interval until SIGINT/SIGTERM; returns the start time.
+pub(crate) fn print_stats_until_stopped(
+    cfg: &ServeConfig,
+    stop: &std::sync::atomic::AtomicBool,
+    mut totals: impl FnMut() -> ServerTotals,
+    extra: &dyn Fn() -> Option<String>,
+) -> Instant {
+    let started = Instant::now();
+    let mut last = ServerTotals::default();
+    let mut next = cfg.stats.map(|iv| started + iv);
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        // Read every time round, so a multi-process server's reports never pile up.
+        let now = totals();
+        if let (Some(at), Some(iv)) = (next, cfg.stats) {
+            if Instant::now() >= at {
+                println!(
+                    "[{:>7.1}s] active {} | {} | {}",
+                    started.elapsed().as_secs_f64(),
+                    group(now.active),
+                    stats_line("interval", &now.since(&last)),
+                    stats_line("total", &now)
+                );
+                if let Some(line) = extra() {
+                    println!("[{:>7.1}s] {line}", started.elapsed().as_secs_f64());
+                }
+                last = now;
+                next = Some(at + iv);
+            }
+        }
+    }
+    started
+}
+
+pub(crate) fn print_final(
+    name: &str,
+    started: Instant,
+    totals: &ServerTotals,
+    extra: &dyn Fn() -> Option<String>,
+) {
+    println!(
+        "wirebench serve {name}: stopped after {:.1}s; {}",
+        started.elapsed().as_secs_f64(),
+        stats_line("final", totals)
+    );
+    if let Some(line) = extra() {
+        println!("wirebench serve {name}: final {line}");
+    }
+}

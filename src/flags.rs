@@ -1,0 +1,127 @@
+//! The flags every load and every server shares, as clap parses them: apart from the
+//! command tree (cli.rs) so that a protocol's own flags (proto/<name>/config.rs) and
+//! the shared configs (config.rs) can build on them without importing the commands.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Load shape, stop rule, timing and output: shared by every load command.
+#[derive(Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// Worker threads [default: CPUs in this process's affinity mask; half of them with the built-in server].
+    #[arg(short = 't', long)]
+    pub threads: Option<usize>,
+    /// Connections per thread.
+    #[arg(short = 'c', long, default_value_t = 10)]
+    pub connections: usize,
+    /// Requests in flight per connection.
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
+    /// Stop sending after this long (e.g. 10s, 500ms, 2m) [default: 10s].
+    #[arg(short = 'd', long)]
+    pub duration: Option<String>,
+    /// Stop after this many requests in total.
+    #[arg(short = 'n', long)]
+    pub requests: Option<u64>,
+    /// Batch plan: iterations per reconnect round (each sends `pipeline` per connection and waits).
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// Batch plan: reconnect rounds.
+    #[arg(long)]
+    pub reconnects: Option<u64>,
+    /// Batch plan: milliseconds to sleep between reconnect rounds.
+    #[arg(long)]
+    pub sleep: Option<u64>,
+    /// Open loop: requests per second in total, on a fixed schedule.
+    #[arg(short = 'R', long)]
+    pub rate: Option<f64>,
+    /// Run this long before measuring; excluded from the results.
+    #[arg(long, default_value = "0s")]
+    pub warmup: String,
+    /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also
+    /// rises from 0 to R over it. Excluded from the results unless --ramp-measured.
+    #[arg(long, value_name = "T")]
+    pub ramp: Option<String>,
+    /// Count the ramp in the results.
+    #[arg(long, requires = "ramp")]
+    pub ramp_measured: bool,
+    /// A reply later than this is an error and its connection is reopened.
+    #[arg(long, default_value = "10s")]
+    pub timeout: String,
+    /// Progress interval.
+    #[arg(long, default_value = "3s")]
+    pub progress: String,
+    /// Print a latency histogram, with buckets this many microseconds wide [default: 10].
+    #[arg(long, value_name = "BUCKET_US", num_args = 0..=1, default_missing_value = "10")]
+    pub histogram: Option<u64>,
+    /// Write the full result as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print only the summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
+    #[arg(long)]
+    pub no_nodelay: bool,
+    /// Connect with TLS.
+    #[arg(long)]
+    pub tls: bool,
+    /// TLS: accept any server certificate (self-signed servers).
+    #[arg(long)]
+    pub insecure: bool,
+    /// TLS: trust only the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+}
+
+/// Listener, threads, limits, TLS, stats: shared by every built-in server.
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Address to listen on; a range listens on each (127.0.0.1-127.0.0.20:9000).
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    pub listen: String,
+    /// Worker processes sharing the SO_REUSEPORT listeners (each holds ~20,000 sockets at most here).
+    #[arg(long, default_value_t = 1)]
+    pub processes: usize,
+    /// Server threads, each with its own SO_REUSEPORT listener [default: CPUs in the affinity mask].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Close new connections beyond this many per thread (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    pub max_conns_per_thread: usize,
+    /// Read buffer per thread, bytes (e.g. 64k).
+    #[arg(long, default_value = "64k")]
+    pub read_buffer: String,
+    /// Serve TLS (with --cert/--key, or a self-signed certificate made at start).
+    #[arg(long)]
+    pub tls: bool,
+    /// TLS certificate chain, PEM.
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// TLS private key, PEM.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// Print counters every INTERVAL and at exit [default interval: 5s].
+    #[arg(long, value_name = "INTERVAL", num_args = 0..=1, default_missing_value = "5s")]
+    pub stats: Option<String>,
+    /// Print every connection's accept and close on stderr.
+    #[arg(long)]
+    pub debug: bool,
+    /// Leave Nagle's algorithm on.
+    #[arg(long)]
+    pub no_nodelay: bool,
+    /// Close a connection with no byte in or out for this long (0: never).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub idle_timeout: String,
+}
+
+/// A server of known latency (`serve echo`, `serve http`).
+#[derive(Args, Debug, Default)]
+pub struct PacingArgs {
+    /// Hold every reply back by DIST: 2ms, uniform:1ms..5ms or exp:2ms (mean); other connections keep being served.
+    #[arg(long, value_name = "DIST")]
+    pub delay: Option<String>,
+    /// Answer nothing for D at the start of every EVERY from server start, e.g. 1s/10s; then answer what queued up.
+    #[arg(long, value_name = "D/EVERY")]
+    pub stall: Option<String>,
+}
