@@ -406,16 +406,16 @@ mod tests {
     }
 
     #[test]
-    fn a_million_to_loopback_chooses_every_source_51_processes_and_somaxconn_in_flight() {
+    fn a_million_to_loopback_chooses_every_source_51_processes_and_1024_in_flight() {
         let c = plan(&["127.0.0.1:9000", "-n", "1000000"], |_| true);
         assert_eq!(c.sources.len(), 254);
         assert_eq!(c.sources[0].to_string(), "127.0.0.2");
         assert_eq!(c.sources[253].to_string(), "127.0.0.255");
         // 19,936 sockets a process (20,000 less the margin): 1,000,000 / 19,936 -> 51.
         assert_eq!(c.processes, 51);
-        assert_eq!(c.concurrency, 4096);
+        assert_eq!(c.concurrency, 1024);
         assert_eq!(c.chosen.processes, Some(51));
-        assert_eq!(c.chosen.concurrency, Some(4096));
+        assert_eq!(c.chosen.concurrency, Some(1024));
         assert!(matches!(&c.chosen.sources, Sources::Loopback(v) if v.len() == 254));
         // Every (source, destination) pair stays under 15% of its 28,232 ports.
         let per_pair = 1_000_000u64.div_ceil(254);
@@ -428,7 +428,7 @@ mod tests {
         let c = plan(&["-n", "30000"], |_| true);
         assert_eq!(
             (c.sources.len(), c.processes, c.concurrency),
-            (254, 2, 4096)
+            (254, 2, 1024)
         );
         assert_eq!(c.server_processes, 2);
         let c = plan(&[], |_| true);

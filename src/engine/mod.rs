@@ -238,6 +238,10 @@ pub fn run<F: SessionFactory>(
             ),
             Plan::Batch { .. } => (out.elapsed, false),
         };
+        // A measured ramp inside the window asks for less than the full rate.
+        let asked = spec.ramp.map_or(asked, |r| {
+            ramp::average_rate(asked, r, spec.measure_start(), window)
+        });
         RateFigures::new(
             asked,
             out.measured.sent,

@@ -53,9 +53,40 @@ impl Schedule {
     }
 }
 
+/// The rate a schedule of `rate` over `ramp` asks for on average over `window` from
+/// `from` (both from the run's start): R where the ramp is over, less where it is
+/// not. Requests asked by time t: R t^2 / (2 T) until T, R (t - T / 2) after.
+pub fn average_rate(rate: f64, ramp: Ramp, from: Duration, window: Duration) -> f64 {
+    let t_ramp = ramp.over.as_secs_f64();
+    let asked_by = |t: f64| {
+        if t < t_ramp {
+            rate * t * t / (2.0 * t_ramp)
+        } else {
+            rate * (t - t_ramp / 2.0)
+        }
+    };
+    let (a, w) = (from.as_secs_f64(), window.as_secs_f64());
+    if w <= 0.0 {
+        return rate;
+    }
+    (asked_by(a + w) - asked_by(a)) / w
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_average_rate_counts_the_ramp_only_where_it_lies_in_the_window() {
+        let r = Ramp {
+            over: Duration::from_secs(1),
+            measured: true,
+        };
+        let s = Duration::from_secs;
+        assert_eq!(average_rate(1000.0, r, s(0), s(1)), 500.0);
+        assert_eq!(average_rate(1000.0, r, s(0), s(2)), 750.0);
+        assert_eq!(average_rate(1000.0, r, s(1), s(3)), 1000.0);
+    }
 
     #[test]
     fn without_a_ramp_the_schedule_is_flat() {

@@ -13,7 +13,8 @@ pub const SHORTEST_JUDGED: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RateFigures {
-    /// Requests per second the schedule asked for (`--rate`).
+    /// Requests per second the schedule asked for over the window: `--rate`, or less
+    /// where a measured `--ramp` lies in the window (its average).
     pub asked_per_s: f64,
     /// Measured requests sent per second of the sending window.
     pub achieved_per_s: f64,

@@ -189,6 +189,14 @@ impl AmqpConfig {
             }
         };
         let mut load = LoadConfig::from_args(shared, overrides)?;
+        // Churn claims each connection's messages from the plan before it opens, so
+        // the ramp's connections are the plan's: the ramp counts, and says so.
+        if per_connection.is_some() {
+            load.ramp = load.ramp.map(|r| crate::engine::Ramp {
+                measured: true,
+                ..r
+            });
+        }
         if let Some(w) = a.publish_wait {
             load.rate = Some(publish_wait_rate(w, load.sockets())?);
         }

@@ -7,7 +7,7 @@ use super::config::{broker_config, AmqpArgs, AmqpConfig, Mode, ServeAmqpArgs};
 use super::figures::AmqpFigures;
 use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerTotals};
 use crate::config::{LoadConfig, ProtocolTiming};
-use crate::engine::{EngineOutput, LoadSpec, Ramp};
+use crate::engine::{EngineOutput, LoadSpec};
 use crate::error::Result;
 use crate::flags::LoadArgs;
 use crate::proto::plugin::{Aim, Protocol};
@@ -132,16 +132,9 @@ impl Protocol for Amqp {
     }
 
     /// Churn: each connection publishes its messages, says goodbye, and the next
-    /// opens. Churn claims each connection's messages from the plan before it opens,
-    /// so the ramp's connections are the plan's: the ramp counts.
+    /// opens (its ramp always counts: see `AmqpConfig::from_args`).
     fn connection_policy(cfg: &AmqpConfig, spec: &mut LoadSpec) {
         spec.per_connection = cfg.client.per_connection;
-        if cfg.client.per_connection.is_some() {
-            spec.ramp = spec.ramp.map(|r| Ramp {
-                measured: true,
-                ..r
-            });
-        }
     }
 
     fn finish(cfg: &AmqpConfig, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
