@@ -37,10 +37,12 @@ impl Clock {
         }
     }
 
-    /// Nanoseconds since the clock started.
+    /// Nanoseconds since the clock started. Read straight from CLOCK_MONOTONIC (a
+    /// vDSO call): `Instant::elapsed` adds a checked timespec subtraction and a
+    /// Duration, ~90 instructions a read, and the engine reads the clock per reply.
     #[inline]
     pub fn now_ns(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        monotonic_ns().saturating_sub(self.start_monotonic_ns)
     }
 
     /// The instant `ns` nanoseconds after the start.
