@@ -2,7 +2,6 @@
 //! thread: a server answering 100k requests a second must not format 100k dates.
 
 use std::cell::Cell;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `Sun, 06 Nov 1994 08:49:37 GMT` for `secs` since the Unix epoch.
 pub fn imf_fixdate(secs: u64) -> [u8; 29] {
@@ -45,13 +44,25 @@ thread_local! {
     static CACHED: Cell<(u64, [u8; 29])> = const { Cell::new((u64::MAX, [0; 29])) };
 }
 
+/// Seconds since the Unix epoch from the coarse realtime clock: a Date header needs
+/// the second, not the nanosecond, and the coarse clock reads a vDSO word (no TSC
+/// read, no `SystemTime` subtraction) once per reply.
+#[inline]
+fn epoch_secs() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME_COARSE exists on
+    // every Linux this runs on (2.6.32+). On failure `ts` stays at the epoch.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    u64::try_from(ts.tv_sec).unwrap_or(0)
+}
+
 /// Now, as an IMF-fixdate, cached per second on this thread.
 #[inline]
 pub fn now() -> [u8; 29] {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = epoch_secs();
     CACHED.with(|c| {
         let (at, text) = c.get();
         if at == secs {
@@ -75,6 +86,26 @@ mod tests {
         assert_eq!(
             &imf_fixdate(1_795_311_000),
             b"Sun, 22 Nov 2026 01:30:00 GMT"
+        );
+    }
+
+    /// The coarse clock tells the same second as the system clock (give or take the
+    /// tick it lags by).
+    #[test]
+    fn now_is_the_system_second() {
+        let system = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        };
+        let before = system();
+        let got = now();
+        let after = system();
+        assert!(
+            (before.saturating_sub(1)..=after).any(|s| imf_fixdate(s) == got),
+            "{}",
+            String::from_utf8_lossy(&got)
         );
     }
 }
