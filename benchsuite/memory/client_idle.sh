@@ -8,15 +8,20 @@
 # `-c N --ramp 10s -R N/10`: every connection sends one request per 10 s, so nearly
 # every connection is idle when the RSS is read (once all N are open, by the
 # server's sockets). The one-connection baseline runs the same flags at -c 1 (its
-# rate 0.1/s: also idle). Rounds interleave the binaries given.
+# rate 0.1/s: also idle). Rounds interleave the binaries given. PERIOD=300 leaves
+# 98% of the connections with nothing sent when the RSS is read (what holding a
+# connection costs, apart from what requests touch: latency histograms, queues).
+# A connection whose next request falls after the run's end closes at once, so the
+# run lasts 10 PERIODs (it is stopped as soon as the RSS is read).
 #
-# Usage: WIREBENCH=path [BEFORE=path] [N=19000] [ROUNDS=3] [PORT=19771] \
+# Usage: WIREBENCH=path [BEFORE=path] [N=19000] [ROUNDS=3] [PORT=19771] [PERIOD=10] \
 #          bash benchsuite/memory/client_idle.sh        (TSV: one line per binary and round)
 set -euo pipefail
 WB=${WIREBENCH:-target/release/wirebench}
 N=${N:-19000}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-19771}
+PERIOD=${PERIOD:-10}
 SERVER=""
 CLIENT=""
 stop() {
@@ -34,8 +39,8 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # 40 s: then the line says how many were open).
 hold() {
     local bin=$1 c=$2 rate n
-    rate=$(awk -v c="$c" 'BEGIN { printf "%g", c / 10 }')
-    taskset -c 1 "$bin" echo 127.0.0.1:$PORT -t 1 -c "$c" --ramp 10s -R "$rate" -d 30s -q \
+    rate=$(awk -v c="$c" -v p="$PERIOD" 'BEGIN { r = c / p; printf "%g", (r < 0.001 ? 0.001 : r) }')
+    taskset -c 1 "$bin" echo 127.0.0.1:$PORT -t 1 -c "$c" --ramp 10s -R "$rate" -d $((PERIOD * 10))s -q \
         >/dev/null 2>&1 &
     CLIENT=$!
     for _ in $(seq 1 800); do
