@@ -69,16 +69,7 @@ pub fn read(fd: i32, tls: Option<&mut ClientConnection>, buf: &mut [u8]) -> Inpu
 
 /// Writes what a TLS session has queued. Ok(true): all out; Ok(false): the socket is full.
 pub fn flush_tls(s: &mut ClientConnection, fd: i32) -> Result<bool, ErrorKind> {
-    let mut io = FdIo(fd);
-    while s.wants_write() {
-        match s.write_tls(&mut io) {
-            Ok(_) => {}
-            Err(e) if e.kind() == Io::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == Io::Interrupted => {}
-            Err(e) => return Err(ErrorKind::from_io(&e)),
-        }
-    }
-    Ok(true)
+    socket::flush_tls(&mut **s, fd).map_err(|e| ErrorKind::from_io(&e))
 }
 
 /// Writes `data`; returns how many bytes the socket took (with TLS: all of them, the

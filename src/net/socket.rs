@@ -187,3 +187,18 @@ impl Write for FdIo {
         Ok(())
     }
 }
+
+/// Writes what a rustls session (client or server) has queued to `fd`.
+/// Ok(true): all out; Ok(false): the socket is full, try again when it is writable.
+pub fn flush_tls<D>(s: &mut rustls::ConnectionCommon<D>, fd: i32) -> std::io::Result<bool> {
+    let mut io = FdIo(fd);
+    while s.wants_write() {
+        match s.write_tls(&mut io) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}

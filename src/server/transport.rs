@@ -60,16 +60,7 @@ pub fn write_plain(fd: i32, data: &[u8]) -> Result<usize, ErrorKind> {
 /// Writes what the session has queued (records, handshake messages).
 /// Ok(true): all out; Ok(false): the socket is full.
 pub fn flush_tls(s: &mut ServerConnection, fd: i32) -> Result<bool, ErrorKind> {
-    let mut io = FdIo(fd);
-    while s.wants_write() {
-        match s.write_tls(&mut io) {
-            Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.kind()),
-        }
-    }
-    Ok(true)
+    socket::flush_tls(&mut **s, fd).map_err(|e| e.kind())
 }
 
 /// Reads plaintext through a TLS session, advancing the handshake on the way.
