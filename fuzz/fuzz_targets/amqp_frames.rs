@@ -62,7 +62,6 @@ fuzz_target!(|data: &[u8]| {
             size: 8,
             declare_queue: None,
             per_connection: None,
-            ramp: std::time::Duration::ZERO,
         });
     let mut figs = ClientFigures::default();
     // The handshake as the engine drives it: consumed bytes dropped, called again

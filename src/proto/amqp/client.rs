@@ -15,7 +15,6 @@ use crate::stats::ErrorKind;
 use amq_protocol::frame::AMQPFrame;
 use amq_protocol::protocol::{basic, channel, confirm, connection, queue, AMQPClass};
 use amq_protocol::types::{AMQPValue, FieldTable, LongString};
-use std::time::Duration;
 
 /// The largest frame this client asks for (RabbitMQ's default too).
 pub const CLIENT_FRAME_MAX: u32 = 131_072;
@@ -36,8 +35,6 @@ pub struct ClientOptions {
     pub declare_queue: Option<String>,
     /// Churn: messages per connection, after which it closes and a new one opens.
     pub per_connection: Option<u64>,
-    /// `--ramp`, for the config table (the engine spreads the starts).
-    pub ramp: Duration,
 }
 
 pub struct AmqpFactory {

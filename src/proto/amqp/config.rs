@@ -7,11 +7,10 @@ use crate::config::{LoadConfig, LoadOverrides};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
-use crate::units::{parse_bytes, parse_duration};
+use crate::units::parse_bytes;
 use clap::Args;
 use serde_json::json;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 /// AMQP 0-9-1 names (exchange, routing key, queue, vhost, user) travel as "short
 /// strings": one length octet, so at most 255 bytes.
@@ -155,12 +154,6 @@ impl AmqpConfig {
         if a.channels == 0 {
             return Err(Error::usage("--channels must be at least 1"));
         }
-        let ramp = shared
-            .ramp
-            .as_deref()
-            .map(|r| parse_duration(r).map_err(|e| Error::usage(format!("--ramp: {e}"))))
-            .transpose()?
-            .unwrap_or(Duration::ZERO);
         if let Some(w) = a.publish_wait {
             if !(w.is_finite() && w > 0.0) {
                 return Err(Error::usage(
@@ -233,7 +226,6 @@ impl AmqpConfig {
                 size: size as usize,
                 declare_queue: a.declare_queue.clone(),
                 per_connection,
-                ramp,
             },
             load,
             mode,
@@ -260,7 +252,7 @@ impl AmqpConfig {
         v["vhost"] = json!(c.vhost);
         v["clients"] = json!(self.clients);
         v["messages_per_client"] = json!(c.per_connection);
-        v["ramp_s"] = json!(c.ramp.as_secs_f64());
+        v["ramp_s"] = json!(self.load.ramp.map_or(0.0, |r| r.over.as_secs_f64()));
         v["builtin_server"] = json!(self.target.is_none());
         if self.target.is_none() {
             v["server_threads"] = json!(self.server_threads);

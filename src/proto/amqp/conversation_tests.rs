@@ -23,7 +23,6 @@ fn step(c: &mut AmqpClient, phase: SetupPhase, input: &[u8], out: &mut Vec<u8>) 
         SetupPhase::Close => c.close(input, out, &mut figures),
     }
 }
-use std::time::Duration;
 
 fn opts(confirm: bool, channels: u16) -> ClientOptions {
     ClientOptions {
@@ -37,7 +36,6 @@ fn opts(confirm: bool, channels: u16) -> ClientOptions {
         size: 10,
         declare_queue: Some("q".into()),
         per_connection: None,
-        ramp: Duration::ZERO,
     }
 }
 

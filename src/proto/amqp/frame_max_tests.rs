@@ -20,7 +20,6 @@ fn idle(c: &mut AmqpClient, input: &[u8]) -> Decode {
 }
 use crate::stats::ErrorKind;
 use amq_protocol::protocol::{connection, AMQPClass};
-use std::time::Duration;
 
 fn opts(size: usize, confirm: bool) -> ClientOptions {
     ClientOptions {
@@ -34,7 +33,6 @@ fn opts(size: usize, confirm: bool) -> ClientOptions {
         size,
         declare_queue: None,
         per_connection: None,
-        ramp: Duration::ZERO,
     }
 }
 

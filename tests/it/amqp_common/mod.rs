@@ -120,7 +120,6 @@ pub fn opened_connection(port: u16) -> TcpStream {
         size: 1,
         declare_queue: None,
         per_connection: None,
-        ramp: Duration::ZERO,
     });
     let mut input = Vec::new();
     let mut buf = [0u8; 4096];
