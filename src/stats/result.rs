@@ -57,6 +57,12 @@ pub struct RunResult {
     /// Open loop (`--rate`) only: asked versus achieved, and the schedule's lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<super::rate::RateFigures>,
+    /// This result is one shard of a larger run (`--shard I/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard::ShardInfo>,
+    /// This result is an exact merge of several (shards, rounds, processes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<super::shard::MergeInfo>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

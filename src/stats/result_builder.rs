@@ -83,6 +83,8 @@ impl RunResult {
                 },
                 extras: BTreeMap::new(),
                 rate: None,
+                shard: None,
+                merge: None,
                 totals: m.totals,
                 unit: m.unit,
             },
