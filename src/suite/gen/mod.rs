@@ -254,6 +254,9 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
 }
 
 #[cfg(test)]
+mod argv_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
