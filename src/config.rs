@@ -224,6 +224,12 @@ impl LoadConfig {
                 sleep.as_millis()
             ),
         };
+        self.with_ramp(plan)
+    }
+
+    /// A plan line with the ramp, when there is one, inside it: every protocol's
+    /// plan row says how its connections start the same way.
+    pub fn with_ramp(&self, plan: String) -> String {
         match self.ramp_text() {
             Some(ramp) => format!("{plan}; ramp: {ramp}"),
             None => plan,

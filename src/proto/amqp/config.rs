@@ -261,8 +261,10 @@ impl AmqpConfig {
         v
     }
 
+    /// The plan row: AMQP's own words for the plan, and the ramp inside it as for
+    /// every protocol (`LoadConfig::with_ramp`).
     pub fn plan_text(&self) -> String {
-        match (self.mode, self.load.plan) {
+        let plan = match (self.mode, self.load.plan) {
             (Mode::Churn, Plan::Count(_)) => format!(
                 "{} clients, {} at once, {} messages each",
                 self.clients.unwrap_or(0),
@@ -278,7 +280,8 @@ impl AmqpConfig {
             (_, Plan::Count(n)) => format!("{n} messages"),
             (_, Plan::Duration(d)) => format!("for {}", crate::report::format::seconds(d)),
             (_, Plan::Batch { .. }) => "batch".into(),
-        }
+        };
+        self.load.with_ramp(plan)
     }
 }
 

@@ -121,10 +121,6 @@ impl Protocol for Amqp {
                     .map(|r| format!("{r} publishes/s open loop"))
                     .unwrap_or_else(|| "closed loop".into()),
             ),
-            (
-                "ramp",
-                seconds(l.ramp.map_or(std::time::Duration::ZERO, |r| r.over)),
-            ),
             ("timeout", seconds(l.timeout)),
             ("tls", l.tls_text()),
         ]
