@@ -23,9 +23,7 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             println!(
                 "  load {}: {} via {}, {} points x {} repeats, swept: {}",
                 l.name,
-                serde_json::to_string(&l.protocol)
-                    .unwrap_or_default()
-                    .trim_matches('"'),
+                l.protocol.name(),
                 l.generator.name(),
                 l.points.len(),
                 l.repeat,

@@ -4,6 +4,7 @@
 //! errno, server RSS and kernel slab per connection.
 
 pub mod defaults;
+pub mod entry;
 pub mod event_loop;
 pub mod messages;
 pub mod parent;

@@ -3,16 +3,32 @@
 
 pub mod amqp;
 pub mod echo;
+pub mod entry;
 pub mod http;
 pub mod plugin;
+pub mod schema;
 
-/// Every protocol, once: its name (`wirebench NAME`, `serve NAME`). Adding a protocol
+use entry::Entry;
+
+/// Every load command, once, as the suite and the schema see it (`entry::Entry`):
+/// each protocol (`wirebench NAME`, `serve NAME`) and `connect`. Adding a protocol
 /// adds one line here, as in the command enums (cli.rs) and the dispatch (lib.rs).
-pub const REGISTRY: &[&str] = &[
-    <echo::plugin::Echo as plugin::Protocol>::NAME,
-    <http::plugin::Http as plugin::Protocol>::NAME,
-    <amqp::plugin::Amqp as plugin::Protocol>::NAME,
+pub const REGISTRY: &[&dyn Entry] = &[
+    &echo::plugin::Echo,
+    &http::plugin::Http,
+    &amqp::plugin::Amqp,
+    &crate::connect::entry::Connect,
 ];
+
+/// The registered command named `name`.
+pub fn find(name: &str) -> Option<&'static dyn Entry> {
+    REGISTRY.iter().copied().find(|e| e.name() == name)
+}
+
+/// The registered commands' names, in registration order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name()).collect()
+}
 
 #[cfg(test)]
 mod tests {
@@ -23,18 +39,28 @@ mod tests {
 
     #[test]
     fn the_registry_lists_each_protocol_once_with_its_load_and_serve_commands() {
-        let mut names = REGISTRY.to_vec();
+        let mut names = super::names();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), REGISTRY.len(), "a protocol registered twice");
         let cli = Cli::command();
         let serve = cli.find_subcommand("serve").expect("serve command");
-        for name in REGISTRY {
+        for e in REGISTRY {
+            let name = e.name();
             assert!(cli.find_subcommand(name).is_some(), "no `wirebench {name}`");
-            assert!(serve.find_subcommand(name).is_some(), "no `serve {name}`");
+            assert_eq!(
+                serve.find_subcommand(name).is_some(),
+                e.serves(),
+                "`serve {name}` and its entry disagree"
+            );
         }
         // Every served protocol is registered.
-        assert_eq!(serve.get_subcommands().count(), REGISTRY.len());
+        let served = REGISTRY.iter().filter(|e| e.serves()).count();
+        assert_eq!(serve.get_subcommands().count(), served);
+        // Each protocol's entry is the one of its `Protocol` impl.
+        assert_eq!(super::find(Echo::NAME).map(|e| e.name()), Some(Echo::NAME));
+        assert_eq!(super::find(Http::NAME).map(|e| e.name()), Some(Http::NAME));
+        assert_eq!(super::find(Amqp::NAME).map(|e| e.name()), Some(Amqp::NAME));
     }
 
     fn parse(args: &[&str]) -> Command {
@@ -109,5 +135,40 @@ mod tests {
         let l = Amqp::load(&cfg);
         assert_eq!((l.threads, l.connections), (1, 2));
         assert_eq!(l.plan, crate::engine::Plan::Count(24));
+    }
+
+    #[test]
+    fn amqp_says_its_ramp_inside_its_plan_line_like_every_protocol() {
+        let Command::Amqp(c) = parse(&[
+            "amqp",
+            "amqp://guest:guest@127.0.0.1:9/",
+            "-n",
+            "100",
+            "--ramp",
+            "2s",
+        ]) else {
+            panic!("not amqp")
+        };
+        let cfg = Amqp::config(&c.proto, &c.load).expect("valid amqp flags");
+        let rows = Amqp::plan_rows(&cfg, &aim());
+        assert!(
+            row(&rows, "plan")
+                .starts_with("100 messages; ramp: connection starts spread over 2.000s, "),
+            "{rows:?}"
+        );
+        assert!(
+            rows.iter().all(|(k, _)| *k != "ramp"),
+            "a ramp row of its own: {rows:?}"
+        );
+        let Command::Echo(c) = parse(&["echo", "127.0.0.1:9", "-n", "100", "--ramp", "2s"]) else {
+            panic!("not echo")
+        };
+        let cfg = Echo::config(&c.proto, &c.load).expect("valid echo flags");
+        let echo = Echo::plan_rows(&cfg, &aim());
+        assert_eq!(
+            row(&echo, "plan").strip_prefix("100 requests"),
+            row(&rows, "plan").strip_prefix("100 messages"),
+            "the ramp reads the same in every protocol's plan line"
+        );
     }
 }

@@ -4,6 +4,7 @@
 use super::cpuset::CpuSet;
 use super::spec::{LoadSpecFile, ServerSpec, SuiteFile};
 use crate::error::{Error, Result};
+use crate::proto::entry::Entry;
 use crate::units::{parse_bytes, parse_duration};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -48,32 +49,11 @@ pub enum Ready {
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    Echo,
-    Http,
-    Amqp,
-    Connect,
-}
-
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
 pub enum Generator {
     Wirebench,
     Wrk,
     Ab,
     H2load,
-}
-
-impl Protocol {
-    /// The load command that runs it (and the `kind` of its results).
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Echo => "echo",
-            Protocol::Http => "http",
-            Protocol::Amqp => "amqp",
-            Protocol::Connect => "connect",
-        }
-    }
 }
 
 impl Generator {
@@ -94,6 +74,13 @@ pub enum Stop {
     Count(u64),
 }
 
+fn entry_name<S: serde::Serializer>(
+    e: &&'static dyn Entry,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(e.name())
+}
+
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
@@ -110,7 +97,10 @@ pub struct Point {
 #[derive(Clone, Debug, Serialize)]
 pub struct Load {
     pub name: String,
-    pub protocol: Protocol,
+    /// The registered load command that runs it (`proto::REGISTRY`), which also
+    /// says how a point becomes its argv; serialized as its name.
+    #[serde(serialize_with = "entry_name")]
+    pub protocol: &'static dyn Entry,
     pub generator: Generator,
     pub servers: Option<Vec<String>>,
     /// The axes with more than one value, in the order connections, body_size, pipeline, rate.
@@ -394,17 +384,15 @@ fn load_of(
         .clone()
         .unwrap_or_else(|| format!("load{}", index + 1));
     let who = format!("load '{name}'");
-    let protocol = match l.protocol.get_ref().as_str() {
-        "echo" => Protocol::Echo,
-        "http" => Protocol::Http,
-        "amqp" => Protocol::Amqp,
-        "connect" => Protocol::Connect,
-        other => {
-            return Err(cx.err(
-                l.protocol.span(),
-                format!("{who} key `protocol`: '{other}' is not one of echo, http, amqp, connect"),
-            ))
-        }
+    let Some(protocol) = crate::proto::find(l.protocol.get_ref()) else {
+        return Err(cx.err(
+            l.protocol.span(),
+            format!(
+                "{who} key `protocol`: '{}' is not one of {}",
+                l.protocol.get_ref(),
+                crate::proto::names().join(", ")
+            ),
+        ));
     };
     let generator = match l.generator.get_ref().as_str() {
         "wirebench" => Generator::Wirebench,
@@ -420,12 +408,20 @@ fn load_of(
             ))
         }
     };
-    if generator != Generator::Wirebench && protocol != Protocol::Http {
+    if generator != Generator::Wirebench && !protocol.suite_generators().contains(&generator.name())
+    {
+        let drives: Vec<String> = crate::proto::REGISTRY
+            .iter()
+            .filter(|e| e.suite_generators().contains(&generator.name()))
+            .map(|e| format!("\"{}\"", e.name()))
+            .collect();
         return Err(cx.err(
             l.generator.span(),
             format!(
-                "{who} key `generator`: {} drives only protocol \"http\"",
-                generator.name()
+                "{who} key `generator`: {} drives only protocol{} {}",
+                generator.name(),
+                if drives.len() == 1 { "" } else { "s" },
+                drives.join(", ")
             ),
         ));
     }
@@ -455,7 +451,7 @@ fn load_of(
         ));
     }
     let bodies: Vec<u64> = match &l.body_size {
-        None => vec![if protocol == Protocol::Echo { 64 } else { 0 }],
+        None => vec![protocol.suite_default_size()],
         Some(v) => {
             nonempty("body_size", v.span(), v.get_ref().len())?;
             let mut out = Vec::new();

@@ -630,6 +630,7 @@ impl Run<'_> {
             l => format!("{e}; it said: {l}"),
         })?;
         let cx = external::Context {
+            kind: load.protocol.name(),
             target: inv.argv.last().cloned().unwrap_or_default(),
             config: config_of(load, p, &inv.argv),
             started_unix_ms: started_ms,
@@ -656,7 +657,7 @@ impl Run<'_> {
             "file": self.suite.file.display().to_string(),
             "load": load.name,
             "server": s.name,
-            "protocol": load.protocol,
+            "protocol": load.protocol.name(),
             "generator": load.generator.name(),
             "swept": load.swept,
             "point": p,
@@ -725,6 +726,7 @@ fn failed_result(
         ..Default::default()
     };
     let cx = external::Context {
+        kind: load.protocol.name(),
         target: inv.argv.get(2).cloned().unwrap_or_else(|| "unknown".into()),
         config: config_of(load, p, &inv.argv),
         started_unix_ms: started_ms,
@@ -732,7 +734,6 @@ fn failed_result(
         client_cpu_s: 0.0,
     };
     let mut r = external::to_result(&run, cx);
-    r.kind = load.protocol.name().into();
     r.outcome.reason = Some(format!("the generator failed: {msg}"));
     r
 }

@@ -19,6 +19,7 @@ fn validate(run: &ExternalRun) -> Value {
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let v = jsonschema::draft202012::new(&schema).unwrap();
     let cx = Context {
+        kind: "http",
         target: "http://127.0.0.1:21080/".into(),
         config: serde_json::json!({"threads": 1, "connections_per_thread": 10, "pipeline": 1, "plan": {"type": "duration"}}),
         started_unix_ms: 1,

@@ -7,6 +7,7 @@ pub mod client_figures;
 pub mod codec;
 pub mod config;
 pub mod confirms;
+pub mod entry;
 pub mod figures;
 pub mod plugin;
 pub mod server;

@@ -3,5 +3,6 @@
 pub mod client;
 pub mod codec;
 pub mod config;
+pub mod entry;
 pub mod plugin;
 pub mod server;

@@ -5,6 +5,7 @@ pub mod chunked;
 pub mod client;
 pub mod config;
 pub mod date;
+pub mod entry;
 pub mod figures;
 pub mod plugin;
 pub mod request;

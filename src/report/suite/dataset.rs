@@ -4,10 +4,13 @@
 
 use crate::error::{Error, Result};
 use crate::stats::latency::{Latency, LatencySummary};
-use crate::stats::Unit;
+use crate::stats::result::{RunResult, Totals};
+use crate::stats::{Measured, Unit};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// One point file.
 #[derive(Clone, Debug)]
@@ -142,78 +145,153 @@ pub struct Dataset {
     pub files: usize,
 }
 
-fn s(v: &Value, p: &str) -> String {
-    v.pointer(p)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+/// The `suite` block of a point, as `wirebench suite` writes it (src/suite/runner.rs)
+/// and as far as a report reads it. A key missing from a hand-made or older point
+/// reads as empty (0, no rate, repeat 1).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PointMeta {
+    name: String,
+    load: String,
+    server: String,
+    protocol: String,
+    generator: String,
+    swept: Vec<String>,
+    point: PointAxes,
+    #[serde(default = "one")]
+    repeat: u64,
+    server_cost: ServerCost,
 }
 
-fn f(v: &Value, p: &str) -> f64 {
-    v.pointer(p).and_then(Value::as_f64).unwrap_or(0.0)
+fn one() -> u64 {
+    1
 }
 
-/// Reads one point file's figures.
-pub fn record(file: &str, v: &Value) -> std::result::Result<Record, String> {
-    if v.pointer("/suite/load").is_none() {
-        return Err(format!("{file} is not a suite point (no \"suite\" block)"));
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PointAxes {
+    connections: f64,
+    body_size: f64,
+    pipeline: f64,
+    rate: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ServerCost {
+    cpu_s: f64,
+    cpu_percent: Spread,
+    rss_bytes: Spread,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Spread {
+    avg: f64,
+    max: f64,
+}
+
+/// An empty result: what a point file's missing blocks and keys read as (zero
+/// counts, no latency, the default unit, not a success). Built once.
+fn empty_result() -> &'static Value {
+    static EMPTY: OnceLock<Value> = OnceLock::new();
+    EMPTY.get_or_init(build_empty)
+}
+
+fn build_empty() -> Value {
+    let mut r = RunResult::builder(Measured {
+        kind: "",
+        target: String::new(),
+        config: Value::Null,
+        started_unix_ms: 0,
+        elapsed_s: 0.0,
+        totals: Totals::default(),
+        errors: BTreeMap::new(),
+        unit: Unit::default(),
+        latency: &Latency::new(),
+        client_cpu_s: 0.0,
+    })
+    .finish(None);
+    r.outcome.success = false;
+    serde_json::to_value(&r).unwrap_or(Value::Null)
+}
+
+/// Reads a point file's JSON as the typed `RunResult`, accepting partial points
+/// (results written by hand, or cut short): a top-level block it lacks, or a key
+/// missing inside one, reads as in an empty result. Blocks the struct does not name
+/// (the `suite` block, a protocol's) land in `extras`. Err: the sentence why not.
+pub fn typed(v: &Value) -> std::result::Result<RunResult, String> {
+    let mut v = v.clone();
+    let (Some(have), Some(base)) = (v.as_object_mut(), empty_result().as_object()) else {
+        return Err("it is not a JSON object".into());
+    };
+    for (key, dflt) in base {
+        match (have.get_mut(key), dflt) {
+            (None, _) => {
+                have.insert(key.clone(), dflt.clone());
+            }
+            (Some(Value::Object(inner)), Value::Object(d)) => {
+                for (k, x) in d {
+                    inner.entry(k.clone()).or_insert_with(|| x.clone());
+                }
+            }
+            _ => {}
+        }
     }
-    let latency = match v.pointer("/histogram/data").and_then(Value::as_str) {
-        Some(d) => Latency::decode(d).map_err(|e| format!("{file}: {e}"))?,
-        None => Latency::new(),
+    serde_json::from_value(v).map_err(|e| e.to_string())
+}
+
+/// Reads one point file's figures (its JSON read as the typed result).
+pub fn record(file: &str, v: &Value) -> std::result::Result<Record, String> {
+    let r = typed(v).map_err(|e| format!("{file} is not a wirebench result: {e}"))?;
+    from_result(file, &r)
+}
+
+/// One point's figures from its typed result.
+pub fn from_result(file: &str, r: &RunResult) -> std::result::Result<Record, String> {
+    let meta: PointMeta = match r.extra("suite") {
+        None => return Err(format!("{file} is not a suite point (no \"suite\" block)")),
+        Some(m) => serde_json::from_value(m.clone())
+            .map_err(|e| format!("{file}: its \"suite\" block: {e}"))?,
+    };
+    let latency = if r.histogram.data.is_empty() {
+        Latency::new()
+    } else {
+        Latency::decode(&r.histogram.data).map_err(|e| format!("{file}: {e}"))?
     };
     Ok(Record {
         file: file.to_string(),
-        load: s(v, "/suite/load"),
-        server: s(v, "/suite/server"),
-        protocol: s(v, "/suite/protocol"),
-        generator: s(v, "/suite/generator"),
-        // Results written before the unit was recorded counted echoed messages.
-        unit: v
-            .get("unit")
-            .and_then(|u| serde_json::from_value(u.clone()).ok())
-            .unwrap_or_default(),
-        swept: v
-            .pointer("/suite/swept")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        load: meta.load,
+        server: meta.server,
+        protocol: meta.protocol,
+        generator: meta.generator,
+        unit: r.unit.clone(),
+        swept: meta.swept,
         axes: Axes {
-            connections: f(v, "/suite/point/connections"),
-            body_size: f(v, "/suite/point/body_size"),
-            pipeline: f(v, "/suite/point/pipeline"),
-            rate: f(v, "/suite/point/rate"),
+            connections: meta.point.connections,
+            body_size: meta.point.body_size,
+            pipeline: meta.point.pipeline,
+            rate: meta.point.rate.unwrap_or(0.0),
         },
-        repeat: v
-            .pointer("/suite/repeat")
-            .and_then(Value::as_u64)
-            .unwrap_or(1),
-        msgs_per_s: f(v, "/throughput/msgs_per_s"),
-        ok: v.pointer("/totals/ok").and_then(Value::as_u64).unwrap_or(0),
-        errors: v
-            .pointer("/totals/errors")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-            + v.pointer("/totals/connect_errors")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
+        repeat: meta.repeat,
+        msgs_per_s: r.throughput.msgs_per_s,
+        ok: r.totals.ok,
+        errors: r.totals.errors + r.totals.connect_errors,
         latency,
-        cpu_pct: f(v, "/suite/server_cost/cpu_percent/avg"),
-        cpu_s: f(v, "/suite/server_cost/cpu_s"),
-        rss_bytes: f(v, "/suite/server_cost/rss_bytes/max"),
-        success: v
-            .pointer("/outcome/success")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        reason: v
-            .pointer("/outcome/reason")
-            .and_then(Value::as_str)
-            .map(String::from),
+        cpu_pct: meta.server_cost.cpu_percent.avg,
+        cpu_s: meta.server_cost.cpu_s,
+        rss_bytes: meta.server_cost.rss_bytes.max,
+        success: r.outcome.success,
+        reason: r.outcome.reason.clone(),
     })
+}
+
+/// The suite's name in a point's `suite` block.
+fn suite_name(r: &RunResult) -> String {
+    r.extra("suite")
+        .and_then(|m| serde_json::from_value::<PointMeta>(m.clone()).ok())
+        .map(|m| m.name)
+        .unwrap_or_default()
 }
 
 /// Reads DIR/points/*.json (and suite.toml, servers.json when present).
@@ -233,7 +311,7 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
     names.sort();
     let mut records = Vec::new();
     let mut environment = Value::Null;
-    let mut suite_name = String::new();
+    let mut name_of_suite = String::new();
     for path in &names {
         let name = path
             .file_name()
@@ -243,11 +321,18 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
             .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
         let v: Value = serde_json::from_str(&text)
             .map_err(|e| Error::usage(format!("{} is not JSON: {e}", path.display())))?;
+        let r = typed(&v).map_err(|e| {
+            Error::usage(format!("{} is not a wirebench result: {e}", path.display()))
+        })?;
+        // The first point that says where it ran names the environment (a point
+        // without one reads an empty environment, which is not where it ran).
         if environment.is_null() {
-            environment = v.get("environment").cloned().unwrap_or(Value::Null);
-            suite_name = s(&v, "/suite/name");
+            if v.get("environment").is_some() {
+                environment = serde_json::to_value(&r.environment).unwrap_or(Value::Null);
+            }
+            name_of_suite = suite_name(&r);
         }
-        records.push(record(&name, &v).map_err(Error::usage)?);
+        records.push(from_result(&name, &r).map_err(Error::usage)?);
     }
     if records.is_empty() {
         return Err(Error::usage(format!(
@@ -272,7 +357,7 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
                 .map(String::from)
         });
     Ok(Dataset {
-        suite_name,
+        suite_name: name_of_suite,
         suite_text,
         baseline,
         environment,
@@ -422,5 +507,40 @@ mod tests {
         assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
         assert_eq!(s.noise(), 0.5);
         assert_eq!(Stat::of(&[1.0, 3.0]).median, 2.0);
+    }
+
+    #[test]
+    fn a_partial_point_reads_typed_with_what_it_lacks_empty() {
+        use serde_json::json;
+        let v = json!({
+            "throughput": {"msgs_per_s": 5.0},
+            "totals": {"ok": 7, "errors": 1, "connect_errors": 2},
+            "suite": {"load": "l", "server": "s", "protocol": "redis", "point": {"connections": 3}},
+            "redis": {"pushes": 4}
+        });
+        let r = typed(&v).expect("a partial point reads");
+        assert_eq!((r.totals.ok, r.totals.sent), (7, 0));
+        assert!(!r.outcome.success, "no outcome is no success");
+        assert_eq!(r.unit, Unit::default());
+        // A block the struct does not name lands in extras, whatever protocol wrote it.
+        assert_eq!(r.extra("redis"), Some(&json!({"pushes": 4})));
+        let rec = record("p.json", &v).expect("a suite point");
+        assert_eq!(
+            (
+                rec.ok,
+                rec.errors,
+                rec.msgs_per_s,
+                rec.axes.connections,
+                rec.axes.rate
+            ),
+            (7, 3, 5.0, 3.0, 0.0)
+        );
+        assert_eq!((rec.repeat, rec.protocol.as_str()), (1, "redis"));
+        assert_eq!(rec.latency.count(), 0);
+        // Typed: a count that is not a number is refused in one sentence.
+        let e = record("p.json", &json!({"totals": {"ok": "many"}, "suite": {}})).unwrap_err();
+        assert!(e.starts_with("p.json is not a wirebench result: "), "{e}");
+        let e = record("p.json", &json!({"totals": {"ok": 1}})).unwrap_err();
+        assert_eq!(e, "p.json is not a suite point (no \"suite\" block)");
     }
 }

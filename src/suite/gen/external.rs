@@ -73,6 +73,8 @@ impl ExternalRun {
 
 /// What the runner knows about the point, for the result's config and target.
 pub struct Context {
+    /// The load command the suite stands the tool in for (the result's `kind`).
+    pub kind: &'static str,
     pub target: String,
     pub config: serde_json::Value,
     pub started_unix_ms: u64,
@@ -122,7 +124,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
         m.insert("latency_resolution_us".into(), run.resolution_us.into());
     }
     RunResult::builder(Measured {
-        kind: "http",
+        kind: cx.kind,
         target: cx.target,
         config,
         started_unix_ms: cx.started_unix_ms,

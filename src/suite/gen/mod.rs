@@ -6,7 +6,8 @@ pub mod external;
 pub mod h2load;
 pub mod wrk;
 
-use super::plan::{Generator, Load, Point, Protocol, Stop};
+use super::plan::{Generator, Load, Point, Stop};
+use crate::proto::entry::{RunFor, SuitePoint};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -57,7 +58,8 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
     } else {
         format!("{}:{}", t.host, t.port)
     };
-    let url = format!("http://{addr}{}", load.path);
+    // What an external generator is aimed at (a URL), in the protocol's terms.
+    let url = load.protocol.suite_target(&addr, &load.path);
     let threads = threads_for(p.connections, load.threads);
     let per_thread = p.connections / threads;
     let expected = match stop {
@@ -76,79 +78,25 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
     let body_file = with_ext(t.prefix, ".body");
     match load.generator {
         Generator::Wirebench => {
-            let exe = t.exe.display().to_string();
             let json = with_ext(t.prefix, ".json");
-            let mut a: Vec<String> = vec![exe];
-            match load.protocol {
-                Protocol::Echo => {
-                    a.extend([
-                        s(&"echo"),
-                        addr.clone(),
-                        s(&"-t"),
-                        s(&threads),
-                        s(&"-c"),
-                        s(&per_thread),
-                    ]);
-                    a.extend([
-                        s(&"--pipeline"),
-                        s(&p.pipeline),
-                        s(&"--size"),
-                        s(&p.body_size),
-                    ]);
-                }
-                Protocol::Http => {
-                    a.extend([
-                        s(&"http"),
-                        url.clone(),
-                        s(&"-t"),
-                        s(&threads),
-                        s(&"-c"),
-                        s(&per_thread),
-                    ]);
-                    a.extend([
-                        s(&"-m"),
-                        load.method.clone(),
-                        s(&"--pipeline"),
-                        s(&p.pipeline),
-                    ]);
-                    if p.body_size > 0 {
-                        a.extend([s(&"--body-size"), s(&p.body_size)]);
-                    }
-                }
-                Protocol::Amqp => {
-                    a.extend([
-                        s(&"amqp"),
-                        format!("amqp://guest:guest@{addr}/"),
-                        s(&"--mode"),
-                        s(&"publish"),
-                    ]);
-                    a.extend([
-                        s(&"-t"),
-                        s(&threads),
-                        s(&"-c"),
-                        s(&per_thread),
-                        s(&"--size"),
-                        s(&p.body_size),
-                    ]);
-                }
-                Protocol::Connect => {
-                    a.extend([s(&"connect"), addr.clone(), s(&"-n"), s(&p.connections)]);
-                }
-            }
-            match (load.protocol, stop) {
-                (Protocol::Connect, Stop::Duration(d)) => {
-                    a.extend([s(&"--hold"), format!("{}ms", d.as_millis())])
-                }
-                (Protocol::Connect, Stop::Count(_)) => {}
-                (_, Stop::Duration(d)) => a.extend([s(&"-d"), format!("{}ms", d.as_millis())]),
-                (_, Stop::Count(n)) => a.extend([s(&"-n"), s(&n)]),
-            }
-            if let Some(r) = p.rate {
-                a.extend([s(&"-R"), s(&r)]);
-            }
-            if load.protocol != Protocol::Connect {
-                a.extend([s(&"--timeout"), format!("{}ms", load.timeout.as_millis())]);
-            }
+            let point = SuitePoint {
+                addr: &addr,
+                path: &load.path,
+                method: &load.method,
+                threads,
+                connections_per_thread: per_thread,
+                connections: p.connections,
+                size: p.body_size,
+                pipeline: p.pipeline,
+                rate: p.rate,
+                run_for: match stop {
+                    Stop::Duration(d) => RunFor::Duration(d),
+                    Stop::Count(n) => RunFor::Count(n),
+                },
+                timeout: load.timeout,
+            };
+            let mut a: Vec<String> = vec![t.exe.display().to_string()];
+            a.extend(load.protocol.suite_args(&point));
             a.extend([s(&"--json"), json.display().to_string(), s(&"-q")]);
             inv.json = Some(json);
             inv.argv = a;

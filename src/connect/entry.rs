@@ -1,0 +1,37 @@
+//! `connect` in a suite and in the schema (`proto::entry::Entry`): a point opens its
+//! connections (all of them, the count) and holds them for the duration; it has no
+//! `serve` command and no reply timeout; its result carries the `connect` block.
+
+use crate::proto::entry::{Entry, RunFor, SuitePoint};
+
+pub struct Connect;
+
+impl Entry for Connect {
+    fn name(&self) -> &'static str {
+        "connect"
+    }
+
+    fn serves(&self) -> bool {
+        false
+    }
+
+    fn result_blocks_schema(&self) -> &'static str {
+        include_str!("report.schema.json")
+    }
+
+    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            self.name().into(),
+            p.addr.into(),
+            "-n".into(),
+            p.connections.to_string(),
+        ];
+        if let RunFor::Duration(d) = p.run_for {
+            a.extend(["--hold".into(), format!("{}ms", d.as_millis())]);
+        }
+        if let Some(r) = p.rate {
+            a.extend(["-R".into(), r.to_string()]);
+        }
+        a
+    }
+}

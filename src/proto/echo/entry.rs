@@ -1,0 +1,33 @@
+//! Echo in a suite and in the schema (`proto::entry::Entry`).
+
+use super::plugin::Echo;
+use crate::proto::entry::{Entry, SuitePoint};
+use crate::proto::plugin::Protocol;
+
+impl Entry for Echo {
+    fn name(&self) -> &'static str {
+        <Echo as Protocol>::NAME
+    }
+
+    /// A suite echoes 64-byte payloads unless told otherwise.
+    fn suite_default_size(&self) -> u64 {
+        64
+    }
+
+    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            self.name().into(),
+            p.addr.into(),
+            "-t".into(),
+            p.threads.to_string(),
+            "-c".into(),
+            p.connections_per_thread.to_string(),
+            "--pipeline".into(),
+            p.pipeline.to_string(),
+            "--size".into(),
+            p.size.to_string(),
+        ];
+        a.extend(p.shared_args());
+        a
+    }
+}

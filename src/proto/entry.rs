@@ -1,0 +1,94 @@
+//! What the suite and the published schema know of a load command: `Entry`, one per
+//! registered command (`proto::REGISTRY`), looked up by the name a suite file gives.
+//! Each protocol implements it in its folder (`src/proto/<name>/entry.rs`, connect in
+//! `src/connect/entry.rs`), so src/suite and the schema assembly name no protocol.
+
+use std::fmt;
+use std::time::Duration;
+
+/// How long one suite point runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RunFor {
+    Duration(Duration),
+    /// This many requests (for `connect`: the connections are the count).
+    Count(u64),
+}
+
+/// One point of a suite load, aimed at a started server: what a command line needs.
+#[derive(Clone, Copy, Debug)]
+pub struct SuitePoint<'a> {
+    /// HOST:PORT (`[v6]:PORT`).
+    pub addr: &'a str,
+    /// The load's `path` key (a URL path, for protocols that have one).
+    pub path: &'a str,
+    /// The load's `method` key.
+    pub method: &'a str,
+    pub threads: u64,
+    pub connections_per_thread: u64,
+    /// All connections of the point (`threads * connections_per_thread`).
+    pub connections: u64,
+    /// The point's `body_size`: the payload size, in the protocol's sense.
+    pub size: u64,
+    pub pipeline: u64,
+    pub rate: Option<f64>,
+    pub run_for: RunFor,
+    pub timeout: Duration,
+}
+
+impl SuitePoint<'_> {
+    /// The shared load flags (`flags::LoadArgs`) that end every argv of a command on
+    /// the load engine: the plan (`-d` or `-n`), the rate and the reply timeout.
+    pub fn shared_args(&self) -> Vec<String> {
+        let mut a = match self.run_for {
+            RunFor::Duration(d) => vec!["-d".into(), format!("{}ms", d.as_millis())],
+            RunFor::Count(n) => vec!["-n".into(), n.to_string()],
+        };
+        if let Some(r) = self.rate {
+            a.extend(["-R".into(), r.to_string()]);
+        }
+        a.extend([
+            "--timeout".into(),
+            format!("{}ms", self.timeout.as_millis()),
+        ]);
+        a
+    }
+}
+
+/// A registered load command as the suite and the schema see it.
+pub trait Entry: Sync + 'static {
+    /// `wirebench NAME`, the result's `kind`, a suite load's `protocol`.
+    fn name(&self) -> &'static str;
+    /// `wirebench serve NAME` exists too.
+    fn serves(&self) -> bool {
+        true
+    }
+    /// The result blocks the command adds at the top level, as JSON schema text: one
+    /// object, `{"block": {schema}, ...}` (`$ref`s may use the base's `#/$defs`). The
+    /// published schema/result.schema.json is the base plus every command's blocks
+    /// (`proto::schema`).
+    fn result_blocks_schema(&self) -> &'static str {
+        "{}"
+    }
+    /// A suite load's size when its file gives no `body_size`.
+    fn suite_default_size(&self) -> u64 {
+        0
+    }
+    /// The external generators (a suite load's `generator`, besides "wirebench")
+    /// that can drive it.
+    fn suite_generators(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// What an external generator is aimed at for `addr` and the load's `path`.
+    fn suite_target(&self, addr: &str, _path: &str) -> String {
+        addr.to_string()
+    }
+    /// wirebench's own argv for one suite point, from the command's name to its last
+    /// flag (the suite adds `--json FILE -q` and the load's `extra_args`).
+    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String>;
+}
+
+impl fmt::Debug for dyn Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
