@@ -718,4 +718,38 @@ repeat = 2
         let e = parse(Path::new("t.toml"), text).unwrap_err().to_string();
         assert!(e.starts_with("t.toml:7: ") && e.contains("not both"), "{e}");
     }
+
+    #[test]
+    fn every_registered_command_is_a_suite_protocol_on_its_own_terms() {
+        for e in crate::proto::REGISTRY {
+            let text = format!(
+                "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"{}\"\n",
+                e.name()
+            );
+            let s = parse(Path::new("t.toml"), &text).unwrap();
+            assert_eq!(s.loads[0].protocol.name(), e.name());
+            assert_eq!(s.loads[0].points[0].body_size, e.suite_default_size());
+            // An external generator drives what the protocol says it drives, no more.
+            for g in ["wrk", "ab", "h2load"] {
+                let with = format!("{text}generator = \"{g}\"\n");
+                let r = parse(Path::new("t.toml"), &with);
+                assert_eq!(
+                    r.is_ok(),
+                    e.suite_generators().contains(&g),
+                    "{} via {g}: {:?}",
+                    e.name(),
+                    r.err()
+                );
+            }
+        }
+        let text = "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"nope\"\n";
+        let e = parse(Path::new("t.toml"), text).unwrap_err().to_string();
+        assert!(
+            e.ends_with("key `protocol`: 'nope' is not one of echo, http, amqp, connect"),
+            "{e}"
+        );
+        let text = "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"echo\"\ngenerator = \"wrk\"\n";
+        let e = parse(Path::new("t.toml"), text).unwrap_err().to_string();
+        assert!(e.ends_with("wrk drives only protocol \"http\""), "{e}");
+    }
 }
