@@ -258,3 +258,64 @@ fn k8s_run_writes_the_shard_file_and_prints_it_after_the_marker() {
     assert_eq!(file["totals"]["sent"], 300);
     assert_eq!(file["kind"], "echo");
 }
+
+#[test]
+fn collect_sh_takes_each_pods_result_from_its_log_then_merges() {
+    // A stand-in kubectl with three pods, the third of which printed no result, and a
+    // stand-in wirebench that records how merge was called.
+    let dir = TempPath::new("k8s-collect", "");
+    std::fs::create_dir(dir.path()).expect("temp dir");
+    let write_script = |name: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/bash\n{body}")).expect("write script");
+        let mut perm = std::fs::metadata(&path).expect("script").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&path, perm).expect("chmod");
+        path.to_string_lossy().into_owned()
+    };
+    let kubectl = write_script(
+        "kubectl",
+        r#"case "$1 $2" in
+"get pods") [ "$4" = "job-name=wirebench-r1" ] && printf '0 wirebench-r1-0-aaaaa\n1 wirebench-r1-1-bbbbb\n2 wirebench-r1-2-ccccc\n' ;;
+"logs wirebench-r1-0-aaaaa") printf 'summary: 5 ok\nWIREBENCH-RESULT {"shard": 0}\n' ;;
+"logs wirebench-r1-1-bbbbb") printf 'WIREBENCH-RESULT {"shard": 1}\nmore text\n' ;;
+"logs wirebench-r1-2-ccccc") printf 'wirebench: the server went away\n' ;;
+esac
+"#,
+    );
+    let record = dir.path().join("merge-args");
+    let wirebench = write_script(
+        "wirebench",
+        &format!("echo \"$@\" > '{}'\n", record.display()),
+    );
+    let out = dir.path().join("out");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/k8s/collect.sh");
+    let mut p = Proc::spawn(
+        "env",
+        &[
+            &format!("KUBECTL={kubectl}"),
+            &format!("WIREBENCH={wirebench}"),
+            "bash",
+            script,
+            "wirebench-r1",
+            out.to_str().expect("UTF-8"),
+        ],
+        false,
+    );
+    assert_eq!(p.finish(RUN_LIMIT), 0, "{}", p.stderr());
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).ok();
+    assert_eq!(read("shard-0.json").as_deref(), Some("{\"shard\": 0}\n"));
+    assert_eq!(read("shard-1.json").as_deref(), Some("{\"shard\": 1}\n"));
+    assert_eq!(read("shard-2.json"), None);
+    assert!(
+        p.stderr()
+            .contains("pod wirebench-r1-2-ccccc (shard 2) printed no result"),
+        "{}",
+        p.stderr()
+    );
+    let o = out.display();
+    assert_eq!(
+        std::fs::read_to_string(&record).expect("merge was called"),
+        format!("merge {o}/shard-0.json {o}/shard-1.json -o {o}/merged.json\n")
+    );
+}
