@@ -43,4 +43,9 @@ case "$builder" in
     buildah) buildah bud ${BUILD_FLAGS:-} -f deploy/Containerfile -t "$tag" "$ctx" ;;
     *) "$builder" build ${BUILD_FLAGS:-} -f deploy/Containerfile -t "$tag" "$ctx" ;;
 esac
+# Where the builder can also run containers, the image answers (some sandboxes refuse
+# the runtime's setrlimit calls: then only this check is skipped).
+if [ "$builder" != buildah ] && ! "$builder" run --rm --network none "$tag" --version; then
+    echo "container.sh: note: $builder could not run the image here; it was built all the same" >&2
+fi
 echo "container.sh: built $tag: binary $(stat -c %s "$ctx/wirebench") bytes, $(stat -c %s "$ctx/ca-certificates.crt") bytes of CA certificates"
