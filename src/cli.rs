@@ -12,8 +12,18 @@ use std::path::PathBuf;
 /// and is refused as a number ("must be ...") rather than as an unknown flag with a
 /// misleading tip.
 pub fn parse() -> Result<Cli, clap::Error> {
-    let matches = Cli::command().try_get_matches_from(attach_negative_values(std::env::args()))?;
-    Cli::from_arg_matches(&matches)
+    parse_from(std::env::args())
+}
+
+/// `parse` over given arguments (the first is the program name): how `k8s render` checks
+/// a load command and `k8s run` runs one.
+pub fn parse_from(args: impl Iterator<Item = String>) -> Result<Cli, clap::Error> {
+    Cli::from_arg_matches(&matches_from(args)?)
+}
+
+/// What clap matched in the given arguments, before they become a `Cli`.
+pub fn matches_from(args: impl Iterator<Item = String>) -> Result<clap::ArgMatches, clap::Error> {
+    Cli::command().try_get_matches_from(attach_negative_values(args))
 }
 
 fn attach_negative_values(args: impl Iterator<Item = String>) -> Vec<String> {
@@ -129,6 +139,11 @@ pub enum Command {
     /// Compare two results directories; exit 1 when a point is worse past --threshold and beyond the noise of its rounds.
     Compare(CompareArgs),
     // --- end of suites and reports ---
+    /// Kubernetes: render an Indexed Job of N load shards; run one shard inside a pod.
+    K8s {
+        #[command(subcommand)]
+        k8s: K8sCommand,
+    },
     /// Run a built-in server.
     Serve {
         #[command(subcommand)]
@@ -146,6 +161,52 @@ pub enum ServeCommand {
     // AMQP's own port, where clients look for a broker by default.
     #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:5672")))]
     Amqp(ServerCommand<ServeAmqpArgs>),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum K8sCommand {
+    /// Print an Indexed Job manifest that runs a load command as N shards with a common start.
+    Render(K8sRenderArgs),
+    /// Inside a pod of that Job: run the load, write its JSON to DIR and print it after a marker line.
+    Run(K8sRunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct K8sRenderArgs {
+    /// Shards: pods, each running its share of the load (completions = parallelism = N).
+    #[arg(long, value_name = "N")]
+    pub shards: u32,
+    /// Container image with wirebench as its entrypoint (deploy/Containerfile) [default: wirebench:VERSION].
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// Common start of the measured phase, this long after rendering [default: 60s].
+    #[arg(long, value_name = "DURATION", conflicts_with = "start_at")]
+    pub start_in: Option<String>,
+    /// Common start of the measured phase: RFC 3339 (2026-05-01T12:00:00Z) or Unix milliseconds.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// Run id every shard records, so merge refuses shards of other runs [default: generated, printed on stderr].
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Namespace of the Job [default: kubectl's current one].
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// A load command before `--` (caught only to say where it belongs).
+    #[arg(hide = true)]
+    pub stray: Vec<String>,
+    /// The load command, after `--`: echo|http|amqp|connect TARGET and its flags.
+    #[arg(last = true, value_name = "LOAD-COMMAND")]
+    pub load: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct K8sRunArgs {
+    /// Directory for the result: DIR/shard-INDEX.json (INDEX from JOB_COMPLETION_INDEX).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The load command, after `--`.
+    #[arg(last = true, value_name = "LOAD-COMMAND")]
+    pub load: Vec<String>,
 }
 
 /// A protocol's load command: the shared load flags, then the protocol's own (its

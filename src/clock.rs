@@ -18,6 +18,22 @@ pub fn unix_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// The civil date (year, month 1-12, day 1-31) of a day counted from 1970-01-01, in
+/// the proleptic Gregorian calendar (Howard Hinnant's civil_from_days): for the dates
+/// wirebench writes (HTTP `Date`, RFC 3339 start times) without a date crate.
+pub fn civil_from_days(days: u64) -> (i64, u32, u32) {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month as u32, day as u32)
+}
+
 /// CLOCK_MONOTONIC now, in nanoseconds.
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {

@@ -4,6 +4,7 @@
 pub mod connect;
 pub mod harness;
 pub mod ioevent;
+pub mod k8s;
 pub mod load;
 pub mod run_load;
 pub mod serve;

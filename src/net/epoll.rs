@@ -38,9 +38,11 @@ impl Epoll {
     /// Waits up to `timeout_ns` (nanosecond precision with epoll_pwait2, so a ping is
     /// not sent up to a millisecond late); returns how many entries were filled.
     pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ns: u64) -> usize {
+        // `as _`: each field's own type on this libc (musl's libc crate deprecates
+        // naming `time_t`, whose width changed in musl 1.2).
         let ts = libc::timespec {
-            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+            tv_sec: (timeout_ns / 1_000_000_000) as _,
+            tv_nsec: (timeout_ns % 1_000_000_000) as _,
         };
         // SAFETY: events is valid for writes of its length; ts outlives the call.
         let n = unsafe {

@@ -18,6 +18,16 @@ struct Row {
     forbidden: Option<&'static str>,
 }
 
+/// A target a pod could reach (k8s render refuses loopback ones).
+const POD_TARGET: &str = "10.0.0.5:9000";
+
+/// A `wirebench k8s render ...` row.
+fn k8s(args: &[&str], phrase: &'static str) -> Row {
+    let mut all = vec!["k8s", "render"];
+    all.extend_from_slice(args);
+    row(&all, phrase)
+}
+
 fn row(args: &[&str], phrase: &'static str) -> Row {
     Row {
         args: args.iter().map(|s| s.to_string()).collect(),
@@ -305,6 +315,94 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         row(
             &["amqp", "--routing-key", &long_name, "-n", "1"],
             "--routing-key",
+        ),
+        // ---- k8s render: shards, the load command after --, a target a pod can reach
+        k8s(
+            &["--shards", "0", "--", "echo", POD_TARGET],
+            "--shards must be between 1 and 1000, not 0",
+        ),
+        k8s(
+            &["--shards", "1001", "--", "echo", POD_TARGET],
+            "--shards must be between 1 and 1000, not 1001",
+        ),
+        k8s(
+            &["--shards", "2", "echo", POD_TARGET],
+            "put the load command after --",
+        ),
+        k8s(
+            &["--shards", "2"],
+            "k8s render needs the load command after --",
+        ),
+        k8s(
+            &["--shards", "2", "--", "serve", "echo"],
+            "'serve' is not a load command (one of: echo, http, amqp, connect)",
+        ),
+        k8s(
+            &["--shards", "2", "--", "echo", "127.0.0.1:9000"],
+            "'127.0.0.1:9000' is a loopback address",
+        ),
+        k8s(
+            &["--shards", "2", "--", "http", "http://localhost:8080/"],
+            "is a loopback address",
+        ),
+        k8s(
+            &["--shards", "2", "--", "echo", "-n", "10"],
+            "the load command has no target",
+        ),
+        k8s(
+            &["--shards", "2", "--", "echo", POD_TARGET, "-c", "x"],
+            "the load command: --connections",
+        ),
+        k8s(
+            &["--shards", "2", "--", "echo", POD_TARGET, "--run-id=a"],
+            "leave --run-id out of the load command",
+        ),
+        k8s(
+            &[
+                "--shards",
+                "2",
+                "--start-at",
+                "1767225600",
+                "--",
+                "echo",
+                POD_TARGET,
+            ],
+            "looks like Unix seconds",
+        ),
+        k8s(
+            &[
+                "--shards",
+                "2",
+                "--start-at",
+                "noon",
+                "--",
+                "echo",
+                POD_TARGET,
+            ],
+            "is neither Unix milliseconds nor an RFC 3339 time",
+        ),
+        k8s(
+            &[
+                "--shards",
+                "2",
+                "--namespace",
+                "Load_NS",
+                "--",
+                "echo",
+                POD_TARGET,
+            ],
+            "is not a Kubernetes namespace name",
+        ),
+        k8s(
+            &[
+                "--shards", "2", "--run-id", "a\nb", "--", "echo", POD_TARGET,
+            ],
+            "--run-id",
+        ),
+        // ---- k8s run: only inside an Indexed Job's pod
+        row(
+            &["k8s", "run", "--out", dir, "--", "echo", "-n", "1"],
+            "JOB_COMPLETION_INDEX; it is not set here",
         ),
     ]
 }

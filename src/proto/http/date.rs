@@ -13,16 +13,7 @@ pub fn imf_fixdate(secs: u64) -> [u8; 29] {
     let days = secs / 86400;
     let rem = secs % 86400;
     let (h, m, s) = (rem / 3600, rem / 60 % 60, rem % 60);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, d) = crate::clock::civil_from_days(days);
     let mut out = *b"Thu, 01 Jan 1970 00:00:00 GMT";
     out[..3].copy_from_slice(DAYS[(days % 7) as usize]);
     let two = |o: &mut [u8], v: u64| {
