@@ -262,10 +262,11 @@ impl AmqpConfig {
     }
 
     pub fn plan_text(&self) -> String {
-        match (self.mode, self.load.plan) {
-            (Mode::Churn, Plan::Count(_)) => format!(
+        let plan = match (self.mode, self.load.plan) {
+            // The clients of this generator: a shard's share of --clients.
+            (Mode::Churn, Plan::Count(n)) => format!(
                 "{} clients, {} at once, {} messages each",
-                self.clients.unwrap_or(0),
+                n / self.client.per_connection.unwrap_or(1).max(1),
                 self.load.sockets(),
                 self.client.per_connection.unwrap_or(0)
             ),
@@ -278,6 +279,10 @@ impl AmqpConfig {
             (_, Plan::Count(n)) => format!("{n} messages"),
             (_, Plan::Duration(d)) => format!("for {}", crate::report::format::seconds(d)),
             (_, Plan::Batch { .. }) => "batch".into(),
+        };
+        match self.load.coordination.plan_text() {
+            Some(shard) => format!("{plan}; {shard}"),
+            None => plan,
         }
     }
 }
@@ -393,6 +398,7 @@ fn churn_shape(
         (Some(0), None) => Err(Error::usage("--clients must be at least 1")),
         (c, None) => {
             let c = c.unwrap_or(100);
+            overrides.request_unit = Some(a.messages);
             overrides.requests = Some(
                 c.checked_mul(a.messages)
                     .ok_or_else(|| Error::usage("--clients x --messages is too large"))?,
