@@ -170,5 +170,21 @@ fn the_plan_line_names_the_shard_and_where_it_came_from() {
         text.contains("1 per thread (1 total), this shard's share of 2 per thread"),
         "{text}"
     );
+    // A Kubernetes Indexed Job: --shards N, the index from JOB_COMPLETION_INDEX, the
+    // run id from WIREBENCH_RUN_ID (which the manifest sets).
+    let out = std::process::Command::new(bin())
+        .args([
+            "echo", &addr, "-t", "1", "-c", "3", "-n", "10", "--shards", "3",
+        ])
+        .env("JOB_COMPLETION_INDEX", "2")
+        .env("WIREBENCH_RUN_ID", "job-7")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("3 requests; shard 2/3 (from JOB_COMPLETION_INDEX with --shards), run job-7"),
+        "{text}"
+    );
     server.stop_final_line();
 }
