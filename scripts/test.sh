@@ -2,7 +2,8 @@
 # Runs every test (unit and integration) with the `ci` profile (optimised, no LTO).
 # First installs, as root from Debian's packages, the real peers the tests drive:
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
-# openssl, python3-yaml (reads the rendered Kubernetes manifests). That is about 150 packages and a few minutes the first time; nothing
+# openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
+# runs), iproute2 (network namespaces). That is about 150 packages and a few minutes the first time; nothing
 # after. Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
@@ -15,6 +16,8 @@ declare -A peers=(
     [openssl]=openssl [nginx]=nginx [wrk]=wrk [ab]=apache2-utils [h2load]=nghttp2-client
     [curl]=curl [rabbitmq-server]=rabbitmq-server [haproxy]=haproxy [chromium]=chromium
     [perf]=linux-perf [python3]=python3
+    [srun]=slurm-wlm [slurmctld]=slurm-wlm [slurmd]=slurm-wlm [munged]=munge [ip]=iproute2
+    [setpriv]=util-linux
 )
 missing=()
 for cmd in "${!peers[@]}"; do

@@ -320,6 +320,8 @@ pub struct ConnectArgs {
     /// TLS: trust only the CA certificates in this PEM file.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: crate::flags::ShardArgs,
 }
 // --- suites and reports (issue 7) ---
 #[derive(Args, Debug)]

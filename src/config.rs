@@ -5,6 +5,7 @@ use crate::engine::Plan;
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, ServerArgs};
 use crate::net::tls::Trust;
+use crate::shard::Coordination;
 use crate::units::{parse_bytes, parse_duration};
 use serde_json::json;
 use std::net::SocketAddr;
@@ -83,6 +84,21 @@ pub struct LoadConfig {
     pub nodelay: bool,
     pub tls: Option<Trust>,
     pub output: OutputOptions,
+    /// `--shard`/`--start-at` (or a scheduler's environment): this run's place among
+    /// several generators, and when it starts.
+    pub coordination: Coordination,
+    /// A shard's whole run as given, for the config block (identical on every shard);
+    /// `connections`, `plan` and `rate` above are then this shard's share. None
+    /// outside a sharded run.
+    pub whole: Option<WholeLoad>,
+}
+
+/// The totals of a sharded run before they were shared out (`shard::split`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WholeLoad {
+    pub connections: usize,
+    pub plan: Plan,
+    pub rate: Option<f64>,
 }
 
 /// What a protocol's own flags decide in place of shared load flags: AMQP's
@@ -95,6 +111,9 @@ pub struct LoadOverrides {
     pub connections: Option<usize>,
     pub pipeline: Option<usize>,
     pub requests: Option<u64>,
+    /// The request count is made of whole units of this many (AMQP churn: a client's
+    /// messages): shards get whole units.
+    pub request_unit: Option<u64>,
     pub tls: Option<bool>,
 }
 
@@ -185,7 +204,8 @@ impl LoadConfig {
         }
         check_histogram_bucket(a.histogram)?;
         let tls = client_trust(over.tls.unwrap_or(a.tls), a.insecure, a.ca.as_ref())?;
-        Ok(LoadConfig {
+        let coordination = Coordination::from_args(&a.shard)?;
+        let mut cfg = LoadConfig {
             threads,
             connections,
             pipeline,
@@ -202,16 +222,89 @@ impl LoadConfig {
                 histogram_bucket_us: a.histogram,
                 json: a.json.clone(),
             },
+            coordination,
+            whole: None,
+        };
+        cfg.take_share(over.request_unit.unwrap_or(1))?;
+        Ok(cfg)
+    }
+
+    /// A shard keeps its share of the whole run's connections (per thread: every
+    /// shard runs its own threads), of a count plan's requests (in whole `unit`s) and
+    /// of the rate; the whole is kept for the config block. A shard left with no
+    /// connection or no request is refused.
+    fn take_share(&mut self, unit: u64) -> Result<()> {
+        let Some(s) = self.coordination.shard.clone() else {
+            return Ok(());
+        };
+        let whole = WholeLoad {
+            connections: self.connections,
+            plan: self.plan,
+            rate: self.rate,
+        };
+        let (i, n) = (s.index, s.count);
+        self.connections = s.share(self.connections as u64) as usize;
+        if self.connections == 0 {
+            return Err(Error::usage(format!(
+                "-c {} connections per thread cannot be shared over {n} shards: shard {i} would get none (give -c {n} or more)",
+                whole.connections
+            )));
+        }
+        if let Plan::Count(total) = self.plan {
+            let unit = unit.max(1);
+            let mine = s.share(total / unit) * unit;
+            if mine == 0 {
+                return Err(Error::usage(format!(
+                    "-n {total} cannot be shared over {n} shards: shard {i} would send nothing"
+                )));
+            }
+            self.plan = Plan::Count(mine);
+        }
+        if let Some(r) = self.rate {
+            let mine = s.rate(r);
+            if mine < MIN_RATE {
+                return Err(Error::usage(format!(
+                    "--rate {} cannot be shared over {n} shards: shard {i} would get less than 0.001 per second",
+                    show_number(r)
+                )));
+            }
+            self.rate = Some(mine);
+        }
+        self.whole = Some(whole);
+        Ok(())
+    }
+
+    /// A shard's `portion`: its share of what the config block gives whole, named as
+    /// there, and the base of its connection ids.
+    pub fn portion_json(&self) -> serde_json::Value {
+        json!({
+            "connections_per_thread": self.connections,
+            "connections": self.sockets(),
+            "plan": plan_json(self.plan),
+            "rate": self.rate,
+            "connection_id_base": self.coordination.shard.as_ref().map(|s| s.connection_id_base()),
         })
     }
 
     /// The config table's connections line.
     pub fn connections_text(&self) -> String {
-        format!("{} per thread ({} total)", self.connections, self.sockets())
+        let mine = format!("{} per thread ({} total)", self.connections, self.sockets());
+        match self.whole {
+            Some(w) => format!("{mine}, this shard's share of {} per thread", w.connections),
+            None => mine,
+        }
     }
 
     /// The plan as the config table shows it.
     pub fn plan_text(&self) -> String {
+        let plan = self.plan_text_alone();
+        match self.coordination.plan_text() {
+            Some(shard) => format!("{plan}; {shard}"),
+            None => plan,
+        }
+    }
+
+    fn plan_text_alone(&self) -> String {
         let plan = match self.plan {
             Plan::Duration(d) => format!("for {}", crate::report::format::seconds(d)),
             Plan::Count(n) => format!("{n} requests"),
@@ -276,30 +369,44 @@ impl LoadConfig {
         self.threads as u64 * self.connections as u64
     }
 
+    /// The config block: for a shard, the whole run as given (the same on every
+    /// shard) and how many shards share it; its own part is `portion_json`.
     pub fn to_json(&self) -> serde_json::Value {
-        let plan = match self.plan {
-            Plan::Duration(d) => json!({"type": "duration", "duration_s": d.as_secs_f64()}),
-            Plan::Count(n) => json!({"type": "count", "requests": n}),
-            Plan::Batch {
-                iterations,
-                reconnects,
-                sleep,
-            } => {
-                json!({"type": "batch", "iterations": iterations, "reconnects": reconnects, "sleep_ms": sleep.as_millis() as u64})
-            }
-        };
-        json!({
+        let w = self.whole.unwrap_or(WholeLoad {
+            connections: self.connections,
+            plan: self.plan,
+            rate: self.rate,
+        });
+        let mut v = json!({
             "threads": self.threads,
-            "connections_per_thread": self.connections,
+            "connections_per_thread": w.connections,
             "pipeline": self.pipeline,
-            "plan": plan,
-            "rate": self.rate,
+            "plan": plan_json(w.plan),
+            "rate": w.rate,
             "warmup_s": self.warmup.as_secs_f64(),
             "ramp": self.ramp.map(|r| json!({"seconds": r.over.as_secs_f64(), "measured": r.measured})),
             "timeout_s": self.timeout.as_secs_f64(),
             "nodelay": self.nodelay,
             "tls": self.tls.is_some(),
-        })
+        });
+        if let Some(s) = &self.coordination.shard {
+            v["shards"] = json!(s.count);
+        }
+        v
+    }
+}
+
+fn plan_json(plan: Plan) -> serde_json::Value {
+    match plan {
+        Plan::Duration(d) => json!({"type": "duration", "duration_s": d.as_secs_f64()}),
+        Plan::Count(n) => json!({"type": "count", "requests": n}),
+        Plan::Batch {
+            iterations,
+            reconnects,
+            sleep,
+        } => {
+            json!({"type": "batch", "iterations": iterations, "reconnects": reconnects, "sleep_ms": sleep.as_millis() as u64})
+        }
     }
 }
 

@@ -72,6 +72,27 @@ pub struct LoadArgs {
     /// TLS: trust only the CA certificates in this PEM file.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+/// One generator of several: which shard this is and when they all start. Every load
+/// command has them (`connect` too), so a new protocol gets them with `LoadArgs`.
+/// Validated by `shard::Coordination`; docs/shards.md.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ShardArgs {
+    /// Run shard I of N (0-based) of one run: -c, -n and -R are the whole run's, shared out by index [default: from SLURM_PROCID/SLURM_NTASKS or OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE].
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Kubernetes Indexed Job: N shards, this one's index from JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// The run every shard belongs to, for `wirebench merge` [default: WIREBENCH_RUN_ID, else SLURM_JOB_ID.SLURM_STEP_ID].
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Open no connection before TIME (RFC 3339, or Unix ms as `date +%s%3N` prints), so every shard's measured phase starts together.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
 }
 
 /// Listener, threads, limits, TLS, stats: shared by every built-in server.

@@ -17,6 +17,7 @@ pub mod proto;
 pub mod report;
 pub mod rng;
 pub mod server;
+pub mod shard;
 pub mod stats;
 pub mod suite;
 pub mod sys;

@@ -130,6 +130,10 @@ fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str,
             format!("churn (connect, echo, close) {} times", group(cfg.total))
         }
     };
+    let plan = match cfg.coordination.plan_text() {
+        Some(shard) => format!("{plan}; {shard}"),
+        None => plan,
+    };
     let sources = match cfg.sources.len() {
         0 => "kernel's choice".to_string(),
         1 => cfg.sources[0].to_string(),

@@ -7,6 +7,7 @@ use super::harness;
 use super::load::{self, ResultInputs};
 use crate::cli::LoadCommand;
 use crate::engine;
+use crate::engine::session::OffsetIds;
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol, ServerFiguresOf};
 use crate::report::json::JsonSink;
@@ -56,7 +57,21 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     let measure_start = spec.measure_start();
     let unit = P::unit(&cfg);
     let (mut progress, server_cpu) = harness::progress(l, &spec, server.as_ref(), unit.clone());
-    let client = P::client(&cfg, &aim);
+    let client = OffsetIds {
+        inner: P::client(&cfg, &aim),
+        base: l
+            .coordination
+            .shard
+            .as_ref()
+            .map_or(0, |s| s.connection_id_base()),
+    };
+    // --start-at: nothing connects before the common start (the built-in server, if
+    // any, already listens).
+    if !l.coordination.wait_for_start(&spec.stop) {
+        return Err(crate::error::Error::ShortFall(
+            "stopped while waiting for --start-at; nothing was sent".into(),
+        ));
+    }
     let started = load::unix_ms();
     let out = engine::run(spec, client, &mut progress)?;
     progress.finish();
@@ -85,6 +100,9 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         &out,
     );
     P::finish(&cfg, &out, &mut result);
+    result.shard = l
+        .coordination
+        .info(started + measure_start.as_millis() as u64, l.portion_json());
     let extra = P::summary_lines(&cfg, &result);
     let outcome = load::report_with(&result, &out, &l.output, json, &extra);
     print!("{}", P::closing_lines(&cfg, &result, &out));

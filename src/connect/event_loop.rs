@@ -549,7 +549,7 @@ impl Worker {
 
     fn send(&mut self, slot: u32, seq: u32, intended: u64) {
         let s = self.slots[slot as usize];
-        let id = ((self.spec.index as u64) << 32) | u64::from(slot);
+        let id = self.spec.id_base | ((self.spec.index as u64) << 32) | u64::from(slot);
         self.frame.clear();
         codec::encode(
             &mut self.frame,
@@ -605,7 +605,7 @@ impl Worker {
             Input::Failed(k) => return self.echo_failed(slot, k),
         };
         self.c.bytes_received += n as u64;
-        let id = ((self.spec.index as u64) << 32) | u64::from(slot);
+        let id = self.spec.id_base | ((self.spec.index as u64) << 32) | u64::from(slot);
         let exp = Expected {
             conn_id: id,
             seq: u64::from(s.seq),

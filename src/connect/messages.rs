@@ -41,6 +41,10 @@ pub struct WorkerSpec {
     pub ping_interval_ms: Option<u64>,
     pub tls: Option<TlsSpec>,
     pub server_name: String,
+    /// Added to every connection id (a shard's index in the top bits, so ids are
+    /// unique over a sharded run).
+    #[serde(default)]
+    pub id_base: u64,
 }
 
 /// A worker's counters; the parent adds them up.

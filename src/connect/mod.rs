@@ -10,6 +10,7 @@ pub mod messages;
 pub mod parent;
 pub mod plan;
 pub mod report;
+pub mod sharding;
 pub mod tls;
 
 use crate::error::{Error, Result};

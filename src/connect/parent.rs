@@ -174,6 +174,11 @@ pub fn run(
                 sources: cfg.sources.clone(),
                 timeout_ms: cfg.timeout.as_millis() as u64,
                 ping_interval_ms: ping_ms,
+                id_base: cfg
+                    .coordination
+                    .shard
+                    .as_ref()
+                    .map_or(0, |s| s.connection_id_base()),
                 tls: tls_spec(cfg, pem),
                 server_name: cfg.host.clone(),
             }
@@ -214,6 +219,13 @@ pub fn run(
     let client_rss0 = memory::total_rss(&client_pids);
     let server_cpu0 = server_cpu(&server_pids);
 
+    // --start-at: every process is up and nothing has connected; go at the common start.
+    if !cfg.coordination.wait_for_start(stop) {
+        return Err(Error::ShortFall(
+            "stopped while waiting for --start-at; nothing was sent".into(),
+        ));
+    }
+    let go_unix_ms = crate::clock::unix_ms();
     let t0 = Instant::now();
     w.tell_all(CMD_GO);
     let mut progress = Progress::new(cfg);
@@ -304,6 +316,7 @@ pub fn run(
             reached_s: reached.as_secs_f64(),
             hold_s,
             elapsed_s: elapsed.as_secs_f64(),
+            go_unix_ms,
         },
         memory: Memory {
             held,

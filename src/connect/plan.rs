@@ -2,12 +2,14 @@
 //! whether this machine can hold it at all (the capacity check).
 
 use super::defaults::{self, Chosen, Sources};
+use super::sharding::{self, WholeConnect};
 use crate::cli::ConnectArgs;
 use crate::config::{check_histogram_bucket, client_trust};
 use crate::error::{Error, Result};
 use crate::net::range;
 use crate::net::tls::Trust;
 use crate::report::format::group;
+use crate::shard::Coordination;
 use crate::sys::limits::KernelLimits;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -57,6 +59,11 @@ pub struct ConnectConfig {
     pub tls: Option<Trust>,
     /// What connect chose itself where no flag was given (sources, processes, in flight).
     pub chosen: Chosen,
+    /// `--shard`/`--start-at` (or a scheduler's environment).
+    pub coordination: Coordination,
+    /// A shard's whole run as given (the config block); the fields above are then
+    /// this shard's share. None outside a sharded run.
+    pub whole: Option<WholeConnect>,
 }
 
 fn dur(flag: &str, text: &str) -> Result<Duration> {
@@ -115,10 +122,16 @@ impl ConnectConfig {
             }
             Mode::Hold { hold, ping }
         };
-        let total = match (&mode, a.connections) {
+        let whole_total = match (&mode, a.connections) {
             (_, Some(0)) => return Err(Error::usage("-n/--connections must be at least 1")),
             (Mode::Churn { duration: Some(_) }, _) => 0,
             (_, n) => n.unwrap_or(1000),
+        };
+        let coordination = Coordination::from_args(&a.shard)?;
+        let shard = coordination.shard.clone();
+        let total = match &shard {
+            Some(s) => sharding::total(s, whole_total)?,
+            None => whole_total,
         };
         let (targets, host) = match a.target.as_deref() {
             None => (None, "127.0.0.1".to_string()),
@@ -133,12 +146,16 @@ impl ConnectConfig {
                 (Some(vec![addr]), host)
             }
         };
-        let (sources, chosen_sources) = match a.source.as_deref() {
+        let (all_sources, chosen_sources) = match a.source.as_deref() {
             Some(s) => (range::parse_ips("--source", s)?, Sources::Given),
             None => match defaults::sources(targets.as_deref(), usable) {
                 Sources::Loopback(v) => (v.clone(), Sources::Loopback(v)),
                 other => (Vec::new(), other),
             },
+        };
+        let sources = match &shard {
+            Some(s) => sharding::sources(s, &all_sources)?,
+            None => all_sources.clone(),
         };
         if let (Some(t), Some(s)) = (&targets, sources.first()) {
             if t[0].is_ipv4() != s.is_ipv4() {
@@ -166,7 +183,10 @@ impl ConnectConfig {
                 limits.somaxconn,
             )),
         };
-        let concurrency = a.concurrency.or(chosen_concurrency).unwrap_or(1);
+        let concurrency = match (&shard, a.concurrency) {
+            (Some(s), Some(c)) => sharding::concurrency(s, c),
+            (_, given) => given.or(chosen_concurrency).unwrap_or(1),
+        };
         let timeout = dur("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));
@@ -232,7 +252,9 @@ impl ConnectConfig {
             targets,
             host,
             sources,
-            rate: a.connect_rate,
+            rate: shard
+                .as_ref()
+                .map_or(a.connect_rate, |s| sharding::rate(s, a.connect_rate)),
             concurrency,
             processes,
             server_processes,
@@ -248,6 +270,14 @@ impl ConnectConfig {
                 processes: a.processes.is_none().then_some(processes),
                 concurrency: chosen_concurrency,
             },
+            whole: shard.as_ref().map(|_| WholeConnect {
+                total: whole_total,
+                rate: a.connect_rate,
+                concurrency: a.concurrency,
+                sources: all_sources.len(),
+                processes: a.processes,
+            }),
+            coordination,
         };
         Ok(cfg)
     }

@@ -39,6 +39,8 @@ pub struct Timeline {
     pub reached_s: f64,
     pub hold_s: f64,
     pub elapsed_s: f64,
+    /// Wall clock when the workers were told to go (the measured phase began), Unix ms.
+    pub go_unix_ms: u64,
 }
 
 /// Memory before the first connect and with every connection up.
@@ -177,9 +179,12 @@ pub fn build(
         Mode::Hold { .. } => "hold",
         Mode::Churn { .. } => "churn",
     };
+    // A shard's config block is the whole run as given, the same on every shard; what
+    // this shard did is its `portion`.
+    let total = cfg.whole.as_ref().map_or(cfg.total, |w| w.total);
     let (plan, hold_s, ping_s) = match &cfg.mode {
         Mode::Hold { hold, ping } => (
-            serde_json::json!({"type": "count", "connections": cfg.total}),
+            serde_json::json!({"type": "count", "connections": total}),
             hold.as_secs_f64(),
             ping.map(|p| p.as_secs_f64()),
         ),
@@ -189,12 +194,12 @@ pub fn build(
             None,
         ),
         Mode::Churn { duration: None } => (
-            serde_json::json!({"type": "count", "cycles": cfg.total}),
+            serde_json::json!({"type": "count", "cycles": total}),
             0.0,
             None,
         ),
     };
-    let config = serde_json::json!({
+    let mut config = serde_json::json!({
         "threads": 1,
         "connections_per_thread": cfg.total.div_ceil(cfg.processes as u64).max(1),
         "pipeline": 1,
@@ -214,6 +219,27 @@ pub fn build(
         "timeout_s": cfg.timeout.as_secs_f64(),
         "tls": cfg.tls.is_some(),
         "echo_payload_bytes": super::event_loop::PING_PAYLOAD,
+    });
+    if let Some(w) = &cfg.whole {
+        config["connections"] = serde_json::json!(w.total);
+        config["connections_per_thread"] =
+            serde_json::json!(w.total.div_ceil(w.processes.unwrap_or(1) as u64).max(1));
+        config["processes"] = serde_json::json!(w.processes);
+        config["sources"] = serde_json::json!(w.sources);
+        config["connect_rate"] = serde_json::json!(w.rate);
+        config["concurrency"] = serde_json::json!(w.concurrency);
+        config["chosen"] = serde_json::Value::Null;
+        config["shards"] = serde_json::json!(cfg.coordination.shard.as_ref().map(|s| s.count));
+    }
+    let portion = serde_json::json!({
+        "connections": cfg.total,
+        "processes": cfg.processes,
+        "sources": cfg.sources.len(),
+        "source_first": cfg.sources.first().map(|a| a.to_string()),
+        "source_last": cfg.sources.last().map(|a| a.to_string()),
+        "connect_rate": cfg.rate,
+        "concurrency": cfg.concurrency,
+        "connection_id_base": cfg.coordination.shard.as_ref().map(|s| s.connection_id_base()),
     });
     let mut reason = outcome.reason;
     if !c.invariant_holds() {
@@ -249,6 +275,8 @@ pub fn build(
             .map(|t| serde_json::to_value(t).unwrap_or_default()),
     )
     .finish(reason);
+    let mut base = base;
+    base.shard = cfg.coordination.info(r.timeline.go_unix_ms, portion);
     let reach = r.timeline.reached_s;
     let connect = ConnectSection {
         mode,

@@ -161,3 +161,24 @@ pub trait SessionFactory: Send + Sync + 'static {
         false
     }
 }
+
+/// A factory whose connection ids all carry `base` (a shard's index in the top bits,
+/// `shard::Shard::connection_id_base`), so ids stay unique over every generator of a
+/// sharded run: echo frames carry them, and they seed each connection's sizes.
+pub struct OffsetIds<F> {
+    pub inner: F,
+    pub base: u64,
+}
+
+impl<F: SessionFactory> SessionFactory for OffsetIds<F> {
+    type Session = F::Session;
+
+    #[inline]
+    fn session(&self, conn_id: u64) -> F::Session {
+        self.inner.session(self.base | conn_id)
+    }
+
+    fn settles_on_write(&self) -> bool {
+        self.inner.settles_on_write()
+    }
+}

@@ -403,6 +403,86 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         row(
             &["k8s", "run", "--out", dir, "--", "echo", "-n", "1"],
             "JOB_COMPLETION_INDEX; it is not set here",
+        // Shards (docs/shards.md).
+        row(
+            &["echo", "--shard", "3/2", "-n", "10"],
+            "must be below the number of shards (1)",
+        ),
+        row(&["echo", "--shard", "2", "-n", "10"], "--shard takes I/N"),
+        row(
+            &["echo", "--shard", "0/0", "-n", "10"],
+            "the number of shards must be at least 1",
+        ),
+        row(
+            &["echo", "--shard", "a/b", "-n", "10"],
+            "I and N must be whole numbers",
+        ),
+        row(
+            &["http", "--shard", "0/5000", "-n", "10"],
+            "at most 4096 shards",
+        ),
+        row(
+            &["echo", "--shards", "3", "-n", "10"],
+            "which is not set: give --shard I/N",
+        ),
+        row(
+            &["echo", "--shard", "0/2", "--shards", "2"],
+            "choose one of --shard I/N and --shards N",
+        ),
+        row(
+            &["echo", "--shard", "2/3", "-c", "2", "-n", "10"],
+            "shard 2 would get none",
+        ),
+        row(
+            &["echo", "--shard", "2/3", "-n", "2"],
+            "-n 2 cannot be shared over 3 shards",
+        ),
+        row(
+            &["amqp", "--shard", "1/2", "-n", "1"],
+            "-n 1 cannot be shared over 2 shards",
+        ),
+        row(
+            &["echo", "--run-id", "r1", "-n", "10"],
+            "give --shard I/N too",
+        ),
+        row(
+            &["echo", "--shard", "0/2", "--run-id", "two words"],
+            "printable characters",
+        ),
+        row(
+            &["echo", "--start-at", "yesterday", "-n", "10"],
+            "--start-at takes an RFC 3339 time",
+        ),
+        row(&["echo", "--start-at", "1000", "-n", "10"], "in the past"),
+        row(
+            &["echo", "--start-at", "2020-01-01T00:00:00Z", "-n", "10"],
+            "in the past",
+        ),
+        row(
+            &["http", "--start-at", "99999999999999", "-n", "10"],
+            "more than 24 hours ahead",
+        ),
+        row(
+            &["connect", "--shard", "3/2"],
+            "must be below the number of shards (1)",
+        ),
+        row(
+            &["connect", "--shard", "2/3", "-n", "2"],
+            "-n 2 connections cannot be shared over 3 shards",
+        ),
+        row(
+            &[
+                "connect",
+                "--shard",
+                "0/3",
+                "--source",
+                "127.0.0.2-127.0.0.3",
+            ],
+            "--source has 2 addresses",
+        ),
+        row(
+            &["connect", "--start-at", "yesterday"],
+            "--start-at takes an RFC 3339 time",
         ),
     ]
 }

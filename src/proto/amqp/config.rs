@@ -265,9 +265,10 @@ impl AmqpConfig {
     /// every protocol (`LoadConfig::with_ramp`).
     pub fn plan_text(&self) -> String {
         let plan = match (self.mode, self.load.plan) {
-            (Mode::Churn, Plan::Count(_)) => format!(
+            // The clients of this generator: a shard's share of --clients.
+            (Mode::Churn, Plan::Count(n)) => format!(
                 "{} clients, {} at once, {} messages each",
-                self.clients.unwrap_or(0),
+                n / self.client.per_connection.unwrap_or(1).max(1),
                 self.load.sockets(),
                 self.client.per_connection.unwrap_or(0)
             ),
@@ -281,7 +282,12 @@ impl AmqpConfig {
             (_, Plan::Duration(d)) => format!("for {}", crate::report::format::seconds(d)),
             (_, Plan::Batch { .. }) => "batch".into(),
         };
-        self.load.with_ramp(plan)
+        // Ramp, then shard: the order `LoadConfig::plan_text` gives every protocol.
+        let plan = self.load.with_ramp(plan);
+        match self.load.coordination.plan_text() {
+            Some(shard) => format!("{plan}; {shard}"),
+            None => plan,
+        }
     }
 }
 
@@ -396,6 +402,7 @@ fn churn_shape(
         (Some(0), None) => Err(Error::usage("--clients must be at least 1")),
         (c, None) => {
             let c = c.unwrap_or(100);
+            overrides.request_unit = Some(a.messages);
             overrides.requests = Some(
                 c.checked_mul(a.messages)
                     .ok_or_else(|| Error::usage("--clients x --messages is too large"))?,
