@@ -297,7 +297,13 @@ impl LoadConfig {
 
     /// The plan as the config table shows it.
     pub fn plan_text(&self) -> String {
-        let plan = self.plan_text_alone();
+        self.with_ramp_and_shard(self.plan_text_alone())
+    }
+
+    /// A protocol's plan words with what every plan line adds: the ramp, then the
+    /// shard (`amqp` words its own plan and adds these the same way).
+    pub fn with_ramp_and_shard(&self, plan: String) -> String {
+        let plan = self.with_ramp(plan);
         match self.coordination.plan_text() {
             Some(shard) => format!("{plan}; {shard}"),
             None => plan,
@@ -317,7 +323,7 @@ impl LoadConfig {
                 sleep.as_millis()
             ),
         };
-        self.with_ramp(plan)
+        plan
     }
 
     /// A plan line with the ramp, when there is one, inside it: every protocol's

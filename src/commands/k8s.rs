@@ -178,11 +178,8 @@ fn print_result(file: &Path) -> Result<()> {
 /// flags in `forbidden` to k8s, and parses as the command itself would.
 fn check_load(load: &[String], forbidden: &[&str]) -> Result<()> {
     let name = load[0].as_str();
-    let loads: Vec<&str> = crate::proto::REGISTRY
-        .iter()
-        .copied()
-        .chain(["connect"])
-        .collect();
+    // The registry lists every load command, connect included.
+    let loads = crate::proto::names();
     if !loads.contains(&name) {
         return Err(Error::usage(format!(
             "'{name}' is not a load command (one of: {})",

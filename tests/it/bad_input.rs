@@ -403,6 +403,7 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         row(
             &["k8s", "run", "--out", dir, "--", "echo", "-n", "1"],
             "JOB_COMPLETION_INDEX; it is not set here",
+        ),
         // Shards (docs/shards.md).
         row(
             &["echo", "--shard", "3/2", "-n", "10"],

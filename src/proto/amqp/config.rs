@@ -261,8 +261,8 @@ impl AmqpConfig {
         v
     }
 
-    /// The plan row: AMQP's own words for the plan, and the ramp inside it as for
-    /// every protocol (`LoadConfig::with_ramp`).
+    /// The plan row: AMQP's own words for the plan, with the ramp and the shard added
+    /// as for every protocol (`LoadConfig::with_ramp_and_shard`).
     pub fn plan_text(&self) -> String {
         let plan = match (self.mode, self.load.plan) {
             // The clients of this generator: a shard's share of --clients.
@@ -282,12 +282,7 @@ impl AmqpConfig {
             (_, Plan::Duration(d)) => format!("for {}", crate::report::format::seconds(d)),
             (_, Plan::Batch { .. }) => "batch".into(),
         };
-        // Ramp, then shard: the order `LoadConfig::plan_text` gives every protocol.
-        let plan = self.load.with_ramp(plan);
-        match self.load.coordination.plan_text() {
-            Some(shard) => format!("{plan}; {shard}"),
-            None => plan,
-        }
+        self.load.with_ramp_and_shard(plan)
     }
 }
 
