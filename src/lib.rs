@@ -44,5 +44,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Suite(a) => commands::suite::run(&a),
         Command::Report(a) => commands::suite_report::run(&a),
         Command::Compare(a) => commands::compare::run(&a),
+        Command::Merge(a) => commands::merge::run(&a),
     }
 }

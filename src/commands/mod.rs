@@ -5,6 +5,8 @@ pub mod connect;
 pub mod harness;
 pub mod ioevent;
 pub mod load;
+pub mod merge;
+pub mod merge_inputs;
 pub mod run_load;
 pub mod serve;
 pub mod serve_plan;

@@ -14,6 +14,34 @@ pub const REGISTRY: &[&str] = &[
     <amqp::plugin::Amqp as plugin::Protocol>::NAME,
 ];
 
+/// Each protocol's merge of its own result blocks (`Protocol::merge_block`), by the
+/// `kind` its results carry: how `wirebench merge` and the suite's rounds merge a
+/// block without naming the protocol. A kind not listed (a protocol that has only
+/// counter blocks, `connect`, an external generator) merges by the generic counter sum.
+const BLOCK_MERGES: &[(&str, crate::stats::merge::BlockMerge)] = &[
+    (
+        <echo::plugin::Echo as plugin::Protocol>::NAME,
+        <echo::plugin::Echo as plugin::Protocol>::merge_block,
+    ),
+    (
+        <http::plugin::Http as plugin::Protocol>::NAME,
+        <http::plugin::Http as plugin::Protocol>::merge_block,
+    ),
+    (
+        <amqp::plugin::Amqp as plugin::Protocol>::NAME,
+        <amqp::plugin::Amqp as plugin::Protocol>::merge_block,
+    ),
+];
+
+/// The block merge of the protocol whose results are of `kind`.
+pub fn block_merge(kind: &str) -> crate::stats::merge::BlockMerge {
+    BLOCK_MERGES
+        .iter()
+        .find(|(name, _)| *name == kind)
+        .map(|(_, f)| *f)
+        .unwrap_or(crate::stats::merge::no_block_merge)
+}
+
 #[cfg(test)]
 mod tests {
     use super::plugin::{Aim, Protocol};

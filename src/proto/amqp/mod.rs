@@ -8,6 +8,7 @@ pub mod codec;
 pub mod config;
 pub mod confirms;
 pub mod figures;
+pub mod figures_merge;
 pub mod plugin;
 pub mod server;
 pub mod url;
