@@ -23,6 +23,7 @@ mod echo_tls;
 mod http_load;
 mod http_peers;
 mod ioevent;
+mod merge;
 mod output_truth;
 mod ramp;
 mod result_typed;
