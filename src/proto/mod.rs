@@ -65,6 +65,35 @@ mod tests {
         assert_eq!(serve.get_subcommands().count(), REGISTRY.len());
     }
 
+    #[test]
+    fn every_block_merge_belongs_to_a_registered_protocol() {
+        for (kind, _) in super::BLOCK_MERGES {
+            assert!(
+                REGISTRY.contains(kind),
+                "{kind} merges blocks but is not registered"
+            );
+        }
+        // An unknown kind merges by the counter sum: no merge of its own.
+        let l = crate::stats::Latency::new();
+        let r = crate::stats::RunResult::builder(crate::stats::Measured {
+            kind: "x",
+            target: String::new(),
+            config: serde_json::json!({}),
+            started_unix_ms: 0,
+            elapsed_s: 1.0,
+            totals: Default::default(),
+            errors: Default::default(),
+            unit: crate::stats::Unit::new("x", "x", true),
+            latency: &l,
+            client_cpu_s: 0.0,
+        })
+        .finish(None);
+        let v = serde_json::json!({});
+        assert!(super::block_merge("connect")("connect", &[&v], &r).is_none());
+        assert!(super::block_merge("amqp")("amqp", &[&v], &r).is_some());
+        assert!(super::block_merge("amqp")("suite", &[&v], &r).is_none());
+    }
+
     fn parse(args: &[&str]) -> Command {
         let argv = ["wirebench"].iter().chain(args).copied();
         Cli::try_parse_from(argv).expect("flags parse").command

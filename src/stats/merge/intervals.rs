@@ -53,10 +53,19 @@ fn finish(rows: &mut [IntervalRow], replies: bool) {
     }
 }
 
+/// Most rows a merged series may have: a week of one-second steps. Rows come from
+/// files; one claiming to end a year after its start must not make the merge
+/// allocate a row per step up to there.
+pub const MAX_ROWS: usize = 7 * 24 * 3600;
+
 /// Side by side, on the wall clock; the merged run lasts `elapsed_s`.
-pub fn aligned(parts: &[Placed<'_>], elapsed_s: f64, replies: bool) -> Vec<IntervalRow> {
+pub fn aligned(
+    parts: &[Placed<'_>],
+    elapsed_s: f64,
+    replies: bool,
+) -> Result<Vec<IntervalRow>, String> {
     if parts.iter().all(|p| p.rows.is_empty()) {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let step = step_s(parts);
     let mut out: Vec<IntervalRow> = Vec::new();
@@ -66,6 +75,11 @@ pub fn aligned(parts: &[Placed<'_>], elapsed_s: f64, replies: bool) -> Vec<Inter
             // The step that holds the row's end (a row ending on a boundary belongs
             // to the step it closes); ms rounding keeps float noise out of it.
             let k = (((end_s * 1e3).round() / 1e3 / step).ceil() as usize).max(1);
+            if k > MAX_ROWS {
+                return Err(format!(
+                    "an interval row ends {end_s:.0} s after the merged start, more than {MAX_ROWS} steps of {step} s"
+                ));
+            }
             while out.len() < k {
                 let end = (out.len() + 1) as f64 * step;
                 out.push(empty(end, step));
@@ -87,7 +101,7 @@ pub fn aligned(parts: &[Placed<'_>], elapsed_s: f64, replies: bool) -> Vec<Inter
         }
     }
     finish(&mut out, replies);
-    out
+    Ok(out)
 }
 
 /// One after another: each part's rows shifted by the parts before it.
@@ -138,7 +152,8 @@ mod tests {
             ],
             2.9,
             true,
-        );
+        )
+        .unwrap();
         let oks: Vec<u64> = rows.iter().map(|r| r.ok).collect();
         assert_eq!(oks, [10, 120, 205]);
         assert_eq!(rows[2].total_ok, 335);
@@ -146,6 +161,20 @@ mod tests {
         assert!((rows[2].duration_s - 0.9).abs() < 1e-9);
         assert_eq!(rows[1].mb_per_s, Some(1200.0 / 1e6));
         assert_eq!(rows[0].p99_us, None);
+        let far = [row(1e9, 1)];
+        let e = aligned(
+            &[Placed {
+                offset_ms: 0,
+                rows: &far,
+            }],
+            1.0,
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("an interval row ends 1000000000 s after"),
+            "{e}"
+        );
         let seq = sequential(&[(2.5, &a[..]), (2.0, &b[..])], false);
         let ts: Vec<f64> = seq.iter().map(|r| r.t_s).collect();
         assert_eq!(ts, [1.0, 2.0, 2.5, 3.5, 4.5]);

@@ -74,7 +74,9 @@ pub fn no_block_merge(_: &str, _: &[&Value], _: &RunResult) -> Option<Result<Val
 pub fn measured_start_ms(r: &RunResult) -> u64 {
     match &r.shard {
         Some(s) => s.measured_start_unix_ms,
-        None => r.started_unix_ms + (r.warmup.duration_s.max(0.0) * 1e3).round() as u64,
+        None => r
+            .started_unix_ms
+            .saturating_add((r.warmup.duration_s.max(0.0) * 1e3).round() as u64),
     }
 }
 
@@ -157,7 +159,7 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
                     rows: &r.intervals,
                 })
                 .collect();
-            intervals::aligned(&placed, elapsed_s, replies)
+            intervals::aligned(&placed, elapsed_s, replies)?
         } else {
             let seq: Vec<(f64, &[_])> =
                 rs.iter().map(|r| (r.elapsed_s, &r.intervals[..])).collect();
@@ -169,9 +171,9 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
             } else {
                 rs.iter().map(|r| r.warmup.duration_s).sum()
             },
-            sent: rs.iter().map(|r| r.warmup.sent).sum(),
-            ok: rs.iter().map(|r| r.warmup.ok).sum(),
-            errors: rs.iter().map(|r| r.warmup.errors).sum(),
+            sent: sum_of(&rs, |r| r.warmup.sent),
+            ok: sum_of(&rs, |r| r.warmup.ok),
+            errors: sum_of(&rs, |r| r.warmup.errors),
         },
         cpu: Cpu {
             client_s,
@@ -212,6 +214,12 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
         parts: rs.iter().map(|r| parts::own_figures(r)).collect(),
     });
     Ok(merged)
+}
+
+/// A count summed over the parts; a sum past u64 (only a forged file gets there)
+/// stays at the largest count rather than wrapping.
+fn sum_of(rs: &[&RunResult], f: fn(&RunResult) -> u64) -> u64 {
+    rs.iter().fold(0u64, |a, r| a.saturating_add(f(r)))
 }
 
 /// All the values when every one is there, else None.
