@@ -248,3 +248,32 @@ fn a_partial_merge_says_which_shards_it_has() {
     assert_eq!(m["merge"]["expected"], 4);
     assert_eq!(ju(&m, "/totals/ok"), 1000);
 }
+
+#[test]
+fn http_shards_merge_their_status_classes_by_the_counter_sum() {
+    let mut server = Served::start_as("http", &["--threads", "1"]);
+    let url = format!("http://{}/", server.addr());
+    let dir = TempPath::new("merge-http", "");
+    std::fs::create_dir(dir.path()).unwrap();
+    for (i, n) in [700u64, 300].into_iter().enumerate() {
+        let out = run_json(&["http", &url, "-n", &n.to_string(), "-c", "2", "-t", "1"]);
+        out.assert_clean(n);
+        let mut v = out.json().clone();
+        assert_eq!(ju(&v, "/status_classes/2xx"), n);
+        shardify(&mut v, i as u32, 2, "http-run");
+        v["config"]["plan"] = json!({"type": "count", "requests": 1000});
+        write(&dir.path().join(format!("s{i}.json")), &v);
+    }
+    server.stop_final_line();
+    let merged = dir.path().join("m.json");
+    let (code, stdout, stderr) = wb(&["merge", dir.s(), "-o", merged.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(ju(&m, "/totals/ok"), 1000);
+    assert_eq!(
+        m["status_classes"],
+        json!({"1xx": 0, "2xx": 1000, "3xx": 0, "4xx": 0, "5xx": 0})
+    );
+    let schema = schema_validator("result.schema.json");
+    assert!(schema.is_valid(&m));
+}
