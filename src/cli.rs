@@ -138,6 +138,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two results directories; exit 1 when a point is worse past --threshold and beyond the noise of its rounds.
     Compare(CompareArgs),
+    /// Merge the shards of one run (--shard I/N results) into one exact result.
+    Merge(MergeArgs),
     // --- end of suites and reports ---
     /// Kubernetes: render an Indexed Job of N load shards; run one shard inside a pod.
     K8s {
@@ -371,6 +373,22 @@ pub struct CompareArgs {
     pub threshold: f64,
 }
 // --- end of suites and reports ---
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' result files (--json of each shard); a directory stands for its .json files.
+    #[arg(required = true, value_name = "SHARD.json|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// The merged result to write (JSON, the same schema as any result).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Merge the shards present when some are missing (said in the result's merge block).
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Print only the closing line, not the merged run's summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
 
 #[cfg(test)]
 mod tests {

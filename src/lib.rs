@@ -46,5 +46,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(a) => commands::suite_report::run(&a),
         Command::Compare(a) => commands::compare::run(&a),
         Command::K8s { k8s } => commands::k8s::run(&k8s),
+        Command::Merge(a) => commands::merge::run(&a),
     }
 }

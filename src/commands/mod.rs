@@ -6,6 +6,8 @@ pub mod harness;
 pub mod ioevent;
 pub mod k8s;
 pub mod load;
+pub mod merge;
+pub mod merge_inputs;
 pub mod run_load;
 pub mod serve;
 pub mod serve_plan;

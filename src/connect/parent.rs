@@ -12,6 +12,7 @@ use crate::net::tls::Trust;
 use crate::procs::workers::{self, Msg, Workers};
 use crate::report::format::{group, rate};
 use crate::server::group::ServerGroup;
+use crate::stats::merge::histograms;
 use crate::stats::result::ClientProcess;
 use crate::stats::Latency;
 use crate::sys::proc_fs as memory;
@@ -293,14 +294,12 @@ pub fn run(
         s.stop()
     });
 
-    let mut connect_hist = Latency::new();
-    let mut echo_hist = Latency::new();
-    let mut client_cpu_s = 0.0;
-    for f in g.finals.iter().flatten() {
-        connect_hist.add(&f.connect_hist);
-        echo_hist.add(&f.echo_hist);
-        client_cpu_s += f.cpu_s;
-    }
+    // The workers' figures combined by the one exact merge (stats::merge): their
+    // histograms added, never their percentiles averaged; CPU summed.
+    let finals: Vec<&FinalParts> = g.finals.iter().flatten().collect();
+    let connect_hist = histograms::add_all(finals.iter().map(|f| &f.connect_hist));
+    let echo_hist = histograms::add_all(finals.iter().map(|f| &f.echo_hist));
+    let client_cpu_s: f64 = finals.iter().map(|f| f.cpu_s).sum();
     let workers_failed = ended
         .iter()
         .zip(&g.finals)

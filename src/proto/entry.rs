@@ -69,6 +69,13 @@ pub trait Entry: Sync + 'static {
     fn result_blocks_schema(&self) -> &'static str {
         "{}"
     }
+    /// How its result blocks merge over shards and rounds (`wirebench merge`): a
+    /// protocol whose blocks hold rates, means or histograms returns its
+    /// `Protocol::merge_block`; the default merges blocks of counters and settings by
+    /// the generic counter sum (`stats::merge::counters`).
+    fn block_merge(&self) -> crate::stats::merge::BlockMerge {
+        crate::stats::merge::no_block_merge
+    }
     /// A suite load's size when its file gives no `body_size`.
     fn suite_default_size(&self) -> u64 {
         0

@@ -30,6 +30,16 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|e| e.name()).collect()
 }
 
+/// The block merge of the command whose results are of `kind` (`Entry::block_merge`):
+/// how `wirebench merge` and the suite's rounds merge a protocol's blocks without
+/// naming it. A kind not registered (an external generator) merges by the generic
+/// counter sum.
+pub fn block_merge(kind: &str) -> crate::stats::merge::BlockMerge {
+    find(kind)
+        .map(|e| e.block_merge())
+        .unwrap_or(crate::stats::merge::no_block_merge)
+}
+
 #[cfg(test)]
 mod tests {
     use super::plugin::{Aim, Protocol};
@@ -61,6 +71,29 @@ mod tests {
         assert_eq!(super::find(Echo::NAME).map(|e| e.name()), Some(Echo::NAME));
         assert_eq!(super::find(Http::NAME).map(|e| e.name()), Some(Http::NAME));
         assert_eq!(super::find(Amqp::NAME).map(|e| e.name()), Some(Amqp::NAME));
+    }
+
+    #[test]
+    fn a_block_merge_is_found_by_the_results_kind() {
+        // An unknown kind merges by the counter sum: no merge of its own.
+        let l = crate::stats::Latency::new();
+        let r = crate::stats::RunResult::builder(crate::stats::Measured {
+            kind: "x",
+            target: String::new(),
+            config: serde_json::json!({}),
+            started_unix_ms: 0,
+            elapsed_s: 1.0,
+            totals: Default::default(),
+            errors: Default::default(),
+            unit: crate::stats::Unit::new("x", "x", true),
+            latency: &l,
+            client_cpu_s: 0.0,
+        })
+        .finish(None);
+        let v = serde_json::json!({});
+        assert!(super::block_merge("connect")("connect", &[&v], &r).is_none());
+        assert!(super::block_merge("amqp")("amqp", &[&v], &r).is_some());
+        assert!(super::block_merge("amqp")("suite", &[&v], &r).is_none());
     }
 
     fn parse(args: &[&str]) -> Command {

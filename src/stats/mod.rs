@@ -2,6 +2,7 @@
 //! per-worker recording, interval snapshots and the run result.
 
 pub mod latency;
+pub mod merge;
 pub mod observer;
 pub mod outcome;
 pub mod rate;

@@ -75,7 +75,67 @@ impl Fixtures {
         );
         std::fs::create_dir_all(f.path("results/points")).unwrap();
         f.write("results/points/a.json", "{not json");
+        f.write_shards();
         f
+    }
+
+    /// Results for `wirebench merge`: shards of run "a" (0 and 1 of 2, and shard 0
+    /// again), and results that must not merge with them.
+    fn write_shards(&self) {
+        use wirebench::stats::result::Totals;
+        use wirebench::stats::{Latency, Measured, RunResult, ShardInfo, Unit};
+        let shard = |index: u32, run: &str, target: &str, kind: &str, n: u64| {
+            let mut l = Latency::new();
+            l.record(1000);
+            let mut r = RunResult::builder(Measured {
+                kind,
+                target: target.into(),
+                config: serde_json::json!({"connections": n}),
+                started_unix_ms: 1,
+                elapsed_s: 1.0,
+                totals: Totals {
+                    sent: 1,
+                    ok: 1,
+                    ..Totals::default()
+                },
+                errors: Default::default(),
+                unit: Unit::new("messages", "echoed", true),
+                latency: &l,
+                client_cpu_s: 0.1,
+            })
+            .finish(None);
+            r.shard = Some(ShardInfo {
+                index,
+                count: 2,
+                run_id: Some(run.into()),
+                start_at_unix_ms: None,
+                measured_start_unix_ms: 1,
+                portion: serde_json::json!({}),
+            });
+            serde_json::to_value(r).unwrap()
+        };
+        let put = |name: &str, v: &serde_json::Value| self.write(name, &v.to_string());
+        let t = "127.0.0.1:7";
+        put("s0.json", &shard(0, "a", t, "echo", 2));
+        put("s1.json", &shard(1, "a", t, "echo", 2));
+        put("s0-again.json", &shard(0, "a", t, "echo", 2));
+        put("s1-run-b.json", &shard(1, "b", t, "echo", 2));
+        put("s1-config.json", &shard(1, "a", t, "echo", 3));
+        put("s1-target.json", &shard(1, "a", "127.0.0.1:8", "echo", 2));
+        put("s1-kind.json", &shard(1, "a", t, "http", 2));
+        let mut v = shard(1, "a", t, "echo", 2);
+        v["schema_version"] = serde_json::json!(2);
+        put("s1-schema.json", &v);
+        let mut v = shard(1, "a", t, "echo", 2);
+        v.as_object_mut().unwrap().remove("shard");
+        put("not-a-shard.json", &v);
+        self.write(
+            "not-a-result.json",
+            "{\"schema_version\": 1, \"kind\": \"echo\"}",
+        );
+        self.write("no-version.json", "{\"hello\": 1}");
+        self.write("someone-elses.json", "{\"mine\": true}");
+        std::fs::create_dir_all(self.path("empty-dir")).unwrap();
     }
 
     fn write(&self, name: &str, text: &str) {
@@ -310,6 +370,70 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             forbidden: Some("out of memory"),
             ..row(&["http", "--body", "/dev/zero", "-n", "1"], "--body")
         },
+        // ---- merge: results that do not belong together, files that are no result,
+        // an output it did not write (never.json must not exist afterwards)
+        merge_row(
+            fx,
+            &["s0.json", "s1-run-b.json"],
+            "only shards of one run merge",
+        ),
+        merge_row(
+            fx,
+            &["s0.json", "s1-config.json"],
+            "is a different config from",
+        ),
+        merge_row(
+            fx,
+            &["s0.json", "s1-target.json"],
+            "is aimed at 127.0.0.1:8",
+        ),
+        merge_row(fx, &["s0.json", "s1-kind.json"], "a http load"),
+        merge_row(
+            fx,
+            &["s0.json", "s1-schema.json"],
+            "schema version 2, this wirebench reads version 1",
+        ),
+        merge_row(fx, &["s0.json"], "shard 1 of 2 is missing"),
+        merge_row(
+            fx,
+            &["s0.json", "s1.json", "s0-again.json"],
+            "is shard 0 of 2 again",
+        ),
+        merge_row(fx, &["s0.json", "not-a-shard.json"], "is not a shard"),
+        merge_row(fx, &["s0.json", "nowhere.json"], "cannot read"),
+        merge_row(fx, &["s0.json", "garbage.toml"], "is not JSON"),
+        merge_row(
+            fx,
+            &["s0.json", "not-a-result.json"],
+            "is not a wirebench result",
+        ),
+        merge_row(
+            fx,
+            &["no-version.json"],
+            "is not a wirebench result (no schema_version)",
+        ),
+        merge_row(fx, &["empty-dir"], "holds no .json result"),
+        row(
+            &[
+                "merge",
+                &fx.path("s0.json"),
+                &fx.path("s1.json"),
+                "-o",
+                &fx.path("someone-elses.json"),
+            ],
+            "the file exists and is not a merge wirebench wrote",
+        ),
+        row(
+            &[
+                "merge",
+                &fx.path("s0.json"),
+                &fx.path("s1.json"),
+                "-o",
+                &fx.path("merged.txt"),
+            ],
+            "its name must end in .json",
+        ),
+        row(&["merge", &fx.path("s0.json")], "--output"),
         // AMQP short strings are at most 255 bytes.
         row(&["amqp", "--exchange", &long_name, "-n", "1"], "--exchange"),
         row(
@@ -488,6 +612,19 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
     ]
 }
 
+/// `wirebench merge FILES... -o never.json`, refused for `phrase`.
+fn merge_row(fx: &Fixtures, files: &[&str], phrase: &'static str) -> Row {
+    let mut args = vec!["merge".to_string()];
+    args.extend(files.iter().map(|f| fx.path(f)));
+    args.extend(["-o".to_string(), fx.path("never.json")]);
+    Row {
+        args,
+        phrase,
+        bounded_memory: false,
+        forbidden: None,
+    }
+}
+
 /// Runs every row and fails once, listing every row that misbehaved.
 fn check(rows: Vec<Row>) {
     let mut failures = Vec::new();
@@ -540,4 +677,8 @@ fn bad_input() {
     let fx = Fixtures::new();
     assert!(Path::new(&fx.path("huge.toml")).exists());
     check(rows(&fx));
+    assert!(
+        !Path::new(&fx.path("never.json")).exists(),
+        "a refused merge wrote its output"
+    );
 }

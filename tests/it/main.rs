@@ -24,6 +24,7 @@ mod http_load;
 mod http_peers;
 mod ioevent;
 mod k8s_render;
+mod merge;
 mod output_truth;
 mod ramp;
 mod result_typed;

@@ -14,6 +14,11 @@ impl Entry for Amqp {
         include_str!("figures.schema.json")
     }
 
+    /// The `amqp` block holds rates and handshake histograms: it merges itself.
+    fn block_merge(&self) -> crate::stats::merge::BlockMerge {
+        <Amqp as Protocol>::merge_block
+    }
+
     fn suite_target(&self, addr: &str, _path: &str) -> String {
         format!("amqp://guest:guest@{addr}/")
     }

@@ -9,6 +9,7 @@ pub mod config;
 pub mod confirms;
 pub mod entry;
 pub mod figures;
+pub mod figures_merge;
 pub mod plugin;
 pub mod server;
 pub mod url;

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::stats::latency::{Latency, LatencySummary};
+use crate::stats::merge;
 use crate::stats::result::{RunResult, Totals};
 use crate::stats::{Measured, Unit};
 use serde::Deserialize;
@@ -463,10 +464,9 @@ fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
     xs.into_iter()
         .map(|x| {
             let rs: Vec<&&Record> = recs.iter().filter(|r| r.axes.get(axis) == x).collect();
-            let mut lat = Latency::new();
-            for r in &rs {
-                lat.add(&r.latency);
-            }
+            // The point's latency: its rounds' histograms added by the one exact
+            // merge (stats::merge), the same sum `wirebench merge` makes of shards.
+            let lat = merge::histograms::add_all(rs.iter().map(|r| &r.latency));
             let per =
                 |g: fn(&Record) -> f64| Stat::of(&rs.iter().map(|r| g(r)).collect::<Vec<_>>());
             Aggregate {

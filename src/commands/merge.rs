@@ -1,0 +1,63 @@
+//! `wirebench merge SHARD.json... -o merged.json [--allow-partial]`: the shards of one
+//! run as one exact result (stats/merge), written only when every check passed, then
+//! summarised as a load's own result is.
+
+use super::merge_inputs::{check_output, files, read};
+use crate::cli::MergeArgs;
+use crate::error::{Error, Result};
+use crate::report::json::JsonSink;
+use crate::report::text;
+use crate::stats::merge::{merge, Of, Part};
+
+pub fn run(a: &MergeArgs) -> Result<()> {
+    check_output(&a.output)?;
+    let paths = files(&a.inputs, &a.output)?;
+    let mut results = Vec::with_capacity(paths.len());
+    for p in &paths {
+        results.push(read(p)?);
+    }
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let parts: Vec<Part<'_>> = results
+        .iter()
+        .zip(&names)
+        .map(|(r, n)| Part { name: n, result: r })
+        .collect();
+    let kind = results.first().map(|r| r.kind.clone()).unwrap_or_default();
+    let merged = merge(
+        &parts,
+        Of::Shards {
+            allow_partial: a.allow_partial,
+        },
+        crate::proto::block_merge(&kind),
+    )
+    .map_err(Error::usage)?;
+    JsonSink::create(&a.output)?.write(&merged)?;
+    if !a.quiet {
+        print!("{}", text::summary(&merged));
+    }
+    if let Some(m) = &merged.merge {
+        let run = results[0]
+            .shard
+            .as_ref()
+            .and_then(|s| s.run_id.as_deref())
+            .map(|id| format!(" of run {id}"))
+            .unwrap_or_default();
+        let partial = if m.partial {
+            format!(" (partial: {} of {} shards)", m.present.len(), m.expected)
+        } else {
+            String::new()
+        };
+        println!(
+            "merged {} shards{run}{partial}, start spread {} ms -> {}",
+            m.present.len(),
+            m.start_spread_ms,
+            a.output.display()
+        );
+    }
+    match &merged.outcome.reason {
+        None => Ok(()),
+        Some(why) => Err(Error::ShortFall(format!(
+            "the merged run fell short: {why}"
+        ))),
+    }
+}

@@ -1,0 +1,184 @@
+//! Interval series of several parts as one. Parts that ran side by side (shards,
+//! processes) are aligned on the wall clock: a part's row ends at its measured start
+//! plus the row's `t_s`, and lands in the step of the merged series (from the earliest
+//! measured start, steps as long as the parts' interval) in which it ends; the rows of
+//! a step are summed. Parts that ran one after another (rounds) follow each other.
+//! Interval percentiles are not stored as histograms, so a merged row has none (null),
+//! never an average of the parts'.
+
+use crate::stats::snapshot::IntervalRow;
+
+/// One part's rows and where they sit: its measured start, ms after the merged origin.
+pub struct Placed<'a> {
+    pub offset_ms: u64,
+    pub rows: &'a [IntervalRow],
+}
+
+/// The parts' interval: their longest row, to the millisecond (a last row is shorter).
+fn step_s(parts: &[Placed<'_>]) -> f64 {
+    let longest = parts
+        .iter()
+        .flat_map(|p| p.rows.iter().map(|r| r.duration_s))
+        .fold(0.0f64, f64::max);
+    ((longest * 1e3).round() / 1e3).max(1e-3)
+}
+
+fn empty(t_s: f64, duration_s: f64) -> IntervalRow {
+    IntervalRow {
+        t_s,
+        duration_s,
+        sent: 0,
+        ok: 0,
+        errors: 0,
+        connect_errors: 0,
+        bytes_received: 0,
+        msgs_per_s: 0.0,
+        mb_per_s: None,
+        p50_us: None,
+        p99_us: None,
+        total_ok: 0,
+    }
+}
+
+/// Rates and the running total, once the counts of every row are in.
+fn finish(rows: &mut [IntervalRow], replies: bool) {
+    let mut total = 0u64;
+    for r in rows {
+        total += r.ok;
+        r.total_ok = total;
+        r.msgs_per_s = r.ok as f64 / r.duration_s;
+        r.mb_per_s = replies.then(|| r.bytes_received as f64 / r.duration_s / 1e6);
+        r.p50_us = None;
+        r.p99_us = None;
+    }
+}
+
+/// Most rows a merged series may have: a week of one-second steps. Rows come from
+/// files; one claiming to end a year after its start must not make the merge
+/// allocate a row per step up to there.
+pub const MAX_ROWS: usize = 7 * 24 * 3600;
+
+/// Side by side, on the wall clock; the merged run lasts `elapsed_s`.
+pub fn aligned(
+    parts: &[Placed<'_>],
+    elapsed_s: f64,
+    replies: bool,
+) -> Result<Vec<IntervalRow>, String> {
+    if parts.iter().all(|p| p.rows.is_empty()) {
+        return Ok(Vec::new());
+    }
+    let step = step_s(parts);
+    let mut out: Vec<IntervalRow> = Vec::new();
+    for p in parts {
+        for r in p.rows {
+            let end_s = p.offset_ms as f64 / 1e3 + r.t_s;
+            // The step that holds the row's end (a row ending on a boundary belongs
+            // to the step it closes); ms rounding keeps float noise out of it.
+            let k = (((end_s * 1e3).round() / 1e3 / step).ceil() as usize).max(1);
+            if k > MAX_ROWS {
+                return Err(format!(
+                    "an interval row ends {end_s:.0} s after the merged start, more than {MAX_ROWS} steps of {step} s"
+                ));
+            }
+            while out.len() < k {
+                let end = (out.len() + 1) as f64 * step;
+                out.push(empty(end, step));
+            }
+            let row = &mut out[k - 1];
+            row.sent += r.sent;
+            row.ok += r.ok;
+            row.errors += r.errors;
+            row.connect_errors += r.connect_errors;
+            row.bytes_received += r.bytes_received;
+        }
+    }
+    // The last step lasts up to the end of the merged run, not past it.
+    if let Some(last) = out.last_mut() {
+        let start = last.t_s - step;
+        if elapsed_s > start && elapsed_s < last.t_s {
+            last.t_s = elapsed_s;
+            last.duration_s = elapsed_s - start;
+        }
+    }
+    finish(&mut out, replies);
+    Ok(out)
+}
+
+/// One after another: each part's rows shifted by the parts before it.
+pub fn sequential(parts: &[(f64, &[IntervalRow])], replies: bool) -> Vec<IntervalRow> {
+    let mut out = Vec::new();
+    let mut before = 0.0;
+    for (elapsed_s, rows) in parts {
+        for r in *rows {
+            out.push(IntervalRow {
+                t_s: before + r.t_s,
+                ..r.clone()
+            });
+        }
+        before += elapsed_s;
+    }
+    finish(&mut out, replies);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(t_s: f64, ok: u64) -> IntervalRow {
+        IntervalRow {
+            sent: ok,
+            ok,
+            bytes_received: ok * 10,
+            ..empty(t_s, 1.0)
+        }
+    }
+
+    #[test]
+    fn rows_land_in_the_wall_clock_step_that_holds_their_end() {
+        let a = [row(1.0, 10), row(2.0, 20), row(2.5, 5)];
+        let b = [row(1.0, 100), row(2.0, 200)];
+        // b started 400 ms after a: its rows end at 1.4 s and 2.4 s of the merged run.
+        let rows = aligned(
+            &[
+                Placed {
+                    offset_ms: 0,
+                    rows: &a,
+                },
+                Placed {
+                    offset_ms: 400,
+                    rows: &b,
+                },
+            ],
+            2.9,
+            true,
+        )
+        .unwrap();
+        let oks: Vec<u64> = rows.iter().map(|r| r.ok).collect();
+        assert_eq!(oks, [10, 120, 205]);
+        assert_eq!(rows[2].total_ok, 335);
+        assert_eq!(rows[2].t_s, 2.9);
+        assert!((rows[2].duration_s - 0.9).abs() < 1e-9);
+        assert_eq!(rows[1].mb_per_s, Some(1200.0 / 1e6));
+        assert_eq!(rows[0].p99_us, None);
+        let far = [row(1e9, 1)];
+        let e = aligned(
+            &[Placed {
+                offset_ms: 0,
+                rows: &far,
+            }],
+            1.0,
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("an interval row ends 1000000000 s after"),
+            "{e}"
+        );
+        let seq = sequential(&[(2.5, &a[..]), (2.0, &b[..])], false);
+        let ts: Vec<f64> = seq.iter().map(|r| r.t_s).collect();
+        assert_eq!(ts, [1.0, 2.0, 2.5, 3.5, 4.5]);
+        assert_eq!(seq[4].total_ok, 335);
+        assert_eq!(seq[0].mb_per_s, None);
+    }
+}
