@@ -195,6 +195,7 @@ impl Worker {
             while self.started < total
                 && self.in_connect < self.spec.concurrency
                 && self.may_start(now)
+                && self.ramp_allows(now, self.started)
             {
                 let slot = self.started as u32;
                 let global = self.spec.first + self.started;
@@ -248,7 +249,10 @@ impl Worker {
             if !more && self.free.len() == self.slots.len() {
                 break;
             }
-            while more && self.may_start(now) {
+            while more
+                && self.may_start(now)
+                && self.ramp_allows(now, (self.slots.len() - self.free.len()) as u64)
+            {
                 let Some(slot) = self.free.pop() else { break };
                 let global = self.spec.first + self.started;
                 self.started += 1;
@@ -272,12 +276,58 @@ impl Worker {
         self.started < allowed
     }
 
-    /// How long epoll may sleep: until the next progress report, connect token, ping or timeout.
+    /// This worker's units under the ramp: its connections (hold) or its slots (churn).
+    fn ramp_units_here(&self) -> u64 {
+        if self.spec.churn {
+            self.slots.len() as u64
+        } else {
+            self.spec.count
+        }
+    }
+
+    /// `--ramp`: whether unit `n` of this worker (the n+1-th connection, or with churn
+    /// the n+1-th slot in use at once) may start by `now`.
+    fn ramp_allows(&self, now: u64, n: u64) -> bool {
+        self.spec.ramp.map_or(true, |r| {
+            n < r.started_by(
+                now.saturating_sub(self.t0),
+                self.spec.index as u64,
+                self.spec.ramp_stride,
+                self.ramp_units_here(),
+                self.spec.ramp_units,
+            )
+        })
+    }
+
+    /// `--ramp`: when unit `n` of this worker starts (rounded up, so that it may start then).
+    fn ramp_start(&self, n: u64) -> Option<u64> {
+        let r = self.spec.ramp?;
+        if n >= self.ramp_units_here() {
+            return None;
+        }
+        let g = u128::from(n) * u128::from(self.spec.ramp_stride.max(1)) + self.spec.index as u128;
+        let at = (r.over.as_nanos() * g).div_ceil(u128::from(self.spec.ramp_units.max(1)));
+        Some(self.t0.saturating_add(at.min(u128::from(u64::MAX)) as u64))
+    }
+
+    /// How long epoll may sleep: until the next progress report, connect token, ramp
+    /// start, ping or timeout.
     fn wait_ns(&self, now: u64, starting: bool) -> u64 {
         let mut next = self.next_progress;
         if starting && self.spec.rate > 0.0 {
             let at = self.t0 + ((self.started as f64) / self.spec.rate * 1e9) as u64;
             next = next.min(at);
+        }
+        if starting {
+            let n = match self.spec.churn {
+                true => (self.slots.len() - self.free.len()) as u64,
+                false => self.started,
+            };
+            // A start already due waits for something else (a free slot, an attempt
+            // in flight, the rate): no wake-up for it, or the loop would spin.
+            if let Some(at) = self.ramp_start(n).filter(|at| *at > now) {
+                next = next.min(at);
+            }
         }
         // Once stopped no ping is sent, so the next ping's time soon lies in the past:
         // counting it would make every wait zero and spin until the last reply times out.

@@ -41,6 +41,15 @@ pub struct WorkerSpec {
     pub ping_interval_ms: Option<u64>,
     pub tls: Option<TlsSpec>,
     pub server_name: String,
+    /// `--ramp`: this worker's units (connections; churn: slots) start at their place
+    /// in a linear spread of `ramp_units` over all `ramp_stride` workers, this worker's
+    /// k-th unit being unit `k * ramp_stride + index`.
+    #[serde(default)]
+    pub ramp: Option<crate::engine::Ramp>,
+    #[serde(default)]
+    pub ramp_stride: u64,
+    #[serde(default)]
+    pub ramp_units: u64,
 }
 
 /// A worker's counters; the parent adds them up.

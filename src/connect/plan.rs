@@ -57,6 +57,8 @@ pub struct ConnectConfig {
     pub tls: Option<Trust>,
     /// What connect chose itself where no flag was given (sources, processes, in flight).
     pub chosen: Chosen,
+    /// `--ramp`: connection starts (churn: the slots' first cycles) spread over it.
+    pub ramp: Option<crate::engine::Ramp>,
 }
 
 fn dur(flag: &str, text: &str) -> Result<Duration> {
@@ -167,6 +169,7 @@ impl ConnectConfig {
             )),
         };
         let concurrency = a.concurrency.or(chosen_concurrency).unwrap_or(1);
+        let ramp = crate::config::ramp(&a.ramp)?;
         let timeout = dur("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));
@@ -234,6 +237,7 @@ impl ConnectConfig {
             sources,
             rate: a.connect_rate,
             concurrency,
+            ramp,
             processes,
             server_processes,
             server_pids,
