@@ -1,6 +1,6 @@
 //! Command-line flags, close to what the user typed. Validation lives in `config`.
 
-use crate::flags::{LoadArgs, ServerArgs};
+use crate::flags::{LoadArgs, RampArgs, ServerArgs};
 use crate::proto::amqp::config::{AmqpArgs, ServeAmqpArgs};
 use crate::proto::echo::config::{EchoArgs, ServeEchoArgs};
 use crate::proto::http::config::{HttpArgs, ServeHttpArgs};
@@ -286,6 +286,9 @@ pub struct ConnectArgs {
     /// Open, one echo round trip, close, repeat: connections per second.
     #[arg(long)]
     pub churn: bool,
+    /// `--ramp T`: connection starts (with --churn: the cycling slots) spread linearly over T.
+    #[command(flatten)]
+    pub ramp: RampArgs,
     /// Client worker processes [default: enough for the descriptor limit].
     #[arg(long)]
     pub processes: Option<usize>,

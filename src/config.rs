@@ -3,7 +3,7 @@
 
 use crate::engine::Plan;
 use crate::error::{Error, Result};
-use crate::flags::{LoadArgs, ServerArgs};
+use crate::flags::{LoadArgs, RampArgs, ServerArgs};
 use crate::net::tls::Trust;
 use crate::shard::Coordination;
 use crate::units::{parse_bytes, parse_duration};
@@ -20,6 +20,19 @@ pub fn duration_flag(flag: &str, text: &str) -> Result<Duration> {
         )));
     }
     parse_duration(text).map_err(|e| Error::usage(format!("{flag}: {e}")))
+}
+
+/// `--ramp T` (`--ramp-measured`), validated: None without a ramp or with `--ramp 0s`.
+/// One parse for every load and for `connect`.
+pub fn ramp(a: &RampArgs) -> Result<Option<crate::engine::Ramp>> {
+    let Some(text) = &a.ramp else {
+        return Ok(None);
+    };
+    let over = duration_flag("--ramp", text)?;
+    Ok((!over.is_zero()).then_some(crate::engine::Ramp {
+        over,
+        measured: a.ramp_measured,
+    }))
 }
 
 /// A count flag that must be at least 1.
@@ -179,21 +192,12 @@ impl LoadConfig {
                 "--warmup does not apply to a batch plan, which counts every reply",
             ));
         }
-        let ramp = match &a.ramp {
-            Some(r) => {
-                let over = duration_flag("--ramp", r)?;
-                if batch && !over.is_zero() {
-                    return Err(Error::usage(
-                        "--ramp does not apply to a batch plan, which opens every connection at once",
-                    ));
-                }
-                (!over.is_zero()).then_some(crate::engine::Ramp {
-                    over,
-                    measured: a.ramp_measured,
-                })
-            }
-            None => None,
-        };
+        let ramp = ramp(&a.ramp)?;
+        if batch && ramp.is_some() {
+            return Err(Error::usage(
+                "--ramp does not apply to a batch plan, which opens every connection at once",
+            ));
+        }
         let timeout = duration_flag("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));
@@ -390,7 +394,7 @@ impl LoadConfig {
             "plan": plan_json(w.plan),
             "rate": w.rate,
             "warmup_s": self.warmup.as_secs_f64(),
-            "ramp": self.ramp.map(|r| json!({"seconds": r.over.as_secs_f64(), "measured": r.measured})),
+            "ramp": self.ramp.map(|r| r.to_json()),
             "timeout_s": self.timeout.as_secs_f64(),
             "nodelay": self.nodelay,
             "tls": self.tls.is_some(),

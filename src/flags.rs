@@ -38,13 +38,8 @@ pub struct LoadArgs {
     /// Run this long before measuring; excluded from the results.
     #[arg(long, default_value = "0s")]
     pub warmup: String,
-    /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also
-    /// rises from 0 to R over it. Excluded from the results unless --ramp-measured.
-    #[arg(long, value_name = "T")]
-    pub ramp: Option<String>,
-    /// Count the ramp in the results.
-    #[arg(long, requires = "ramp")]
-    pub ramp_measured: bool,
+    #[command(flatten)]
+    pub ramp: RampArgs,
     /// A reply later than this is an error and its connection is reopened.
     #[arg(long, default_value = "10s")]
     pub timeout: String,
@@ -93,6 +88,19 @@ pub struct ShardArgs {
     /// Open no connection before TIME (RFC 3339, or Unix ms as `date +%s%3N` prints), so every shard's measured phase starts together.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+}
+
+/// `--ramp T` and `--ramp-measured`: shared by every load command and `connect`
+/// (validated by `config::ramp`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct RampArgs {
+    /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also
+    /// rises from 0 to R over it. Excluded from the results unless --ramp-measured.
+    #[arg(long, value_name = "T")]
+    pub ramp: Option<String>,
+    /// Count the ramp in the results.
+    #[arg(long, requires = "ramp")]
+    pub ramp_measured: bool,
 }
 
 /// Listener, threads, limits, TLS, stats: shared by every built-in server.

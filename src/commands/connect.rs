@@ -130,6 +130,18 @@ fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str,
             format!("churn (connect, echo, close) {} times", group(cfg.total))
         }
     };
+    let plan = match cfg.ramp {
+        Some(r) => format!(
+            "{plan}; {} spread over {}",
+            if cfg.is_churn() {
+                "the slots' first cycles"
+            } else {
+                "connection starts"
+            },
+            seconds(r.over)
+        ),
+        None => plan,
+    };
     let plan = match cfg.coordination.plan_text() {
         Some(shard) => format!("{plan}; {shard}"),
         None => plan,

@@ -1,4 +1,5 @@
-//! One worker process's connections, driven by a raw level-triggered epoll loop: a
+//! One worker process's connections, driven by a raw epoll loop (a plain TCP socket is
+//! registered once, edge-triggered; a TLS one level-triggered while it handshakes): a
 //! held connection costs a 24-byte slot here and its kernel socket, nothing else (no
 //! task, no buffer: replies are read into one shared buffer). The parent's commands
 //! arrive on stdin (fd 0, watched by the same epoll); counters go out as JSON lines.
@@ -195,6 +196,7 @@ impl Worker {
             while self.started < total
                 && self.in_connect < self.spec.concurrency
                 && self.may_start(now)
+                && self.ramp_allows(now, self.started)
             {
                 let slot = self.started as u32;
                 let global = self.spec.first + self.started;
@@ -248,7 +250,10 @@ impl Worker {
             if !more && self.free.len() == self.slots.len() {
                 break;
             }
-            while more && self.may_start(now) {
+            while more
+                && self.may_start(now)
+                && self.ramp_allows(now, (self.slots.len() - self.free.len()) as u64)
+            {
                 let Some(slot) = self.free.pop() else { break };
                 let global = self.spec.first + self.started;
                 self.started += 1;
@@ -272,12 +277,58 @@ impl Worker {
         self.started < allowed
     }
 
-    /// How long epoll may sleep: until the next progress report, connect token, ping or timeout.
+    /// This worker's units under the ramp: its connections (hold) or its slots (churn).
+    fn ramp_units_here(&self) -> u64 {
+        if self.spec.churn {
+            self.slots.len() as u64
+        } else {
+            self.spec.count
+        }
+    }
+
+    /// `--ramp`: whether unit `n` of this worker (the n+1-th connection, or with churn
+    /// the n+1-th slot in use at once) may start by `now`.
+    fn ramp_allows(&self, now: u64, n: u64) -> bool {
+        self.spec.ramp.map_or(true, |r| {
+            n < r.started_by(
+                now.saturating_sub(self.t0),
+                self.spec.index as u64,
+                self.spec.ramp_stride,
+                self.ramp_units_here(),
+                self.spec.ramp_units,
+            )
+        })
+    }
+
+    /// `--ramp`: when unit `n` of this worker starts (rounded up, so that it may start then).
+    fn ramp_start(&self, n: u64) -> Option<u64> {
+        let r = self.spec.ramp?;
+        if n >= self.ramp_units_here() {
+            return None;
+        }
+        let g = u128::from(n) * u128::from(self.spec.ramp_stride.max(1)) + self.spec.index as u128;
+        let at = (r.over.as_nanos() * g).div_ceil(u128::from(self.spec.ramp_units.max(1)));
+        Some(self.t0.saturating_add(at.min(u128::from(u64::MAX)) as u64))
+    }
+
+    /// How long epoll may sleep: until the next progress report, connect token, ramp
+    /// start, ping or timeout.
     fn wait_ns(&self, now: u64, starting: bool) -> u64 {
         let mut next = self.next_progress;
         if starting && self.spec.rate > 0.0 {
             let at = self.t0 + ((self.started as f64) / self.spec.rate * 1e9) as u64;
             next = next.min(at);
+        }
+        if starting {
+            let n = match self.spec.churn {
+                true => (self.slots.len() - self.free.len()) as u64,
+                false => self.started,
+            };
+            // A start already due waits for something else (a free slot, an attempt
+            // in flight, the rate): no wake-up for it, or the loop would spin.
+            if let Some(at) = self.ramp_start(n).filter(|at| *at > now) {
+                next = next.min(at);
+            }
         }
         // Once stopped no ping is sent, so the next ping's time soon lies in the past:
         // counting it would make every wait zero and spin until the last reply times out.
@@ -382,7 +433,17 @@ impl Worker {
                 s.state = St::Connecting;
                 s.t_ns = now;
                 let gen = s.gen;
-                if let Err(e) = self.ep.add(fd, libc::EPOLLOUT as u32, token(slot, gen)) {
+                // Plain TCP registers once, edge-triggered, for everything it will want
+                // (the connect's completion, then input): no epoll_ctl when it comes up,
+                // one system call less per connection. A TLS handshake switches interest
+                // as it goes, so it stays level-triggered.
+                let interest = match self.tls {
+                    None => {
+                        (libc::EPOLLOUT | libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET) as u32
+                    }
+                    Some(_) => libc::EPOLLOUT as u32,
+                };
+                if let Err(e) = self.ep.add(fd, interest, token(slot, gen)) {
                     bump(&mut self.c.failures, &errno_name(e));
                     self.close(slot);
                     return;
@@ -426,21 +487,24 @@ impl Worker {
     }
 
     fn on_event(&mut self, slot: u32, bits: u32) {
+        let gen = self.slots[slot as usize].gen;
+        let was_connecting = self.slots[slot as usize].state == St::Connecting;
         match self.slots[slot as usize].state {
             St::Connecting => {
                 // Writable with no error or hangup flagged: connected, no need to ask
                 // the socket (one system call less per connection, a million times).
                 let failed = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
                 if bits & libc::EPOLLOUT as u32 != 0 && bits & failed == 0 {
-                    return self.tcp_up(slot, monotonic_ns());
-                }
-                let fd = self.slots[slot as usize].fd;
-                match socket::take_error(fd) {
-                    0 if bits & libc::EPOLLOUT as u32 != 0 => self.tcp_up(slot, monotonic_ns()),
-                    0 => {}
-                    e => {
-                        bump(&mut self.c.failures, &errno_name(e));
-                        self.close(slot);
+                    self.tcp_up(slot, monotonic_ns());
+                } else {
+                    let fd = self.slots[slot as usize].fd;
+                    match socket::take_error(fd) {
+                        0 if bits & libc::EPOLLOUT as u32 != 0 => self.tcp_up(slot, monotonic_ns()),
+                        0 => {}
+                        e => {
+                            bump(&mut self.c.failures, &errno_name(e));
+                            self.close(slot);
+                        }
                     }
                 }
             }
@@ -448,6 +512,20 @@ impl Worker {
             St::Held => self.on_idle_readable(slot),
             St::Waiting => self.on_reply(slot),
             St::Free => {}
+        }
+        // Edge-triggered (plain TCP): what this event reported but the handling above
+        // did not read (input that came with the connect's completion, a hangup after
+        // the bytes of a reply) is reported no more, so it is read now, as a
+        // level-triggered registration would have reported it again.
+        if self.tls.is_some() {
+            return;
+        }
+        let hangup = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        let unread = bits & hangup != 0 || (was_connecting && bits & libc::EPOLLIN as u32 != 0);
+        if unread && self.is(slot, gen, St::Held) {
+            self.on_idle_readable(slot);
+        } else if bits & hangup != 0 && self.is(slot, gen, St::Waiting) {
+            self.on_reply(slot);
         }
     }
 
@@ -520,15 +598,18 @@ impl Worker {
         self.c.established += 1;
         self.c.open += 1;
         self.connect_hist.record(now.saturating_sub(started));
-        // From now on only input matters: a reply, or the peer closing or resetting.
-        if let Err(e) = self.ep.modify(
-            fd,
-            (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
-            token(slot, gen),
-        ) {
-            bump(&mut self.c.lost, &errno_name(e));
-            self.close(slot);
-            return;
+        // From now on only input matters: a reply, or the peer closing or resetting
+        // (plain TCP registered for it at the start, edge-triggered).
+        if self.tls.is_some() {
+            if let Err(e) = self.ep.modify(
+                fd,
+                (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+                token(slot, gen),
+            ) {
+                bump(&mut self.c.lost, &errno_name(e));
+                self.close(slot);
+                return;
+            }
         }
         if self.spec.churn {
             self.send(slot, 0, now);

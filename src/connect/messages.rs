@@ -45,6 +45,15 @@ pub struct WorkerSpec {
     /// unique over a sharded run).
     #[serde(default)]
     pub id_base: u64,
+    /// `--ramp`: this worker's units (connections; churn: slots) start at their place
+    /// in a linear spread of `ramp_units` over all `ramp_stride` workers, this worker's
+    /// k-th unit being unit `k * ramp_stride + index`.
+    #[serde(default)]
+    pub ramp: Option<crate::engine::Ramp>,
+    #[serde(default)]
+    pub ramp_stride: u64,
+    #[serde(default)]
+    pub ramp_units: u64,
 }
 
 /// A worker's counters; the parent adds them up.

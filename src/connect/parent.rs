@@ -182,6 +182,12 @@ pub fn run(
                     .map_or(0, |s| s.connection_id_base()),
                 tls: tls_spec(cfg, pem),
                 server_name: cfg.host.clone(),
+                ramp: cfg.ramp,
+                ramp_stride: p as u64,
+                ramp_units: match churn {
+                    true => cfg.concurrency.div_ceil(p).max(1) as u64 * p as u64,
+                    false => cfg.total,
+                },
             }
         })
         .collect();

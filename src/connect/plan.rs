@@ -64,6 +64,8 @@ pub struct ConnectConfig {
     /// A shard's whole run as given (the config block); the fields above are then
     /// this shard's share. None outside a sharded run.
     pub whole: Option<WholeConnect>,
+    /// `--ramp`: connection starts (churn: the slots' first cycles) spread over it.
+    pub ramp: Option<crate::engine::Ramp>,
 }
 
 fn dur(flag: &str, text: &str) -> Result<Duration> {
@@ -187,6 +189,7 @@ impl ConnectConfig {
             (Some(s), Some(c)) => sharding::concurrency(s, c),
             (_, given) => given.or(chosen_concurrency).unwrap_or(1),
         };
+        let ramp = crate::config::ramp(&a.ramp)?;
         let timeout = dur("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));
@@ -256,6 +259,7 @@ impl ConnectConfig {
                 .as_ref()
                 .map_or(a.connect_rate, |s| sharding::rate(s, a.connect_rate)),
             concurrency,
+            ramp,
             processes,
             server_processes,
             server_pids,

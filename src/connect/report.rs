@@ -213,6 +213,7 @@ pub fn build(
         "sources": cfg.sources.len(),
         "connect_rate": cfg.rate,
         "concurrency": cfg.concurrency,
+        "ramp": cfg.ramp.map(|r| r.to_json()),
         "chosen": cfg.chosen.json(),
         "hold_s": hold_s,
         "ping_interval_s": ping_s,

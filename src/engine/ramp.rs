@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ramp {
     pub over: Duration,
     /// The ramp counts in the figures (`--ramp-measured`).
@@ -12,6 +12,35 @@ pub struct Ramp {
 }
 
 impl Ramp {
+    /// `config.ramp` in the JSON result (schema/result.schema.json).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"seconds": self.over.as_secs_f64(), "measured": self.measured})
+    }
+
+    /// Of `count` units (connections, slots) numbered `k * stride + offset` among
+    /// `total` spread over the ramp, how many may have started `elapsed_ns` into it
+    /// (the first at once). A process's share interleaved with the others' keeps the
+    /// whole spread linear and each share spread over the whole ramp.
+    pub fn started_by(
+        &self,
+        elapsed_ns: u64,
+        offset: u64,
+        stride: u64,
+        count: u64,
+        total: u64,
+    ) -> u64 {
+        let over = self.over.as_nanos();
+        if u128::from(elapsed_ns) >= over {
+            return count;
+        }
+        // Unit g starts at over * g / total: those with g <= elapsed * total / over.
+        let reached = (u128::from(elapsed_ns) * u128::from(total) / over.max(1)) as u64;
+        if reached < offset {
+            return 0;
+        }
+        ((reached - offset) / stride.max(1) + 1).min(count)
+    }
+
     /// When connection slot `g` of `total` (over all workers) first connects, ns.
     pub fn start_of(&self, g: usize, total: usize) -> u64 {
         (self.over.as_nanos() as f64 * g as f64 / total.max(1) as f64) as u64
@@ -111,6 +140,27 @@ mod tests {
         assert_eq!(due_by(3_000_000_000), 2000);
         // Increasing, never two at once past the start.
         assert!((1..5000).all(|k| s.intended(k) > s.intended(k - 1)));
+    }
+
+    #[test]
+    fn interleaved_shares_start_linearly_over_the_whole_ramp() {
+        let r = Ramp {
+            over: Duration::from_secs(1),
+            measured: false,
+        };
+        // 10 units over 3 shares (4, 3, 3): share i has units i, i + 3, i + 6, ...
+        let at = |t_ms: u64, i: u64, n: u64| r.started_by(t_ms * 1_000_000, i, 3, n, 10);
+        assert_eq!((at(0, 0, 4), at(0, 1, 3), at(0, 2, 3)), (1, 0, 0));
+        assert_eq!((at(100, 0, 4), at(100, 1, 3), at(199, 2, 3)), (1, 1, 0));
+        assert_eq!(at(200, 2, 3), 1);
+        assert_eq!((at(500, 0, 4), at(500, 1, 3), at(500, 2, 3)), (2, 2, 2));
+        assert_eq!((at(999, 0, 4), at(999, 1, 3), at(999, 2, 3)), (4, 3, 3));
+        assert_eq!(at(5000, 1, 3), 3);
+        // Over all shares, units started by t never differ from the linear count by more than one.
+        for t in 0..1000 {
+            let all: u64 = (0..3).map(|i| at(t, i, if i == 0 { 4 } else { 3 })).sum();
+            assert_eq!(all, (t * 10 / 1000 + 1).min(10), "at {t} ms");
+        }
     }
 
     #[test]

@@ -279,6 +279,14 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["connect", "--connect-rate", "-5"],
             "--connect-rate must be a number",
         ),
+        row(
+            &["connect", "--ramp", "-1s"],
+            "--ramp must be a positive duration",
+        ),
+        row(
+            &["connect", "--ramp-measured"],
+            "required arguments were not provided: --ramp",
+        ),
         // ---- ioevent
         row(&["ioevent", "-w", "100000000000"], "would take at least"),
         row(

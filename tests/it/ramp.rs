@@ -78,3 +78,72 @@ fn a_measured_ramp_counts_and_a_ramp_refuses_batch_plans() {
         r.stderr
     );
 }
+
+#[test]
+fn connect_starts_spread_over_the_ramp_from_every_process_and_counts_stay_exact() {
+    let (port, accepted) = echo_noting_accepts();
+    let target = format!("127.0.0.1:{port}");
+    // Two client processes: their shares interleave, so the spread is linear over all.
+    let r = run_json(&[
+        "connect",
+        &target,
+        "-n",
+        "100",
+        "--processes",
+        "2",
+        "--ramp",
+        "2s",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.u("/connect/requested"), 100, "{}", r.explain());
+    assert_eq!(r.u("/connect/attempts"), 100);
+    assert_eq!(r.u("/connect/established"), 100);
+    assert_eq!(r.u("/connect/failed"), 0);
+    assert_eq!(r.u("/totals/connections"), 100);
+    assert_eq!(r.json()["config"]["ramp"]["seconds"], 2.0);
+    assert_eq!(r.json()["config"]["ramp"]["measured"], false);
+    let mut at = accepted.lock().unwrap().clone();
+    assert_eq!(at.len(), 100, "one accept per connection, none retried");
+    at.sort();
+    let since = |i: usize| at[i].duration_since(at[0]).as_secs_f64();
+    // Linear over 2 s: the last starts near 1.98 s; the first 10 % in the first ~0.2 s.
+    assert!(since(99) >= 1.5, "spread only {:.3} s", since(99));
+    assert!(since(99) < 3.0, "spread {:.3} s", since(99));
+    assert!(since(9) <= 0.5, "the first 10 % took {:.3} s", since(9));
+    assert!(since(50) >= 0.6, "half started within {:.3} s", since(50));
+    // Without a ramp the same plan opens everything at once.
+    let r = run_json(&["connect", &target, "-n", "100", "--processes", "2"]);
+    assert_eq!(r.u("/connect/established"), 100, "{}", r.explain());
+    assert!(r.json()["config"]["ramp"].is_null());
+}
+
+#[test]
+fn connect_churn_ramps_its_slots_and_takes_ramp_measured() {
+    let (port, accepted) = echo_noting_accepts();
+    let target = format!("127.0.0.1:{port}");
+    let r = run_json(&[
+        "connect",
+        &target,
+        "--churn",
+        "-n",
+        "40",
+        "--concurrency",
+        "4",
+        "--ramp",
+        "300ms",
+        "--ramp-measured",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.u("/connect/established"), 40, "{}", r.explain());
+    assert_eq!(r.u("/connect/churn/cycles_ok"), 40, "{}", r.explain());
+    assert_eq!(r.u("/totals/ok"), 40);
+    assert_eq!(r.json()["config"]["ramp"]["measured"], true);
+    assert_eq!(accepted.lock().unwrap().len(), 40);
+    let bad = run_json(&["connect", &target, "--ramp", "soon"]);
+    assert_eq!(bad.code, 2, "{}", bad.explain());
+    assert!(
+        bad.stderr.starts_with("wirebench: --ramp"),
+        "{}",
+        bad.stderr
+    );
+}
