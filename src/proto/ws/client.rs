@@ -169,15 +169,16 @@ impl ClientSession for WsClient {
                 f.upgrades += 1;
                 Setup::Done { used }
             }
+            // A failed opening counts the connection, not requests: a connection kind.
             Answer::TooLarge => Setup::Failed {
-                kind: ErrorKind::TooLarge,
+                kind: ErrorKind::ConnectFailed,
                 detail: format!(
                     "the server's answer to the WebSocket upgrade is longer than {} bytes",
                     handshake::MAX_HEAD
                 ),
             },
             Answer::Refused(detail) => Setup::Failed {
-                kind: ErrorKind::Protocol,
+                kind: ErrorKind::ConnectFailed,
                 detail,
             },
         }
