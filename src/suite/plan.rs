@@ -53,6 +53,7 @@ pub enum Protocol {
     Http,
     Amqp,
     Connect,
+    Ws,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
@@ -72,6 +73,7 @@ impl Protocol {
             Protocol::Http => "http",
             Protocol::Amqp => "amqp",
             Protocol::Connect => "connect",
+            Protocol::Ws => "ws",
         }
     }
 }
@@ -394,18 +396,20 @@ fn load_of(
         .clone()
         .unwrap_or_else(|| format!("load{}", index + 1));
     let who = format!("load '{name}'");
-    let protocol = match l.protocol.get_ref().as_str() {
-        "echo" => Protocol::Echo,
-        "http" => Protocol::Http,
-        "amqp" => Protocol::Amqp,
-        "connect" => Protocol::Connect,
-        other => {
-            return Err(cx.err(
+    let protocol =
+        match l.protocol.get_ref().as_str() {
+            "echo" => Protocol::Echo,
+            "http" => Protocol::Http,
+            "amqp" => Protocol::Amqp,
+            "connect" => Protocol::Connect,
+            "ws" => Protocol::Ws,
+            other => return Err(cx.err(
                 l.protocol.span(),
-                format!("{who} key `protocol`: '{other}' is not one of echo, http, amqp, connect"),
-            ))
-        }
-    };
+                format!(
+                    "{who} key `protocol`: '{other}' is not one of echo, http, amqp, connect, ws"
+                ),
+            )),
+        };
     let generator = match l.generator.get_ref().as_str() {
         "wirebench" => Generator::Wirebench,
         "wrk" => Generator::Wrk,
@@ -455,7 +459,11 @@ fn load_of(
         ));
     }
     let bodies: Vec<u64> = match &l.body_size {
-        None => vec![if protocol == Protocol::Echo { 64 } else { 0 }],
+        None => vec![if matches!(protocol, Protocol::Echo | Protocol::Ws) {
+            64
+        } else {
+            0
+        }],
         Some(v) => {
             nonempty("body_size", v.span(), v.get_ref().len())?;
             let mut out = Vec::new();

@@ -134,6 +134,16 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
                 Protocol::Connect => {
                     a.extend([s(&"connect"), addr.clone(), s(&"-n"), s(&p.connections)]);
                 }
+                Protocol::Ws => {
+                    a.extend([s(&"ws"), format!("ws://{addr}{}", load.path)]);
+                    a.extend([s(&"-t"), s(&threads), s(&"-c"), s(&per_thread)]);
+                    a.extend([
+                        s(&"--pipeline"),
+                        s(&p.pipeline),
+                        s(&"--size"),
+                        s(&p.body_size),
+                    ]);
+                }
             }
             match (load.protocol, stop) {
                 (Protocol::Connect, Stop::Duration(d)) => {
