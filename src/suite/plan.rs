@@ -396,20 +396,21 @@ fn load_of(
         .clone()
         .unwrap_or_else(|| format!("load{}", index + 1));
     let who = format!("load '{name}'");
-    let protocol =
-        match l.protocol.get_ref().as_str() {
-            "echo" => Protocol::Echo,
-            "http" => Protocol::Http,
-            "amqp" => Protocol::Amqp,
-            "connect" => Protocol::Connect,
-            "ws" => Protocol::Ws,
-            other => return Err(cx.err(
+    let protocol = match l.protocol.get_ref().as_str() {
+        "echo" => Protocol::Echo,
+        "http" => Protocol::Http,
+        "amqp" => Protocol::Amqp,
+        "connect" => Protocol::Connect,
+        "ws" => Protocol::Ws,
+        other => {
+            return Err(cx.err(
                 l.protocol.span(),
                 format!(
                     "{who} key `protocol`: '{other}' is not one of echo, http, amqp, connect, ws"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     let generator = match l.generator.get_ref().as_str() {
         "wirebench" => Generator::Wirebench,
         "wrk" => Generator::Wrk,

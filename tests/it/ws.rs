@@ -302,3 +302,34 @@ fn the_client_gives_each_bad_server_its_own_error_kind() {
     );
     assert!(r.u("/ws/server_closes") > 0);
 }
+
+#[test]
+fn wss_over_tls_to_serve_ws_and_to_the_builtin_server() {
+    let mut s = Served::start_as("ws", &["--threads", "1", "--tls"]);
+    let url = format!("wss://{}/", s.addr());
+    let r = run_json(&[
+        "ws",
+        &url,
+        "--insecure",
+        "-n",
+        "500",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--size",
+        "100..20000",
+        "--fragment",
+        "4000",
+    ]);
+    r.assert_clean(500);
+    assert_eq!(r.json()["target"], url);
+    assert_eq!(r.json()["config"]["tls"], true, "{}", r.json()["config"]);
+    let last = s.stop_final_line();
+    assert_eq!(field(&last, " requests "), "500", "{last}");
+    assert_eq!(field(&last, " tls failures "), "0", "{last}");
+    // No URL and --tls: the built-in server speaks TLS too.
+    let r = run_json(&["ws", "--tls", "-n", "300", "-t", "1", "-c", "2"]);
+    r.assert_clean(300);
+    assert_eq!(r.u("/server/requests"), 300);
+}
