@@ -157,3 +157,55 @@ impl Protocol for Ws {
         serde_json::to_value(figures).ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> WsConfig {
+        let argv = ["wirebench", "ws"].iter().chain(args).copied();
+        let Command::Ws(c) = Cli::try_parse_from(argv).expect("flags parse").command else {
+            panic!("not ws")
+        };
+        Ws::config(&c.proto, &c.load).expect("valid ws flags")
+    }
+
+    #[test]
+    fn the_plan_lines_and_target_render_from_the_config() {
+        let aim = Aim {
+            addr: "127.0.0.1:9".parse().expect("literal address"),
+            host: "127.0.0.1".into(),
+            builtin: false,
+            tls: true,
+        };
+        let cfg = config(&[
+            "wss://127.0.0.1:9/chat",
+            "-n",
+            "50",
+            "--size",
+            "100..3000",
+            "--fragment",
+            "1k",
+            "--text",
+            "--subprotocol",
+            "chat",
+        ]);
+        assert!(cfg.load.tls.is_some());
+        assert_eq!(Ws::target_text(&cfg, &aim), "wss://127.0.0.1:9/chat");
+        let rows = Ws::plan_rows(&cfg, &aim);
+        let row = |k: &str| rows.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
+        assert_eq!(
+            row("messages").as_deref(),
+            Some("text, 100..3000 bytes, uniform, in frames of 1024 bytes")
+        );
+        assert_eq!(row("subprotocol").as_deref(), Some("chat"));
+        assert_eq!(row("plan").as_deref(), Some("50 requests"));
+        let j = Ws::config_json(&cfg);
+        assert_eq!(
+            (j["fragment_bytes"].as_u64(), j["text"].as_bool()),
+            (Some(1024), Some(true))
+        );
+    }
+}
