@@ -82,6 +82,8 @@ fuzz_target!(|data: &[u8]| {
         carry.extend_from_slice(piece);
         let mut out = Vec::new();
         loop {
+            // The runtime clears its output buffer before every call.
+            out.clear();
             match s.on_bytes(&carry, &mut out, &mut figures) {
                 Reply::Consumed(n) | Reply::Reflect(n) => {
                     assert!(n <= carry.len());
