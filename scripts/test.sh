@@ -3,7 +3,7 @@
 # First installs, as root from Debian's packages, the real peers the tests drive:
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
-# runs), iproute2 (network namespaces). That is about 150 packages and a few minutes the first time; nothing
+# runs), iproute2 (network namespaces), python3-websockets. That is about 150 packages and a few minutes the first time; nothing
 # after. Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
@@ -25,6 +25,7 @@ for cmd in "${!peers[@]}"; do
 done
 /usr/bin/python3 -c 'import pika' >/dev/null 2>&1 || missing+=(python3-pika)
 /usr/bin/python3 -c 'import yaml' >/dev/null 2>&1 || missing+=(python3-yaml)
+/usr/bin/python3 -c 'import websockets' >/dev/null 2>&1 || missing+=(python3-websockets)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "test.sh: installing ${missing[*]} (Debian packages, first run only)"
@@ -35,6 +36,19 @@ if [ ${#missing[@]} -gt 0 ]; then
         exit 1
     else
         echo "test.sh: ${missing[*]} missing and cannot be installed here; their tests will be skipped" >&2
+    fi
+fi
+# websocat (crates.io), a WebSocket client independent of wirebench: built once into
+# ~/.cache/wirebench/websocat (a few minutes), where tests/it/ws_peers.rs looks first.
+websocat_root="${HOME}/.cache/wirebench/websocat"
+if [ ! -x "$websocat_root/bin/websocat" ] && ! command -v websocat >/dev/null 2>&1; then
+    echo "test.sh: building websocat into $websocat_root (first run only)"
+    if ! cargo install websocat --locked --quiet --root "$websocat_root"; then
+        if [ "${CI:-}" = true ]; then
+            echo "test.sh: CI=true and websocat could not be built" >&2
+            exit 1
+        fi
+        echo "test.sh: websocat could not be built; its tests will be skipped" >&2
     fi
 fi
 installed=$(date +%s)

@@ -4,6 +4,7 @@ use crate::flags::{LoadArgs, RampArgs, ServerArgs};
 use crate::proto::amqp::config::{AmqpArgs, ServeAmqpArgs};
 use crate::proto::echo::config::{EchoArgs, ServeEchoArgs};
 use crate::proto::http::config::{HttpArgs, ServeHttpArgs};
+use crate::proto::ws::config::{ServeWsArgs, WsArgs};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -129,6 +130,8 @@ pub enum Command {
         mut_arg("reconnects", |a| a.help("Batch plan (publish mode): reconnect rounds, each a full handshake and goodbye per connection")),
     )]
     Amqp(LoadCommand<AmqpArgs>),
+    /// Load a WebSocket echo server at URL (ws:// or wss://; no URL: start the built-in one).
+    Ws(LoadCommand<WsArgs>),
     /// Mass connections: open, hold (and ping) or churn connections, with their cost.
     Connect(ConnectArgs),
     // --- suites and reports (issue 7) ---
@@ -163,6 +166,8 @@ pub enum ServeCommand {
     // AMQP's own port, where clients look for a broker by default.
     #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:5672")))]
     Amqp(ServerCommand<ServeAmqpArgs>),
+    /// WebSocket echo server (RFC 6455): echoes every message, pings at --ping-every, close codes.
+    Ws(ServerCommand<ServeWsArgs>),
 }
 
 #[derive(Subcommand, Debug)]

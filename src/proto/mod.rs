@@ -7,6 +7,7 @@ pub mod entry;
 pub mod http;
 pub mod plugin;
 pub mod schema;
+pub mod ws;
 
 use entry::Entry;
 
@@ -17,6 +18,7 @@ pub const REGISTRY: &[&dyn Entry] = &[
     &echo::plugin::Echo,
     &http::plugin::Http,
     &amqp::plugin::Amqp,
+    &ws::plugin::Ws,
     &crate::connect::entry::Connect,
 ];
 

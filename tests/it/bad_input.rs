@@ -256,6 +256,46 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["amqp", "--publish-wait", "-1"],
             "--publish-wait must be a positive number",
         ),
+        // ---- ws
+        row(
+            &["ws", "http://127.0.0.1:80/"],
+            "the URL scheme 'http' is not supported: use ws:// or wss://",
+        ),
+        row(&["ws", "127.0.0.1:80"], "is not a WebSocket URL"),
+        row(
+            &["ws", "ws://127.0.0.1:0/"],
+            "'ws://127.0.0.1:0/' has no valid port",
+        ),
+        row(
+            &["ws", "ws://127.0.0.1:9/", "--tls"],
+            "write wss:// instead",
+        ),
+        row(
+            &["ws", "--size", "17m"],
+            "--size: at most 16777216 bytes per message",
+        ),
+        row(
+            &["ws", "--fragment", "0"],
+            "--fragment must be at least 1 byte",
+        ),
+        row(&["ws", "--fragment", "lots"], "--fragment: "),
+        row(
+            &["ws", "--subprotocol", "a b"],
+            "--subprotocol 'a b' is not a subprotocol name",
+        ),
+        row(&["serve", "ws", "--ping-every", "-1s"], "--ping-every"),
+        row(
+            &["serve", "ws", "--max-message", "0"],
+            "--max-message must be between 1 byte and 1 GiB",
+        ),
+        row(
+            &["serve", "ws", "--max-message", "2g"],
+            "--max-message must be between 1 byte and 1 GiB",
+        ),
+        row(
+            &["serve", "ws", "--subprotocol", "x,y"],
+            "is not a subprotocol name",
+        ),
         // ---- connect
         row(
             &["connect", "-n", "-5"],
@@ -467,7 +507,7 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         ),
         k8s(
             &["--shards", "2", "--", "serve", "echo"],
-            "'serve' is not a load command (one of: echo, http, amqp, connect)",
+            "'serve' is not a load command (one of: echo, http, amqp, ",
         ),
         k8s(
             &["--shards", "2", "--", "echo", "127.0.0.1:9000"],

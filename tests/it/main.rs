@@ -43,3 +43,5 @@ mod suite_parsers;
 mod suite_report;
 mod suite_runner;
 mod suite_verdict;
+mod ws;
+mod ws_peers;

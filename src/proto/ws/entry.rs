@@ -1,0 +1,38 @@
+//! WebSocket in a suite and in the schema (`proto::entry::Entry`): a suite point echoes
+//! messages of its size over `ws://ADDR/PATH`; its result carries the `ws` block.
+
+use super::plugin::Ws;
+use crate::proto::entry::{Entry, SuitePoint};
+use crate::proto::plugin::Protocol;
+
+impl Entry for Ws {
+    fn name(&self) -> &'static str {
+        <Ws as Protocol>::NAME
+    }
+
+    fn result_blocks_schema(&self) -> &'static str {
+        include_str!("figures.schema.json")
+    }
+
+    /// A suite echoes 64-byte messages unless told otherwise, as for echo.
+    fn suite_default_size(&self) -> u64 {
+        64
+    }
+
+    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            self.name().into(),
+            format!("ws://{}{}", p.addr, p.path),
+            "-t".into(),
+            p.threads.to_string(),
+            "-c".into(),
+            p.connections_per_thread.to_string(),
+            "--pipeline".into(),
+            p.pipeline.to_string(),
+            "--size".into(),
+            p.size.to_string(),
+        ];
+        a.extend(p.shared_args());
+        a
+    }
+}
