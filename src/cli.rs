@@ -4,6 +4,7 @@ use crate::flags::{LoadArgs, ServerArgs};
 use crate::proto::amqp::config::{AmqpArgs, ServeAmqpArgs};
 use crate::proto::echo::config::{EchoArgs, ServeEchoArgs};
 use crate::proto::http::config::{HttpArgs, ServeHttpArgs};
+use crate::proto::redis::config::{RedisArgs, ServeRedisArgs};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -119,6 +120,8 @@ pub enum Command {
         mut_arg("sleep", |a| a.hide(true))
     )]
     Amqp(LoadCommand<AmqpArgs>),
+    /// Load a Redis server: SET/GET/PING/mixed or any command template, replies checked (no target: the built-in one).
+    Redis(LoadCommand<RedisArgs>),
     /// Mass connections: open, hold (and ping) or churn connections, with their cost.
     Connect(ConnectArgs),
     // --- suites and reports (issue 7) ---
@@ -146,6 +149,10 @@ pub enum ServeCommand {
     // AMQP's own port, where clients look for a broker by default.
     #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:5672")))]
     Amqp(ServerCommand<ServeAmqpArgs>),
+    /// Redis server (RESP2/3): PING, ECHO, SET, GET, DEL, INCR, EXISTS, MGET, MSET on a per-thread store.
+    // Redis's own port, where clients look for a server by default.
+    #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:6379")))]
+    Redis(ServerCommand<ServeRedisArgs>),
 }
 
 /// A protocol's load command: the shared load flags, then the protocol's own (its

@@ -5,6 +5,7 @@ pub mod amqp;
 pub mod echo;
 pub mod http;
 pub mod plugin;
+pub mod redis;
 
 /// Every protocol, once: its name (`wirebench NAME`, `serve NAME`). Adding a protocol
 /// adds one line here, as in the command enums (cli.rs) and the dispatch (lib.rs).
@@ -12,6 +13,7 @@ pub const REGISTRY: &[&str] = &[
     <echo::plugin::Echo as plugin::Protocol>::NAME,
     <http::plugin::Http as plugin::Protocol>::NAME,
     <amqp::plugin::Amqp as plugin::Protocol>::NAME,
+    <redis::plugin::Redis as plugin::Protocol>::NAME,
 ];
 
 #[cfg(test)]

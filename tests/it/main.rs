@@ -25,6 +25,7 @@ mod http_peers;
 mod ioevent;
 mod output_truth;
 mod ramp;
+mod redis;
 mod result_typed;
 mod runs_cli;
 mod schema;
