@@ -2,7 +2,7 @@
 # Runs every test (unit and integration) with the `ci` profile (optimised, no LTO).
 # First installs, as root from Debian's packages, the real peers the tests drive:
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
-# openssl. That is about 150 packages and a few minutes the first time; nothing
+# openssl, redis-server and redis-tools (redis-cli, redis-benchmark). That is about 150 packages and a few minutes the first time; nothing
 # after. Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
@@ -15,12 +15,15 @@ declare -A peers=(
     [openssl]=openssl [nginx]=nginx [wrk]=wrk [ab]=apache2-utils [h2load]=nghttp2-client
     [curl]=curl [rabbitmq-server]=rabbitmq-server [haproxy]=haproxy [chromium]=chromium
     [perf]=linux-perf [python3]=python3
+    [redis-server]=redis-server [redis-cli]=redis-tools [redis-benchmark]=redis-tools
 )
 missing=()
 for cmd in "${!peers[@]}"; do
     command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing+=("${peers[$cmd]}")
 done
 /usr/bin/python3 -c 'import pika' >/dev/null 2>&1 || missing+=(python3-pika)
+# One package may give several commands (redis-tools): name it once.
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "test.sh: installing ${missing[*]} (Debian packages, first run only)"

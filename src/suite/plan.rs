@@ -52,6 +52,7 @@ pub enum Protocol {
     Echo,
     Http,
     Amqp,
+    Redis,
     Connect,
 }
 
@@ -71,6 +72,7 @@ impl Protocol {
             Protocol::Echo => "echo",
             Protocol::Http => "http",
             Protocol::Amqp => "amqp",
+            Protocol::Redis => "redis",
             Protocol::Connect => "connect",
         }
     }
@@ -398,13 +400,14 @@ fn load_of(
         "echo" => Protocol::Echo,
         "http" => Protocol::Http,
         "amqp" => Protocol::Amqp,
+        "redis" => Protocol::Redis,
         "connect" => Protocol::Connect,
-        other => {
-            return Err(cx.err(
-                l.protocol.span(),
-                format!("{who} key `protocol`: '{other}' is not one of echo, http, amqp, connect"),
-            ))
-        }
+        other => return Err(cx.err(
+            l.protocol.span(),
+            format!(
+                "{who} key `protocol`: '{other}' is not one of echo, http, amqp, redis, connect"
+            ),
+        )),
     };
     let generator = match l.generator.get_ref().as_str() {
         "wirebench" => Generator::Wirebench,
@@ -455,7 +458,11 @@ fn load_of(
         ));
     }
     let bodies: Vec<u64> = match &l.body_size {
-        None => vec![if protocol == Protocol::Echo { 64 } else { 0 }],
+        None => vec![match protocol {
+            Protocol::Echo => 64,
+            Protocol::Redis => 3,
+            _ => 0,
+        }],
         Some(v) => {
             nonempty("body_size", v.span(), v.get_ref().len())?;
             let mut out = Vec::new();

@@ -131,6 +131,11 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
                         s(&p.body_size),
                     ]);
                 }
+                Protocol::Redis => {
+                    a.extend([s(&"redis"), addr.clone(), s(&"-t"), s(&threads)]);
+                    a.extend([s(&"-c"), s(&per_thread), s(&"--pipeline"), s(&p.pipeline)]);
+                    a.extend([s(&"--size"), s(&p.body_size)]);
+                }
                 Protocol::Connect => {
                     a.extend([s(&"connect"), addr.clone(), s(&"-n"), s(&p.connections)]);
                 }
