@@ -19,7 +19,9 @@ pub const REGISTRY: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::plugin::{Aim, Protocol};
-    use super::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, REGISTRY};
+    use super::{
+        amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis, REGISTRY,
+    };
     use crate::cli::{Cli, Command};
     use clap::{CommandFactory, Parser};
 
@@ -111,5 +113,29 @@ mod tests {
         let l = Amqp::load(&cfg);
         assert_eq!((l.threads, l.connections), (1, 2));
         assert_eq!(l.plan, crate::engine::Plan::Count(24));
+
+        let Command::Redis(c) = parse(&[
+            "redis",
+            "127.0.0.1:9",
+            "-n",
+            "70",
+            "--command",
+            "mixed:9:1",
+            "--distribution",
+            "zipf",
+            "--resp3",
+            "--db",
+            "2",
+        ]) else {
+            panic!("not redis")
+        };
+        let cfg = Redis::config(&c.proto, &c.load).expect("valid redis flags");
+        let rows = Redis::plan_rows(&cfg, &aim());
+        assert_eq!(row(&rows, "plan"), "70 requests");
+        assert_eq!(row(&rows, "keys"), "10,000 keys, zipf:0.99");
+        assert_eq!(
+            row(&rows, "protocol"),
+            "RESP3, each connection opens with HELLO 3, SELECT 2"
+        );
     }
 }

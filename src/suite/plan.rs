@@ -402,12 +402,14 @@ fn load_of(
         "amqp" => Protocol::Amqp,
         "redis" => Protocol::Redis,
         "connect" => Protocol::Connect,
-        other => return Err(cx.err(
-            l.protocol.span(),
-            format!(
+        other => {
+            return Err(cx.err(
+                l.protocol.span(),
+                format!(
                 "{who} key `protocol`: '{other}' is not one of echo, http, amqp, redis, connect"
             ),
-        )),
+            ))
+        }
     };
     let generator = match l.generator.get_ref().as_str() {
         "wirebench" => Generator::Wirebench,
