@@ -3,7 +3,8 @@
 # First installs, as root from Debian's packages, the real peers the tests drive:
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
-# runs), iproute2 (network namespaces), python3-websockets. That is about 150 packages and a few minutes the first time; nothing
+# runs), iproute2 (network namespaces), python3-websockets, redis-server and redis-tools
+# (redis-cli, redis-benchmark). That is about 150 packages and a few minutes the first time; nothing
 # after. Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
@@ -18,6 +19,7 @@ declare -A peers=(
     [perf]=linux-perf [python3]=python3
     [srun]=slurm-wlm [slurmctld]=slurm-wlm [slurmd]=slurm-wlm [munged]=munge [ip]=iproute2
     [setpriv]=util-linux
+    [redis-server]=redis-server [redis-cli]=redis-tools [redis-benchmark]=redis-tools
 )
 missing=()
 for cmd in "${!peers[@]}"; do
@@ -26,6 +28,8 @@ done
 /usr/bin/python3 -c 'import pika' >/dev/null 2>&1 || missing+=(python3-pika)
 /usr/bin/python3 -c 'import yaml' >/dev/null 2>&1 || missing+=(python3-yaml)
 /usr/bin/python3 -c 'import websockets' >/dev/null 2>&1 || missing+=(python3-websockets)
+# One package may give several commands (redis-tools): name it once.
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "test.sh: installing ${missing[*]} (Debian packages, first run only)"

@@ -4,6 +4,7 @@ use crate::flags::{LoadArgs, RampArgs, ServerArgs};
 use crate::proto::amqp::config::{AmqpArgs, ServeAmqpArgs};
 use crate::proto::echo::config::{EchoArgs, ServeEchoArgs};
 use crate::proto::http::config::{HttpArgs, ServeHttpArgs};
+use crate::proto::redis::config::{RedisArgs, ServeRedisArgs};
 use crate::proto::ws::config::{ServeWsArgs, WsArgs};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
@@ -132,6 +133,8 @@ pub enum Command {
     Amqp(LoadCommand<AmqpArgs>),
     /// Load a WebSocket echo server at URL (ws:// or wss://; no URL: start the built-in one).
     Ws(LoadCommand<WsArgs>),
+    /// Load a Redis server: SET/GET/PING/mixed or any command template, replies checked (no target: the built-in one).
+    Redis(LoadCommand<RedisArgs>),
     /// Mass connections: open, hold (and ping) or churn connections, with their cost.
     Connect(ConnectArgs),
     // --- suites and reports (issue 7) ---
@@ -168,6 +171,10 @@ pub enum ServeCommand {
     Amqp(ServerCommand<ServeAmqpArgs>),
     /// WebSocket echo server (RFC 6455): echoes every message, pings at --ping-every, close codes.
     Ws(ServerCommand<ServeWsArgs>),
+    /// Redis server (RESP2/3): PING, ECHO, SET, GET, DEL, INCR, EXISTS, MGET, MSET on a per-thread store.
+    // Redis's own port, where clients look for a server by default.
+    #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:6379")))]
+    Redis(ServerCommand<ServeRedisArgs>),
 }
 
 #[derive(Subcommand, Debug)]

@@ -26,7 +26,10 @@ pub mod units;
 use cli::{Cli, Command, ServeCommand};
 use commands::{run_load, serve};
 pub use error::{Error, Result};
-use proto::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, ws::plugin::Ws};
+use proto::{
+    amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis,
+    ws::plugin::Ws,
+};
 
 /// Runs one parsed command line. A protocol takes one arm for its load and one for
 /// its server, both through `proto::plugin::Protocol`.
@@ -36,11 +39,13 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Http(a) => run_load::run::<Http>(&a),
         Command::Amqp(a) => run_load::run::<Amqp>(&a),
         Command::Ws(a) => run_load::run::<Ws>(&a),
+        Command::Redis(a) => run_load::run::<Redis>(&a),
         Command::Serve { server } => match server {
             ServeCommand::Echo(a) => serve::run::<Echo>(&a),
             ServeCommand::Http(a) => serve::run::<Http>(&a),
             ServeCommand::Amqp(a) => serve::run::<Amqp>(&a),
             ServeCommand::Ws(a) => serve::run::<Ws>(&a),
+            ServeCommand::Redis(a) => serve::run::<Redis>(&a),
         },
         Command::Ioevent(a) => commands::ioevent::run(&a),
         Command::Connect(a) => commands::connect::run(&a),

@@ -6,6 +6,7 @@ pub mod echo;
 pub mod entry;
 pub mod http;
 pub mod plugin;
+pub mod redis;
 pub mod schema;
 pub mod ws;
 
@@ -18,6 +19,7 @@ pub const REGISTRY: &[&dyn Entry] = &[
     &echo::plugin::Echo,
     &http::plugin::Http,
     &amqp::plugin::Amqp,
+    &redis::plugin::Redis,
     &ws::plugin::Ws,
     &crate::connect::entry::Connect,
 ];
@@ -45,7 +47,9 @@ pub fn block_merge(kind: &str) -> crate::stats::merge::BlockMerge {
 #[cfg(test)]
 mod tests {
     use super::plugin::{Aim, Protocol};
-    use super::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, REGISTRY};
+    use super::{
+        amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis, REGISTRY,
+    };
     use crate::cli::{Cli, Command};
     use clap::{CommandFactory, Parser};
 
@@ -170,6 +174,30 @@ mod tests {
         let l = Amqp::load(&cfg);
         assert_eq!((l.threads, l.connections), (1, 2));
         assert_eq!(l.plan, crate::engine::Plan::Count(24));
+
+        let Command::Redis(c) = parse(&[
+            "redis",
+            "127.0.0.1:9",
+            "-n",
+            "70",
+            "--command",
+            "mixed:9:1",
+            "--distribution",
+            "zipf",
+            "--resp3",
+            "--db",
+            "2",
+        ]) else {
+            panic!("not redis")
+        };
+        let cfg = Redis::config(&c.proto, &c.load).expect("valid redis flags");
+        let rows = Redis::plan_rows(&cfg, &aim());
+        assert_eq!(row(&rows, "plan"), "70 requests");
+        assert_eq!(row(&rows, "keys"), "10,000 keys, zipf:0.99");
+        assert_eq!(
+            row(&rows, "protocol"),
+            "RESP3, each connection opens with HELLO 3, SELECT 2"
+        );
     }
 
     #[test]

@@ -296,6 +296,66 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["serve", "ws", "--subprotocol", "x,y"],
             "is not a subprotocol name",
         ),
+        // ---- redis
+        row(
+            &["redis", "--command", " "],
+            "--command: the command template is empty",
+        ),
+        row(
+            &["redis", "--command", "mixed:0:0"],
+            "mixed:R:W wants two whole numbers",
+        ),
+        row(
+            &["redis", "--command", "mixed:a:1"],
+            "mixed:R:W wants two whole numbers",
+        ),
+        row(
+            &["redis", "--command", "SET k x__data__"],
+            "__data__ must be a whole argument",
+        ),
+        row(
+            &["redis", "--command", "GET __key__"],
+            "has an unknown placeholder",
+        ),
+        row(
+            &["redis", "--command", "__rand__ x"],
+            "the command's name cannot be a placeholder",
+        ),
+        row(
+            &["redis", "--keyspace", "0"],
+            "--keyspace must be between 1 and",
+        ),
+        row(
+            &["redis", "--keyspace", "5000000000"],
+            "--keyspace must be between 1 and",
+        ),
+        row(
+            &["redis", "--distribution", "normal"],
+            "is not a distribution",
+        ),
+        row(
+            &["redis", "--distribution", "zipf:0"],
+            "must be a number above 0",
+        ),
+        row(
+            &["redis", "--distribution", "zipf:x"],
+            "must be a number above 0",
+        ),
+        row(
+            &["redis", "--size", "32m"],
+            "--size: at most 16777216 value bytes",
+        ),
+        row(
+            &["redis", "--auth", "user:"],
+            "--auth: USER:PASS needs both",
+        ),
+        row(&["redis", "--auth", ""], "--auth: the password is empty"),
+        row(&["redis", "127.0.0.1:0"], "has port 0"),
+        row(
+            &["redis", "127.0.0.1:6379", "--server-threads", "2"],
+            "only applies to the built-in server",
+        ),
+        row(&["serve", "redis", "--listen", "nonsense"], "nonsense"),
         // ---- connect
         row(
             &["connect", "-n", "-5"],

@@ -27,6 +27,7 @@ mod k8s_render;
 mod merge;
 mod output_truth;
 mod ramp;
+mod redis;
 mod result_typed;
 mod runs_cli;
 mod schema;

@@ -1,0 +1,189 @@
+//! `wirebench redis` and `serve redis`: their own flags, validated once into the
+//! Redis configs (a bad value is `Error::Usage`, one sentence, exit 2).
+
+use super::client::Plan;
+use super::codec::RequestLimits;
+use super::command::{Values, Workload, MAX_KEYSPACE};
+use super::keys::Distribution;
+use crate::config::{at_least_one, LoadConfig, LoadOverrides, ProtocolTiming};
+use crate::error::{Error, Result};
+use crate::flags::{LoadArgs, PacingArgs};
+use crate::units::parse_size_range;
+use clap::Args;
+use serde_json::json;
+use std::net::SocketAddr;
+
+/// The largest value `--size` asks for: what `serve redis` takes in one argument.
+pub const MAX_VALUE: u64 = 16 << 20;
+
+/// `wirebench redis`'s own flags (the shared load flags are `LoadArgs`).
+#[derive(Args, Debug)]
+pub struct RedisArgs {
+    /// HOST:PORT of the Redis server; none starts the built-in server.
+    pub target: Option<String>,
+    /// A preset (ping, set, get, mixed:R:W: R GETs per W SETs) or a command template: "SET key:__rand__ __data__" (__rand__ is the key, __data__ its value).
+    #[arg(long, default_value = "set")]
+    pub command: String,
+    /// Keys __rand__ draws from: key:000000000000 up to N-1.
+    #[arg(long, default_value_t = 10_000)]
+    pub keyspace: u64,
+    /// How keys are drawn: uniform, sequential (each connection walks the keyspace) or zipf[:S] (S: the exponent, default 0.99).
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+    /// Value bytes (__data__), MIN or MIN..MAX; each key's length and content derive from the key, so a GET is checked.
+    #[arg(long, default_value = "3")]
+    pub size: String,
+    /// Speak RESP3 (HELLO 3 opens each connection); pushes count as events.
+    #[arg(long)]
+    pub resp3: bool,
+    /// AUTH on each connection: PASS, or USER:PASS.
+    #[arg(long, value_name = "[USER:]PASS")]
+    pub auth: Option<String>,
+    /// SELECT this database on each connection.
+    #[arg(long, default_value_t = 0)]
+    pub db: u32,
+    /// Built-in server only: its threads [default: the CPUs the load threads leave].
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+}
+
+/// `wirebench serve redis`'s own flags (the shared server flags are `ServerArgs`).
+#[derive(Args, Debug)]
+pub struct ServeRedisArgs {
+    #[command(flatten)]
+    pub pacing: PacingArgs,
+}
+
+/// `wirebench redis`, validated.
+pub struct RedisConfig {
+    pub load: LoadConfig,
+    /// None: start the built-in server.
+    pub target: Option<(SocketAddr, String)>,
+    pub plan: Plan,
+    pub size: (u64, u64),
+    pub server_threads: usize,
+}
+
+/// `serve redis`, validated: what every worker process runs.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ServeRedisConfig {
+    pub limits: RequestLimits,
+    pub timing: ProtocolTiming,
+}
+
+impl ServeRedisConfig {
+    pub fn from_args(a: &ServeRedisArgs) -> Result<Self> {
+        Ok(ServeRedisConfig {
+            limits: RequestLimits::default(),
+            timing: ProtocolTiming {
+                header_timeout: None,
+                pacing: crate::config::pacing(&a.pacing)?,
+            },
+        })
+    }
+}
+
+fn usage(flag: &str, e: impl std::fmt::Display) -> Error {
+    Error::usage(format!("{flag}: {e}"))
+}
+
+impl RedisConfig {
+    pub fn from_args(a: &RedisArgs, shared: &LoadArgs) -> Result<Self> {
+        let mut load = LoadConfig::from_args(shared, LoadOverrides::default())?;
+        let workload = Workload::parse(&a.command).map_err(|e| usage("--command", e))?;
+        if a.keyspace == 0 || a.keyspace > MAX_KEYSPACE {
+            return Err(Error::usage(format!(
+                "--keyspace must be between 1 and {MAX_KEYSPACE} keys"
+            )));
+        }
+        let distribution = Distribution::parse(&a.distribution, a.keyspace)
+            .map_err(|e| usage("--distribution", e))?;
+        let (min, max) = parse_size_range(&a.size).map_err(|e| usage("--size", e))?;
+        if max > MAX_VALUE {
+            return Err(Error::usage(format!(
+                "--size: at most {MAX_VALUE} value bytes (serve redis's argument cap)"
+            )));
+        }
+        let auth = match a.auth.as_deref() {
+            None => None,
+            Some("") => return Err(Error::usage("--auth: the password is empty")),
+            Some(text) => Some(match text.split_once(':') {
+                Some((user, pass)) if !user.is_empty() && !pass.is_empty() => {
+                    (Some(user.to_string()), pass.to_string())
+                }
+                Some(_) => {
+                    return Err(Error::usage(
+                        "--auth: USER:PASS needs both a user and a password",
+                    ))
+                }
+                None => (None, text.to_string()),
+            }),
+        };
+        if a.db > 1_000_000 {
+            return Err(Error::usage("--db: at most database 1000000"));
+        }
+        let target = a
+            .target
+            .as_deref()
+            .map(crate::net::addr::resolve_target)
+            .transpose()?;
+        if target.is_some() && a.server_threads.is_some() {
+            return Err(Error::usage(
+                "--server-threads only applies to the built-in server (no target)",
+            ));
+        }
+        // Client and built-in server share this process's CPUs (as for echo).
+        let cpus = crate::sys::affinity_cpus();
+        if target.is_none() && shared.threads.is_none() {
+            load.threads = (cpus / 2).max(1);
+        }
+        let server_threads = at_least_one(
+            "--server-threads",
+            a.server_threads
+                .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+        )?;
+        Ok(RedisConfig {
+            target,
+            plan: Plan {
+                workload,
+                values: Values::new(min as usize, max as usize),
+                keyspace: a.keyspace,
+                distribution,
+                auth,
+                db: a.db,
+                resp3: a.resp3,
+            },
+            size: (min, max),
+            server_threads,
+            load,
+        })
+    }
+
+    /// The config table's and the result's description of the values.
+    pub fn size_text(&self) -> String {
+        let (min, max) = self.size;
+        if min == max {
+            format!("{min} value bytes")
+        } else {
+            format!("{min}..{max} value bytes, set by the key")
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let p = &self.plan;
+        let mut v = self.load.to_json();
+        v["command"] = json!(p.workload.text);
+        v["keyspace"] = json!(p.keyspace);
+        v["distribution"] = json!(p.distribution.text());
+        v["size_min"] = json!(self.size.0);
+        v["size_max"] = json!(self.size.1);
+        v["resp"] = json!(if p.resp3 { 3 } else { 2 });
+        v["auth"] = json!(p.auth.is_some());
+        v["db"] = json!(p.db);
+        v["builtin_server"] = json!(self.target.is_none());
+        if self.target.is_none() {
+            v["server_threads"] = json!(self.server_threads);
+        }
+        v
+    }
+}

@@ -1,0 +1,43 @@
+//! Redis in a suite and in the schema (`proto::entry::Entry`): a suite point runs the
+//! default command (SET) with values of its size; its result carries the `redis` block.
+
+use super::plugin::Redis;
+use crate::proto::entry::{Entry, SuitePoint};
+use crate::proto::plugin::Protocol;
+
+impl Entry for Redis {
+    fn name(&self) -> &'static str {
+        <Redis as Protocol>::NAME
+    }
+
+    fn result_blocks_schema(&self) -> &'static str {
+        include_str!("figures.schema.json")
+    }
+
+    /// The `redis` block holds settings beside its counters: it merges itself.
+    fn block_merge(&self) -> crate::stats::merge::BlockMerge {
+        <Redis as Protocol>::merge_block
+    }
+
+    /// redis-benchmark's default value size (`-d 3`), so a suite compares like with like.
+    fn suite_default_size(&self) -> u64 {
+        3
+    }
+
+    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            self.name().into(),
+            p.addr.into(),
+            "-t".into(),
+            p.threads.to_string(),
+            "-c".into(),
+            p.connections_per_thread.to_string(),
+            "--pipeline".into(),
+            p.pipeline.to_string(),
+            "--size".into(),
+            p.size.to_string(),
+        ];
+        a.extend(p.shared_args());
+        a
+    }
+}

@@ -1,0 +1,486 @@
+//! `serve redis`: the commands a Redis benchmark and redis-cli need, on the thread's
+//! store (store.rs): PING, ECHO, SET, GET, DEL, INCR, EXISTS, MGET, MSET, DBSIZE,
+//! FLUSHDB, FLUSHALL, QUIT, and what clients say first: HELLO, AUTH (any password is
+//! accepted: the server has no users), SELECT, COMMAND, CONFIG GET (`save`,
+//! `appendonly`, as redis-benchmark asks). Requests are RESP arrays or inline lines.
+//! An unknown command gets `-ERR unknown command`; a request past a cap gets an error
+//! and the connection is closed (`too_large`); bytes that are not RESP likewise
+//! (a protocol error). Other connections are not affected.
+
+use super::codec::{
+    int_bytes, parse_int, parse_request, push_bulk, push_header, RequestLimits, Scan,
+};
+use super::figures::ServerFigures;
+use super::store::{Thread, DATABASES, THREAD};
+use crate::server::session::{Reply, ServerFactory, ServerSession};
+
+/// Replies made from one read before the session yields (`Reply::More`), so
+/// pipelined MGETs of large values cannot grow the output past this plus one reply.
+const MAX_OUT_BATCH: usize = 256 * 1024;
+
+/// The Redis version whose replies this server gives (HELLO; clients read it).
+const COMPATIBLE_VERSION: &[u8] = b"7.0.0";
+
+pub struct RedisHandlerFactory {
+    limits: RequestLimits,
+}
+
+impl RedisHandlerFactory {
+    pub fn new(limits: RequestLimits) -> Self {
+        RedisHandlerFactory { limits }
+    }
+}
+
+impl ServerFactory for RedisHandlerFactory {
+    type Session = RedisHandler;
+
+    fn session(&self) -> RedisHandler {
+        RedisHandler {
+            limits: self.limits,
+            requests: 0,
+            db: 0,
+            resp3: false,
+        }
+    }
+}
+
+/// One connection: its database, its protocol version, its count.
+pub struct RedisHandler {
+    limits: RequestLimits,
+    requests: u64,
+    db: u8,
+    resp3: bool,
+}
+
+/// What a command asks of the connection after its reply.
+enum After {
+    Go,
+    Close,
+}
+
+impl ServerSession for RedisHandler {
+    type Figures = ServerFigures;
+
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ServerFigures) -> Reply {
+        THREAD.with(|t| {
+            let t = &mut *t.borrow_mut();
+            let mut used = 0;
+            loop {
+                if used > 0 && out.len() >= MAX_OUT_BATCH {
+                    return Reply::More(used);
+                }
+                let rest = &input[used..];
+                let mut args = std::mem::take(&mut t.args);
+                let scan = parse_request(rest, &self.limits, &mut args);
+                let reply = match scan {
+                    Scan::Incomplete => None,
+                    Scan::TooLarge => {
+                        figures.error_replies += 1;
+                        out.extend_from_slice(
+                            b"-ERR Protocol error: request past the server's caps\r\n",
+                        );
+                        Some(Reply::TooLarge)
+                    }
+                    Scan::Invalid => {
+                        figures.error_replies += 1;
+                        figures.protocol_errors += 1;
+                        out.extend_from_slice(b"-ERR Protocol error: not a RESP request\r\n");
+                        Some(Reply::Close)
+                    }
+                    Scan::Whole { len, .. } => {
+                        used += len;
+                        if rest[0] != b'*' {
+                            figures.inline_commands += 1;
+                        }
+                        if args.is_empty() {
+                            None
+                        } else {
+                            self.requests += 1;
+                            match self.command(t, rest, &args, out, figures) {
+                                After::Go => None,
+                                After::Close => Some(Reply::Close),
+                            }
+                        }
+                    }
+                };
+                t.args = args;
+                if let Some(r) = reply {
+                    return r;
+                }
+                if matches!(scan, Scan::Incomplete) {
+                    return Reply::Consumed(used);
+                }
+            }
+        })
+    }
+
+    #[inline]
+    fn take_requests(&mut self) -> u64 {
+        std::mem::take(&mut self.requests)
+    }
+}
+
+fn arg<'a>(req: &'a [u8], args: &[(u32, u32)], i: usize) -> &'a [u8] {
+    let (at, len) = args[i];
+    &req[at as usize..(at + len) as usize]
+}
+
+fn is(name: &[u8], upper: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(upper)
+}
+
+fn simple(out: &mut Vec<u8>, text: &[u8]) {
+    out.push(b'+');
+    out.extend_from_slice(text);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// An error reply, counted.
+fn error(out: &mut Vec<u8>, figures: &mut ServerFigures, text: &[u8]) {
+    figures.error_replies += 1;
+    out.push(b'-');
+    out.extend_from_slice(text);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends `bytes` with CR and LF replaced, at most `cap` of them (error texts).
+fn sanitized(out: &mut Vec<u8>, bytes: &[u8], cap: usize) {
+    out.extend(
+        bytes
+            .iter()
+            .take(cap)
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+}
+
+fn wrong_arity(out: &mut Vec<u8>, figures: &mut ServerFigures, name: &[u8]) {
+    figures.error_replies += 1;
+    out.extend_from_slice(b"-ERR wrong number of arguments for '");
+    sanitized(out, &name.to_ascii_lowercase(), 128);
+    out.extend_from_slice(b"' command\r\n");
+}
+
+const NOT_AN_INTEGER: &[u8] = b"ERR value is not an integer or out of range";
+
+impl RedisHandler {
+    fn null(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
+    }
+
+    /// A map header: `%n` in RESP3, an array of 2n in RESP2.
+    fn map(&self, out: &mut Vec<u8>, pairs: i64) {
+        if self.resp3 {
+            push_header(out, b'%', pairs);
+        } else {
+            push_header(out, b'*', 2 * pairs);
+        }
+    }
+
+    /// Runs one command (`args` index into `req`) and appends its reply.
+    fn command(
+        &mut self,
+        t: &mut Thread,
+        req: &[u8],
+        args: &[(u32, u32)],
+        out: &mut Vec<u8>,
+        figures: &mut ServerFigures,
+    ) -> After {
+        let n = args.len();
+        let name = arg(req, args, 0);
+        let db = self.db as usize;
+        let a = |i| arg(req, args, i);
+        let arity = |ok: bool, out: &mut Vec<u8>, figures: &mut ServerFigures| {
+            if !ok {
+                wrong_arity(out, figures, name);
+            }
+            ok
+        };
+        if is(name, b"GET") {
+            if arity(n == 2, out, figures) {
+                match t.dbs[db].get(a(1)) {
+                    Some(v) => push_bulk(out, v),
+                    None => self.null(out),
+                }
+            }
+        } else if is(name, b"SET") {
+            if n > 3 {
+                error(out, figures, b"ERR syntax error");
+            } else if arity(n == 3, out, figures) {
+                if t.set(db, a(1), a(2)) {
+                    simple(out, b"OK");
+                } else {
+                    figures.oom += 1;
+                    error(
+                        out,
+                        figures,
+                        b"OOM command not allowed when used memory > 'maxmemory'.",
+                    );
+                }
+            }
+        } else if is(name, b"PING") {
+            match n {
+                1 => simple(out, b"PONG"),
+                2 => push_bulk(out, a(1)),
+                _ => wrong_arity(out, figures, name),
+            }
+        } else if is(name, b"ECHO") {
+            if arity(n == 2, out, figures) {
+                push_bulk(out, a(1));
+            }
+        } else if is(name, b"DEL") || is(name, b"UNLINK") {
+            if arity(n >= 2, out, figures) {
+                let gone = (1..n).filter(|&i| t.del(db, a(i))).count();
+                push_header(out, b':', gone as i64);
+            }
+        } else if is(name, b"EXISTS") {
+            if arity(n >= 2, out, figures) {
+                let there = (1..n).filter(|&i| t.dbs[db].contains_key(a(i))).count();
+                push_header(out, b':', there as i64);
+            }
+        } else if is(name, b"INCR") {
+            if arity(n == 2, out, figures) {
+                self.incr(t, a(1), out, figures);
+            }
+        } else if is(name, b"MGET") {
+            if arity(n >= 2, out, figures) {
+                push_header(out, b'*', (n - 1) as i64);
+                for i in 1..n {
+                    match t.dbs[db].get(a(i)) {
+                        Some(v) => push_bulk(out, v),
+                        None => self.null(out),
+                    }
+                }
+            }
+        } else if is(name, b"MSET") {
+            if arity(n >= 3 && n % 2 == 1, out, figures) {
+                let all = (1..n).step_by(2).all(|i| t.set(db, a(i), a(i + 1)));
+                if all {
+                    simple(out, b"OK");
+                } else {
+                    figures.oom += 1;
+                    error(
+                        out,
+                        figures,
+                        b"OOM command not allowed when used memory > 'maxmemory'.",
+                    );
+                }
+            }
+        } else if is(name, b"DBSIZE") {
+            push_header(out, b':', t.dbs[db].len() as i64);
+        } else if is(name, b"FLUSHDB") {
+            t.flush(db);
+            simple(out, b"OK");
+        } else if is(name, b"FLUSHALL") {
+            for d in 0..DATABASES {
+                t.flush(d);
+            }
+            simple(out, b"OK");
+        } else if is(name, b"SELECT") {
+            if arity(n == 2, out, figures) {
+                match parse_int(a(1)) {
+                    Some(d) if (0..DATABASES as i64).contains(&d) => {
+                        self.db = d as u8;
+                        simple(out, b"OK");
+                    }
+                    Some(_) => error(out, figures, b"ERR DB index is out of range"),
+                    None => error(out, figures, NOT_AN_INTEGER),
+                }
+            }
+        } else if is(name, b"AUTH") {
+            if arity(n == 2 || n == 3, out, figures) {
+                simple(out, b"OK");
+            }
+        } else if is(name, b"HELLO") {
+            self.hello(t, req, args, out, figures);
+        } else if is(name, b"COMMAND") {
+            // No command table: clients (redis-cli's hints) go on without one.
+            if n >= 2 && is(a(1), b"COUNT") {
+                push_header(out, b':', 0);
+            } else if n >= 2 && is(a(1), b"DOCS") {
+                self.map(out, 0);
+            } else {
+                push_header(out, b'*', 0);
+            }
+        } else if is(name, b"CONFIG") {
+            if n == 3 && is(a(1), b"GET") {
+                let p = a(2);
+                let known: &[(&[u8], &[u8])] = &[(b"save", b""), (b"appendonly", b"no")];
+                let hits: Vec<_> = known
+                    .iter()
+                    .filter(|(k, _)| is(p, k) || p == b"*")
+                    .collect();
+                self.map(out, hits.len() as i64);
+                for (k, v) in hits {
+                    push_bulk(out, k);
+                    push_bulk(out, v);
+                }
+            } else {
+                error(out, figures, b"ERR only CONFIG GET is supported");
+            }
+        } else if is(name, b"QUIT") {
+            simple(out, b"OK");
+            return After::Close;
+        } else {
+            figures.unknown_commands += 1;
+            figures.error_replies += 1;
+            out.extend_from_slice(b"-ERR unknown command '");
+            sanitized(out, name, 128);
+            out.extend_from_slice(b"', with args beginning with: ");
+            let mut room = 128usize;
+            for i in 1..n {
+                let w = a(i);
+                if room == 0 {
+                    break;
+                }
+                out.push(b'\'');
+                sanitized(out, w, room);
+                out.extend_from_slice(b"' ");
+                room = room.saturating_sub(w.len());
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+        After::Go
+    }
+
+    fn incr(&mut self, t: &mut Thread, key: &[u8], out: &mut Vec<u8>, figures: &mut ServerFigures) {
+        let db = self.db as usize;
+        let now = match t.dbs[db].get(key) {
+            None => Some(0),
+            Some(v) => parse_int(v),
+        };
+        let Some(now) = now else {
+            return error(out, figures, NOT_AN_INTEGER);
+        };
+        let Some(next) = now.checked_add(1) else {
+            return error(out, figures, b"ERR increment or decrement would overflow");
+        };
+        let mut buf = [0u8; 20];
+        if t.set(db, key, int_bytes(next, &mut buf)) {
+            push_header(out, b':', next);
+        } else {
+            figures.oom += 1;
+            error(
+                out,
+                figures,
+                b"OOM command not allowed when used memory > 'maxmemory'.",
+            );
+        }
+    }
+
+    /// `HELLO [protover [AUTH user pass] [SETNAME name]]`: switches the protocol and
+    /// describes the server.
+    fn hello(
+        &mut self,
+        t: &mut Thread,
+        req: &[u8],
+        args: &[(u32, u32)],
+        out: &mut Vec<u8>,
+        figures: &mut ServerFigures,
+    ) {
+        if args.len() >= 2 {
+            match parse_int(arg(req, args, 1)) {
+                Some(2) => self.resp3 = false,
+                Some(3) => self.resp3 = true,
+                Some(_) => return error(out, figures, b"NOPROTO unsupported protocol version"),
+                None => {
+                    return error(
+                        out,
+                        figures,
+                        b"ERR Protocol version is not an integer or out of range",
+                    )
+                }
+            }
+        }
+        t.hellos += 1;
+        self.map(out, 7);
+        push_bulk(out, b"server");
+        push_bulk(out, b"redis");
+        push_bulk(out, b"version");
+        push_bulk(out, COMPATIBLE_VERSION);
+        push_bulk(out, b"proto");
+        push_header(out, b':', if self.resp3 { 3 } else { 2 });
+        push_bulk(out, b"id");
+        push_header(out, b':', t.hellos as i64);
+        push_bulk(out, b"mode");
+        push_bulk(out, b"standalone");
+        push_bulk(out, b"role");
+        push_bulk(out, b"master");
+        push_bulk(out, b"modules");
+        push_header(out, b'*', 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> RedisHandler {
+        RedisHandlerFactory::new(RequestLimits::default()).session()
+    }
+
+    /// Feeds `input` whole; returns the replies and what the session said.
+    fn talk(s: &mut RedisHandler, input: &[u8]) -> (String, Reply, ServerFigures) {
+        let (mut out, mut fig) = (Vec::new(), ServerFigures::default());
+        let r = s.on_bytes(input, &mut out, &mut fig);
+        (String::from_utf8_lossy(&out).into_owned(), r, fig)
+    }
+
+    #[test]
+    fn commands_answer_with_exact_bytes() {
+        // A fresh thread: its own store.
+        std::thread::spawn(|| {
+            let mut s = session();
+            let script: &[(&str, &str)] = &[
+                ("*1\r\n$4\r\nPING\r\n", "+PONG\r\n"),
+                ("PING hi\r\n", "$2\r\nhi\r\n"),
+                ("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nv1\r\n", "+OK\r\n"),
+                ("*2\r\n$3\r\nget\r\n$1\r\nk\r\n", "$2\r\nv1\r\n"),
+                ("GET nope\r\n", "$-1\r\n"),
+                ("INCR n\r\nINCR n\r\n", ":1\r\n:2\r\n"),
+                ("INCR k\r\n", "-ERR value is not an integer or out of range\r\n"),
+                ("MSET a 1 b 2\r\n", "+OK\r\n"),
+                ("MGET a x b\r\n", "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n"),
+                ("EXISTS a b x\r\n", ":2\r\n"),
+                ("DEL a x\r\n", ":1\r\n"),
+                ("ECHO hey\r\n", "$3\r\nhey\r\n"),
+                ("MSET a\r\n", "-ERR wrong number of arguments for 'mset' command\r\n"),
+                ("FOO bar\r\n", "-ERR unknown command 'FOO', with args beginning with: 'bar' \r\n"),
+                ("SELECT 1\r\nGET k\r\nSELECT 16\r\n", "+OK\r\n$-1\r\n-ERR DB index is out of range\r\n"),
+                ("CONFIG GET save\r\n", "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"),
+                ("HELLO 3\r\nGET k\r\n", "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n_\r\n"),
+            ];
+            for (req, want) in script {
+                let (got, r, _) = talk(&mut s, req.as_bytes());
+                assert_eq!(got, *want, "{req:?}");
+                assert_eq!(r, Reply::Consumed(req.len()), "{req:?}");
+            }
+            assert_eq!(s.take_requests(), 21);
+            let (got, r, _) = talk(&mut s, b"QUIT\r\nPING\r\n");
+            assert_eq!((got.as_str(), r), ("+OK\r\n", Reply::Close));
+        })
+        .join()
+        .expect("no panic");
+    }
+
+    #[test]
+    fn partial_requests_wait_and_caps_close() {
+        std::thread::spawn(|| {
+            let mut s = session();
+            let req = b"*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n";
+            for cut in 0..req.len() {
+                let (got, r, _) = talk(&mut s, &req[..cut]);
+                assert_eq!((got.as_str(), r), ("", Reply::Consumed(0)), "cut {cut}");
+            }
+            let (got, r, fig) = talk(&mut s, b"PING\r\n*1\r\n$4294967296\r\n");
+            assert_eq!(
+                got,
+                "+PONG\r\n-ERR Protocol error: request past the server's caps\r\n"
+            );
+            assert_eq!((r, fig.error_replies), (Reply::TooLarge, 1));
+            let (_, r, fig) = talk(&mut s, b"*1\r\n:1\r\n");
+            assert_eq!((r, fig.protocol_errors), (Reply::Close, 1));
+        })
+        .join()
+        .expect("no panic");
+    }
+}
