@@ -50,6 +50,34 @@ pub fn start_in(ahead: Duration) -> String {
 /// What every sharded echo run of `total` messages over `conns` connections must
 /// show: the shards in index order, one config, shares that add up exactly, disjoint
 /// connection ids, and a run id when one was given.
+/// `wirebench merge FILES... -o DIR/merged.json` over a run's shard results: it must
+/// succeed, hold every shard once, count exactly `total` with no error, and validate.
+pub fn merge_shards(files: &[&str], out: &std::path::Path, total: u64) -> Value {
+    let mut args = vec!["merge"];
+    args.extend_from_slice(files);
+    let out_s = out.to_str().expect("utf-8 path");
+    args.extend(["-o", out_s, "-q"]);
+    let mut p = Proc::wirebench(&args);
+    let code = p.finish(Duration::from_secs(30));
+    assert_eq!(code, 0, "merge failed:\n{}\n{}", p.stdout(), p.stderr());
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    if let Err(e) = schema_validator("result.schema.json").validate(&m) {
+        panic!("the merged result does not validate: {e}");
+    }
+    let n = files.len() as u64;
+    assert_eq!(m["merge"]["of"], "shards", "{m}");
+    assert_eq!(
+        m["merge"]["present"],
+        serde_json::json!((0..n).collect::<Vec<u64>>())
+    );
+    assert_eq!(m["merge"]["partial"], false);
+    assert_eq!(ju(&m, "/totals/ok"), total);
+    assert_eq!(ju(&m, "/totals/errors"), 0);
+    assert_eq!(ju(&m, "/totals/bytes_sent"), total * FRAME);
+    assert_eq!(ju(&m, "/histogram/count"), total);
+    m
+}
+
 pub fn assert_shards_add_up(results: &[Value], total: u64, conns: u64, run_id: Option<&str>) {
     let n = results.len() as u64;
     let validator = schema_validator("result.schema.json");

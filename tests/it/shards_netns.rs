@@ -6,7 +6,7 @@
 //! ends, also when it fails. No traffic leaves the namespaces made here.
 
 use crate::common::*;
-use crate::shards::{assert_shards_add_up, start_in};
+use crate::shards::{assert_shards_add_up, merge_shards, start_in};
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;
@@ -171,6 +171,11 @@ fn three_shards_on_three_hosts_against_a_fourth() {
     for r in &results {
         assert_eq!(r["target"], "198.18.0.1:9000");
     }
+    // Three hosts' shards merge into the one run they were.
+    let merged_file = TempPath::new("netns-merged", ".json");
+    let names: Vec<&str> = files.iter().map(|f| f.s()).collect();
+    let merged = merge_shards(&names, merged_file.path(), 3000);
+    assert_eq!(merged["target"], "198.18.0.1:9000");
     server.terminate();
     assert_eq!(
         server.finish(Duration::from_secs(30)),

@@ -6,7 +6,7 @@
 //! its PID when the test ends, also when it fails.
 
 use crate::common::*;
-use crate::shards::{assert_shards_add_up, start_in};
+use crate::shards::{assert_shards_add_up, merge_shards, start_in};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -224,6 +224,16 @@ fn srun_starts_three_shards_whose_counts_add_up() {
         "{run_id}"
     );
     assert_shards_add_up(&results, 3000, 10, Some(&run_id));
+    // The shards merge into one exact result: the whole run, once.
+    let files: Vec<String> = (0..3)
+        .map(|i| format!("{}/shard-{i}.json", out_dir.s()))
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let merged = merge_shards(&files, &out_dir.path().join("merged.json"), 3000);
+    assert_eq!(
+        merged["merge"]["parts"][0]["shard"]["run_id"],
+        run_id.as_str()
+    );
     let line = server.stop_final_line();
     assert!(line.contains("accepts 10 closes 10 "), "{line}");
     let bytes = format!("bytes in {} out {}", group(3000 * 92), group(3000 * 92));
