@@ -36,6 +36,31 @@ pub fn ramp(a: &RampArgs) -> Result<Option<crate::engine::Ramp>> {
 }
 
 /// A count flag that must be at least 1.
+/// Threads of the built-in server a load starts when it has no target: `asked`
+/// (`--server-threads`), refused with a target; by default the client and the server
+/// split this process's CPUs rather than oversubscribe them (2 CPUs: one load thread,
+/// one server thread), so without `-t` the load's threads shrink to its half.
+pub fn builtin_server_threads(
+    has_target: bool,
+    asked: Option<usize>,
+    load: &mut LoadConfig,
+    threads_given: bool,
+) -> Result<usize> {
+    if has_target && asked.is_some() {
+        return Err(Error::usage(
+            "--server-threads only applies to the built-in server (no target)",
+        ));
+    }
+    let cpus = crate::sys::affinity_cpus();
+    if !has_target && !threads_given {
+        load.threads = (cpus / 2).max(1);
+    }
+    at_least_one(
+        "--server-threads",
+        asked.unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+    )
+}
+
 pub fn at_least_one(flag: &str, v: usize) -> Result<usize> {
     if v == 0 {
         Err(Error::usage(format!("{flag} must be at least 1")))

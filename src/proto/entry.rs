@@ -36,6 +36,26 @@ pub struct SuitePoint<'a> {
 }
 
 impl SuitePoint<'_> {
+    /// The argv of a load that sends payloads of the point's size over its
+    /// connections (echo, redis, ws): `NAME TARGET -t -c --pipeline --size`, then the
+    /// shared flags.
+    pub fn sized_load_args(&self, name: &str, target: String) -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            name.into(),
+            target,
+            "-t".into(),
+            self.threads.to_string(),
+            "-c".into(),
+            self.connections_per_thread.to_string(),
+            "--pipeline".into(),
+            self.pipeline.to_string(),
+            "--size".into(),
+            self.size.to_string(),
+        ];
+        a.extend(self.shared_args());
+        a
+    }
+
     /// The shared load flags (`flags::LoadArgs`) that end every argv of a command on
     /// the load engine: the plan (`-d` or `-n`), the rate and the reply timeout.
     pub fn shared_args(&self) -> Vec<String> {

@@ -2,7 +2,7 @@
 //! configs (a bad value is `Error::Usage`, one sentence, exit 2).
 
 use super::codec::{HEADER_LEN, MAX_PAYLOAD};
-use crate::config::{at_least_one, LoadConfig, LoadOverrides};
+use crate::config::{LoadConfig, LoadOverrides};
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
 use crate::units::parse_size_range;
@@ -57,21 +57,11 @@ impl EchoConfig {
             .as_deref()
             .map(crate::net::addr::resolve_target)
             .transpose()?;
-        if target.is_some() && a.server_threads.is_some() {
-            return Err(Error::usage(
-                "--server-threads only applies to the built-in server (no target)",
-            ));
-        }
-        // Client and built-in server share this process's CPUs: by default they split
-        // them rather than oversubscribe (2 CPUs: one load thread, one server thread).
-        let cpus = crate::sys::affinity_cpus();
-        if target.is_none() && shared.threads.is_none() {
-            load.threads = (cpus / 2).max(1);
-        }
-        let server_threads = at_least_one(
-            "--server-threads",
-            a.server_threads
-                .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+        let server_threads = crate::config::builtin_server_threads(
+            target.is_some(),
+            a.server_threads,
+            &mut load,
+            shared.threads.is_some(),
         )?;
         Ok(EchoConfig {
             target,

@@ -5,7 +5,7 @@ use super::client::Plan;
 use super::codec::RequestLimits;
 use super::command::{Values, Workload, MAX_KEYSPACE};
 use super::keys::Distribution;
-use crate::config::{at_least_one, LoadConfig, LoadOverrides, ProtocolTiming};
+use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
 use crate::units::parse_size_range;
@@ -127,20 +127,11 @@ impl RedisConfig {
             .as_deref()
             .map(crate::net::addr::resolve_target)
             .transpose()?;
-        if target.is_some() && a.server_threads.is_some() {
-            return Err(Error::usage(
-                "--server-threads only applies to the built-in server (no target)",
-            ));
-        }
-        // Client and built-in server share this process's CPUs (as for echo).
-        let cpus = crate::sys::affinity_cpus();
-        if target.is_none() && shared.threads.is_none() {
-            load.threads = (cpus / 2).max(1);
-        }
-        let server_threads = at_least_one(
-            "--server-threads",
-            a.server_threads
-                .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+        let server_threads = crate::config::builtin_server_threads(
+            target.is_some(),
+            a.server_threads,
+            &mut load,
+            shared.threads.is_some(),
         )?;
         Ok(RedisConfig {
             target,

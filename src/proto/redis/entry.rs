@@ -25,19 +25,6 @@ impl Entry for Redis {
     }
 
     fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
-        let mut a: Vec<String> = vec![
-            self.name().into(),
-            p.addr.into(),
-            "-t".into(),
-            p.threads.to_string(),
-            "-c".into(),
-            p.connections_per_thread.to_string(),
-            "--pipeline".into(),
-            p.pipeline.to_string(),
-            "--size".into(),
-            p.size.to_string(),
-        ];
-        a.extend(p.shared_args());
-        a
+        p.sized_load_args(self.name(), p.addr.to_string())
     }
 }

@@ -4,7 +4,7 @@
 use super::codec::MAX_MESSAGE;
 use super::server::Limits;
 use super::url;
-use crate::config::{at_least_one, LoadConfig, LoadOverrides, ProtocolTiming};
+use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
 use crate::proto::http::url::Url;
@@ -125,19 +125,11 @@ impl WsConfig {
             .as_ref()
             .map(|u| crate::net::addr::resolve_target(&u.host_port()).map(|(a, _)| a))
             .transpose()?;
-        if url.is_some() && a.server_threads.is_some() {
-            return Err(Error::usage(
-                "--server-threads only applies to the built-in server (no URL)",
-            ));
-        }
-        let cpus = crate::sys::affinity_cpus();
-        if url.is_none() && shared.threads.is_none() {
-            load.threads = (cpus / 2).max(1);
-        }
-        let server_threads = at_least_one(
-            "--server-threads",
-            a.server_threads
-                .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+        let server_threads = crate::config::builtin_server_threads(
+            url.is_some(),
+            a.server_threads,
+            &mut load,
+            shared.threads.is_some(),
         )?;
         Ok(WsConfig {
             load,
