@@ -156,7 +156,7 @@ fn run_shard(a: &K8sRunArgs) -> Result<()> {
         .chain(["--json".to_string(), file.to_string_lossy().into_owned()]);
     let parsed = cli::parse_from(argv)
         .map_err(|e| Error::usage(format!("the load command: {}", cli::error_line(&e))))?;
-    let outcome = crate::run(parsed);
+    let outcome = super::run(parsed);
     print_result(&file)?;
     outcome
 }
@@ -179,7 +179,7 @@ fn print_result(file: &Path) -> Result<()> {
 fn check_load(load: &[String], forbidden: &[&str]) -> Result<()> {
     let name = load[0].as_str();
     // The registry lists every load command, connect included.
-    let loads = crate::proto::names();
+    let loads = crate::registry::names();
     if !loads.contains(&name) {
         return Err(Error::usage(format!(
             "'{name}' is not a load command (one of: {})",

@@ -28,7 +28,7 @@ pub fn run(a: &MergeArgs) -> Result<()> {
         Of::Shards {
             allow_partial: a.allow_partial,
         },
-        crate::proto::block_merge(&kind),
+        crate::registry::block_merge(&kind),
     )
     .map_err(Error::usage)?;
     JsonSink::create(&a.output)?.write(&merged)?;

@@ -18,3 +18,36 @@ pub mod serve_stats;
 pub mod compare;
 pub mod suite;
 pub mod suite_report;
+
+use crate::cli::{Cli, Command, ServeCommand};
+use crate::error::Result;
+use crate::proto::{
+    amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis,
+    ws::plugin::Ws,
+};
+
+/// Runs one parsed command line. A protocol takes one arm for its load and one for
+/// its server, both through `proto::plugin::Protocol`.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Echo(a) => run_load::run::<Echo>(&a),
+        Command::Http(a) => run_load::run::<Http>(&a),
+        Command::Amqp(a) => run_load::run::<Amqp>(&a),
+        Command::Ws(a) => run_load::run::<Ws>(&a),
+        Command::Redis(a) => run_load::run::<Redis>(&a),
+        Command::Serve { server } => match server {
+            ServeCommand::Echo(a) => serve::run::<Echo>(&a),
+            ServeCommand::Http(a) => serve::run::<Http>(&a),
+            ServeCommand::Amqp(a) => serve::run::<Amqp>(&a),
+            ServeCommand::Ws(a) => serve::run::<Ws>(&a),
+            ServeCommand::Redis(a) => serve::run::<Redis>(&a),
+        },
+        Command::Ioevent(a) => ioevent::run(&a),
+        Command::Connect(a) => connect::run(&a),
+        Command::Suite(a) => suite::run(&a),
+        Command::Report(a) => suite_report::run(&a),
+        Command::Compare(a) => compare::run(&a),
+        Command::K8s { k8s } => k8s::run(&k8s),
+        Command::Merge(a) => merge::run(&a),
+    }
+}

@@ -1,5 +1,5 @@
 //! What the suite and the published schema know of a load command: `Entry`, one per
-//! registered command (`proto::REGISTRY`), looked up by the name a suite file gives.
+//! registered command (`registry::REGISTRY`), looked up by the name a suite file gives.
 //! Each protocol implements it in its folder (`src/proto/<name>/entry.rs`, connect in
 //! `src/connect/entry.rs`), so src/suite and the schema assembly name no protocol.
 
@@ -85,7 +85,7 @@ pub trait Entry: Sync + 'static {
     /// The result blocks the command adds at the top level, as JSON schema text: one
     /// object, `{"block": {schema}, ...}` (`$ref`s may use the base's `#/$defs`). The
     /// published schema/result.schema.json is the base plus every command's blocks
-    /// (`proto::schema`).
+    /// (`registry::schema`).
     fn result_blocks_schema(&self) -> &'static str {
         "{}"
     }

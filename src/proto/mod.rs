@@ -7,55 +7,19 @@ pub mod entry;
 pub mod http;
 pub mod plugin;
 pub mod redis;
-pub mod schema;
 pub mod ws;
-
-use entry::Entry;
-
-/// Every load command, once, as the suite and the schema see it (`entry::Entry`):
-/// each protocol (`wirebench NAME`, `serve NAME`) and `connect`. Adding a protocol
-/// adds one line here, as in the command enums (cli.rs) and the dispatch (lib.rs).
-pub const REGISTRY: &[&dyn Entry] = &[
-    &echo::plugin::Echo,
-    &http::plugin::Http,
-    &amqp::plugin::Amqp,
-    &redis::plugin::Redis,
-    &ws::plugin::Ws,
-    &crate::connect::entry::Connect,
-];
-
-/// The registered command named `name`.
-pub fn find(name: &str) -> Option<&'static dyn Entry> {
-    REGISTRY.iter().copied().find(|e| e.name() == name)
-}
-
-/// The registered commands' names, in registration order.
-pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|e| e.name()).collect()
-}
-
-/// The block merge of the command whose results are of `kind` (`Entry::block_merge`):
-/// how `wirebench merge` and the suite's rounds merge a protocol's blocks without
-/// naming it. A kind not registered (an external generator) merges by the generic
-/// counter sum.
-pub fn block_merge(kind: &str) -> crate::stats::merge::BlockMerge {
-    find(kind)
-        .map(|e| e.block_merge())
-        .unwrap_or(crate::stats::merge::no_block_merge)
-}
 
 #[cfg(test)]
 mod tests {
     use super::plugin::{Aim, Protocol};
-    use super::{
-        amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis, REGISTRY,
-    };
+    use super::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis};
     use crate::cli::{Cli, Command};
+    use crate::registry::REGISTRY;
     use clap::{CommandFactory, Parser};
 
     #[test]
     fn the_registry_lists_each_protocol_once_with_its_load_and_serve_commands() {
-        let mut names = super::names();
+        let mut names = crate::registry::names();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), REGISTRY.len(), "a protocol registered twice");
@@ -74,9 +38,18 @@ mod tests {
         let served = REGISTRY.iter().filter(|e| e.serves()).count();
         assert_eq!(serve.get_subcommands().count(), served);
         // Each protocol's entry is the one of its `Protocol` impl.
-        assert_eq!(super::find(Echo::NAME).map(|e| e.name()), Some(Echo::NAME));
-        assert_eq!(super::find(Http::NAME).map(|e| e.name()), Some(Http::NAME));
-        assert_eq!(super::find(Amqp::NAME).map(|e| e.name()), Some(Amqp::NAME));
+        assert_eq!(
+            crate::registry::find(Echo::NAME).map(|e| e.name()),
+            Some(Echo::NAME)
+        );
+        assert_eq!(
+            crate::registry::find(Http::NAME).map(|e| e.name()),
+            Some(Http::NAME)
+        );
+        assert_eq!(
+            crate::registry::find(Amqp::NAME).map(|e| e.name()),
+            Some(Amqp::NAME)
+        );
     }
 
     #[test]
@@ -97,9 +70,9 @@ mod tests {
         })
         .finish(None);
         let v = serde_json::json!({});
-        assert!(super::block_merge("connect")("connect", &[&v], &r).is_none());
-        assert!(super::block_merge("amqp")("amqp", &[&v], &r).is_some());
-        assert!(super::block_merge("amqp")("suite", &[&v], &r).is_none());
+        assert!(crate::registry::block_merge("connect")("connect", &[&v], &r).is_none());
+        assert!(crate::registry::block_merge("amqp")("amqp", &[&v], &r).is_some());
+        assert!(crate::registry::block_merge("amqp")("suite", &[&v], &r).is_none());
     }
 
     fn parse(args: &[&str]) -> Command {

@@ -2,7 +2,7 @@
 //! `wirebench serve <name>` run any protocol through it (commands/run_load.rs and
 //! commands/serve.rs), so a protocol lives in its folder, `src/proto/<name>/`, and is
 //! named outside it only by one line per list (the command enums in cli.rs, the
-//! dispatch in lib.rs, `REGISTRY` in proto/mod.rs).
+//! dispatch in commands/mod.rs, `REGISTRY` in registry/mod.rs).
 
 use crate::config::{LoadConfig, ProtocolTiming};
 use crate::engine::session::{ClientSession, SessionFactory};

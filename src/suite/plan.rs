@@ -97,7 +97,7 @@ pub struct Point {
 #[derive(Clone, Debug, Serialize)]
 pub struct Load {
     pub name: String,
-    /// The registered load command that runs it (`proto::REGISTRY`), which also
+    /// The registered load command that runs it (`registry::REGISTRY`), which also
     /// says how a point becomes its argv; serialized as its name.
     #[serde(serialize_with = "entry_name")]
     pub protocol: &'static dyn Entry,
@@ -384,13 +384,13 @@ fn load_of(
         .clone()
         .unwrap_or_else(|| format!("load{}", index + 1));
     let who = format!("load '{name}'");
-    let Some(protocol) = crate::proto::find(l.protocol.get_ref()) else {
+    let Some(protocol) = crate::registry::find(l.protocol.get_ref()) else {
         return Err(cx.err(
             l.protocol.span(),
             format!(
                 "{who} key `protocol`: '{}' is not one of {}",
                 l.protocol.get_ref(),
-                crate::proto::names().join(", ")
+                crate::registry::names().join(", ")
             ),
         ));
     };
@@ -410,7 +410,7 @@ fn load_of(
     };
     if generator != Generator::Wirebench && !protocol.suite_generators().contains(&generator.name())
     {
-        let drives: Vec<String> = crate::proto::REGISTRY
+        let drives: Vec<String> = crate::registry::REGISTRY
             .iter()
             .filter(|e| e.suite_generators().contains(&generator.name()))
             .map(|e| format!("\"{}\"", e.name()))
@@ -721,7 +721,7 @@ repeat = 2
 
     #[test]
     fn every_registered_command_is_a_suite_protocol_on_its_own_terms() {
-        for e in crate::proto::REGISTRY {
+        for e in crate::registry::REGISTRY {
             let text = format!(
                 "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"{}\"\n",
                 e.name()
@@ -747,7 +747,7 @@ repeat = 2
         // The list is the registry's, in its order.
         let want = format!(
             "key `protocol`: 'nope' is not one of {}",
-            crate::proto::names().join(", ")
+            crate::registry::names().join(", ")
         );
         assert!(e.ends_with(&want), "{e}");
         let text = "[[server]]\nname = \"a\"\ncommand = \"x\"\n[[load]]\nprotocol = \"echo\"\ngenerator = \"wrk\"\n";

@@ -61,7 +61,7 @@ pub struct ReadySpec {
 #[serde(deny_unknown_fields)]
 pub struct LoadSpecFile {
     pub name: Option<String>,
-    /// A registered load command's name (`proto::REGISTRY`: echo, http, amqp, ...).
+    /// A registered load command's name (`registry::REGISTRY`: echo, http, amqp, ...).
     pub protocol: Spanned<String>,
     /// wirebench, wrk, ab or h2load.
     #[serde(default = "default_generator")]

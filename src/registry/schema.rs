@@ -15,7 +15,7 @@ pub const PUBLISHED: &str = "schema/result.schema.json";
 
 /// The command that rewrites the published file from the base and the blocks.
 pub const REGENERATE: &str =
-    "WIREBENCH_WRITE_SCHEMA=1 cargo test --profile ci --lib -- proto::schema";
+    "WIREBENCH_WRITE_SCHEMA=1 cargo test --profile ci --lib -- registry::schema";
 
 /// The result schema as published: pretty JSON (keys sorted), one trailing newline.
 /// Err names the command whose block does not parse or takes a name already taken.

@@ -1,0 +1,40 @@
+//! The load commands wirebench has, once: each protocol (`src/proto/<name>/`) and
+//! `connect`, as the suite, the schema, `merge` and `k8s` look them up by name. It
+//! stands above both `proto` and `connect`, so neither imports the other.
+
+pub mod schema;
+
+use crate::proto::entry::Entry;
+use crate::proto::{amqp, echo, http, redis, ws};
+
+/// Every load command, once, as the suite and the schema see it (`proto::entry::Entry`):
+/// each protocol (`wirebench NAME`, `serve NAME`) and `connect`. Adding a protocol
+/// adds one line here, as in the command enums (cli.rs) and the dispatch (lib.rs).
+pub const REGISTRY: &[&dyn Entry] = &[
+    &echo::plugin::Echo,
+    &http::plugin::Http,
+    &amqp::plugin::Amqp,
+    &redis::plugin::Redis,
+    &ws::plugin::Ws,
+    &crate::connect::entry::Connect,
+];
+
+/// The registered command named `name`.
+pub fn find(name: &str) -> Option<&'static dyn Entry> {
+    REGISTRY.iter().copied().find(|e| e.name() == name)
+}
+
+/// The registered commands' names, in registration order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name()).collect()
+}
+
+/// The block merge of the command whose results are of `kind` (`Entry::block_merge`):
+/// how `wirebench merge` and the suite's rounds merge a protocol's blocks without
+/// naming it. A kind not registered (an external generator) merges by the generic
+/// counter sum.
+pub fn block_merge(kind: &str) -> crate::stats::merge::BlockMerge {
+    find(kind)
+        .map(|e| e.block_merge())
+        .unwrap_or(crate::stats::merge::no_block_merge)
+}
