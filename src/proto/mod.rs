@@ -97,7 +97,8 @@ mod tests {
         })
         .finish(None);
         let v = serde_json::json!({});
-        assert!(super::block_merge("connect")("connect", &[&v], &r).is_none());
+        assert!(super::block_merge("echo")("echo", &[&v], &r).is_none());
+        assert!(super::block_merge("connect")("connect", &[&v], &r).is_some());
         assert!(super::block_merge("amqp")("amqp", &[&v], &r).is_some());
         assert!(super::block_merge("amqp")("suite", &[&v], &r).is_none());
     }
