@@ -19,6 +19,11 @@ impl Entry for Connect {
         include_str!("report.schema.json")
     }
 
+    /// The `connect` block holds rates, times and a histogram: it merges itself.
+    fn block_merge(&self) -> crate::stats::merge::BlockMerge {
+        super::block_merge::block_merge
+    }
+
     fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
         let mut a: Vec<String> = vec![
             self.name().into(),

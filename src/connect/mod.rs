@@ -3,6 +3,7 @@
 //! or churn them, and report what they cost: connect latency and rate, failures by
 //! errno, server RSS and kernel slab per connection.
 
+pub mod block_merge;
 pub mod defaults;
 pub mod entry;
 pub mod event_loop;

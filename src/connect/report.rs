@@ -229,7 +229,12 @@ pub fn build(
         config["sources"] = serde_json::json!(w.sources);
         config["connect_rate"] = serde_json::json!(w.rate);
         config["concurrency"] = serde_json::json!(w.concurrency);
-        config["chosen"] = serde_json::Value::Null;
+        // What this shard chose for itself is its own, not the whole run's (its
+        // sources are in `portion`): the key is left out, as the schema has no null
+        // for it and the config must be the same on every shard.
+        if let Some(o) = config.as_object_mut() {
+            o.remove("chosen");
+        }
         config["shards"] = serde_json::json!(cfg.coordination.shard.as_ref().map(|s| s.count));
     }
     let portion = serde_json::json!({

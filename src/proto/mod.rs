@@ -70,7 +70,8 @@ mod tests {
         })
         .finish(None);
         let v = serde_json::json!({});
-        assert!(crate::registry::block_merge("connect")("connect", &[&v], &r).is_none());
+        assert!(crate::registry::block_merge("echo")("echo", &[&v], &r).is_none());
+        assert!(crate::registry::block_merge("connect")("connect", &[&v], &r).is_some());
         assert!(crate::registry::block_merge("amqp")("amqp", &[&v], &r).is_some());
         assert!(crate::registry::block_merge("amqp")("suite", &[&v], &r).is_none());
     }

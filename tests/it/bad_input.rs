@@ -129,6 +129,12 @@ impl Fixtures {
         let mut v = shard(1, "a", t, "echo", 2);
         v.as_object_mut().unwrap().remove("shard");
         put("not-a-shard.json", &v);
+        // Shards of `connect` whose `connect` blocks differ in a setting.
+        for (name, index, mode) in [("c0.json", 0, "hold"), ("c1-churn.json", 1, "churn")] {
+            let mut v = shard(index, "a", t, "connect", 2);
+            v["connect"] = serde_json::json!({"mode": mode, "established": 1});
+            put(name, &v);
+        }
         self.write(
             "not-a-result.json",
             "{\"schema_version\": 1, \"kind\": \"echo\"}",
@@ -508,6 +514,11 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             "is shard 0 of 2 again",
         ),
         merge_row(fx, &["s0.json", "not-a-shard.json"], "is not a shard"),
+        merge_row(
+            fx,
+            &["c0.json", "c1-churn.json"],
+            "connect.mode differs between the parts",
+        ),
         merge_row(fx, &["s0.json", "nowhere.json"], "cannot read"),
         merge_row(fx, &["s0.json", "garbage.toml"], "is not JSON"),
         merge_row(

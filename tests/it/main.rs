@@ -25,6 +25,7 @@ mod http_peers;
 mod ioevent;
 mod k8s_render;
 mod merge;
+mod merge_connect;
 mod output_truth;
 mod ramp;
 mod redis;
