@@ -90,9 +90,10 @@ pub trait Entry: Sync + 'static {
         "{}"
     }
     /// How its result blocks merge over shards and rounds (`wirebench merge`): a
-    /// protocol whose blocks hold rates, means or histograms returns its
-    /// `Protocol::merge_block`; the default merges blocks of counters and settings by
-    /// the generic counter sum (`stats::merge::counters`).
+    /// command whose blocks hold rates, means, histograms or whole-number settings
+    /// returns its own merge (given every part's block, in order, and the merged result
+    /// so far); the default merges blocks of counters and settings by the generic
+    /// counter sum (`stats::merge::counters`).
     fn block_merge(&self) -> crate::stats::merge::BlockMerge {
         crate::stats::merge::no_block_merge
     }

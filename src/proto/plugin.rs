@@ -86,19 +86,6 @@ pub trait Protocol: 'static {
     /// from its figures merged over the workers (`out.figures`), and its own judgement
     /// of the run.
     fn finish(_cfg: &Self::Config, _out: &EngineOutput<FiguresOf<Self>>, _result: &mut RunResult) {}
-    /// Merges its own result block `name` over several results (`wirebench merge`,
-    /// a suite point's rounds), given the merged result so far (totals, elapsed time):
-    /// `blocks` holds every part's, in order. None (the default): the block holds only
-    /// counters and settings, and the generic counter sum merges it
-    /// (`stats::merge::counters`); a block with rates, means or percentiles must merge
-    /// itself here.
-    fn merge_block(
-        _name: &str,
-        _blocks: &[&serde_json::Value],
-        _merged: &RunResult,
-    ) -> Option<std::result::Result<serde_json::Value, String>> {
-        None
-    }
     /// Lines printed right after the summary, before the histogram.
     fn summary_lines(_cfg: &Self::Config, _result: &RunResult) -> String {
         String::new()

@@ -16,7 +16,7 @@ impl Entry for Amqp {
 
     /// The `amqp` block holds rates and handshake histograms: it merges itself.
     fn block_merge(&self) -> crate::stats::merge::BlockMerge {
-        <Amqp as Protocol>::merge_block
+        super::figures_merge::block_merge
     }
 
     fn suite_target(&self, addr: &str, _path: &str) -> String {

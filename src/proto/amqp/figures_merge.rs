@@ -9,6 +9,15 @@ use crate::stats::result::HistogramBlob;
 use crate::stats::RunResult;
 use serde_json::Value;
 
+/// AMQP's block merge (`Entry::block_merge`): only the `amqp` block is its own.
+pub fn block_merge(
+    name: &str,
+    blocks: &[&Value],
+    merged: &RunResult,
+) -> Option<Result<Value, String>> {
+    (name == AmqpFigures::BLOCK).then(|| merge(blocks, merged))
+}
+
 /// The merged block, or why the blocks do not merge.
 pub fn merge(blocks: &[&Value], merged: &RunResult) -> Result<Value, String> {
     let mut fs = Vec::with_capacity(blocks.len());

@@ -147,14 +147,6 @@ impl Protocol for Amqp {
         );
     }
 
-    fn merge_block(
-        name: &str,
-        blocks: &[&serde_json::Value],
-        merged: &RunResult,
-    ) -> Option<std::result::Result<serde_json::Value, String>> {
-        (name == AmqpFigures::BLOCK).then(|| super::figures_merge::merge(blocks, merged))
-    }
-
     fn closing_lines(
         cfg: &AmqpConfig,
         result: &RunResult,

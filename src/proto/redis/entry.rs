@@ -16,7 +16,7 @@ impl Entry for Redis {
 
     /// The `redis` block holds settings beside its counters: it merges itself.
     fn block_merge(&self) -> crate::stats::merge::BlockMerge {
-        <Redis as Protocol>::merge_block
+        super::figures::block_merge
     }
 
     /// redis-benchmark's default value size (`-d 3`), so a suite compares like with like.

@@ -117,36 +117,28 @@ mod tests {
     }
 }
 
-/// The `redis` block merged over shards and rounds: `resp` and
-/// `open_commands_per_connection` are settings, equal on every part and kept (the
-/// generic counter sum would add them up); everything else is a counter and is summed.
-pub fn merge_block(blocks: &[&serde_json::Value]) -> Result<serde_json::Value, String> {
-    const SETTINGS: [&str; 2] = ["resp", "open_commands_per_connection"];
-    let counters: Vec<serde_json::Value> = blocks
-        .iter()
-        .map(|b| {
-            let mut c = (*b).clone();
-            if let Some(o) = c.as_object_mut() {
-                SETTINGS.iter().for_each(|k| drop(o.remove(*k)));
-            }
-            c
-        })
-        .collect();
-    let refs: Vec<&serde_json::Value> = counters.iter().collect();
-    let mut out = crate::stats::merge::counters::sum(BLOCK, &refs)?;
-    for k in SETTINGS {
-        let first = blocks.first().map_or(&serde_json::Value::Null, |b| &b[k]);
-        if blocks.iter().any(|b| &b[k] != first) {
-            return Err(format!("{BLOCK}.{k} differs between the parts"));
-        }
-        out[k] = first.clone();
-    }
-    Ok(out)
+/// The `redis` block merged over shards and rounds (`Entry::block_merge`): `resp`
+/// and `open_commands_per_connection` are settings, equal on every part and kept (the
+/// plain counter sum would add them up); everything else is a counter and is summed.
+pub fn block_merge(
+    name: &str,
+    blocks: &[&serde_json::Value],
+    _merged: &crate::stats::RunResult,
+) -> Option<Result<serde_json::Value, String>> {
+    (name == BLOCK).then(|| merge(blocks))
+}
+
+fn merge(blocks: &[&serde_json::Value]) -> Result<serde_json::Value, String> {
+    crate::stats::merge::counters::sum_with_settings(
+        BLOCK,
+        blocks,
+        &["resp", "open_commands_per_connection"],
+    )
 }
 
 #[cfg(test)]
 mod merge_tests {
-    use super::merge_block;
+    use super::merge as merge_block;
     use serde_json::json;
 
     #[test]

@@ -138,15 +138,6 @@ impl Protocol for Redis {
         );
     }
 
-    /// `resp` and `open_commands_per_connection` are settings the counter sum would add.
-    fn merge_block(
-        name: &str,
-        blocks: &[&serde_json::Value],
-        _merged: &RunResult,
-    ) -> Option<std::result::Result<serde_json::Value, String>> {
-        (name == BLOCK).then(|| super::figures::merge_block(blocks))
-    }
-
     fn summary_lines(cfg: &RedisConfig, r: &RunResult) -> String {
         let mut s = String::new();
         let Some(b) = r.extra(BLOCK) else {

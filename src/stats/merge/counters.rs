@@ -5,11 +5,35 @@
 //! part and is kept; objects merge key by key (a key missing on a part counts as 0 for
 //! a counter, so error maps with different kinds add up); arrays merge element by
 //! element. Anything else (a rate, a mean, a percentile that differs) is refused: such
-//! a block needs its protocol's own merge (`Protocol::merge_block`), never a guess.
-//! A block with a whole-number setting that is not a counter must therefore bring its
-//! own merge too.
+//! a block needs its command's own merge (`Entry::block_merge`), never a guess.
+//! A whole-number setting that is not a counter (a protocol version, a count per
+//! connection) is named to `sum_with_settings`, which keeps it instead of adding it.
 
 use serde_json::{Map, Value};
+
+/// `sum`, but the top-level keys in `settings` are settings, not counters: equal on
+/// every part (else the one sentence naming `path.key`) and kept as they are.
+pub fn sum_with_settings(path: &str, parts: &[&Value], settings: &[&str]) -> Result<Value, String> {
+    let counters: Vec<Value> = parts
+        .iter()
+        .map(|p| {
+            let mut c = (*p).clone();
+            if let Some(o) = c.as_object_mut() {
+                settings.iter().for_each(|k| drop(o.remove(*k)));
+            }
+            c
+        })
+        .collect();
+    let mut out = sum(path, &counters.iter().collect::<Vec<_>>())?;
+    for k in settings {
+        let first = parts.first().map_or(&Value::Null, |p| &p[*k]);
+        if parts.iter().any(|p| &p[*k] != first) {
+            return Err(format!("{path}.{k} differs between the parts"));
+        }
+        out[*k] = first.clone();
+    }
+    Ok(out)
+}
 
 /// The merge of `parts` (at least one), or why it cannot be merged exactly; `path`
 /// names the block in the refusal.

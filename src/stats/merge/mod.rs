@@ -60,8 +60,8 @@ pub struct Part<'a> {
 /// A protocol's merge of its own block `name` (the blocks of every part, in order),
 /// given the merged result so far (totals, elapsed time); None: the protocol has no
 /// merge of its own for that block, and the generic counter sum applies
-/// (`counters::sum`). The stats layer names no protocol: `proto::merge_block` gives
-/// this by the results' `kind`.
+/// (`counters::sum`). The stats layer names no protocol: `registry::block_merge` gives
+/// this by the results' `kind` (`Entry::block_merge`).
 pub type BlockMerge =
     fn(name: &str, blocks: &[&Value], merged: &RunResult) -> Option<Result<Value, String>>;
 
