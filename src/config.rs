@@ -1,9 +1,9 @@
 //! Validated run configurations built from the flags. Engines never see clap types,
 //! and every bad combination is refused here with one sentence (exit 2).
 
-use crate::engine::Plan;
+use crate::engine::{Plan, Refill};
 use crate::error::{Error, Result};
-use crate::flags::{LoadArgs, RampArgs, ServerArgs};
+use crate::flags::{LoadArgs, PipelineMode, RampArgs, ServerArgs};
 use crate::net::tls::Trust;
 use crate::shard::Coordination;
 use crate::units::{parse_bytes, parse_duration};
@@ -113,6 +113,8 @@ pub struct LoadConfig {
     pub threads: usize,
     pub connections: usize,
     pub pipeline: usize,
+    /// `--pipeline-mode`, or the protocol's default (`LoadOverrides::refill`).
+    pub refill: Refill,
     pub plan: Plan,
     pub rate: Option<f64>,
     pub warmup: Duration,
@@ -153,6 +155,9 @@ pub struct LoadOverrides {
     /// messages): shards get whole units.
     pub request_unit: Option<u64>,
     pub tls: Option<bool>,
+    /// The protocol's pipelining policy when `--pipeline-mode` is not given (redis:
+    /// burst, as redis-benchmark -P); an open loop keeps sliding whatever this says.
+    pub refill: Option<Refill>,
 }
 
 impl LoadConfig {
@@ -211,6 +216,7 @@ impl LoadConfig {
                 ));
             }
         }
+        let refill = pipeline_refill(a.pipeline_mode, over.refill, a.rate.is_some())?;
         let warmup = duration_flag("--warmup", &a.warmup)?;
         if batch && !warmup.is_zero() {
             return Err(Error::usage(
@@ -238,6 +244,7 @@ impl LoadConfig {
             threads,
             connections,
             pipeline,
+            refill,
             plan,
             rate: a.rate,
             warmup,
@@ -384,7 +391,13 @@ impl LoadConfig {
 
     /// The config table's pipeline line.
     pub fn pipeline_text(&self) -> String {
-        format!("{} in flight per connection", self.pipeline)
+        match self.refill {
+            Refill::EachReply => format!("{} in flight per connection", self.pipeline),
+            Refill::WhenEmpty => format!(
+                "{0} per connection in one write, the next {0} when all are answered (burst)",
+                self.pipeline
+            ),
+        }
     }
 
     /// The config table's rate line; `per_s` names the unit ("messages/s").
@@ -416,6 +429,7 @@ impl LoadConfig {
             "threads": self.threads,
             "connections_per_thread": w.connections,
             "pipeline": self.pipeline,
+            "pipeline_mode": self.refill.name(),
             "plan": plan_json(w.plan),
             "rate": w.rate,
             "warmup_s": self.warmup.as_secs_f64(),
@@ -428,6 +442,25 @@ impl LoadConfig {
             v["shards"] = json!(s.count);
         }
         v
+    }
+}
+
+/// The pipelining policy: `--pipeline-mode` as given, else the protocol's default, else
+/// sliding. An open loop sends each request at its scheduled time, so burst (a closed
+/// loop's window) is refused with a rate, and a protocol's burst default gives way.
+fn pipeline_refill(
+    flag: Option<PipelineMode>,
+    default: Option<Refill>,
+    open_loop: bool,
+) -> Result<Refill> {
+    match flag {
+        Some(PipelineMode::Burst) if open_loop => Err(Error::usage(
+            "--pipeline-mode burst is a closed loop's policy: an open loop (-R/--rate) sends every request at its scheduled time; leave out one of them",
+        )),
+        Some(PipelineMode::Burst) => Ok(Refill::WhenEmpty),
+        Some(PipelineMode::Sliding) => Ok(Refill::EachReply),
+        None if open_loop => Ok(Refill::EachReply),
+        None => Ok(default.unwrap_or_default()),
     }
 }
 

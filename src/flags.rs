@@ -2,7 +2,7 @@
 //! command tree (cli.rs) so that a protocol's own flags (proto/<name>/config.rs) and
 //! the shared configs (config.rs) can build on them without importing the commands.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 /// Load shape, stop rule, timing and output: shared by every load command.
@@ -17,6 +17,9 @@ pub struct LoadArgs {
     /// Requests in flight per connection.
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
+    /// How the pipeline refills: sliding (each reply's place is refilled at once) or burst (the whole window in one write, the next when all of it is answered, as redis-benchmark -P) [default: sliding; redis: burst; with -R: sliding].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub pipeline_mode: Option<PipelineMode>,
     /// Stop sending after this long (e.g. 10s, 500ms, 2m) [default: 10s].
     #[arg(short = 'd', long)]
     pub duration: Option<String>,
@@ -69,6 +72,15 @@ pub struct LoadArgs {
     pub ca: Option<PathBuf>,
     #[command(flatten)]
     pub shard: ShardArgs,
+}
+
+/// `--pipeline-mode`: when a closed-loop connection sends again (engine::Refill).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PipelineMode {
+    /// Keep --pipeline requests in flight: refill each place a reply frees.
+    Sliding,
+    /// Send --pipeline requests in one write; send again when every reply is in.
+    Burst,
 }
 
 /// One generator of several: which shard this is and when they all start. Every load

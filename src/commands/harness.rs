@@ -84,6 +84,7 @@ pub fn load_spec(
         threads: load.threads,
         connections: load.connections,
         pipeline: load.pipeline,
+        refill: load.refill,
         plan: load.plan,
         rate: load.rate,
         warmup: load.warmup,

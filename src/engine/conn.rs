@@ -798,6 +798,13 @@ impl<S: ClientSession> Conn<S> {
         self.seq += 1;
     }
 
+    /// Closed loop: requests this connection may add to its window now, as the
+    /// pipelining policy says (`refill.rs`).
+    #[inline]
+    fn room<F: SessionFactory<Session = S>>(&self, ctx: &Ctx<F>) -> usize {
+        ctx.spec.refill.room(ctx.pipeline, self.in_flight())
+    }
+
     /// Encodes as many requests as the pipeline, the schedule and the budget allow.
     fn fill<F: SessionFactory<Session = S>>(&mut self, now: u64, ctx: &mut Ctx<F>) {
         if self.open_loop() {
@@ -806,7 +813,7 @@ impl<S: ClientSession> Conn<S> {
             ctx.note_lag(now, self.next_intended);
             return self.fill_scheduled(now, ctx);
         }
-        let room = ctx.pipeline - self.in_flight().min(ctx.pipeline);
+        let room = self.room(ctx);
         // Closed loop: every request of this call is intended now, so the plan is
         // asked once for how many may go, not once per request.
         if room == 0 || !self.may_send(now, now, ctx) {
@@ -1016,7 +1023,7 @@ impl<S: ClientSession> Conn<S> {
             }
             // Answers to events wait in `out`; a closed loop with room and permission
             // (settles-on-write requests leave the pipeline once written) sends now.
-            let room = self.in_flight() < ctx.pipeline && self.output_empty();
+            let room = self.room(ctx) > 0 && self.output_empty();
             if !ctx.out.is_empty() || (can_send && room && !self.open_loop()) {
                 rounds += 1;
                 if rounds >= FAIRNESS_ROUNDS {

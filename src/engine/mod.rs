@@ -7,6 +7,7 @@ pub mod conn;
 pub mod connector;
 mod ctx;
 pub mod ramp;
+pub mod refill;
 pub mod session;
 mod timers;
 pub mod transport;
@@ -14,6 +15,7 @@ pub mod worker;
 
 pub use ctx::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
 pub use ramp::Ramp;
+pub use refill::Refill;
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -52,6 +54,9 @@ pub struct LoadSpec {
     pub connections: usize,
     /// Requests in flight per connection.
     pub pipeline: usize,
+    /// Closed loop: refill the window on each reply, or send it whole once it is
+    /// empty (`refill.rs`).
+    pub refill: Refill,
     pub plan: Plan,
     /// Open loop: requests per second over all connections.
     pub rate: Option<f64>,

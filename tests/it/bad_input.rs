@@ -191,6 +191,26 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         ),
         row(&["echo", "--rate", "0"], "--rate must be between"),
         row(&["echo", "-R", "1e9", "-d", "1s"], "not 1000000000"),
+        row(
+            &["echo", "--pipeline-mode", "burst", "-R", "100", "-n", "10"],
+            "--pipeline-mode burst is a closed loop's policy",
+        ),
+        row(
+            &[
+                "redis",
+                "--pipeline",
+                "16",
+                "--pipeline-mode",
+                "burst",
+                "-R",
+                "100",
+            ],
+            "--pipeline-mode burst is a closed loop's policy",
+        ),
+        row(
+            &["echo", "--pipeline-mode", "window"],
+            "invalid value 'window' for '--pipeline-mode <MODE>'",
+        ),
         row(&["echo", "-R", "1e300"], "not 1e300"),
         row(&["echo", "-R", "NaN"], "not NaN"),
         row(&["echo", "-R", "inf"], "--rate must be between"),

@@ -31,6 +31,7 @@ mod ramp;
 mod redis;
 mod result_typed;
 mod runs_cli;
+mod rwin;
 mod schema;
 mod serve_figures;
 mod serve_plan;

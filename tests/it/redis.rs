@@ -160,6 +160,52 @@ fn redis_server_counts_every_command_wirebench_sent() {
     );
 }
 
+/// `--pipeline 16` is redis-benchmark's `-P 16` by default (burst: a window in one
+/// write, the next when all of it is answered); `--pipeline-mode sliding` keeps the
+/// window full instead, and an open loop slides. redis-server counts every command
+/// either way, with the last window partial.
+#[test]
+fn pipeline_16_bursts_by_default_and_redis_server_counts_every_command() {
+    let Some(s) = RedisServer::start(None) else {
+        return;
+    };
+    let own = s.own_commands();
+    for (extra, n, mode) in [
+        (&[][..], 8003u64, "burst"),
+        (&["--pipeline-mode", "sliding"][..], 8003, "sliding"),
+        (&["-R", "4000"][..], 403, "sliding"),
+    ] {
+        let before = s.commands();
+        let (total, addr) = (n.to_string(), s.addr());
+        let mut all = vec![
+            "redis",
+            &addr,
+            "-t",
+            "1",
+            "-c",
+            "5",
+            "-n",
+            &total,
+            "--pipeline",
+            "16",
+            "--command",
+            "set",
+        ];
+        all.extend_from_slice(extra);
+        let r = run_json(&all);
+        r.assert_clean(n);
+        assert_eq!(r.u("/totals/sent"), n, "{}", r.explain());
+        assert_eq!(r.json()["config"]["pipeline_mode"], mode, "{extra:?}");
+        let after = s.commands();
+        assert_eq!(
+            after - before - own,
+            commands_sent(&r),
+            "{extra:?}: server count vs sent\n{}",
+            r.explain()
+        );
+    }
+}
+
 #[test]
 fn auth_select_and_error_replies_against_redis_server() {
     let Some(s) = RedisServer::start(Some("s3cret")) else {

@@ -235,6 +235,7 @@ fn a_protocol_defined_in_a_test_runs_on_the_engine_with_exact_counts() {
         threads: 1,
         connections,
         pipeline: 2,
+        refill: engine::Refill::EachReply,
         plan: Plan::Count(requests),
         // 600/s over 3 connections: 5 ms between a connection's requests, so the 2 ms
         // heartbeats also find nothing in flight.

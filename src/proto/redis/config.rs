@@ -6,6 +6,7 @@ use super::codec::RequestLimits;
 use super::command::{Values, Workload, MAX_KEYSPACE};
 use super::keys::Distribution;
 use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
+use crate::engine::Refill;
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
 use crate::units::parse_size_range;
@@ -89,7 +90,13 @@ fn usage(flag: &str, e: impl std::fmt::Display) -> Error {
 
 impl RedisConfig {
     pub fn from_args(a: &RedisArgs, shared: &LoadArgs) -> Result<Self> {
-        let mut load = LoadConfig::from_args(shared, LoadOverrides::default())?;
+        // --pipeline is redis-benchmark's -P by default: a connection's window goes out
+        // in one write and the next once all of it is answered.
+        let over = LoadOverrides {
+            refill: Some(Refill::WhenEmpty),
+            ..LoadOverrides::default()
+        };
+        let mut load = LoadConfig::from_args(shared, over)?;
         let workload = Workload::parse(&a.command).map_err(|e| usage("--command", e))?;
         if a.keyspace == 0 || a.keyspace > MAX_KEYSPACE {
             return Err(Error::usage(format!(
