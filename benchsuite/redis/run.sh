@@ -13,10 +13,15 @@
 #   OUT=benchsuite/runs/<date>/redis   output directory (created)
 #   BASE_PORT=18600 first port; every server start uses the next one
 #   WIREBENCH=path  use this binary instead of target/release/wirebench
+#   SLIDING=1       also run wirebench with --pipeline-mode sliding (tag gen_wbs_P)
+#   BEFORE=path     also run this older wirebench binary, same flags (tag gen_wbb_P)
 #
 # Per round, for P in 1 and 16 (-c 50, -t 1 / single-threaded redis-benchmark):
 #   gen_rb_P   redis-benchmark -t COMMAND -c 50 -P P -n N     against redis-server
 #   gen_wb_P   wirebench redis -t 1 -c 50 --pipeline P -n N   against redis-server
+#              (--pipeline is redis-benchmark's -P: burst, the default since rwin)
+#   gen_wbs_P / gen_wbb_P: the same with --pipeline-mode sliding / the BEFORE binary
+#              (SLIDING=1 / BEFORE=path), on the same redis-server right after
 #   srv_redis_P / srv_wb_P: redis-benchmark -t COMMAND -c 50 -P P against
 #              redis-server and against `wirebench serve redis --threads 1`
 # Each generator run records its user+sys CPU time (getrusage of the child); each
@@ -124,11 +129,11 @@ rb() { # ROUND TAG P N
     record "$1" "$2" "${rps:-0}" "$4"
 }
 
-wb() { # ROUND TAG P N
-    local json=$OUT/r$1-$2.json
+wb() { # ROUND TAG P N [BINARY [EXTRA FLAG...]]
+    local json=$OUT/r$1-$2.json bin=${5:-$WB}
     SERVER_T0=$(server_ticks)
-    cputime "$WORK/cpu" taskset -c 1 "$WB" redis "127.0.0.1:$PORT" -t 1 -c 50 --pipeline "$3" \
-        -n "$4" --command "$COMMAND" --keyspace 10000 --size 3 -q --json "$json" \
+    cputime "$WORK/cpu" taskset -c 1 "$bin" redis "127.0.0.1:$PORT" -t 1 -c 50 --pipeline "$3" \
+        -n "$4" --command "$COMMAND" --keyspace 10000 --size 3 -q --json "$json" "${@:6}" \
         >"$OUT/r$1-$2.txt" 2>&1 || true
     local rps
     rps=$(python3 -c "import json;r=json.load(open('$json'));print(r['throughput']['msgs_per_s'] if r['totals']['errors']==0 else 0)")
@@ -142,6 +147,8 @@ for round in $(seq "$ROUNDS"); do
         start_redis
         rb "$round" "gen_rb_$p" "$p" "$n"
         wb "$round" "gen_wb_$p" "$p" "$n"
+        [[ -n ${SLIDING:-} ]] && wb "$round" "gen_wbs_$p" "$p" "$n" "$WB" --pipeline-mode sliding
+        [[ -n ${BEFORE:-} ]] && wb "$round" "gen_wbb_$p" "$p" "$n" "$BEFORE"
         stop_server
         start_redis
         rb "$round" "srv_redis_$p" "$p" "$n"
@@ -175,10 +182,17 @@ for p in ("1", "16"):
     lines.append(f"| P={p}: wirebench / redis-benchmark requests per generator CPU-s | " + stat([per_gen(a) / per_gen(b) if a and b and per_gen(b) else None for a, b in pairs]) + " |")
     srv = [(by.get((x, f"srv_wb_{p}")), by.get((x, f"srv_redis_{p}"))) for x in rounds]
     lines.append(f"| P={p}: serve redis / redis-server requests per server CPU-s | " + stat([per_srv(a) / per_srv(b) if a and b and per_srv(b) else None for a, b in srv]) + " |")
-    for tag in (f"gen_rb_{p}", f"gen_wb_{p}", f"srv_redis_{p}", f"srv_wb_{p}"):
+    extra = [t for t in (f"gen_wbs_{p}", f"gen_wbb_{p}") if any((x, t) in by for x in rounds)]
+    for tag in extra:
+        pairs = [(by.get((x, tag)), by.get((x, f"gen_rb_{p}"))) for x in rounds]
+        lines.append(f"| P={p}: {tag} / redis-benchmark req/s | " + stat([rps(a) / rps(b) if a and b and rps(b) else None for a, b in pairs]) + " |")
+        lines.append(f"| P={p}: {tag} / redis-benchmark requests per generator CPU-s | " + stat([per_gen(a) / per_gen(b) if a and b and per_gen(b) else None for a, b in pairs]) + " |")
+    for tag in [f"gen_rb_{p}", f"gen_wb_{p}"] + extra + [f"srv_redis_{p}", f"srv_wb_{p}"]:
         lines.append(f"| {tag}: req/s | {med(tag, rps)} |")
-    for tag in (f"gen_rb_{p}", f"gen_wb_{p}"):
+    for tag in [f"gen_rb_{p}", f"gen_wb_{p}"] + extra:
         lines.append(f"| {tag}: requests per generator CPU-s | {med(tag, per_gen)} |")
+    for tag in [f"gen_rb_{p}", f"gen_wb_{p}"] + extra:
+        lines.append(f"| {tag}: requests per redis-server CPU-s | {med(tag, per_srv)} |")
     for tag in (f"srv_redis_{p}", f"srv_wb_{p}"):
         lines.append(f"| {tag}: requests per server CPU-s | {med(tag, per_srv)} |")
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
