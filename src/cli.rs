@@ -122,11 +122,12 @@ pub enum Command {
     /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
     Http(LoadCommand<HttpArgs>),
     /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
-    // --pipeline means nothing here (--inflight does), so it stays out of --help; the
+    // --pipeline and --pipeline-mode mean nothing here (--inflight does), so they stay out of --help; the
     // batch plan works in publish mode (tests/it/amqp.rs: a_batch_plan_...), its
     // handshake and goodbye on every connection, so its flags show, in AMQP's words.
     #[command(
         mut_arg("pipeline", |a| a.hide(true)),
+        mut_arg("pipeline_mode", |a| a.hide(true)),
         mut_arg("iterations", |a| a.help("Batch plan (publish mode): iterations per reconnect round, each publishing --inflight messages per connection and waiting for them")),
         mut_arg("reconnects", |a| a.help("Batch plan (publish mode): reconnect rounds, each a full handshake and goodbye per connection")),
     )]

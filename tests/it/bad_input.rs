@@ -208,6 +208,10 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             "--pipeline-mode burst is a closed loop's policy",
         ),
         row(
+            &["amqp", "--pipeline-mode", "burst"],
+            "--pipeline-mode does not apply to amqp",
+        ),
+        row(
             &["echo", "--pipeline-mode", "window"],
             "invalid value 'window' for '--pipeline-mode <MODE>'",
         ),

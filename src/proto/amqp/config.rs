@@ -317,6 +317,13 @@ fn refuse_shared_flags(shared: &LoadArgs, mode: Mode) -> Result<()> {
             "--pipeline does not apply to amqp; use --inflight",
         ));
     }
+    // Publishes keep --inflight unconfirmed (the broker confirms as it goes); a window
+    // that waits for all of its confirms is the batch plan's (--iterations).
+    if shared.pipeline_mode.is_some() {
+        return Err(Error::usage(
+            "--pipeline-mode does not apply to amqp; a publish window that waits for all its confirms is the batch plan (--iterations)",
+        ));
+    }
     let batch =
         shared.iterations.is_some() || shared.reconnects.is_some() || shared.sleep.is_some();
     // The engine runs the handshake and the goodbye on every plan, batch included.
