@@ -22,6 +22,7 @@
 #              (--pipeline is redis-benchmark's -P: burst, the default since rwin)
 #   gen_wbs_P / gen_wbb_P: the same with --pipeline-mode sliding / the BEFORE binary
 #              (SLIDING=1 / BEFORE=path), on the same redis-server right after
+#              (gen_wb and gen_wbs swap places every other round)
 #   srv_redis_P / srv_wb_P: redis-benchmark -t COMMAND -c 50 -P P against
 #              redis-server and against `wirebench serve redis --threads 1`
 # Each generator run records its user+sys CPU time (getrusage of the child); each
@@ -146,8 +147,15 @@ for round in $(seq "$ROUNDS"); do
         n=$N1; [[ $p == 16 ]] && n=$N16
         start_redis
         rb "$round" "gen_rb_$p" "$p" "$n"
-        wb "$round" "gen_wb_$p" "$p" "$n"
-        [[ -n ${SLIDING:-} ]] && wb "$round" "gen_wbs_$p" "$p" "$n" "$WB" --pipeline-mode sliding
+        # With SLIDING, the two modes swap places every other round: neither always
+        # runs first after redis-benchmark on the server.
+        if [[ -n ${SLIDING:-} && $((round % 2)) == 0 ]]; then
+            wb "$round" "gen_wbs_$p" "$p" "$n" "$WB" --pipeline-mode sliding
+            wb "$round" "gen_wb_$p" "$p" "$n"
+        else
+            wb "$round" "gen_wb_$p" "$p" "$n"
+            [[ -n ${SLIDING:-} ]] && wb "$round" "gen_wbs_$p" "$p" "$n" "$WB" --pipeline-mode sliding
+        fi
         [[ -n ${BEFORE:-} ]] && wb "$round" "gen_wbb_$p" "$p" "$n" "$BEFORE"
         stop_server
         start_redis
