@@ -15,6 +15,9 @@
 #   SERVER_ONLY=1    only the server comparison: wrk -t1 -c50 against nginx log,
 #                    nginx nolog and serve http per round (no generator runs, no
 #                    hertz points), with a server-only summary
+#   SERVES="a=BIN b=BIN"  with SERVER_ONLY=1: several wirebench binaries' `serve
+#                    http`, each in every round (tag serve-NAME_wrk_c50), each
+#                    compared with the same round's nginx runs (a before/after A/B)
 #
 # Per round:
 #   nginx, two configs (benchsuite/http/nginx.conf.in): "log" writes the default
@@ -118,8 +121,8 @@ start_nginx() {
     wait_port "$PORT" "$SERVER_PID" || { log "!! nginx did not start"; cat "$dir/error.log" >&2 || true; exit 1; }
 }
 
-start_wb_server() {
-    taskset -c 0 "$WB" serve http --listen "$HOST:$PORT" --threads 1 >/dev/null 2>"$OUT/serve-$PORT.stderr" &
+start_wb_server() { # [BIN]
+    taskset -c 0 "${1:-$WB}" serve http --listen "$HOST:$PORT" --threads 1 >/dev/null 2>"$OUT/serve-$PORT.stderr" &
     SERVER_PID=$!
     wait_port "$PORT" "$SERVER_PID" || { log "!! serve http did not start"; exit 1; }
 }
@@ -199,6 +202,12 @@ for ((round = 1; round <= ROUNDS; round++)); do
         done
         stop_server
     done
+    for spec in ${SERVES:-}; do
+        PORT=$((PORT + 1))
+        start_wb_server "${spec#*=}"
+        run_wrk "$round" "serve-${spec%%=*}_wrk_c50" 50 "http://$HOST:$PORT/"
+        stop_server
+    done
     PORT=$((PORT + 1))
     start_wb_server
     run_wrk "$round" "serve_wrk_c50" 50 "http://$HOST:$PORT/"
@@ -228,14 +237,17 @@ def stat(v):
     v = [x for x in v if x is not None]
     return f"{statistics.median(v):.3f}x [{min(v):.3f}-{max(v):.3f}]" if v else "FAIL"
 lines = ["| measure (wrk -t1 -c50, per round) | median [range] |", "|---|---|"]
-for peer in ("log", "nolog"):
-    s = [by.get((x, "serve_wrk_c50")) for x in rounds]
-    n = [by.get((x, f"nginx-{peer}_wrk_c50")) for x in rounds]
-    lines.append(f"| serve http / nginx {peer}: req/s | " + stat(
-        [f(a, "req_per_s") / f(b, "req_per_s") if a and b and f(a, "req_per_s") and f(b, "req_per_s") else None for a, b in zip(s, n)]) + " |")
-    lines.append(f"| serve http / nginx {peer}: requests per server CPU-s | " + stat(
-        [per_cpu(a) / per_cpu(b) if a and b and per_cpu(a) and per_cpu(b) else None for a, b in zip(s, n)]) + " |")
-for tag in ("serve_wrk_c50", "nginx-log_wrk_c50", "nginx-nolog_wrk_c50"):
+serves = list(dict.fromkeys(r["tag"] for r in rows if r["tag"].startswith("serve")))
+for tag in serves:
+    name = "serve http" if tag == "serve_wrk_c50" else tag[: -len("_wrk_c50")]
+    for peer in ("log", "nolog"):
+        s = [by.get((x, tag)) for x in rounds]
+        n = [by.get((x, f"nginx-{peer}_wrk_c50")) for x in rounds]
+        lines.append(f"| {name} / nginx {peer}: req/s | " + stat(
+            [f(a, "req_per_s") / f(b, "req_per_s") if a and b and f(a, "req_per_s") and f(b, "req_per_s") else None for a, b in zip(s, n)]) + " |")
+        lines.append(f"| {name} / nginx {peer}: requests per server CPU-s | " + stat(
+            [per_cpu(a) / per_cpu(b) if a and b and per_cpu(a) and per_cpu(b) else None for a, b in zip(s, n)]) + " |")
+for tag in serves + ["nginx-log_wrk_c50", "nginx-nolog_wrk_c50"]:
     v = [per_cpu(by[(x, tag)]) for x in rounds if (x, tag) in by]
     v = [x for x in v if x]
     if v:

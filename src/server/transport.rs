@@ -28,7 +28,7 @@ fn kind(errno: i32) -> ErrorKind {
 #[inline]
 pub fn read_plain(fd: i32, buf: &mut [u8]) -> Input {
     loop {
-        return match socket::read(fd, buf) {
+        return match socket::recv(fd, buf) {
             Ok(0) => Input::Eof,
             Ok(n) => Input::Data {
                 n,
