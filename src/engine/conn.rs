@@ -6,6 +6,7 @@
 //! Reading and writing in the same turn means a large pipeline never deadlocks against
 //! a server that stops reading while its replies are unread.
 
+use super::busy::{Busy, BusyPool};
 use super::connector::ConnectError;
 use super::ctx::{Ctx, MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::ramp::Schedule;
@@ -14,7 +15,6 @@ use super::transport::{self, Input};
 use crate::net::socket;
 use crate::stats::ErrorKind;
 use rustls::ClientConnection;
-use std::collections::VecDeque;
 
 /// How a connection's run of requests ended.
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -60,8 +60,9 @@ pub struct Conn<S> {
     session: Option<S>,
     tls: Option<Box<ClientConnection>>,
     /// What only a connection with work holds (requests in flight, unfinished bytes):
-    /// allocated when it first has some, kept while requests keep coming, freed when
-    /// the slot retires or the connection will be idle for a while (`IDLE_RELEASE`).
+    /// taken from the worker's pool when it first has some, kept while requests keep
+    /// coming, given back when the slot retires or the connection will be idle for a
+    /// while (`IDLE_RELEASE`).
     busy: Option<Box<Busy>>,
     seq: u64,
     /// Replies received on the current connection.
@@ -86,40 +87,11 @@ pub struct Conn<S> {
     pub wake_at: u64,
 }
 
-/// The part of a slot that only a connection with work needs. Out of the slab, so an
-/// idle connection costs its slot alone: at 19,000 idle connections this is the
-/// difference between ~300 and ~200 bytes a connection (BENCHMARKS.md, "Idle
-/// connection memory, after").
-#[derive(Default)]
-struct Busy {
-    inflight: VecDeque<InFlight>,
-    /// An unfinished reply's bytes (allocated on demand, freed once idle).
-    input: Vec<u8>,
-    /// What the socket did not take yet (allocated on demand, freed once idle).
-    output: Vec<u8>,
-    /// Settles-on-write requests already written (warm-up, measured): not counted yet,
-    /// as nothing says the peer read them until the connection closes cleanly.
-    written: [u64; 2],
-    /// Bytes of the oldest reply already consumed (`Decode::Consumed`), counted with it.
-    consumed: u64,
-}
-
-impl Busy {
-    /// Holds nothing that must outlive a release.
-    fn is_empty(&self) -> bool {
-        self.inflight.is_empty()
-            && self.input.is_empty()
-            && self.output.is_empty()
-            && self.written == [0; 2]
-            && self.consumed == 0
-    }
-}
-
-/// The slot's `Busy` part, allocated on first use (a free function, so the session can
-/// be borrowed beside it).
+/// The slot's `Busy` part, taken from the worker's pool on first use (a free function,
+/// so the session and the rest of the context can be borrowed beside it).
 #[inline]
-fn work(busy: &mut Option<Box<Busy>>) -> &mut Busy {
-    busy.get_or_insert_with(Box::default)
+fn work<'a>(busy: &'a mut Option<Box<Busy>>, pool: &mut BusyPool) -> &'a mut Busy {
+    busy.get_or_insert_with(|| pool.take())
 }
 
 /// An open-loop connection whose next request is at least this far away gives its
@@ -226,8 +198,9 @@ impl<S: ClientSession> Conn<S> {
     }
 
     /// Nothing in flight or unwritten: the buffers go (an idle connection costs its
-    /// slot alone), and so does the whole `Busy` part when the next send is far off.
-    fn release_if_idle(&mut self, now: u64) {
+    /// slot alone), and the whole `Busy` part goes back to the pool when the next send
+    /// is far off.
+    fn release_if_idle(&mut self, now: u64, pool: &mut BusyPool) {
         let Some(b) = self.busy.as_mut() else {
             return;
         };
@@ -240,7 +213,9 @@ impl<S: ClientSession> Conn<S> {
         let far =
             self.schedule.is_some() && self.next_intended.saturating_sub(now) >= IDLE_RELEASE_NS;
         if far && b.is_empty() {
-            self.busy = None;
+            if let Some(b) = self.busy.take() {
+                pool.give(b);
+            }
         }
     }
 
@@ -257,6 +232,7 @@ impl<S: ClientSession> Conn<S> {
             for (measured, count) in [(false, b.written[0]), (true, b.written[1])] {
                 ctx.stats.phase(measured).in_flight += count;
             }
+            ctx.busy.give(b);
         }
         self.drop_socket(ctx);
         self.session = None;
@@ -503,7 +479,9 @@ impl<S: ClientSession> Conn<S> {
                 let mut rbuf = std::mem::take(&mut ctx.rbuf);
                 let got = transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf);
                 if let Input::Data(n) = got {
-                    work(&mut self.busy).input.extend_from_slice(&rbuf[..n]);
+                    work(&mut self.busy, &mut ctx.busy)
+                        .input
+                        .extend_from_slice(&rbuf[..n]);
                 }
                 ctx.rbuf = rbuf;
                 let e = match got {
@@ -788,13 +766,15 @@ impl<S: ClientSession> Conn<S> {
             return;
         };
         let tag = session.encode(self.seq, now, &mut ctx.out);
-        work(&mut self.busy).inflight.push_back(InFlight {
-            seq: self.seq,
-            intended_ns: intended,
-            sent_ns: now,
-            tag,
-            measured,
-        });
+        work(&mut self.busy, &mut ctx.busy)
+            .inflight
+            .push_back(InFlight {
+                seq: self.seq,
+                intended_ns: intended,
+                sent_ns: now,
+                tag,
+                measured,
+            });
         self.seq += 1;
     }
 
@@ -883,10 +863,14 @@ impl<S: ClientSession> Conn<S> {
             if self.output_empty() {
                 let n = transport::write(self.fd, self.tls.as_deref_mut(), &ctx.out)?;
                 if n < ctx.out.len() {
-                    work(&mut self.busy).output.extend_from_slice(&ctx.out[n..]);
+                    work(&mut self.busy, &mut ctx.busy)
+                        .output
+                        .extend_from_slice(&ctx.out[n..]);
                 }
             } else {
-                work(&mut self.busy).output.extend_from_slice(&ctx.out);
+                work(&mut self.busy, &mut ctx.busy)
+                    .output
+                    .extend_from_slice(&ctx.out);
             }
             ctx.out.clear();
         }
@@ -950,7 +934,7 @@ impl<S: ClientSession> Conn<S> {
             if ctx.settles_on_write && self.in_flight() > 0 && self.all_written() {
                 // Requests with no reply leave the pipeline once written; they are
                 // counted when the connection ends.
-                let b = work(&mut self.busy);
+                let b = work(&mut self.busy, &mut ctx.busy);
                 for r in b.inflight.drain(..) {
                     b.written[r.measured as usize] += 1;
                     self.answered += 1;
@@ -998,7 +982,7 @@ impl<S: ClientSession> Conn<S> {
 
             let idle = self.in_flight() == 0 && self.output_empty() && ctx.out.is_empty();
             if idle {
-                self.release_if_idle(now);
+                self.release_if_idle(now, &mut ctx.busy);
             }
             let next_send = if self.open_loop() {
                 self.next_intended
@@ -1162,7 +1146,7 @@ impl<S: ClientSession> Conn<S> {
                 }
                 Decode::Consumed { used } => {
                     pos += used.min(data.len() - pos);
-                    work(&mut self.busy).consumed += used as u64;
+                    work(&mut self.busy, &mut ctx.busy).consumed += used as u64;
                 }
                 Decode::Event { used } => {
                     pos += used.min(data.len() - pos);
@@ -1225,9 +1209,9 @@ impl<S: ClientSession> Conn<S> {
         }
         if from_kept {
             kept.drain(..pos);
-            work(&mut self.busy).input = kept;
+            work(&mut self.busy, &mut ctx.busy).input = kept;
         } else if left > 0 {
-            work(&mut self.busy).input = data[pos..].to_vec();
+            work(&mut self.busy, &mut ctx.busy).input = data[pos..].to_vec();
         }
         None
     }

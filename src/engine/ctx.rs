@@ -2,6 +2,7 @@
 //! statistics and figures, the timers, one read buffer and one encode buffer.
 //! One thread owns it all, so it is plain fields: no cell, no lock, no atomic.
 
+use super::busy::BusyPool;
 use super::session::{ClientSession, SessionFactory};
 use super::timers::Timers;
 use super::{LoadSpec, Plan};
@@ -39,6 +40,8 @@ pub struct Ctx<F: SessionFactory> {
     /// The protocol's figures: [warm-up, measured].
     pub figures: [FiguresOf<F>; 2],
     pub timers: Timers,
+    /// The `Busy` parts connections gave back, for the next that has work.
+    pub busy: BusyPool,
     pub rbuf: Vec<u8>,
     /// Requests (and answers to events) are encoded here, then written; only what the
     /// socket does not take is copied to the connection.

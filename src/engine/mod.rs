@@ -3,6 +3,7 @@
 //! module starts them, gathers their interval snapshots for progress, and merges their
 //! statistics and the protocol's figures exactly at the end.
 
+mod busy;
 pub mod conn;
 pub mod connector;
 mod ctx;

@@ -2,6 +2,7 @@
 //! (no runtime, no task, no per-connection allocation while idle). Nothing it does per
 //! request leaves the thread; it sends one snapshot per interval.
 
+use super::busy::BusyPool;
 use super::conn::{Conn, State};
 use super::ctx::{Ctx, READ_BUFFER};
 use super::ramp::Schedule;
@@ -63,6 +64,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         stats: WorkerStats::new(spec.rate.is_some()),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
+        busy: BusyPool::new(spec.pipeline),
         rbuf: vec![0; READ_BUFFER],
         out: Vec::with_capacity(16 * 1024),
         pipeline: spec.pipeline,

@@ -1,0 +1,139 @@
+//! What only a client connection with work holds (requests in flight, unfinished
+//! bytes), and the worker's pool of them.
+//!
+//! Out of the slab, so an idle connection costs its slot alone. A connection takes a
+//! `Busy` when it first has work and gives it back when it is idle for a while or its
+//! slot retires; the pool keeps what was given back for the next one. Through malloc,
+//! the boxes of ~19,000 slow open-loop connections (one request each per 10 s) were
+//! freed between other allocations and the worker's arena kept the pages: 314 B per
+//! idle connection instead of 217 (BENCHMARKS.md, "Client: per-request cost and
+//! memory, again"). Pooled, a box and its queue's room are reused as they are: no
+//! allocation per request for such connections either.
+
+use super::session::InFlight;
+use std::collections::VecDeque;
+
+/// Most in-flight entries a pooled box's queue keeps room for when given back: a
+/// deeper pipeline's queue is dropped to this (32 bytes an entry), so a pool filled by
+/// a burst of deep pipelines does not hold their whole room.
+const KEEP_IN_FLIGHT: usize = 64;
+
+#[derive(Default)]
+pub struct Busy {
+    pub inflight: VecDeque<InFlight>,
+    /// An unfinished reply's bytes (allocated on demand, freed once idle).
+    pub input: Vec<u8>,
+    /// What the socket did not take yet (allocated on demand, freed once idle).
+    pub output: Vec<u8>,
+    /// Settles-on-write requests already written (warm-up, measured): not counted yet,
+    /// as nothing says the peer read them until the connection closes cleanly.
+    pub written: [u64; 2],
+    /// Bytes of the oldest reply already consumed (`Decode::Consumed`), counted with it.
+    pub consumed: u64,
+}
+
+impl Busy {
+    /// Holds nothing that must outlive a release.
+    pub fn is_empty(&self) -> bool {
+        self.inflight.is_empty()
+            && self.input.is_empty()
+            && self.output.is_empty()
+            && self.written == [0; 2]
+            && self.consumed == 0
+    }
+}
+
+/// The boxes given back by this worker's connections. It never holds more than were
+/// out at once (the peak of busy connections, at most the worker's slots), each with
+/// its in-flight queue's room (at most `KEEP_IN_FLIGHT` entries) and no byte buffer.
+pub struct BusyPool {
+    // Boxes, not values: a slot holds its `Busy` by pointer (8 bytes in the slab), and
+    // a box moves between a slot and the pool without being copied or reallocated.
+    #[allow(clippy::vec_box)]
+    free: Vec<Box<Busy>>,
+    /// Room a new box's queue starts with: the pipeline (up to `KEEP_IN_FLIGHT`), so a
+    /// window of one holds one entry, not the four a growing `VecDeque` starts at.
+    room: usize,
+}
+
+impl BusyPool {
+    pub fn new(pipeline: usize) -> BusyPool {
+        BusyPool {
+            free: Vec::new(),
+            room: pipeline.clamp(1, KEEP_IN_FLIGHT),
+        }
+    }
+
+    /// A box for a connection that has work now.
+    #[inline]
+    pub fn take(&mut self) -> Box<Busy> {
+        self.free.pop().unwrap_or_else(|| {
+            Box::new(Busy {
+                inflight: VecDeque::with_capacity(self.room),
+                ..Busy::default()
+            })
+        })
+    }
+
+    /// Takes back a connection's box; what it still held is the caller's to settle
+    /// first (it is cleared here).
+    pub fn give(&mut self, mut b: Box<Busy>) {
+        b.inflight.clear();
+        b.inflight.shrink_to(KEEP_IN_FLIGHT);
+        b.input = Vec::new();
+        b.output = Vec::new();
+        b.written = [0; 2];
+        b.consumed = 0;
+        self.free.push(b);
+    }
+
+    #[cfg(test)]
+    pub fn pooled(&self) -> usize {
+        self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boxes_come_back_emptied_and_are_reused() {
+        let mut pool = BusyPool::new(1);
+        let mut a = pool.take();
+        assert!(a.inflight.capacity() >= 1 && a.inflight.capacity() < 4);
+        a.input.extend_from_slice(b"partial");
+        a.written = [1, 2];
+        let at = &*a as *const Busy;
+        pool.give(a);
+        assert_eq!(pool.pooled(), 1);
+        let b = pool.take();
+        assert_eq!(&*b as *const Busy, at, "the same box");
+        assert!(b.is_empty());
+        assert_eq!(b.input.capacity(), 0);
+        assert_eq!(pool.pooled(), 0);
+        // A new box when none is pooled; the pool holds what was out at once.
+        let c = pool.take();
+        pool.give(b);
+        pool.give(c);
+        assert_eq!(pool.pooled(), 2);
+    }
+
+    #[test]
+    fn a_deep_queue_keeps_bounded_room() {
+        let mut pool = BusyPool::new(1_000_000);
+        let mut a = pool.take();
+        assert_eq!(a.inflight.capacity(), KEEP_IN_FLIGHT);
+        for seq in 0..1000 {
+            a.inflight.push_back(InFlight {
+                seq,
+                intended_ns: 0,
+                sent_ns: 0,
+                tag: 0,
+                measured: true,
+            });
+        }
+        pool.give(a);
+        assert!(pool.take().inflight.capacity() <= KEEP_IN_FLIGHT);
+    }
+}
