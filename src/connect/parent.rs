@@ -183,11 +183,6 @@ pub fn run(
                 tls: tls_spec(cfg, pem),
                 server_name: cfg.host.clone(),
                 ramp: cfg.ramp,
-                ramp_stride: p as u64,
-                ramp_units: match churn {
-                    true => cfg.concurrency.div_ceil(p).max(1) as u64 * p as u64,
-                    false => cfg.total,
-                },
             }
         })
         .collect();
