@@ -40,6 +40,9 @@ pub struct Admission {
     /// Slots waiting their turn, first come first served (generation to tell a
     /// slot that moved on since).
     queue: VecDeque<(u32, u32)>,
+    /// Slots that never started, served after the queue in slot order: a million
+    /// slots waiting for their first attempt cost no queue.
+    fresh: std::ops::Range<u32>,
 }
 
 impl Admission {
@@ -54,7 +57,22 @@ impl Admission {
             connecting: 0,
             started: 0,
             queue: VecDeque::new(),
+            fresh: 0..0,
         }
+    }
+
+    /// Whether attempts wait for a limit at all.
+    pub fn limited(&self) -> bool {
+        self.max_connecting != usize::MAX || self.gap_ns > 0.0
+    }
+
+    /// Slots `0..n`, never started (generation 0), wait for their first attempt.
+    pub fn wait_fresh(&mut self, n: u32) {
+        self.fresh = 0..n;
+    }
+
+    fn waiting(&self) -> bool {
+        !self.queue.is_empty() || !self.fresh.is_empty()
     }
 
     /// When the next attempt may start by the rate (ns on the run clock).
@@ -86,24 +104,23 @@ impl Admission {
 
     /// The next waiting slot that may start now, if any.
     pub fn next(&mut self, now: u64) -> Option<(u32, u32)> {
-        if self.queue.is_empty() {
+        if !self.waiting() || self.connecting >= self.max_connecting || now < self.due() {
             return None;
         }
-        if self.connecting >= self.max_connecting || now < self.due() {
-            return None;
-        }
-        let next = self.queue.pop_front();
-        if self.queue.is_empty() {
-            // A million waiting slots took 8 MB: once served, it goes.
+        let Some(next) = self.queue.pop_front() else {
+            return self.fresh.next().map(|slot| (slot, 0));
+        };
+        if self.queue.is_empty() && self.queue.capacity() > 1024 {
+            // Once served, a long queue's room goes.
             self.queue = VecDeque::new();
         }
-        next
+        Some(next)
     }
 
-    /// When the loop must wake for the rate (None: no slot waits on it).
+    /// When the loop must wake to start a waiting slot (None: none waits, or every
+    /// one waits for an attempt in flight to settle, which is an event).
     pub fn wake_at(&self) -> Option<u64> {
-        (!self.queue.is_empty() && self.connecting < self.max_connecting && self.gap_ns > 0.0)
-            .then(|| self.due())
+        (self.waiting() && self.connecting < self.max_connecting).then(|| self.due())
     }
 }
 
@@ -145,5 +162,25 @@ mod tests {
         assert_eq!(r.next(2_000_000), Some((3, 0)));
         assert!(r.try_start(2_000_000));
         assert_eq!(r.wake_at(), None);
+        r.wait(4, 0);
+        assert_eq!(r.wake_at(), Some(4_000_000));
+
+        // Fresh slots come after the queue, in order, with generation 0.
+        let mut f = Admission::new(
+            &Attempts {
+                max_connecting: Some(1),
+                per_s: None,
+                retry: true,
+            },
+            1,
+        );
+        assert!(f.limited());
+        f.wait_fresh(2);
+        f.wait(9, 4);
+        assert_eq!(f.next(0), Some((9, 4)));
+        assert_eq!(f.next(0), Some((0, 0)));
+        assert_eq!(f.next(0), Some((1, 0)));
+        assert_eq!(f.next(0), None);
+        assert!(!Admission::new(&Attempts::default(), 1).limited());
     }
 }

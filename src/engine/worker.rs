@@ -108,8 +108,13 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         _ => None,
     };
 
-    // Start every slot: at once, or spread over the ramp.
-    for (slot, c) in conns.iter_mut().enumerate() {
+    // Start every slot: at once, or spread over the ramp; with limits on attempts and
+    // no ramp, they wait their turn in slot order (no queue entry each).
+    let fresh = spec.ramp.is_none() && batch.is_none() && ctx.admission.limited();
+    if fresh {
+        ctx.admission.wait_fresh(n as u32);
+    }
+    for (slot, c) in conns.iter_mut().enumerate().filter(|_| !fresh) {
         let g = args.index * n + slot;
         let at = match (batch.is_some(), spec.ramp) {
             (false, Some(r)) => r.start_of(g, total),
