@@ -21,7 +21,7 @@ use crate::proto::echo::client::EchoFactory;
 use crate::stats::{ConnTally, Counters, ErrorKind};
 use std::collections::BTreeMap;
 use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,9 +43,11 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
         .transpose()?;
     let stop = Arc::new(AtomicBool::new(false));
     let release = Arc::new(AtomicBool::new(false));
+    let cpu_at_stop = Arc::new(AtomicU64::new(0));
     let go = listen(
         stop.clone(),
         release.clone(),
+        cpu_at_stop.clone(),
         spec.ping_interval_ms.is_some(),
     )?;
     emit(&WorkerMsg::Ready);
@@ -79,7 +81,7 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
         c,
         connect_hist: out.handshake.encode(),
         echo_hist: out.latency.encode(),
-        cpu_s: crate::sys::process_cpu_time().as_secs_f64(),
+        cpu_s: cpu_s(&cpu_at_stop),
         rss_bytes: rss,
     });
     Ok(())
@@ -101,9 +103,19 @@ fn client_tls(spec: &TlsSpec, server_name: &str) -> Result<ClientTls> {
 /// Reads the parent's lines on a thread of its own: `ping` and `stop` set their
 /// flags (the engine looks at them every 50 ms at most), and `go`, `stop` and the end
 /// of stdin are also sent on the returned channel for whoever waits on them.
+/// The worker's CPU time up to the parent's `stop` (what the plan asked for: coming
+/// up, holding, pinging, churning), not the teardown of its connections after it.
+fn cpu_s(at_stop: &AtomicU64) -> f64 {
+    match at_stop.load(Ordering::Relaxed) {
+        0 => crate::sys::process_cpu_time().as_secs_f64(),
+        ns => ns as f64 / 1e9,
+    }
+}
+
 fn listen(
     stop: Arc<AtomicBool>,
     release: Arc<AtomicBool>,
+    cpu_at_stop: Arc<AtomicU64>,
     pings: bool,
 ) -> Result<mpsc::Receiver<()>> {
     let (tx, rx) = mpsc::channel();
@@ -116,7 +128,11 @@ fn listen(
                     release.store(true, Ordering::Relaxed);
                     continue;
                 }
-                CMD_STOP => stop.store(true, Ordering::Relaxed),
+                CMD_STOP => {
+                    let cpu = crate::sys::process_cpu_time().as_nanos() as u64;
+                    cpu_at_stop.store(cpu.max(1), Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
+                }
                 _ => continue,
             }
             let _ = tx.send(());

@@ -420,6 +420,12 @@ impl<S: ClientSession> Conn<S> {
     ) {
         match self.state {
             State::Connecting => {
+                let failed = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
+                if events & libc::EPOLLOUT as u32 != 0 && events & failed == 0 {
+                    // Writable with no error or hang-up flagged: connected, without
+                    // asking the socket (a system call less per connection).
+                    return self.connected_on(slot, events, ctx);
+                }
                 let err = socket::take_error(self.fd);
                 if err != 0 {
                     let kind = ErrorKind::from_connect(&std::io::Error::from_raw_os_error(err));
@@ -481,6 +487,23 @@ impl<S: ClientSession> Conn<S> {
             State::Waiting if !ctx.batch() => self.retire(ctx),
             State::Running => self.pump(slot, ctx),
             _ => {}
+        }
+    }
+
+    /// Connected on readiness `events`: what came with the connect's edge (input, a
+    /// hang-up) is read now, as an edge-triggered socket will not report it again
+    /// (a held connection is not read otherwise when it comes up, see `opened`).
+    fn connected_on<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        events: u32,
+        ctx: &mut Ctx<F>,
+    ) {
+        let gen = self.gen;
+        self.connected(slot, ctx);
+        let unread = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        if self.gen == gen && self.state == State::Running && events & unread != 0 {
+            self.pump_after(slot, events, ctx);
         }
     }
 
@@ -644,7 +667,21 @@ impl<S: ClientSession> Conn<S> {
         if ctx.batch() {
             self.local_budget = Some(ctx.pipeline as u64);
         }
+        if self.idle_held(now, ctx) {
+            // Nothing to send and nothing read yet: no read just to hear EAGAIN (a
+            // system call per connection); its input raises a new edge.
+            return;
+        }
         self.pump(slot, ctx);
+    }
+
+    /// A plain connection of a hold plan, just opened, with nothing to send and no
+    /// input kept from its opening exchange.
+    fn idle_held<F: SessionFactory<Session = S>>(&self, now: u64, ctx: &Ctx<F>) -> bool {
+        ctx.holding()
+            && self.tls.is_none()
+            && self.input().is_empty()
+            && !self.may_send(self.next_intended.max(now), now, ctx)
     }
 
     /// A failed connection attempt (connect, TLS or the opening exchange).
