@@ -358,6 +358,7 @@ impl LoadConfig {
                 "batch: {reconnects} reconnects x {iterations} iterations, {} ms sleep",
                 sleep.as_millis()
             ),
+            Plan::Hold => "connections held until stopped".into(),
         };
         plan
     }
@@ -475,6 +476,7 @@ fn plan_json(plan: Plan) -> serde_json::Value {
         } => {
             json!({"type": "batch", "iterations": iterations, "reconnects": reconnects, "sleep_ms": sleep.as_millis() as u64})
         }
+        Plan::Hold => json!({"type": "hold"}),
     }
 }
 

@@ -80,6 +80,7 @@ pub fn load_spec(
             tls,
             nodelay: load.nodelay,
             timeout: load.timeout,
+            spread: Default::default(),
         },
         threads: load.threads,
         connections: load.connections,
@@ -93,6 +94,8 @@ pub fn load_spec(
         stop,
         per_connection: None,
         ramp: load.ramp,
+        attempts: Default::default(),
+        release: None,
     }
 }
 

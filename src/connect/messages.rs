@@ -45,15 +45,9 @@ pub struct WorkerSpec {
     /// unique over a sharded run).
     #[serde(default)]
     pub id_base: u64,
-    /// `--ramp`: this worker's units (connections; churn: slots) start at their place
-    /// in a linear spread of `ramp_units` over all `ramp_stride` workers, this worker's
-    /// k-th unit being unit `k * ramp_stride + index`.
+    /// `--ramp`: this worker's connections (churn: slots) start spread over it.
     #[serde(default)]
     pub ramp: Option<crate::engine::Ramp>,
-    #[serde(default)]
-    pub ramp_stride: u64,
-    #[serde(default)]
-    pub ramp_units: u64,
 }
 
 /// A worker's counters; the parent adds them up.
@@ -149,13 +143,4 @@ pub enum WorkerMsg {
         /// The worker's own RSS while it held its connections.
         rss_bytes: u64,
     },
-}
-
-/// Why a connection with a frame in flight ended, for the echo error count.
-pub fn io_kind(e: i32) -> &'static str {
-    match e {
-        libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED => "reset",
-        libc::ETIMEDOUT => "timeout",
-        _ => "io",
-    }
 }

@@ -6,13 +6,12 @@
 pub mod block_merge;
 pub mod defaults;
 pub mod entry;
-pub mod event_loop;
 pub mod messages;
 pub mod parent;
 pub mod plan;
 pub mod report;
 pub mod sharding;
-pub mod tls;
+pub mod worker;
 
 use crate::error::{Error, Result};
 
@@ -23,5 +22,5 @@ pub fn worker_main() -> Result<()> {
     let spec: messages::WorkerSpec = serde_json::from_str(&text)
         .map_err(|e| Error::runtime(format!("a connect worker got a bad spec: {e}")))?;
     crate::sys::raise_nofile_limit();
-    event_loop::Worker::new(spec)?.run()
+    worker::run(spec)
 }

@@ -219,7 +219,7 @@ pub fn build(
         "ping_interval_s": ping_s,
         "timeout_s": cfg.timeout.as_secs_f64(),
         "tls": cfg.tls.is_some(),
-        "echo_payload_bytes": super::event_loop::PING_PAYLOAD,
+        "echo_payload_bytes": super::worker::PING_PAYLOAD,
     });
     if let Some(w) = &cfg.whole {
         config["connections"] = serde_json::json!(w.total);

@@ -49,8 +49,8 @@ pub enum State {
 
 /// Reads in a row before the other connections of the worker get a turn.
 const FAIRNESS_ROUNDS: u32 = 32;
-const FIRST_BACKOFF_MS: u32 = 10;
-const MAX_BACKOFF_MS: u32 = 500;
+const FIRST_BACKOFF_MS: u16 = 10;
+const MAX_BACKOFF_MS: u16 = 500;
 
 pub struct Conn<S> {
     pub fd: i32,
@@ -82,7 +82,12 @@ pub struct Conn<S> {
     began: u64,
     opened_in_warmup: bool,
     failing_since: Option<u64>,
-    backoff_ms: u32,
+    /// u16: at most MAX_BACKOFF_MS, and the slot keeps its two flags below in the room saved.
+    backoff_ms: u16,
+    /// An attempt of this slot counts against the worker's attempts in flight.
+    attempting: bool,
+    /// The slot's first attempt has settled (up, failed, or never made).
+    settled_once: bool,
     /// The earliest time a timer of this connection is armed for (u64::MAX: none).
     pub wake_at: u64,
 }
@@ -125,6 +130,8 @@ impl<S: ClientSession> Conn<S> {
             opened_in_warmup: false,
             failing_since: None,
             backoff_ms: FIRST_BACKOFF_MS,
+            attempting: false,
+            settled_once: false,
             wake_at: u64::MAX,
         }
     }
@@ -235,9 +242,42 @@ impl<S: ClientSession> Conn<S> {
             ctx.busy.give(b);
         }
         self.drop_socket(ctx);
+        self.settle_attempt(ctx);
         self.session = None;
         self.state = State::Done;
         ctx.live -= 1;
+    }
+
+    // ---- connection attempts: the admission limits, the first-attempt count, errnos
+
+    /// Over the limits on attempts (LoadSpec::attempts): waits its turn, no timer.
+    fn wait_turn<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        self.state = State::Waiting;
+        self.gen = self.gen.wrapping_add(1);
+        self.wake_at = u64::MAX;
+        ctx.admission.wait(slot, self.gen);
+    }
+
+    /// The current attempt is over (up or failed): it leaves the attempts in flight,
+    /// and the slot's first settles the worker's count of slots still coming up.
+    fn settle_attempt<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        if self.attempting {
+            self.attempting = false;
+            ctx.admission.settled();
+        }
+        if !self.settled_once {
+            self.settled_once = true;
+            ctx.unsettled -= 1;
+        }
+    }
+
+    /// Without retries (LoadSpec::attempts.retry), an established connection that
+    /// ended is tallied as lost by kind and its slot's run is over.
+    fn lost<F: SessionFactory<Session = S>>(&mut self, kind: ErrorKind, ctx: &mut Ctx<F>) {
+        self.abandon(kind, ctx);
+        self.refund(ctx);
+        ctx.stats.conns.lost(kind);
+        self.retire(ctx);
     }
 
     fn drop_socket<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
@@ -299,12 +339,19 @@ impl<S: ClientSession> Conn<S> {
             if ctx.stopping || ctx.deadline_ns.is_some_and(|d| now >= d) || ctx.budget == Some(0) {
                 return self.retire(ctx);
             }
+        }
+        if !ctx.admission.try_start(now) {
+            return self.wait_turn(slot, ctx);
+        }
+        self.attempting = true;
+        if !ctx.batch() {
             if let Some(n) = ctx.per_connection {
                 if !self.claim(ctx, n) {
                     return self.retire(ctx);
                 }
             }
         }
+        let number = ctx.connection_number(ctx.made);
         let session = ctx.new_session();
         self.session = Some(session);
         self.seq = 0;
@@ -323,7 +370,7 @@ impl<S: ClientSession> Conn<S> {
         self.opened_in_warmup = now < ctx.measure_start_ns;
         self.gen = self.gen.wrapping_add(1);
         self.wake_at = u64::MAX;
-        let (fd, done) = match ctx.spec.connector.start() {
+        let (fd, done) = match ctx.spec.connector.start(number) {
             Ok(v) => v,
             Err(e) => return self.connect_failed(slot, ctx, e),
         };
@@ -349,6 +396,12 @@ impl<S: ClientSession> Conn<S> {
     ) {
         match self.state {
             State::Connecting => {
+                let failed = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
+                if events & libc::EPOLLOUT as u32 != 0 && events & failed == 0 {
+                    // Writable with no error or hang-up flagged: connected, without
+                    // asking the socket (a system call less per connection).
+                    return self.connected_on(slot, events, ctx);
+                }
                 let err = socket::take_error(self.fd);
                 if err != 0 {
                     let kind = ErrorKind::from_connect(&std::io::Error::from_raw_os_error(err));
@@ -388,9 +441,14 @@ impl<S: ClientSession> Conn<S> {
                 format!("the closing handshake did not finish within {timeout:?}")
             }
         };
+        let errno = match self.state {
+            State::Connecting | State::Tls => libc::ETIMEDOUT,
+            _ => 0,
+        };
         let e = ConnectError {
             kind: ErrorKind::ConnectTimeout,
             detail: why,
+            errno,
         };
         if self.state == State::Closing {
             self.close_failed(slot, ctx, e)
@@ -405,6 +463,23 @@ impl<S: ClientSession> Conn<S> {
             State::Waiting if !ctx.batch() => self.retire(ctx),
             State::Running => self.pump(slot, ctx),
             _ => {}
+        }
+    }
+
+    /// Connected on readiness `events`: what came with the connect's edge (input, a
+    /// hang-up) is read now, as an edge-triggered socket will not report it again
+    /// (a held connection is not read otherwise when it comes up, see `opened`).
+    fn connected_on<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        events: u32,
+        ctx: &mut Ctx<F>,
+    ) {
+        let gen = self.gen;
+        self.connected(slot, ctx);
+        let unread = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        if self.gen == gen && self.state == State::Running && events & unread != 0 {
+            self.pump_after(slot, events, ctx);
         }
     }
 
@@ -440,6 +515,7 @@ impl<S: ClientSession> Conn<S> {
                 let e = ConnectError {
                     kind: ErrorKind::Tls,
                     detail: format!("TLS handshake with {}: {why}", ctx.spec.connector.addr),
+                    errno: 0,
                 };
                 self.connect_failed(slot, ctx, e)
             }
@@ -473,7 +549,11 @@ impl<S: ClientSession> Conn<S> {
         } else {
             "closing handshake"
         };
-        let fail = |kind, detail: String| ConnectError { kind, detail };
+        let fail = |kind, detail: String| ConnectError {
+            kind,
+            detail,
+            errno: 0,
+        };
         loop {
             if !fresh {
                 let mut rbuf = std::mem::take(&mut ctx.rbuf);
@@ -555,6 +635,7 @@ impl<S: ClientSession> Conn<S> {
 
     /// The opening exchange is done: requests may go.
     fn opened<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        self.settle_attempt(ctx);
         let now = ctx.now();
         if self.began >= ctx.measure_start_ns || ctx.batch() {
             ctx.stats.handshake.record(now.saturating_sub(self.began));
@@ -564,7 +645,21 @@ impl<S: ClientSession> Conn<S> {
         if ctx.batch() {
             self.local_budget = Some(ctx.pipeline as u64);
         }
+        if self.idle_held(now, ctx) {
+            // Nothing to send and nothing read yet: no read just to hear EAGAIN (a
+            // system call per connection); its input raises a new edge.
+            return;
+        }
         self.pump(slot, ctx);
+    }
+
+    /// A plain connection of a hold plan, just opened, with nothing to send and no
+    /// input kept from its opening exchange.
+    fn idle_held<F: SessionFactory<Session = S>>(&self, now: u64, ctx: &Ctx<F>) -> bool {
+        ctx.holding()
+            && self.tls.is_none()
+            && self.input().is_empty()
+            && !self.may_send(self.next_intended.max(now), now, ctx)
     }
 
     /// A failed connection attempt (connect, TLS or the opening exchange).
@@ -576,13 +671,20 @@ impl<S: ClientSession> Conn<S> {
     ) {
         self.drop_socket(ctx);
         self.refund(ctx);
+        self.settle_attempt(ctx);
         // Requests never went out on it; nothing is in flight.
         let now = ctx.now();
         let refused = e.kind == ErrorKind::ConnectRefused;
         let measured = ctx.batch() || now >= ctx.measure_start_ns;
+        if e.errno != 0 {
+            ctx.stats.conns.failed(e.errno);
+        }
         ctx.stats.record_connect_error(measured, e.kind, e.detail);
         if ctx.batch() {
             return self.park(ctx);
+        }
+        if !ctx.spec.attempts.retry {
+            return self.retire(ctx);
         }
         let never_connected = ctx.stats.warmup.connections + ctx.stats.measured.connections == 0;
         // A slot that cannot connect for a whole timeout gives up, so a dead target ends
@@ -691,6 +793,9 @@ impl<S: ClientSession> Conn<S> {
                     End::Failed(k) => k,
                     _ => ErrorKind::Closed,
                 };
+                if !ctx.spec.attempts.retry && !ctx.batch() {
+                    return self.lost(kind, ctx);
+                }
                 self.abandon(kind, ctx);
                 self.refund(ctx);
                 self.drop_socket(ctx);
@@ -746,6 +851,10 @@ impl<S: ClientSession> Conn<S> {
         ctx: &Ctx<F>,
     ) -> bool {
         if ctx.stopping || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
+            return false;
+        }
+        if matches!(ctx.spec.plan, super::Plan::Hold) && !(ctx.released && self.open_loop()) {
+            // Held: requests only by the schedule, once released.
             return false;
         }
         if self.local_budget == Some(0) {
@@ -967,7 +1076,10 @@ impl<S: ClientSession> Conn<S> {
                     } else {
                         now
                     };
-                    Some(if idle && !self.may_send(wanted, now, ctx) {
+                    Some(if ctx.holding() {
+                        // A held connection is not given up by the peer unnoticed.
+                        End::Failed(ErrorKind::Closed)
+                    } else if idle && !self.may_send(wanted, now, ctx) {
                         End::Done
                     } else {
                         End::Failed(ErrorKind::Closed)
@@ -991,6 +1103,10 @@ impl<S: ClientSession> Conn<S> {
             };
             let can_send = self.may_send(next_send, now, ctx);
             if idle && !can_send {
+                if ctx.holding() {
+                    // Held: nothing to do until input, the release or the stop.
+                    return;
+                }
                 return self.end(slot, ctx, End::Done);
             }
             let cut_at = ctx.cut_ns();

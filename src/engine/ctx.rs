@@ -3,6 +3,7 @@
 //! One thread owns it all, so it is plain fields: no cell, no lock, no atomic.
 
 use super::busy::BusyPool;
+use super::admission::Admission;
 use super::session::{ClientSession, SessionFactory};
 use super::timers::Timers;
 use super::{LoadSpec, Plan};
@@ -69,6 +70,12 @@ pub struct Ctx<F: SessionFactory> {
     /// Slots that stopped reading before EAGAIN to let the others have a turn:
     /// (slot, generation), served before the next wait.
     pub ready: Vec<(u32, u32)>,
+    /// Which connection attempts may start now (LoadSpec::attempts).
+    pub admission: Admission,
+    /// Hold plans: requests may go (LoadSpec::release was set, or there is none).
+    pub released: bool,
+    /// Slots whose first connection attempt has not settled (up or failed) yet.
+    pub unsettled: usize,
 }
 
 impl<F: SessionFactory> Ctx<F> {
@@ -81,7 +88,18 @@ impl<F: SessionFactory> Ctx<F> {
         matches!(self.spec.plan, Plan::Batch { .. })
     }
 
+    /// A hold plan that has not been stopped: connections stay, idle or not.
+    #[inline]
+    pub fn holding(&self) -> bool {
+        matches!(self.spec.plan, Plan::Hold) && !self.stopping
+    }
+
     /// A session for the next connection; its id is unique within the run.
+    /// This worker's connection number `made` in the run's numbering (`Spread`).
+    pub fn connection_number(&self, made: u64) -> u64 {
+        made * self.spec.threads as u64 + self.worker as u64
+    }
+
     pub fn new_session(&mut self) -> F::Session {
         let id = ((self.worker as u64) << 40) | self.made;
         self.made += 1;

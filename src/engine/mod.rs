@@ -4,6 +4,7 @@
 //! statistics and the protocol's figures exactly at the end.
 
 mod busy;
+pub mod admission;
 pub mod conn;
 pub mod connector;
 mod ctx;
@@ -14,6 +15,7 @@ mod timers;
 pub mod transport;
 pub mod worker;
 
+pub use admission::Attempts;
 pub use ctx::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
 pub use ramp::Ramp;
 pub use refill::Refill;
@@ -22,7 +24,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
-use crate::stats::{Counters, IntervalRow, Latency};
+use crate::stats::{ConnTally, Counters, IntervalRow, Latency, Snapshot};
 use connector::Connector;
 use session::{ClientSession, Figures, SessionFactory};
 use std::sync::atomic::AtomicBool;
@@ -45,6 +47,11 @@ pub enum Plan {
         reconnects: u64,
         sleep: Duration,
     },
+    /// Open every connection and hold it until the stop flag: no request in closed
+    /// loop; in open loop (`rate`) requests by the schedule once `LoadSpec::release`
+    /// is set (at once without one), each connection's every `connections / rate`.
+    /// A held connection that ends is tallied as lost (`ConnTally::lost`).
+    Hold,
 }
 
 /// A validated load: what every protocol's load command hands the engine.
@@ -73,6 +80,10 @@ pub struct LoadSpec {
     pub per_connection: Option<u64>,
     /// Connection starts (and the rate, in open loop) spread over a ramp.
     pub ramp: Option<Ramp>,
+    /// Limits on connection attempts: in flight at once, a rate, whether to retry.
+    pub attempts: Attempts,
+    /// Hold plans: requests (open loop) begin once this is set.
+    pub release: Option<Arc<AtomicBool>>,
 }
 
 impl LoadSpec {
@@ -88,7 +99,7 @@ impl LoadSpec {
     /// The number of correct replies the plan asks for, when it names one.
     pub fn expected(&self) -> Option<u64> {
         match self.plan {
-            Plan::Duration(_) => None,
+            Plan::Duration(_) | Plan::Hold => None,
             Plan::Count(n) => Some(n),
             Plan::Batch {
                 iterations,
@@ -129,6 +140,23 @@ pub struct EngineOutput<X = ()> {
     pub handshake: Latency,
     /// Open loop: what was asked and how far the schedule fell behind.
     pub rate: Option<RateFigures>,
+    /// Failed attempts by errno and connections lost while held, whole run.
+    pub conns: ConnTally,
+}
+
+/// What a worker hands over while it runs.
+pub enum WorkerReport {
+    /// One interval's snapshot, for progress and the JSON series.
+    Interval(Snapshot),
+    /// The worker's connections so far (sent with every interval, and at once when its
+    /// every slot has had its first attempt settle: `up`).
+    Connections {
+        worker: usize,
+        counters: Counters,
+        /// Boxed: 1.2 KB, once per interval.
+        conns: Box<ConnTally>,
+        up: bool,
+    },
 }
 
 /// Runs the load to its end.
@@ -172,6 +200,7 @@ pub fn run<F: SessionFactory>(
     drop(tx);
 
     let mut agg = IntervalAggregator::new(spec.threads);
+    let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.threads];
     let measure_at = clock.instant_at(measure_start_ns);
     let mut started = false;
     loop {
@@ -181,10 +210,25 @@ pub fn run<F: SessionFactory>(
             measure_at.saturating_duration_since(Instant::now())
         };
         match rx.recv_timeout(wait) {
-            Ok(snap) => {
+            Ok(WorkerReport::Interval(snap)) => {
                 for (row, lat) in agg.push(snap) {
                     observer.on_interval(&row, &lat);
                 }
+            }
+            Ok(WorkerReport::Connections {
+                worker,
+                counters,
+                conns,
+                up,
+            }) => {
+                latest[worker] = (counters, *conns, up);
+                let mut sum = (Counters::default(), ConnTally::default());
+                for (c, t, _) in &latest {
+                    sum.0.add(c);
+                    sum.1.add(t);
+                }
+                let all_up = latest.iter().all(|(_, _, u)| *u);
+                observer.on_connections(&sum.0, &sum.1, all_up);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -209,6 +253,7 @@ pub fn run<F: SessionFactory>(
         interrupted: false,
         handshake: Latency::new(),
         rate: None,
+        conns: ConnTally::default(),
     };
     let mut finish_ns = measure_start_ns;
     let mut max_lag_ns = 0;
@@ -222,6 +267,7 @@ pub fn run<F: SessionFactory>(
         out.warmup.add(&w.stats.warmup);
         out.latency.add(&w.stats.latency);
         out.handshake.add(&w.stats.handshake);
+        out.conns.add(&w.stats.conns);
         if let (Some(all), Some(u)) = (out.uncorrected.as_mut(), w.stats.uncorrected.as_ref()) {
             all.add(u);
         }
@@ -242,7 +288,7 @@ pub fn run<F: SessionFactory>(
                 out.elapsed,
                 n as f64 / asked >= crate::stats::rate::SHORTEST_JUDGED.as_secs_f64(),
             ),
-            Plan::Batch { .. } => (out.elapsed, false),
+            Plan::Batch { .. } | Plan::Hold => (out.elapsed, false),
         };
         // A measured ramp inside the window asks for less than the full rate.
         let asked = spec.ramp.map_or(asked, |r| {

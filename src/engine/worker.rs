@@ -3,11 +3,13 @@
 //! request leaves the thread; it sends one snapshot per interval.
 
 use super::busy::BusyPool;
+use super::admission::Admission;
 use super::conn::{Conn, State};
 use super::ctx::{Ctx, READ_BUFFER};
 use super::ramp::Schedule;
 use super::session::SessionFactory;
 use super::timers::Timers;
+use super::WorkerReport;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
@@ -37,7 +39,7 @@ pub struct WorkerArgs<F> {
     pub measure_start_ns: u64,
     /// Count plans: this worker's share of the requests.
     pub budget: Option<u64>,
-    pub snapshots: Sender<Snapshot>,
+    pub snapshots: Sender<WorkerReport>,
 }
 
 /// The stop flag is set by a signal handler, which cannot wake the loop: it looks at
@@ -80,6 +82,9 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         live: n,
         parked: 0,
         ready: Vec::new(),
+        admission: Admission::new(&spec.attempts, spec.threads),
+        released: spec.release.is_none(),
+        unsettled: n,
     };
     let total = spec.threads * n;
     let mut conns: Vec<Conn<F::Session>> = (0..n)
@@ -105,8 +110,13 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         _ => None,
     };
 
-    // Start every slot: at once, or spread over the ramp.
-    for (slot, c) in conns.iter_mut().enumerate() {
+    // Start every slot: at once, or spread over the ramp; with limits on attempts and
+    // no ramp, they wait their turn in slot order (no queue entry each).
+    let fresh = spec.ramp.is_none() && batch.is_none() && ctx.admission.limited();
+    if fresh {
+        ctx.admission.wait_fresh(n as u32);
+    }
+    for (slot, c) in conns.iter_mut().enumerate().filter(|_| !fresh) {
         let g = args.index * n + slot;
         let at = match (batch.is_some(), spec.ramp) {
             (false, Some(r)) => r.start_of(g, total),
@@ -121,6 +131,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     }
 
     let mut lp = Loop {
+        up_sent: false,
         cpu_at_start: None,
         next_tick: args.measure_start_ns + spec.interval.as_nanos().max(1) as u64,
         ticks: 0,
@@ -133,9 +144,10 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         .cpu_at_start
         .map(|s| crate::sys::thread_cpu_time().saturating_sub(s))
         .unwrap_or(Duration::ZERO);
-    let _ = args
-        .snapshots
-        .send(take_snapshot(&mut ctx, args.index, lp.ticks, true));
+    let _ = args.snapshots.send(WorkerReport::Interval(take_snapshot(
+        &mut ctx, args.index, lp.ticks, true,
+    )));
+    send_connections(&ctx, &args);
     let [_, measured] = std::mem::take(&mut ctx.figures);
     Ok(WorkerOutput {
         stats: std::mem::replace(&mut ctx.stats, WorkerStats::new(false)),
@@ -160,6 +172,8 @@ struct Batch {
 }
 
 struct Loop {
+    /// The report that every slot's first attempt settled has gone.
+    up_sent: bool,
     cpu_at_start: Option<Duration>,
     next_tick: u64,
     ticks: u64,
@@ -192,6 +206,9 @@ impl Loop {
             if let Some(at) = self.batch.as_ref().and_then(|b| b.resume_at) {
                 wake = wake.min(at);
             }
+            if let Some(at) = ctx.admission.wake_at() {
+                wake = wake.min(at);
+            }
             let timeout = if ctx.ready.is_empty() {
                 wake.saturating_sub(now)
             } else {
@@ -221,6 +238,11 @@ impl Loop {
                     c.on_timer(slot, ctx);
                 }
             }
+            admit_waiting(ctx, conns);
+            if !self.up_sent && ctx.unsettled == 0 {
+                self.up_sent = true;
+                send_connections(ctx, args);
+            }
             if self.cpu_at_start.is_none() && now >= ctx.measure_start_ns {
                 self.cpu_at_start = Some(crate::sys::thread_cpu_time());
             }
@@ -229,7 +251,11 @@ impl Loop {
                 self.ticks += 1;
                 // Missed ticks are not made up: the next is an interval from now.
                 self.next_tick = (self.next_tick + interval_ns).max(now + 1);
-                let _ = args.snapshots.send(snap);
+                let _ = args.snapshots.send(WorkerReport::Interval(snap));
+                send_connections(ctx, args);
+            }
+            if !ctx.released && !ctx.stopping && is_set(&ctx.spec.release) {
+                release(ctx, conns);
             }
             if !ctx.stopping && ctx.spec.stop.load(Ordering::Relaxed) {
                 ctx.stopping = true;
@@ -295,6 +321,45 @@ impl Loop {
             }
         }
     }
+}
+
+/// Slots that waited for their turn to connect (LoadSpec::attempts) start while the
+/// limits allow.
+fn admit_waiting<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>]) {
+    let now = ctx.now();
+    while let Some((slot, gen)) = ctx.admission.next(now) {
+        if let Some(c) = conns.get_mut(slot as usize) {
+            if c.gen == gen && c.state == State::Waiting {
+                c.begin(slot, ctx);
+            }
+        }
+    }
+}
+
+fn is_set(flag: &Option<Arc<std::sync::atomic::AtomicBool>>) -> bool {
+    flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+/// Hold plans: requests may go from now; every held connection starts its schedule
+/// here (what it would have sent before is no backlog).
+fn release<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>]) {
+    ctx.released = true;
+    let now = ctx.now();
+    for (slot, c) in conns.iter_mut().enumerate() {
+        c.skip_schedule_until(now);
+        if c.state == State::Running {
+            c.on_timer(slot as u32, ctx);
+        }
+    }
+}
+
+fn send_connections<F: SessionFactory, A>(ctx: &Ctx<F>, args: &WorkerArgs<A>) {
+    let _ = args.snapshots.send(WorkerReport::Connections {
+        worker: args.index,
+        counters: ctx.stats.measured,
+        conns: Box::new(ctx.stats.conns),
+        up: ctx.unsettled == 0,
+    });
 }
 
 fn take_snapshot<F: SessionFactory>(

@@ -1,6 +1,7 @@
 //! Measurement core shared by every protocol: outcomes and counters, HDR latency,
 //! per-worker recording, interval snapshots and the run result.
 
+pub mod conn_tally;
 pub mod latency;
 pub mod merge;
 pub mod observer;
@@ -13,6 +14,7 @@ pub mod snapshot;
 pub mod unit;
 pub mod worker;
 
+pub use conn_tally::ConnTally;
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;
 pub use outcome::{Counters, ErrorKind};

@@ -2,7 +2,9 @@
 //! the figures flow down from the engine, so the trait lives with the figures and a
 //! report implements it without importing the engine.
 
+use super::conn_tally::ConnTally;
 use super::latency::Latency;
+use super::outcome::Counters;
 use super::snapshot::IntervalRow;
 
 pub trait Observer {
@@ -10,4 +12,8 @@ pub trait Observer {
     fn on_measure_start(&mut self) {}
     /// An interval of the measured phase is complete (`latency` is the interval's).
     fn on_interval(&mut self, _row: &IntervalRow, _latency: &Latency) {}
+    /// The connections so far, over every worker (measured counters, cumulative), once
+    /// per interval and when a worker's every connection has had its first attempt
+    /// settle; `all_up`: every worker's has.
+    fn on_connections(&mut self, _counters: &Counters, _conns: &ConnTally, _all_up: bool) {}
 }

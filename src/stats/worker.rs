@@ -2,6 +2,7 @@
 //! loop that owns these outright, so recording a reply is a few adds and one
 //! histogram increment: no lock, no atomic.
 
+use super::conn_tally::ConnTally;
 use super::latency::Latency;
 use super::outcome::{Counters, ErrorKind};
 
@@ -22,6 +23,8 @@ pub struct WorkerStats {
     /// This interval's latency. Each reply is recorded here only (one histogram
     /// increment per reply); `close_interval` folds it into `latency`.
     pub interval: Latency,
+    /// Failed attempts by errno, connections lost while held.
+    pub conns: ConnTally,
 }
 
 impl WorkerStats {
@@ -34,6 +37,7 @@ impl WorkerStats {
             interval: Latency::new(),
             handshake: Latency::new(),
             first_connect_error: None,
+            conns: ConnTally::default(),
         }
     }
 

@@ -231,6 +231,7 @@ fn a_protocol_defined_in_a_test_runs_on_the_engine_with_exact_counts() {
             tls: None,
             nodelay: true,
             timeout: Duration::from_secs(5),
+            spread: Default::default(),
         },
         threads: 1,
         connections,
@@ -246,6 +247,8 @@ fn a_protocol_defined_in_a_test_runs_on_the_engine_with_exact_counts() {
         stop: Arc::new(AtomicBool::new(false)),
         per_connection: None,
         ramp: None,
+        attempts: Default::default(),
+        release: None,
     };
     let out = engine::run(spec, LineFactory { late: late.clone() }, &mut Quiet).unwrap();
     let m = &out.measured;

@@ -281,6 +281,7 @@ impl AmqpConfig {
             (_, Plan::Count(n)) => format!("{n} messages"),
             (_, Plan::Duration(d)) => format!("for {}", crate::report::format::seconds(d)),
             (_, Plan::Batch { .. }) => "batch".into(),
+            (_, Plan::Hold) => "connections held until stopped".into(),
         };
         self.load.with_ramp_and_shard(plan)
     }
