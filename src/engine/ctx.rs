@@ -3,10 +3,10 @@
 //! One thread owns it all, so it is plain fields: no cell, no lock, no atomic.
 
 use super::session::{ClientSession, SessionFactory};
-use super::timers::Timers;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
+use crate::reactor::Timers;
 use crate::stats::WorkerStats;
 use std::sync::Arc;
 

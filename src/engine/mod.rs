@@ -8,7 +8,6 @@ pub mod connector;
 mod ctx;
 pub mod ramp;
 pub mod session;
-mod timers;
 pub mod transport;
 pub mod worker;
 
