@@ -12,6 +12,7 @@ mod core;
 mod handler;
 pub mod slab;
 pub mod timers;
+pub mod transport;
 
 pub use self::core::{Reactor, Stop};
 pub use handler::Handler;

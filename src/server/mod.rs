@@ -10,7 +10,6 @@ pub mod held;
 pub mod pacing;
 pub mod session;
 pub mod timeouts;
-pub mod transport;
 #[cfg(test)]
 mod wake_tests;
 
