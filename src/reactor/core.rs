@@ -1,5 +1,6 @@
-//! The wait/dispatch loop itself. One clock read before a wait and one after; no
-//! allocation once the event buffer and the ready lists have grown.
+//! The wait/dispatch loop itself. One clock read before a wait and one after its
+//! events (for the timers); no allocation once the event buffer and the ready lists
+//! have grown.
 
 use super::{Handler, STOP_TOKEN};
 use crate::clock::Clock;
@@ -93,7 +94,7 @@ impl Reactor {
                 0
             };
             let n = h.epoll().wait(&mut self.events, timeout);
-            h.woke(self.clock.now_ns());
+            h.woke();
             let mut stop = false;
             for ev in &self.events[..n] {
                 if ev.u64 == STOP_TOKEN {

@@ -12,8 +12,9 @@ pub trait Handler {
     /// (slot, generation), driven again before the next wait.
     fn ready(&mut self) -> &mut Vec<(u32, u32)>;
 
-    /// Right after a wait returns, before its events: `now` on the reactor's clock.
-    fn woke(&mut self, _now: u64) {}
+    /// Right after a wait returns, before its events (no clock read of the reactor's
+    /// own: a handler that needs the time reads it).
+    fn woke(&mut self) {}
     /// Readiness for a token the handler registered (a slot's or one of its own).
     fn on_event(&mut self, token: u64, events: u32);
     /// A slot from the ready list.

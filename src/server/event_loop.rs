@@ -145,10 +145,11 @@ impl<F: ServerFactory> Handler for Thread<F> {
         &mut self.st.ready
     }
 
-    fn woke(&mut self, now: u64) {
-        // Connections stamp their activity with the tick of this wake-up.
+    fn woke(&mut self) {
+        // Connections stamp their activity with the tick of this wake-up (the clock is
+        // read only when timeouts are on).
         if let Some(k) = &self.ticker {
-            self.st.tick = k.at(self.st.clock.instant_at(now));
+            self.st.tick = k.at(Instant::now());
         }
     }
 
