@@ -53,6 +53,23 @@ impl Clock {
         }
     }
 
+    /// A clock whose time zero is `epoch` (an instant already past), so times taken
+    /// as `Instant`s and as nanoseconds on this clock agree. `epoch.elapsed()` is read
+    /// before CLOCK_MONOTONIC: the clock may run a few ns behind the instants, never
+    /// ahead, so a timer armed for an instant never fires before it.
+    pub fn since(epoch: Instant) -> Self {
+        let elapsed = epoch.elapsed().as_nanos() as u64;
+        Clock {
+            start: epoch,
+            start_monotonic_ns: monotonic_ns().saturating_sub(elapsed),
+        }
+    }
+
+    /// `t` as nanoseconds on this clock (0 before its start).
+    pub fn ns_of(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.start).as_nanos() as u64
+    }
+
     /// Nanoseconds since the clock started. Read straight from CLOCK_MONOTONIC (a
     /// vDSO call): `Instant::elapsed` adds a checked timespec subtraction and a
     /// Duration, ~90 instructions a read, and the engine reads the clock per reply.

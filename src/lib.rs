@@ -14,6 +14,7 @@ pub mod ioevent;
 pub mod net;
 pub mod procs;
 pub mod proto;
+pub mod reactor;
 pub mod registry;
 pub mod report;
 pub mod rng;

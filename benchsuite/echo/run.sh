@@ -20,7 +20,8 @@
 # and once per round (100x16):
 #   d  wirebench echo without a target (client and server in one process,
 #      CPUs 0,1)
-# Output: $OUT/raw.tsv, $OUT/*.json, $OUT/*.stderr, $OUT/summary.md
+# Output: $OUT/raw.tsv, $OUT/server_cpu.tsv (server CPU under a and c), $OUT/*.json,
+#         $OUT/*.stderr, $OUT/summary.md
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -211,6 +212,20 @@ record() { # ROUND POINT WHAT
     log "   r$1 $2 $3: msgs/s=$R_MPS cpu_s=$R_CPU wall_s=$R_WALL"
 }
 
+# The server's CPU (user + system, /proc/PID/stat) while a C client runs against it
+# (a: the C server, c: wirebench's), for messages per server CPU-second:
+# server_cpu.tsv (round, point, what, server_cpu_s, wall_s).
+SRV_CPU=$OUT/server_cpu.tsv
+printf 'round\tpoint\twhat\tserver_cpu_s\twall_s\n' >"$SRV_CPU"
+TICK=$(getconf CLK_TCK)
+server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat" 2>/dev/null || echo 0; }
+server_cpu_from() { S_T0=$(server_ticks); S_W0=$(date +%s.%N); }
+server_cpu_record() { # ROUND POINT WHAT
+    local t1 w1
+    t1=$(server_ticks) w1=$(date +%s.%N)
+    python3 -c "print('$1\t$2\t$3\t%.3f\t%.3f' % (($t1 - $S_T0) / $TICK, $w1 - $S_W0))" >>"$SRV_CPU"
+}
+
 # ---------------------------------------------------------------- measure
 log "== ROUNDS=$ROUNDS DURATION=${DURATION}s WARMUP=${WARMUP}s OUT=$OUT"
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -223,7 +238,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
         next_port
         tag=r${round}_${point}
         if start_server c "$OUT/${tag}_c_server.stderr"; then
+            server_cpu_from
             run_c_client "$conns" "$depth" "${tag}_a"
+            server_cpu_record "$round" "$point" a
             record "$round" "$point" a
             run_wb "${tag}_b" 1 "$HOST:$PORT" -t 1 -c "$conns" \
                 --pipeline "$depth" --size "$WB_PAYLOAD"
@@ -239,7 +256,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
         next_port
         R_MPS=FAIL R_CPU=FAIL R_WALL=FAIL
         if [[ $WB_OK == 1 ]] && start_server wb "$OUT/${tag}_wb_server.stderr"; then
+            server_cpu_from
             run_c_client "$conns" "$depth" "${tag}_c"
+            server_cpu_record "$round" "$point" c
             stop_server
         fi
         record "$round" "$point" c

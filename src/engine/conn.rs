@@ -104,10 +104,7 @@ fn work<'a>(busy: &'a mut Option<Box<Busy>>, pool: &mut BusyPool) -> &'a mut Bus
 /// none for a connection that keeps sending (closed loop keeps it until it retires).
 const IDLE_RELEASE_NS: u64 = 1_000_000_000;
 
-#[inline]
-pub fn key(slot: u32, gen: u32) -> u64 {
-    ((gen as u64) << 32) | slot as u64
-}
+pub use crate::reactor::token as key;
 
 impl<S: ClientSession> Conn<S> {
     pub fn new(schedule: Option<Schedule>) -> Self {

@@ -2,13 +2,13 @@
 //! statistics and figures, the timers, one read buffer and one encode buffer.
 //! One thread owns it all, so it is plain fields: no cell, no lock, no atomic.
 
-use super::busy::BusyPool;
 use super::admission::Admission;
+use super::busy::BusyPool;
 use super::session::{ClientSession, SessionFactory};
-use super::timers::Timers;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
+use crate::reactor::Timers;
 use crate::stats::WorkerStats;
 use std::sync::Arc;
 

@@ -3,15 +3,14 @@
 //! module starts them, gathers their interval snapshots for progress, and merges their
 //! statistics and the protocol's figures exactly at the end.
 
-mod busy;
 pub mod admission;
+mod busy;
 pub mod conn;
 pub mod connector;
 mod ctx;
 pub mod ramp;
 pub mod refill;
 pub mod session;
-mod timers;
 pub mod transport;
 pub mod worker;
 

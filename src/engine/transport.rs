@@ -1,11 +1,10 @@
-//! Bytes in and out of one raw non-blocking socket, plain or through a rustls client
-//! session, for the engine's event loop (edge-triggered: every call goes on until the
-//! socket says EAGAIN).
+//! The load engine's view of the one transport (`crate::reactor::transport`): the
+//! same reads, writes and TLS driving, with failures named in the result's error kinds
+//! and a read's outcome reduced to what a client slot asks (it reads until `Nothing`).
 
-use crate::net::socket::{self, FdIo};
+use crate::reactor::transport as shared;
 use crate::stats::ErrorKind;
 use rustls::ClientConnection;
-use std::io::{ErrorKind as Io, Read, Write};
 
 /// What one read produced.
 pub enum Input {
@@ -18,104 +17,45 @@ pub enum Input {
     Failed(ErrorKind),
 }
 
-fn kind_of(errno: i32) -> ErrorKind {
-    ErrorKind::from_io(&std::io::Error::from_raw_os_error(errno))
+/// A failure as the result names it (a socket that took zero bytes is closed).
+fn kind_of(k: std::io::ErrorKind) -> ErrorKind {
+    match k {
+        std::io::ErrorKind::WriteZero => ErrorKind::Closed,
+        k => ErrorKind::from_io(&k.into()),
+    }
 }
 
 /// Reads once from the socket (through the session, with TLS) into `buf`.
+#[inline]
 pub fn read(fd: i32, tls: Option<&mut ClientConnection>, buf: &mut [u8]) -> Input {
-    let Some(s) = tls else {
-        return match socket::read(fd, buf) {
-            Ok(0) => Input::Eof,
-            Ok(n) => Input::Data(n),
-            Err(libc::EAGAIN) => Input::Nothing,
-            Err(libc::EINTR) => Input::Nothing,
-            Err(e) => Input::Failed(kind_of(e)),
-        };
+    let got = match tls {
+        None => shared::read_plain(fd, buf),
+        Some(s) => shared::read_tls(s, fd, buf),
     };
-    // Plaintext already decrypted goes first.
-    match s.reader().read(buf) {
-        Ok(0) => return Input::Eof,
-        Ok(n) => return Input::Data(n),
-        Err(e) if e.kind() == Io::WouldBlock => {}
-        Err(e) => return Input::Failed(ErrorKind::from_io(&e)),
-    }
-    loop {
-        match s.read_tls(&mut FdIo(fd)) {
-            Ok(0) => return Input::Eof,
-            Ok(_) => {
-                if s.process_new_packets().is_err() {
-                    // The alert for the peer is best effort.
-                    let _ = flush_tls(s, fd);
-                    return Input::Failed(ErrorKind::Tls);
-                }
-            }
-            Err(e) if e.kind() == Io::WouldBlock => return Input::Nothing,
-            Err(e) if e.kind() == Io::Interrupted => continue,
-            Err(e) => return Input::Failed(ErrorKind::from_io(&e)),
-        }
-        // Answers to the peer's records (key updates) go out now.
-        if let Err(k) = flush_tls(s, fd) {
-            return Input::Failed(k);
-        }
-        match s.reader().read(buf) {
-            Ok(0) => return Input::Eof,
-            Ok(n) => return Input::Data(n),
-            Err(e) if e.kind() == Io::WouldBlock => continue,
-            Err(e) => return Input::Failed(ErrorKind::from_io(&e)),
-        }
+    match got {
+        shared::Input::Data { n, .. } => Input::Data(n),
+        shared::Input::WouldBlock => Input::Nothing,
+        shared::Input::Eof => Input::Eof,
+        shared::Input::Failed(k) => Input::Failed(kind_of(k)),
     }
 }
 
 /// Writes what a TLS session has queued. Ok(true): all out; Ok(false): the socket is full.
+#[inline]
 pub fn flush_tls(s: &mut ClientConnection, fd: i32) -> Result<bool, ErrorKind> {
-    socket::flush_tls(&mut **s, fd).map_err(|e| ErrorKind::from_io(&e))
+    shared::flush_tls(s, fd).map_err(kind_of)
 }
 
 /// Writes `data`; returns how many bytes the socket took (with TLS: all of them, the
-/// session queues what the socket does not take yet and `flush_tls` sends it later).
+/// session's buffer is unlimited (`connector.rs`), so it queues what the socket does
+/// not take yet and `flush_tls` sends it later).
+#[inline]
 pub fn write(fd: i32, tls: Option<&mut ClientConnection>, data: &[u8]) -> Result<usize, ErrorKind> {
-    if let Some(s) = tls {
-        s.writer()
-            .write_all(data)
-            .map_err(|e| ErrorKind::from_io(&e))?;
-        flush_tls(s, fd)?;
-        return Ok(data.len());
+    match tls {
+        None => shared::write_plain(fd, data),
+        Some(s) => shared::write_tls(s, fd, data),
     }
-    let mut done = 0;
-    while done < data.len() {
-        match socket::write(fd, &data[done..]) {
-            Ok(0) => return Err(ErrorKind::Closed),
-            Ok(n) => done += n,
-            Err(libc::EAGAIN) => break,
-            Err(libc::EINTR) => {}
-            Err(e) => return Err(kind_of(e)),
-        }
-    }
-    Ok(done)
+    .map_err(kind_of)
 }
 
-/// Advances a client TLS handshake as far as the socket allows. Ok(true) once complete.
-pub fn handshake(s: &mut ClientConnection, fd: i32) -> Result<bool, String> {
-    loop {
-        flush_tls(s, fd).map_err(|k| format!("{k:?}"))?;
-        if !s.is_handshaking() {
-            return Ok(true);
-        }
-        if !s.wants_read() {
-            return Ok(false);
-        }
-        match s.read_tls(&mut FdIo(fd)) {
-            Ok(0) => return Err("the server closed the connection".into()),
-            Ok(_) => {
-                if let Err(e) = s.process_new_packets() {
-                    let _ = flush_tls(s, fd);
-                    return Err(e.to_string());
-                }
-            }
-            Err(e) if e.kind() == Io::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == Io::Interrupted => {}
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-}
+pub use shared::handshake;

@@ -1,18 +1,19 @@
-//! One load worker: a thread with one raw epoll loop over its slab of connection slots
-//! (no runtime, no task, no per-connection allocation while idle). Nothing it does per
-//! request leaves the thread; it sends one snapshot per interval.
+//! One load worker: a thread running the reactor (`crate::reactor`) over its fixed
+//! slab of connection slots (no runtime, no task, no per-connection allocation while
+//! idle). What is the load's: which slot an event or timer is for, batch barriers, one
+//! snapshot per interval, Ctrl-C. Nothing it does per request leaves the thread.
 
-use super::busy::BusyPool;
 use super::admission::Admission;
+use super::busy::BusyPool;
 use super::conn::{Conn, State};
 use super::ctx::{Ctx, READ_BUFFER};
 use super::ramp::Schedule;
 use super::session::SessionFactory;
-use super::timers::Timers;
 use super::WorkerReport;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
+use crate::reactor::{split, Handler, Reactor, Stop, Timers};
 use crate::stats::{Snapshot, WorkerStats};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -44,7 +45,7 @@ pub struct WorkerArgs<F> {
 
 /// The stop flag is set by a signal handler, which cannot wake the loop: it looks at
 /// least this often.
-const STOP_CHECK_NS: u64 = 50_000_000;
+const STOP_CHECK: Duration = Duration::from_millis(50);
 const EVENTS: usize = 256;
 
 type Output<F> =
@@ -130,24 +131,34 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         }
     }
 
-    let mut lp = Loop {
-        up_sent: false,
-        cpu_at_start: None,
+    let mut reactor = Reactor::new(
+        args.clock,
+        &ctx.epoll,
+        EVENTS,
+        STOP_CHECK,
+        Stop::Flag(spec.stop.clone()),
+    )?;
+    reactor.measure_cpu_from(args.measure_start_ns);
+    let mut w = Worker {
         next_tick: args.measure_start_ns + spec.interval.as_nanos().max(1) as u64,
+        interval_ns: spec.interval.as_nanos().max(1) as u64,
         ticks: 0,
         batch,
+        up_sent: false,
+        index: args.index,
+        snapshots: &args.snapshots,
+        ctx,
+        conns,
     };
-    lp.run(&mut ctx, &mut conns, &args);
+    reactor.run(&mut w);
+    let Worker { mut ctx, ticks, .. } = w;
 
     let finish_ns = ctx.now();
-    let cpu = lp
-        .cpu_at_start
-        .map(|s| crate::sys::thread_cpu_time().saturating_sub(s))
-        .unwrap_or(Duration::ZERO);
+    let cpu = reactor.cpu_measured();
     let _ = args.snapshots.send(WorkerReport::Interval(take_snapshot(
-        &mut ctx, args.index, lp.ticks, true,
+        &mut ctx, args.index, ticks, true,
     )));
-    send_connections(&ctx, &args);
+    send_connections(&ctx, args.index, &args.snapshots);
     let [_, measured] = std::mem::take(&mut ctx.figures);
     Ok(WorkerOutput {
         stats: std::mem::replace(&mut ctx.stats, WorkerStats::new(false)),
@@ -171,107 +182,105 @@ struct Batch {
     resume_at: Option<u64>,
 }
 
-struct Loop {
-    /// The report that every slot's first attempt settled has gone.
-    up_sent: bool,
-    cpu_at_start: Option<Duration>,
+/// The load's side of the reactor: its slots and what it does between waits.
+struct Worker<'a, F: SessionFactory> {
+    ctx: Ctx<F>,
+    conns: Vec<Conn<F::Session>>,
     next_tick: u64,
+    interval_ns: u64,
     ticks: u64,
     batch: Option<Batch>,
+    /// The report that every slot's first attempt settled has gone.
+    up_sent: bool,
+    index: usize,
+    snapshots: &'a Sender<WorkerReport>,
 }
 
-impl Loop {
-    fn run<F: SessionFactory>(
-        &mut self,
-        ctx: &mut Ctx<F>,
-        conns: &mut [Conn<F::Session>],
-        args: &WorkerArgs<F>,
-    ) {
-        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-        let interval_ns = ctx.spec.interval.as_nanos().max(1) as u64;
-        loop {
-            self.advance_batch(ctx, conns);
-            if ctx.live == 0 {
-                return;
-            }
-            let now = ctx.now();
-            let mut wake = now + STOP_CHECK_NS;
-            if let Some(t) = ctx.timers.next() {
-                wake = wake.min(t);
-            }
-            wake = wake.min(self.next_tick);
-            if self.cpu_at_start.is_none() {
-                wake = wake.min(ctx.measure_start_ns);
-            }
-            if let Some(at) = self.batch.as_ref().and_then(|b| b.resume_at) {
-                wake = wake.min(at);
-            }
-            if let Some(at) = ctx.admission.wake_at() {
-                wake = wake.min(at);
-            }
-            let timeout = if ctx.ready.is_empty() {
-                wake.saturating_sub(now)
-            } else {
-                0
-            };
-            let n = ctx.epoll.wait(&mut events, timeout);
-            for ev in &events[..n] {
-                let (slot, gen) = (ev.u64 as u32, (ev.u64 >> 32) as u32);
-                if let Some(c) = conns.get_mut(slot as usize) {
-                    if c.gen == gen {
-                        c.on_event(slot, ev.events, ctx);
-                    }
-                }
-            }
-            // Connections that gave others a turn before their socket was drained.
-            for (slot, gen) in std::mem::take(&mut ctx.ready) {
-                let c = &mut conns[slot as usize];
-                if c.gen == gen && c.state == State::Running {
-                    // Read to EAGAIN: an edge it had may have been a hang-up.
-                    c.on_event(slot, libc::EPOLLRDHUP as u32, ctx);
-                }
-            }
-            let now = ctx.now();
-            while let Some((at, slot, gen)) = ctx.timers.pop_due(now) {
-                let c = &mut conns[slot as usize];
-                if c.gen == gen && c.wake_at == at {
-                    c.on_timer(slot, ctx);
-                }
-            }
-            admit_waiting(ctx, conns);
-            if !self.up_sent && ctx.unsettled == 0 {
-                self.up_sent = true;
-                send_connections(ctx, args);
-            }
-            if self.cpu_at_start.is_none() && now >= ctx.measure_start_ns {
-                self.cpu_at_start = Some(crate::sys::thread_cpu_time());
-            }
-            if now >= self.next_tick {
-                let snap = take_snapshot(ctx, args.index, self.ticks, false);
-                self.ticks += 1;
-                // Missed ticks are not made up: the next is an interval from now.
-                self.next_tick = (self.next_tick + interval_ns).max(now + 1);
-                let _ = args.snapshots.send(WorkerReport::Interval(snap));
-                send_connections(ctx, args);
-            }
-            if !ctx.released && !ctx.stopping && is_set(&ctx.spec.release) {
-                release(ctx, conns);
-            }
-            if !ctx.stopping && ctx.spec.stop.load(Ordering::Relaxed) {
-                ctx.stopping = true;
-                for (slot, c) in conns.iter_mut().enumerate() {
-                    c.on_stop(slot as u32, ctx);
-                }
+impl<F: SessionFactory> Handler for Worker<'_, F> {
+    fn epoll(&self) -> &Epoll {
+        &self.ctx.epoll
+    }
+
+    fn timers(&mut self) -> &mut Timers {
+        &mut self.ctx.timers
+    }
+
+    fn ready(&mut self) -> &mut Vec<(u32, u32)> {
+        &mut self.ctx.ready
+    }
+
+    fn on_event(&mut self, token: u64, events: u32) {
+        let (slot, gen) = split(token);
+        if let Some(c) = self.conns.get_mut(slot as usize) {
+            if c.gen == gen {
+                c.on_event(slot, events, &mut self.ctx);
             }
         }
     }
 
+    fn on_ready(&mut self, slot: u32, gen: u32) {
+        // A connection that gave others a turn before its socket was drained.
+        if let Some(c) = self.conns.get_mut(slot as usize) {
+            if c.gen == gen && c.state == State::Running {
+                // Read to EAGAIN: an edge it had may have been a hang-up.
+                c.on_event(slot, libc::EPOLLRDHUP as u32, &mut self.ctx);
+            }
+        }
+    }
+
+    fn on_timer(&mut self, at: u64, slot: u32, gen: u32) {
+        if let Some(c) = self.conns.get_mut(slot as usize) {
+            if c.gen == gen && c.wake_at == at {
+                c.on_timer(slot, &mut self.ctx);
+            }
+        }
+    }
+
+    fn on_stop(&mut self) -> bool {
+        // Ctrl-C: stop sending, let the replies in flight drain.
+        self.ctx.stopping = true;
+        for (slot, c) in self.conns.iter_mut().enumerate() {
+            c.on_stop(slot as u32, &mut self.ctx);
+        }
+        false
+    }
+
+    fn after_wake(&mut self, now: u64) -> Option<u64> {
+        admit_waiting(&mut self.ctx, &mut self.conns);
+        if !self.up_sent && self.ctx.unsettled == 0 {
+            self.up_sent = true;
+            send_connections(&self.ctx, self.index, self.snapshots);
+        }
+        if now >= self.next_tick {
+            let snap = take_snapshot(&mut self.ctx, self.index, self.ticks, false);
+            self.ticks += 1;
+            // Missed ticks are not made up: the next is an interval from now.
+            self.next_tick = (self.next_tick + self.interval_ns).max(now + 1);
+            let _ = self.snapshots.send(WorkerReport::Interval(snap));
+            send_connections(&self.ctx, self.index, self.snapshots);
+        }
+        if !self.ctx.released && !self.ctx.stopping && is_set(&self.ctx.spec.release) {
+            release(&mut self.ctx, &mut self.conns);
+        }
+        self.advance_batch();
+        if self.ctx.live == 0 {
+            return None;
+        }
+        let mut next = self.next_tick;
+        if let Some(at) = self.batch.as_ref().and_then(|b| b.resume_at) {
+            next = next.min(at);
+        }
+        if let Some(at) = self.ctx.admission.wake_at() {
+            next = next.min(at);
+        }
+        Some(next)
+    }
+}
+
+impl<F: SessionFactory> Worker<'_, F> {
     /// Batch plans: once every slot waits at the barrier, the next step.
-    fn advance_batch<F: SessionFactory>(
-        &mut self,
-        ctx: &mut Ctx<F>,
-        conns: &mut [Conn<F::Session>],
-    ) {
+    fn advance_batch(&mut self) {
+        let (ctx, conns) = (&mut self.ctx, &mut self.conns);
         let Some(b) = self.batch.as_mut() else {
             return;
         };
@@ -323,6 +332,23 @@ impl Loop {
     }
 }
 
+fn take_snapshot<F: SessionFactory>(
+    ctx: &mut Ctx<F>,
+    worker: usize,
+    index: u64,
+    last: bool,
+) -> Snapshot {
+    let latency = ctx.stats.close_interval();
+    Snapshot {
+        worker,
+        index,
+        at_ns: ctx.now().saturating_sub(ctx.measure_start_ns),
+        counters: ctx.stats.measured,
+        latency,
+        last,
+    }
+}
+
 /// Slots that waited for their turn to connect (LoadSpec::attempts) start while the
 /// limits allow.
 fn admit_waiting<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>]) {
@@ -353,28 +379,15 @@ fn release<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>]) 
     }
 }
 
-fn send_connections<F: SessionFactory, A>(ctx: &Ctx<F>, args: &WorkerArgs<A>) {
-    let _ = args.snapshots.send(WorkerReport::Connections {
-        worker: args.index,
+fn send_connections<F: SessionFactory>(
+    ctx: &Ctx<F>,
+    worker: usize,
+    snapshots: &Sender<WorkerReport>,
+) {
+    let _ = snapshots.send(WorkerReport::Connections {
+        worker,
         counters: ctx.stats.measured,
         conns: Box::new(ctx.stats.conns),
         up: ctx.unsettled == 0,
     });
-}
-
-fn take_snapshot<F: SessionFactory>(
-    ctx: &mut Ctx<F>,
-    worker: usize,
-    index: u64,
-    last: bool,
-) -> Snapshot {
-    let latency = ctx.stats.close_interval();
-    Snapshot {
-        worker,
-        index,
-        at_ns: ctx.now().saturating_sub(ctx.measure_start_ns),
-        counters: ctx.stats.measured,
-        latency,
-        last,
-    }
 }

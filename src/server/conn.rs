@@ -11,13 +11,13 @@ use super::held::Held;
 use super::pacing::Pacing;
 use super::session::{Reply, ServerSession};
 use super::timeouts::NO_TICK;
-use super::transport::{self, Input};
+use crate::clock::Clock;
+use crate::reactor::transport::{self, Input};
+use crate::reactor::{split, Timers};
 use rustls::ServerConnection;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::ErrorKind;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Why a connection ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -50,17 +50,29 @@ pub struct LoopState<G> {
     pub dirty: bool,
     pub counters: std::sync::Arc<ThreadCounters>,
     pub pacing: Pacing,
-    /// Held replies and session wake-ups, earliest first: (when, connection token).
-    /// Stale entries (the connection closed, the time moved) are skipped when popped.
-    pub timers: BinaryHeap<Reverse<(Instant, u64)>>,
-    /// Connections that yielded (`FAIRNESS_ROUNDS`) and must be driven again.
-    pub requeue: Vec<u64>,
+    /// Held replies and session wake-ups (the reactor's heap, ns on `clock`). Stale
+    /// entries (the connection closed, the time moved) are skipped when they fire.
+    pub timers: Timers,
+    /// Connections that yielded (`FAIRNESS_ROUNDS`) and must be driven again:
+    /// (slot, generation).
+    pub ready: Vec<(u32, u32)>,
+    /// The thread's clock; its time zero is `epoch`, so sessions' wake-up times are
+    /// timer times as they are.
+    pub clock: Clock,
     /// The thread's coarse clock (`timeouts::Ticker`), as of the last wake-up.
     pub tick: u32,
     /// Head timeouts are on: track when heads start.
     pub heads: bool,
     /// Time zero of the sessions' clock (`next_wake`, `on_wake`).
     pub epoch: Instant,
+}
+
+/// Wakes connection `tok` at `due` (fields, not the `LoopState`: a reply being
+/// written may still borrow its output buffer).
+#[inline]
+fn arm_at(timers: &mut Timers, clock: &Clock, due: Instant, tok: u64) {
+    let (slot, gen) = split(tok);
+    timers.arm(clock.ns_of(due), slot, gen);
 }
 
 /// What only some connections need, some of the time.
@@ -187,8 +199,8 @@ fn arm_wake<S: ServerSession>(tok: u64, c: &mut Conn<S>, t: &mut LoopState<S::Fi
     }
     c.extra().wake_at = want;
     if let Some(ns) = want {
-        t.timers
-            .push(Reverse((t.epoch + Duration::from_nanos(ns), tok)));
+        let (slot, gen) = split(tok);
+        t.timers.arm(ns, slot, gen);
     }
 }
 
@@ -309,7 +321,7 @@ fn run<S: ServerSession>(
                 if let Some(due) = h.next_due() {
                     if h.armed != Some(due) {
                         h.armed = Some(due);
-                        t.timers.push(Reverse((due, tok)));
+                        arm_at(&mut t.timers, &t.clock, due, tok);
                     }
                 }
                 if !x.pending.is_empty() {
@@ -438,7 +450,7 @@ fn run<S: ServerSession>(
                 if let Some(first) = h.next_due() {
                     if h.armed != Some(first) {
                         h.armed = Some(first);
-                        t.timers.push(Reverse((first, tok)));
+                        arm_at(&mut t.timers, &t.clock, first, tok);
                     }
                 }
             }
@@ -482,7 +494,7 @@ fn run<S: ServerSession>(
 
         rounds += 1;
         if rounds >= FAIRNESS_ROUNDS {
-            t.requeue.push(tok);
+            t.ready.push(split(tok));
             return None;
         }
     }

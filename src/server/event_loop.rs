@@ -1,28 +1,25 @@
-//! One server thread: a raw epoll loop over its SO_REUSEPORT listeners and its
-//! connections. Connections are registered edge-triggered for reading and writing
-//! once, so readiness never costs an epoll_ctl; listeners are level-triggered and
-//! accept in batches. Time is one clock read per wake-up: a coarse tick for timeouts
-//! (checked by one pass over the connections per tick, never per request) and a heap
-//! of timers for held replies and session wake-ups.
+//! One server thread: the reactor (`crate::reactor`) over its SO_REUSEPORT listeners
+//! and its connections. Connections are registered edge-triggered for reading and
+//! writing once, so readiness never costs an epoll_ctl; listeners are level-triggered
+//! and accept in batches. What is the server's: accepting, a coarse tick for timeouts
+//! (checked by one pass over the connections per tick, never per request), publishing
+//! the figures; held replies and session wake-ups are the reactor's timers.
 
 use super::conn::{self, Closed, Conn, LoopState};
 use super::counters::{bump, ThreadCounters};
 use super::session::{ServerFactory, ServerSession};
-use super::slab::{Slab, OWN_TOKENS};
 use super::timeouts::{Expired, Ticker};
 use super::ServerConfig;
+use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::net::socket::{self, errno};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::reactor::{token, Handler, Reactor, Slab, Stop, Timers, OWN_TOKENS};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The token of the eventfd that tells the thread to stop.
-const SHUTDOWN: u64 = OWN_TOKENS;
-/// Listener `i` has token `LISTENER + i`.
+/// Listener `i` has token `LISTENER + i` (`OWN_TOKENS` itself is the reactor's stop).
 const LISTENER: u64 = OWN_TOKENS + 1;
 /// Connections accepted per listener event before the others get a turn.
 const ACCEPT_BATCH: usize = 128;
@@ -30,7 +27,8 @@ const ACCEPT_BATCH: usize = 128;
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 /// A TLS handshake must finish within this.
 pub const TLS_HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
-/// How often the thread's protocol figures are published for the stats printer.
+/// How often the thread's protocol figures are published for the stats printer (and
+/// the reactor's coarse tick).
 const PUBLISH_EVERY: Duration = Duration::from_millis(50);
 /// Events taken per epoll_wait.
 const EVENTS: usize = 512;
@@ -57,8 +55,13 @@ struct Thread<F: ServerFactory> {
     /// Timeouts and the TLS handshake limit, when either is on.
     ticker: Option<Ticker>,
     handshake_ticks: u32,
+    next_tick: Option<Instant>,
     /// Listeners rest until then (EMFILE and friends).
     paused_until: Option<Instant>,
+    published: Arc<Mutex<Figs<F>>>,
+    next_publish: Instant,
+    /// Connections whose timeouts passed this tick (kept to reuse its memory).
+    expired: Vec<(u64, Closed)>,
 }
 
 pub fn run<F: ServerFactory>(
@@ -67,14 +70,13 @@ pub fn run<F: ServerFactory>(
     input: ThreadInput<Figs<F>>,
 ) -> std::io::Result<()> {
     let ep = Epoll::new()?;
-    let reg = |fd: i32, tok: u64| {
-        ep.add(fd, libc::EPOLLIN as u32, tok)
-            .map_err(std::io::Error::from_raw_os_error)
-    };
     for (i, l) in input.listeners.iter().enumerate() {
-        reg(l.as_raw_fd(), LISTENER + i as u64)?;
+        ep.add(l.as_raw_fd(), libc::EPOLLIN as u32, LISTENER + i as u64)
+            .map_err(std::io::Error::from_raw_os_error)?;
     }
-    reg(input.stop_fd, SHUTDOWN)?;
+    // Time zero is the pacing epoch, the sessions' clock.
+    let clock = Clock::since(cfg.pacing.epoch);
+    let mut reactor = Reactor::new(clock, &ep, EVENTS, PUBLISH_EVERY, Stop::Fd(input.stop_fd))?;
     let start = Instant::now();
     let ticker = if cfg.timeouts.any() {
         Some(Ticker::new(&cfg.timeouts, cfg.timeouts.tick(), start))
@@ -94,8 +96,9 @@ pub fn run<F: ServerFactory>(
             dirty: false,
             counters: input.counters,
             pacing: cfg.pacing,
-            timers: BinaryHeap::new(),
-            requeue: Vec::new(),
+            timers: Timers::default(),
+            ready: Vec::new(),
+            clock,
             tick: 0,
             heads: cfg.timeouts.header.is_some(),
             epoch: cfg.pacing.epoch,
@@ -107,15 +110,19 @@ pub fn run<F: ServerFactory>(
         conns: Slab::new(),
         ticker,
         handshake_ticks,
+        next_tick: ticker.map(|k| k.instant_of(1)),
         paused_until: None,
+        published: input.figures,
+        next_publish: Instant::now() + PUBLISH_EVERY,
+        expired: Vec::new(),
     };
-    t.serve(&input.figures);
+    reactor.run(&mut t);
     // Shutdown: every connection is closed (and counted), the figures published.
     let all: Vec<u64> = t.conns.iter().map(|(tok, _)| tok).collect();
     for tok in all {
         t.close(tok, Closed::Shutdown);
     }
-    publish(&input.figures, &t.st.figures);
+    publish(&t.published, &t.st.figures);
     Ok(())
 }
 
@@ -125,103 +132,103 @@ fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
     }
 }
 
-impl<F: ServerFactory> Thread<F> {
-    fn serve(&mut self, figures: &Mutex<Figs<F>>) {
-        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-        let mut again: Vec<u64> = Vec::new();
-        let mut expired: Vec<(u64, Closed)> = Vec::new();
-        let mut next_tick = self.ticker.map(|k| k.instant_of(1));
-        let mut next_publish = Instant::now() + PUBLISH_EVERY;
-        loop {
-            let now = Instant::now();
-            let mut deadline = next_publish;
-            for d in [
-                next_tick,
-                self.st.timers.peek().map(|r| r.0 .0),
-                self.paused_until,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                deadline = deadline.min(d);
-            }
-            let wait = if self.st.requeue.is_empty() {
-                deadline.saturating_duration_since(now).as_nanos() as u64
-            } else {
-                0
-            };
-            let n = self.ep.wait(&mut events, wait);
-            let now = Instant::now();
-            if let Some(k) = &self.ticker {
-                self.st.tick = k.at(now);
-            }
-            for ev in &events[..n] {
-                let (tok, bits) = (ev.u64, ev.events);
-                if tok == SHUTDOWN {
-                    return;
-                }
-                if tok >= LISTENER {
-                    self.accept((tok - LISTENER) as usize);
-                    continue;
-                }
-                let Some(c) = self.conns.get_mut(tok) else {
-                    continue;
-                };
-                let readable =
-                    (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
-                if bits & readable != 0 {
-                    c.readable = true;
-                }
-                if bits & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
-                    c.hup = true;
-                }
-                if let Some(why) = conn::drive(tok, c, &mut self.st) {
-                    self.close(tok, why);
-                }
-            }
-            // Connections that yielded for fairness go on now.
-            std::mem::swap(&mut again, &mut self.st.requeue);
-            for tok in again.drain(..) {
-                if let Some(c) = self.conns.get_mut(tok) {
-                    if let Some(why) = conn::drive(tok, c, &mut self.st) {
-                        self.close(tok, why);
-                    }
-                }
-            }
-            while let Some(&Reverse((due, tok))) = self.st.timers.peek() {
-                if due > now {
-                    break;
-                }
-                self.st.timers.pop();
-                if let Some(c) = self.conns.get_mut(tok) {
-                    if let Some(why) = conn::on_timer(tok, c, &mut self.st, now) {
-                        self.close(tok, why);
-                    }
-                }
-            }
-            if let (Some(at), Some(k)) = (next_tick, self.ticker) {
-                if now >= at {
-                    self.check_deadlines(&k, &mut expired);
-                    for (tok, why) in expired.drain(..) {
-                        self.close(tok, why);
-                    }
-                    next_tick = Some(k.instant_of(self.st.tick + 1));
-                }
-            }
-            if self.paused_until.is_some_and(|p| now >= p) {
-                self.paused_until = None;
-                self.set_listening(true);
-            }
-            if now >= next_publish {
-                if self.st.dirty {
-                    publish(figures, &self.st.figures);
-                    self.st.dirty = false;
-                }
-                next_publish = now + PUBLISH_EVERY;
+impl<F: ServerFactory> Handler for Thread<F> {
+    fn epoll(&self) -> &Epoll {
+        &self.ep
+    }
+
+    fn timers(&mut self) -> &mut Timers {
+        &mut self.st.timers
+    }
+
+    fn ready(&mut self) -> &mut Vec<(u32, u32)> {
+        &mut self.st.ready
+    }
+
+    fn woke(&mut self) {
+        // Connections stamp their activity with the tick of this wake-up (the clock is
+        // read only when timeouts are on).
+        if let Some(k) = &self.ticker {
+            self.st.tick = k.at(Instant::now());
+        }
+    }
+
+    fn on_event(&mut self, tok: u64, bits: u32) {
+        if tok >= LISTENER {
+            self.accept((tok - LISTENER) as usize);
+            return;
+        }
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        let readable = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        if bits & readable != 0 {
+            c.readable = true;
+        }
+        if bits & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
+            c.hup = true;
+        }
+        if let Some(why) = conn::drive(tok, c, &mut self.st) {
+            self.close(tok, why);
+        }
+    }
+
+    fn on_ready(&mut self, slot: u32, gen: u32) {
+        // A connection that yielded for fairness goes on now.
+        let tok = token(slot, gen);
+        if let Some(c) = self.conns.get_mut(tok) {
+            if let Some(why) = conn::drive(tok, c, &mut self.st) {
+                self.close(tok, why);
             }
         }
     }
 
+    fn on_timer(&mut self, _at: u64, slot: u32, gen: u32) {
+        let tok = token(slot, gen);
+        if let Some(c) = self.conns.get_mut(tok) {
+            if let Some(why) = conn::on_timer(tok, c, &mut self.st, Instant::now()) {
+                self.close(tok, why);
+            }
+        }
+    }
+
+    fn on_stop(&mut self) -> bool {
+        true
+    }
+
+    fn after_wake(&mut self, now: u64) -> Option<u64> {
+        let now = self.st.clock.instant_at(now);
+        if let (Some(at), Some(k)) = (self.next_tick, self.ticker) {
+            if now >= at {
+                let mut expired = std::mem::take(&mut self.expired);
+                self.check_deadlines(&k, &mut expired);
+                for (tok, why) in expired.drain(..) {
+                    self.close(tok, why);
+                }
+                self.expired = expired;
+                self.next_tick = Some(k.instant_of(self.st.tick + 1));
+            }
+        }
+        if self.paused_until.is_some_and(|p| now >= p) {
+            self.paused_until = None;
+            self.set_listening(true);
+        }
+        if now >= self.next_publish {
+            if self.st.dirty {
+                publish(&self.published, &self.st.figures);
+                self.st.dirty = false;
+            }
+            self.next_publish = now + PUBLISH_EVERY;
+        }
+        let mut next = self.next_publish;
+        for d in [self.next_tick, self.paused_until].into_iter().flatten() {
+            next = next.min(d);
+        }
+        Some(self.st.clock.ns_of(next))
+    }
+}
+
+impl<F: ServerFactory> Thread<F> {
     /// One pass over the connections per tick: head and idle timeouts, TLS handshakes.
     fn check_deadlines(&self, k: &Ticker, expired: &mut Vec<(u64, Closed)>) {
         let now = self.st.tick;

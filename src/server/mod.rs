@@ -9,9 +9,7 @@ pub mod group;
 pub mod held;
 pub mod pacing;
 pub mod session;
-pub mod slab;
 pub mod timeouts;
-pub mod transport;
 #[cfg(test)]
 mod wake_tests;
 

@@ -41,6 +41,7 @@ mod session_plugin;
 mod shards;
 mod shards_netns;
 mod shards_slurm;
+mod srveng;
 mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;

@@ -1,9 +1,12 @@
-//! Bytes in and out of one server connection over its raw descriptor: plain TCP, or a
-//! rustls server session driven by readiness (the handshake runs inside reads and
-//! writes). No buffer of its own: plaintext lands in the caller's (the thread's) buffer.
+//! Bytes in and out of one connection over its raw non-blocking descriptor, for loads
+//! and servers alike: plain TCP, or a rustls session (client or server: generic over
+//! rustls' `ConnectionCommon`) driven by readiness. A server's handshake runs inside
+//! reads and writes; a client's is `handshake`, before its first request. No buffer of
+//! its own: plaintext lands in the caller's (the thread's) buffer. The load engine sees
+//! this through `engine/transport.rs`, which names failures in its error kinds.
 
 use crate::net::socket::{self, FdIo};
-use rustls::ServerConnection;
+use rustls::ConnectionCommon;
 use std::io::{ErrorKind, Read, Write};
 
 /// What one read produced.
@@ -59,13 +62,13 @@ pub fn write_plain(fd: i32, data: &[u8]) -> Result<usize, ErrorKind> {
 
 /// Writes what the session has queued (records, handshake messages).
 /// Ok(true): all out; Ok(false): the socket is full.
-pub fn flush_tls(s: &mut ServerConnection, fd: i32) -> Result<bool, ErrorKind> {
-    socket::flush_tls(&mut **s, fd).map_err(|e| e.kind())
+pub fn flush_tls<D>(s: &mut ConnectionCommon<D>, fd: i32) -> Result<bool, ErrorKind> {
+    socket::flush_tls(s, fd).map_err(|e| e.kind())
 }
 
 /// Reads plaintext through a TLS session, advancing the handshake on the way.
 /// `Failed(InvalidData)` is a TLS failure (`handshaking` tells when it happened).
-pub fn read_tls(s: &mut ServerConnection, fd: i32, buf: &mut [u8]) -> Input {
+pub fn read_tls<D>(s: &mut ConnectionCommon<D>, fd: i32, buf: &mut [u8]) -> Input {
     let mut eof = false;
     loop {
         match s.reader().read(buf) {
@@ -101,8 +104,34 @@ pub fn read_tls(s: &mut ServerConnection, fd: i32, buf: &mut [u8]) -> Input {
 }
 
 /// Queues as much plaintext as the session takes (its buffer limit) and writes it out.
-pub fn write_tls(s: &mut ServerConnection, fd: i32, data: &[u8]) -> Result<usize, ErrorKind> {
+pub fn write_tls<D>(s: &mut ConnectionCommon<D>, fd: i32, data: &[u8]) -> Result<usize, ErrorKind> {
     let n = s.writer().write(data).map_err(|e| e.kind())?;
     flush_tls(s, fd)?;
     Ok(n)
+}
+
+/// Advances a client's TLS handshake as far as the socket allows. Ok(true) once
+/// complete; Err: why it failed, in words.
+pub fn handshake<D>(s: &mut ConnectionCommon<D>, fd: i32) -> Result<bool, String> {
+    loop {
+        flush_tls(s, fd).map_err(|k| format!("{k:?}"))?;
+        if !s.is_handshaking() {
+            return Ok(true);
+        }
+        if !s.wants_read() {
+            return Ok(false);
+        }
+        match s.read_tls(&mut FdIo(fd)) {
+            Ok(0) => return Err("the server closed the connection".into()),
+            Ok(_) => {
+                if let Err(e) = s.process_new_packets() {
+                    let _ = flush_tls(s, fd);
+                    return Err(e.to_string());
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
 }

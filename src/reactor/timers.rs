@@ -1,8 +1,10 @@
-//! One timer structure per worker: a binary heap of (when, slot, generation). A
-//! connection re-arms only for an earlier time (its oldest request's deadline moves
-//! later with every reply); entries of an older connection of the slot, or superseded
-//! by an earlier one, are recognised when they fire and ignored. One heap push per
-//! re-arm, no allocation once the heap has grown to the worker's connection count.
+//! One timer structure per event loop, loads and servers alike: a binary heap of
+//! (when, slot, generation), ns on the loop's clock. A slot re-arms only for an
+//! earlier time (a client's oldest request's deadline moves later with every reply; a
+//! server's held reply or session wake-up is armed once per new due time); entries of
+//! an older connection of the slot, or superseded by an earlier one, are recognised
+//! when they fire and ignored. One heap push per re-arm, no allocation once the heap
+//! has grown to the loop's connection count.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -1,19 +1,15 @@
-//! Connections by slot, with a generation per slot so an event or timer meant for a
-//! closed connection never reaches the one that reuses its slot. A token packs both
-//! into the u64 epoll hands back.
+//! Values inserted and removed by slot (a server's connections), with a generation
+//! per slot so an event or timer meant for a closed connection never reaches the one
+//! that reuses its slot. A token (`reactor::token`) packs both into the u64 epoll
+//! hands back. (A load worker's slots are fixed, one per connection it keeps open,
+//! and each keeps its own generation: a `Vec`, indexed by the same tokens.)
 
-/// Tokens at or above this are the loop's own (listeners, the shutdown eventfd).
-pub const OWN_TOKENS: u64 = 1 << 62;
+use super::{split, token};
 
 pub struct Slab<T> {
     slots: Vec<(u32, Option<T>)>,
     free: Vec<u32>,
     len: usize,
-}
-
-#[inline]
-fn token(slot: u32, gen: u32) -> u64 {
-    ((gen as u64) << 32) | slot as u64
 }
 
 impl<T> Default for Slab<T> {
@@ -60,7 +56,7 @@ impl<T> Slab<T> {
 
     #[inline]
     pub fn get_mut(&mut self, tok: u64) -> Option<&mut T> {
-        let (slot, gen) = (tok as u32, (tok >> 32) as u32);
+        let (slot, gen) = split(tok);
         match self.slots.get_mut(slot as usize) {
             Some((g, Some(v))) if *g == gen => Some(v),
             _ => None,
@@ -68,7 +64,7 @@ impl<T> Slab<T> {
     }
 
     pub fn remove(&mut self, tok: u64) -> Option<T> {
-        let (slot, gen) = (tok as u32, (tok >> 32) as u32);
+        let (slot, gen) = split(tok);
         match self.slots.get_mut(slot as usize) {
             Some((g, v @ Some(_))) if *g == gen => {
                 self.free.push(slot);
@@ -100,6 +96,7 @@ impl<T> Slab<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reactor::OWN_TOKENS;
 
     #[test]
     fn a_reused_slot_refuses_the_old_token() {

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A/B of echo clients against the C server: per round and point, one C server pinned
+# to CPU 0 serves the C client, then each binary in $CLIENTS (`wirebench echo -t 1`,
+# CPU 1), back to back, so drift hits all alike; 64-byte messages at 10x1 and 100x16.
+# Ratios are per round: each client against the C client, and against the first
+# binary, in msgs/s and (wirebench only) in CPU microseconds per message.
+#
+# Usage: CLIENTS="A=path/to/wirebench B=other/wirebench" bash benchsuite/echo/ab_clients.sh
+#        (run under flock -x)
+# Knobs: ROUNDS=3 DURATION=3 WARMUP=1 OUT=benchsuite/runs/<date>/echo-ab-clients BASE_PORT=9600
+set -euo pipefail
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-3}
+WARMUP=${WARMUP:-1}
+BASE_PORT=${BASE_PORT:-9600}
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
+OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/echo-ab-clients}
+mkdir -p "$OUT"
+BUILD=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-abc.XXXXXX")
+PID=""
+cleanup() {
+    [[ -n "$PID" ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+    rm -rf "$BUILD"
+}
+trap cleanup EXIT
+gcc -O2 -o "$BUILD/c_echo_server" "$SCRIPT_DIR/c_echo_server.c"
+gcc -O2 -o "$BUILD/c_echo_client" "$SCRIPT_DIR/c_echo_client.c"
+PORT=$BASE_PORT
+RAW=$OUT/raw.tsv
+printf 'round\tpoint\tclient\tmsgs_per_s\tcpu_us_per_msg\n' >"$RAW"
+for ((round = 1; round <= ROUNDS; round++)); do
+    for point in 10x1 100x16; do
+        conns=${point%x*} depth=${point#*x}
+        PORT=$((PORT + 1))
+        taskset -c 0 "$BUILD/c_echo_server" 127.0.0.1 "$PORT" 2>/dev/null &
+        PID=$!
+        for _ in $(seq 50); do
+            timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
+            sleep 0.1
+        done
+        line=$(taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "$conns" "$depth" 64 \
+            "$DURATION" "$WARMUP" 2>/dev/null || echo "msgs_per_s=FAIL")
+        mps=$(sed -n 's/^msgs_per_s=\([0-9.A-Z]*\).*/\1/p' <<<"$line")
+        printf '%s\t%s\tC\t%s\t\n' "$round" "$point" "$mps" >>"$RAW"
+        for spec in $CLIENTS; do
+            name=${spec%%=*} bin=${spec#*=}
+            json=$OUT/r${round}_${point}_$name.json
+            # 36-byte payload + the 28-byte frame header = 64 bytes on the wire.
+            if taskset -c 1 "$bin" echo "127.0.0.1:$PORT" -t 1 -c "$conns" --pipeline "$depth" \
+                --size 36 -d "${DURATION}s" --warmup "${WARMUP}s" --quiet --json "$json" \
+                >/dev/null 2>"$OUT/r${round}_${point}_$name.stderr"; then
+                python3 - "$json" "$round" "$point" "$name" >>"$RAW" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print("\t".join([sys.argv[2], sys.argv[3], sys.argv[4], str(j["throughput"]["msgs_per_s"]),
+                 str(j["cpu"]["client_us_per_msg"])]))
+PY
+            else
+                printf '%s\t%s\t%s\tFAIL\t\n' "$round" "$point" "$name" >>"$RAW"
+            fi
+        done
+        kill -TERM "$PID" 2>/dev/null || true
+        wait "$PID" 2>/dev/null || true
+        PID=""
+    done
+done
+python3 - "$RAW" "$OUT/summary.md" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+def f(x):
+    try:
+        return float(x)
+    except ValueError:
+        return None
+v = {(r["round"], r["point"], r["client"]): (f(r["msgs_per_s"]), f(r["cpu_us_per_msg"] or "x")) for r in rows}
+clients = list(dict.fromkeys(r["client"] for r in rows))
+first = clients[1] if len(clients) > 1 else None
+rounds = sorted({r["round"] for r in rows}, key=int)
+def cell(q):
+    return f"{statistics.median(q):.3f}x [{min(q):.3f}-{max(q):.3f}]" if q else "n/a"
+lines = [f"| point | client | msgs/s median [range] | / C msgs/s, per round | / {first} msgs/s | {first} CPU per msg / this |",
+         "|---|---|---|---|---|---|"]
+for point in ("10x1", "100x16"):
+    for c in clients:
+        m = [v[(r, point, c)][0] for r in rounds if v.get((r, point, c), (None,))[0]]
+        q = [v[(r, point, c)][0] / v[(r, point, "C")][0] for r in rounds
+             if v.get((r, point, c), (None,))[0] and v.get((r, point, "C"), (None,))[0]]
+        s = [v[(r, point, c)][0] / v[(r, point, first)][0] for r in rounds
+             if c != "C" and v.get((r, point, c), (None,))[0] and v.get((r, point, first), (None,))[0]]
+        u = [v[(r, point, first)][1] / v[(r, point, c)][1] for r in rounds
+             if c != "C" and v.get((r, point, c), (None, None))[1] and v.get((r, point, first), (None, None))[1]]
+        if m:
+            lines.append(f"| {point} | {c} | {statistics.median(m):,.0f} [{min(m):,.0f}-{max(m):,.0f}] | "
+                         f"{cell(q)} | {cell(s)} | {cell(u)} |")
+text = "\n".join(lines) + "\n"
+open(sys.argv[2], "w").write(text)
+print(text, end="")
+PY

@@ -1,0 +1,33 @@
+//! What an event loop's owner gives the reactor: where its epoll, timers and ready list
+//! live (inside its own state, because its slots arm timers and yield while they run),
+//! and what to do with each event, timer and wake-up.
+
+use super::Timers;
+use crate::net::epoll::Epoll;
+
+pub trait Handler {
+    fn epoll(&self) -> &Epoll;
+    fn timers(&mut self) -> &mut Timers;
+    /// Slots that stopped before their socket was drained, to give the others a turn:
+    /// (slot, generation), driven again before the next wait.
+    fn ready(&mut self) -> &mut Vec<(u32, u32)>;
+
+    /// Right after a wait returns, before its events (no clock read of the reactor's
+    /// own: a handler that needs the time reads it).
+    fn woke(&mut self) {}
+    /// Readiness for a token the handler registered (a slot's or one of its own).
+    fn on_event(&mut self, token: u64, events: u32);
+    /// A slot from the ready list.
+    fn on_ready(&mut self, slot: u32, gen: u32);
+    /// A timer armed for `at` on (slot, generation) is due. Entries are never removed
+    /// early: a stale one (the slot moved on, or re-armed earlier) is the handler's to
+    /// recognise and ignore.
+    fn on_timer(&mut self, at: u64, slot: u32, gen: u32);
+    /// The stop signal came (once). true: the loop ends now; false: the handler winds
+    /// down on its own and ends the loop from `after_wake`.
+    fn on_stop(&mut self) -> bool;
+    /// After every wake-up's events and timers, its periodic work (snapshots, coarse
+    /// timeouts, publishing); returns when it next wants waking (ns on the reactor's
+    /// clock, `u64::MAX`: only for events and timers), or `None` to end the loop.
+    fn after_wake(&mut self, now: u64) -> Option<u64>;
+}

@@ -1,0 +1,152 @@
+//! The reactor with a recording handler: events by token, the ready list before the
+//! next wait, timers in time order, the stop signals, and the end of the loop.
+
+use super::*;
+use crate::clock::Clock;
+use crate::net::epoll::Epoll;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn eventfd() -> i32 {
+    // SAFETY: no preconditions.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    assert!(fd >= 0);
+    fd
+}
+
+fn signal(fd: i32) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a valid u64.
+    let n = unsafe { libc::write(fd, &one as *const u64 as *const libc::c_void, 8) };
+    assert_eq!(n, 8);
+}
+
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Event(u64),
+    Ready(u32, u32),
+    Timer(u64, u32, u32),
+    Stop,
+}
+
+struct Recorder {
+    ep: Epoll,
+    timers: Timers,
+    ready: Vec<(u32, u32)>,
+    seen: Vec<Seen>,
+    /// The loop ends after this many wake-ups (a bound, in case a signal is lost).
+    wakes_left: u32,
+    end_on_stop: bool,
+    stopped: bool,
+}
+
+impl Recorder {
+    fn new(end_on_stop: bool) -> Recorder {
+        Recorder {
+            ep: Epoll::new().expect("epoll"),
+            timers: Timers::default(),
+            ready: Vec::new(),
+            seen: Vec::new(),
+            wakes_left: 200,
+            end_on_stop,
+            stopped: false,
+        }
+    }
+}
+
+impl Handler for Recorder {
+    fn epoll(&self) -> &Epoll {
+        &self.ep
+    }
+    fn timers(&mut self) -> &mut Timers {
+        &mut self.timers
+    }
+    fn ready(&mut self) -> &mut Vec<(u32, u32)> {
+        &mut self.ready
+    }
+    fn on_event(&mut self, token: u64, _events: u32) {
+        self.seen.push(Seen::Event(token));
+        let (slot, gen) = split(token);
+        // Yields: served again before the next wait.
+        self.ready.push((slot, gen));
+    }
+    fn on_ready(&mut self, slot: u32, gen: u32) {
+        self.seen.push(Seen::Ready(slot, gen));
+    }
+    fn on_timer(&mut self, at: u64, slot: u32, gen: u32) {
+        self.seen.push(Seen::Timer(at, slot, gen));
+    }
+    fn on_stop(&mut self) -> bool {
+        self.seen.push(Seen::Stop);
+        self.stopped = true;
+        self.end_on_stop
+    }
+    fn after_wake(&mut self, _now: u64) -> Option<u64> {
+        self.wakes_left = self.wakes_left.checked_sub(1)?;
+        let timers_done = self
+            .seen
+            .iter()
+            .filter(|s| matches!(s, Seen::Timer(..)))
+            .count()
+            == 3;
+        (!(self.stopped && timers_done)).then_some(u64::MAX)
+    }
+}
+
+#[test]
+fn events_ready_list_timers_and_a_stop_flag() {
+    let clock = Clock::new();
+    let mut h = Recorder::new(false);
+    let fd = eventfd();
+    let tok = token(7, 3);
+    h.ep.add(fd, libc::EPOLLIN as u32 | libc::EPOLLET as u32, tok)
+        .expect("add");
+    signal(fd);
+    let t0 = clock.now_ns();
+    h.timers.arm(t0 + 20_000_000, 2, 1);
+    h.timers.arm(t0 + 5_000_000, 1, 9);
+    h.timers.arm(t0 + 10_000_000, 3, 4);
+    let flag = Arc::new(AtomicBool::new(true));
+    let mut r =
+        Reactor::new(clock, &h.ep, 8, Duration::from_millis(5), Stop::Flag(flag)).expect("reactor");
+    r.measure_cpu_from(0);
+    r.run(&mut h);
+    let first: Vec<&Seen> = h.seen.iter().take(2).collect();
+    assert_eq!(first, [&Seen::Event(tok), &Seen::Ready(7, 3)]);
+    let timers: Vec<(u32, u32)> = h
+        .seen
+        .iter()
+        .filter_map(|s| match s {
+            Seen::Timer(at, slot, gen) => {
+                assert!(*at >= t0 + 5_000_000);
+                Some((*slot, *gen))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(timers, [(1, 9), (3, 4), (2, 1)], "in time order");
+    assert_eq!(h.seen.iter().filter(|s| **s == Seen::Stop).count(), 1);
+    assert!(
+        clock.now_ns() >= t0 + 20_000_000,
+        "the last timer was waited for"
+    );
+    assert!(h.wakes_left > 0, "ended by the handler, not the bound");
+    crate::net::socket::close(fd);
+}
+
+#[test]
+fn a_stop_eventfd_ends_the_loop_at_once() {
+    let clock = Clock::new();
+    let mut h = Recorder::new(true);
+    let stop = eventfd();
+    let mut r =
+        Reactor::new(clock, &h.ep, 8, Duration::from_secs(10), Stop::Fd(stop)).expect("reactor");
+    signal(stop);
+    h.timers.arm(clock.now_ns() + 60_000_000_000, 0, 0);
+    r.run(&mut h);
+    assert_eq!(h.seen, [Seen::Stop]);
+    assert!(clock.now_ns() < 5_000_000_000);
+    assert_eq!(r.cpu_measured(), Duration::ZERO, "never asked to measure");
+    crate::net::socket::close(stop);
+}
