@@ -53,6 +53,8 @@ struct Thread<F: ServerFactory> {
     factory: Arc<F>,
     listeners: Vec<std::net::TcpListener>,
     conns: Slab<Conn<F::Session>>,
+    /// What this thread's sessions share (`ServerFactory::Thread`).
+    shared: F::Thread,
     st: LoopState<Figs<F>>,
     /// Timeouts and the TLS handshake limit, when either is on.
     ticker: Option<Ticker>,
@@ -102,6 +104,7 @@ pub fn run<F: ServerFactory>(
         },
         ep,
         cfg,
+        shared: factory.thread_state(),
         factory,
         listeners: input.listeners,
         conns: Slab::new(),
@@ -294,7 +297,12 @@ impl<F: ServerFactory> Thread<F> {
             if self.cfg.nodelay {
                 set_nodelay(fd);
             }
-            let mut c = Conn::new(fd, self.factory.session(), self.st.tick, self.st.heads);
+            let mut c = Conn::new(
+                fd,
+                self.factory.session_in(&self.shared),
+                self.st.tick,
+                self.st.heads,
+            );
             if let Some(p) = peer {
                 eprintln!("accept {p}");
                 c.extra().peer = Some(p);

@@ -61,6 +61,21 @@ pub trait ServerSession: 'static {
 /// Makes a session for each accepted connection.
 pub trait ServerFactory: Send + Sync + 'static {
     type Session: ServerSession;
+    /// What the sessions of one server thread share (a keyspace): made once per
+    /// server thread by `thread_state`, on that thread, so it needs no lock and may be
+    /// `Rc<RefCell<_>>` (borrowed per call, never across threads). `()` when nothing is
+    /// shared.
+    type Thread: 'static;
 
     fn session(&self) -> Self::Session;
+
+    /// The state of a new server thread, made once when the thread starts.
+    fn thread_state(&self) -> Self::Thread;
+
+    /// A session for a connection accepted on the thread that owns `thread`: what the
+    /// runtime calls. Default: `session`, for protocols that share nothing.
+    #[inline]
+    fn session_in(&self, _thread: &Self::Thread) -> Self::Session {
+        self.session()
+    }
 }

@@ -38,6 +38,9 @@ pub struct WsServerFactory(pub Arc<Limits>);
 
 impl ServerFactory for WsServerFactory {
     type Session = WsSession;
+    type Thread = ();
+
+    fn thread_state(&self) {}
 
     fn session(&self) -> WsSession {
         WsSession {
