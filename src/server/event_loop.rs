@@ -297,9 +297,13 @@ impl<F: ServerFactory> Thread<F> {
             if self.cfg.nodelay {
                 set_nodelay(fd);
             }
+            // The sessions' clock, so a session can arm its first wake-up at once.
+            let now_ns = Instant::now()
+                .saturating_duration_since(self.st.epoch)
+                .as_nanos() as u64;
             let mut c = Conn::new(
                 fd,
-                self.factory.session_in(&self.shared),
+                self.factory.session_in(&self.shared, now_ns),
                 self.st.tick,
                 self.st.heads,
             );

@@ -72,10 +72,11 @@ pub trait ServerFactory: Send + Sync + 'static {
     /// The state of a new server thread, made once when the thread starts.
     fn thread_state(&self) -> Self::Thread;
 
-    /// A session for a connection accepted on the thread that owns `thread`: what the
-    /// runtime calls. Default: `session`, for protocols that share nothing.
+    /// A session for a connection accepted at `now_ns` (the sessions' clock, as in
+    /// `next_wake`) on the thread that owns `thread`: what the runtime calls, so a
+    /// session can arm its first wake-up from the start. Default: `session`.
     #[inline]
-    fn session_in(&self, _thread: &Self::Thread) -> Self::Session {
+    fn session_in(&self, _thread: &Self::Thread, _now_ns: u64) -> Self::Session {
         self.session()
     }
 }

@@ -41,14 +41,14 @@ impl ServerFactory for RedisHandlerFactory {
 
     /// A session with a keyspace of its own (the runtime uses `session_in`).
     fn session(&self) -> RedisHandler {
-        self.session_in(&self.thread_state())
+        self.session_in(&self.thread_state(), 0)
     }
 
     fn thread_state(&self) -> Rc<RefCell<Thread>> {
         Rc::new(RefCell::new(Thread::default()))
     }
 
-    fn session_in(&self, store: &Rc<RefCell<Thread>>) -> RedisHandler {
+    fn session_in(&self, store: &Rc<RefCell<Thread>>, _now_ns: u64) -> RedisHandler {
         RedisHandler {
             limits: self.limits,
             requests: 0,
