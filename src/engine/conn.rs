@@ -624,7 +624,8 @@ impl<S: ClientSession> Conn<S> {
         e: ConnectError,
     ) {
         if opening {
-            self.connect_failed(slot, ctx, e)
+            let (kind, detail) = super::session::opening_failure(e.kind, e.detail);
+            self.connect_failed(slot, ctx, ConnectError { kind, detail })
         } else {
             self.close_failed(slot, ctx, e)
         }

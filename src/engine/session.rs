@@ -10,7 +10,8 @@
 //! - events that arrive with or without anything in flight (`Decode::Event`: a ping,
 //!   a push, a heartbeat), answered through `out` without dropping the connection;
 //! - replies that run to the close (`decode_at_close`);
-//! - the protocol's own figures (`Figures`), kept per worker and phase, merged exactly.
+//! - the protocol's own figures (`Figures`), kept per worker and phase, merged exactly;
+//! - a failed opening exchange with any kind (`Setup::Failed`, `opening_failure`).
 
 use crate::stats::ErrorKind;
 
@@ -44,7 +45,27 @@ pub enum Setup {
     /// Finished after `used` bytes; anything after them belongs to the requests.
     Done { used: usize },
     /// The peer refused or broke the exchange; the connection counts as failed.
+    /// `kind` is the protocol's own (a refusal is `Status`, a broken answer `Protocol`,
+    /// an answer past a cap `TooLarge`): see `opening_failure` for how it is counted.
     Failed { kind: ErrorKind, detail: String },
+}
+
+/// How a failed opening exchange is counted. No request went out on the connection,
+/// so a request-level kind cannot be counted as one (sent = ok + errors + in_flight
+/// would break): the connection counts as a failed attempt, `connect_failed`, like
+/// any other connection that never became ready, and the protocol's kind leads its
+/// detail (`handshake failed (status): ...`), which the report shows for the first
+/// one. A connection-level kind (`ConnectTimeout`, `Tls`, ...) is counted as itself.
+pub fn opening_failure(kind: ErrorKind, detail: String) -> (ErrorKind, String) {
+    if kind.is_connect() {
+        (kind, detail)
+    } else {
+        let why = kind.name();
+        (
+            ErrorKind::ConnectFailed,
+            format!("handshake failed ({why}): {detail}"),
+        )
+    }
 }
 
 /// A protocol's own per-worker figures (HTTP status classes, AMQP broker closes).

@@ -51,6 +51,8 @@ struct Thread<F: ServerFactory> {
     factory: Arc<F>,
     listeners: Vec<std::net::TcpListener>,
     conns: Slab<Conn<F::Session>>,
+    /// What this thread's sessions share (`ServerFactory::Thread`).
+    shared: F::Thread,
     st: LoopState<Figs<F>>,
     /// Timeouts and the TLS handshake limit, when either is on.
     ticker: Option<Ticker>,
@@ -105,6 +107,7 @@ pub fn run<F: ServerFactory>(
         },
         ep,
         cfg,
+        shared: factory.thread_state(),
         factory,
         listeners: input.listeners,
         conns: Slab::new(),
@@ -301,7 +304,16 @@ impl<F: ServerFactory> Thread<F> {
             if self.cfg.nodelay {
                 set_nodelay(fd);
             }
-            let mut c = Conn::new(fd, self.factory.session(), self.st.tick, self.st.heads);
+            // The sessions' clock, so a session can arm its first wake-up at once.
+            let now_ns = Instant::now()
+                .saturating_duration_since(self.st.epoch)
+                .as_nanos() as u64;
+            let mut c = Conn::new(
+                fd,
+                self.factory.session_in(&self.shared, now_ns),
+                self.st.tick,
+                self.st.heads,
+            );
             if let Some(p) = peer {
                 eprintln!("accept {p}");
                 c.extra().peer = Some(p);

@@ -61,6 +61,22 @@ pub trait ServerSession: 'static {
 /// Makes a session for each accepted connection.
 pub trait ServerFactory: Send + Sync + 'static {
     type Session: ServerSession;
+    /// What the sessions of one server thread share (a keyspace): made once per
+    /// server thread by `thread_state`, on that thread, so it needs no lock and may be
+    /// `Rc<RefCell<_>>` (borrowed per call, never across threads). `()` when nothing is
+    /// shared.
+    type Thread: 'static;
 
     fn session(&self) -> Self::Session;
+
+    /// The state of a new server thread, made once when the thread starts.
+    fn thread_state(&self) -> Self::Thread;
+
+    /// A session for a connection accepted at `now_ns` (the sessions' clock, as in
+    /// `next_wake`) on the thread that owns `thread`: what the runtime calls, so a
+    /// session can arm its first wake-up from the start. Default: `session`.
+    #[inline]
+    fn session_in(&self, _thread: &Self::Thread, _now_ns: u64) -> Self::Session {
+        self.session()
+    }
 }

@@ -59,6 +59,9 @@ struct PingerFactory;
 
 impl ServerFactory for PingerFactory {
     type Session = Pinger;
+    type Thread = ();
+
+    fn thread_state(&self) {}
 
     fn session(&self) -> Pinger {
         Pinger { next: 0, sent: 0 }

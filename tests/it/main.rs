@@ -26,6 +26,7 @@ mod ioevent;
 mod k8s_render;
 mod merge;
 mod merge_connect;
+mod open_failures;
 mod output_truth;
 mod ramp;
 mod redis;

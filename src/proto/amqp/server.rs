@@ -90,6 +90,9 @@ impl AmqpHandlerFactory {
 
 impl ServerFactory for AmqpHandlerFactory {
     type Session = AmqpHandler;
+    type Thread = ();
+
+    fn thread_state(&self) {}
 
     fn session(&self) -> AmqpHandler {
         AmqpHandler {

@@ -18,6 +18,9 @@ pub struct EchoHandlerFactory;
 
 impl ServerFactory for EchoHandlerFactory {
     type Session = EchoSession;
+    type Thread = ();
+
+    fn thread_state(&self) {}
 
     fn session(&self) -> EchoSession {
         EchoSession

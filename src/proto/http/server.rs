@@ -58,6 +58,9 @@ impl HttpHandlerFactory {
 
 impl ServerFactory for HttpHandlerFactory {
     type Session = HttpHandler;
+    type Thread = ();
+
+    fn thread_state(&self) {}
 
     fn session(&self) -> HttpHandler {
         HttpHandler {

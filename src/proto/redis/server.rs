@@ -11,8 +11,10 @@ use super::codec::{
     int_bytes, parse_int, parse_request, push_bulk, push_header, RequestLimits, Scan,
 };
 use super::figures::ServerFigures;
-use super::store::{Thread, DATABASES, THREAD};
+use super::store::{Thread, DATABASES};
 use crate::server::session::{Reply, ServerFactory, ServerSession};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Replies made from one read before the session yields (`Reply::More`), so
 /// pipelined MGETs of large values cannot grow the output past this plus one reply.
@@ -33,23 +35,37 @@ impl RedisHandlerFactory {
 
 impl ServerFactory for RedisHandlerFactory {
     type Session = RedisHandler;
+    /// The keyspace of one server thread, shared by its connections (as redis-server's
+    /// one thread shares one): no lock, as only that thread ever touches it.
+    type Thread = Rc<RefCell<Thread>>;
 
+    /// A session with a keyspace of its own (the runtime uses `session_in`).
     fn session(&self) -> RedisHandler {
+        self.session_in(&self.thread_state(), 0)
+    }
+
+    fn thread_state(&self) -> Rc<RefCell<Thread>> {
+        Rc::new(RefCell::new(Thread::default()))
+    }
+
+    fn session_in(&self, store: &Rc<RefCell<Thread>>, _now_ns: u64) -> RedisHandler {
         RedisHandler {
             limits: self.limits,
             requests: 0,
             db: 0,
             resp3: false,
+            store: Rc::clone(store),
         }
     }
 }
 
-/// One connection: its database, its protocol version, its count.
+/// One connection: its database, its protocol version, its count, its thread's keyspace.
 pub struct RedisHandler {
     limits: RequestLimits,
     requests: u64,
     db: u8,
     resp3: bool,
+    store: Rc<RefCell<Thread>>,
 }
 
 /// What a command asks of the connection after its reply.
@@ -62,56 +78,57 @@ impl ServerSession for RedisHandler {
     type Figures = ServerFigures;
 
     fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ServerFigures) -> Reply {
-        THREAD.with(|t| {
-            let t = &mut *t.borrow_mut();
-            let mut used = 0;
-            loop {
-                if used > 0 && out.len() >= MAX_OUT_BATCH {
-                    return Reply::More(used);
-                }
-                let rest = &input[used..];
-                let mut args = std::mem::take(&mut t.args);
-                let scan = parse_request(rest, &self.limits, &mut args);
-                let reply = match scan {
-                    Scan::Incomplete => None,
-                    Scan::TooLarge => {
-                        figures.error_replies += 1;
-                        out.extend_from_slice(
-                            b"-ERR Protocol error: request past the server's caps\r\n",
-                        );
-                        Some(Reply::TooLarge)
-                    }
-                    Scan::Invalid => {
-                        figures.error_replies += 1;
-                        figures.protocol_errors += 1;
-                        out.extend_from_slice(b"-ERR Protocol error: not a RESP request\r\n");
-                        Some(Reply::Close)
-                    }
-                    Scan::Whole { len, .. } => {
-                        used += len;
-                        if rest[0] != b'*' {
-                            figures.inline_commands += 1;
-                        }
-                        if args.is_empty() {
-                            None
-                        } else {
-                            self.requests += 1;
-                            match self.command(t, rest, &args, out, figures) {
-                                After::Go => None,
-                                After::Close => Some(Reply::Close),
-                            }
-                        }
-                    }
-                };
-                t.args = args;
-                if let Some(r) = reply {
-                    return r;
-                }
-                if matches!(scan, Scan::Incomplete) {
-                    return Reply::Consumed(used);
-                }
+        // One count increment per read batch, so the keyspace can be borrowed while
+        // `self` is (a borrow flag, no lock: only this thread holds the keyspace).
+        let store = Rc::clone(&self.store);
+        let t = &mut *store.borrow_mut();
+        let mut used = 0;
+        loop {
+            if used > 0 && out.len() >= MAX_OUT_BATCH {
+                return Reply::More(used);
             }
-        })
+            let rest = &input[used..];
+            let mut args = std::mem::take(&mut t.args);
+            let scan = parse_request(rest, &self.limits, &mut args);
+            let reply = match scan {
+                Scan::Incomplete => None,
+                Scan::TooLarge => {
+                    figures.error_replies += 1;
+                    out.extend_from_slice(
+                        b"-ERR Protocol error: request past the server's caps\r\n",
+                    );
+                    Some(Reply::TooLarge)
+                }
+                Scan::Invalid => {
+                    figures.error_replies += 1;
+                    figures.protocol_errors += 1;
+                    out.extend_from_slice(b"-ERR Protocol error: not a RESP request\r\n");
+                    Some(Reply::Close)
+                }
+                Scan::Whole { len, .. } => {
+                    used += len;
+                    if rest[0] != b'*' {
+                        figures.inline_commands += 1;
+                    }
+                    if args.is_empty() {
+                        None
+                    } else {
+                        self.requests += 1;
+                        match self.command(t, rest, &args, out, figures) {
+                            After::Go => None,
+                            After::Close => Some(Reply::Close),
+                        }
+                    }
+                }
+            };
+            t.args = args;
+            if let Some(r) = reply {
+                return r;
+            }
+            if matches!(scan, Scan::Incomplete) {
+                return Reply::Consumed(used);
+            }
+        }
     }
 
     #[inline]

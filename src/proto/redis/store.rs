@@ -10,7 +10,6 @@
 //! another connection wrote uses one thread.
 
 use super::codec::Args;
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -130,11 +129,6 @@ impl Thread {
         self.bytes -= freed;
         self.dbs[db] = Map::default();
     }
-}
-
-thread_local! {
-    /// The store of the server thread this runs on.
-    pub static THREAD: RefCell<Thread> = RefCell::new(Thread::default());
 }
 
 #[cfg(test)]

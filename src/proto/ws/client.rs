@@ -169,16 +169,21 @@ impl ClientSession for WsClient {
                 f.upgrades += 1;
                 Setup::Done { used }
             }
-            // A failed opening counts the connection, not requests: a connection kind.
+            // The engine counts a failed opening as a failed connection attempt and
+            // keeps the kind in its detail (`engine::session::opening_failure`).
             Answer::TooLarge => Setup::Failed {
-                kind: ErrorKind::ConnectFailed,
+                kind: ErrorKind::TooLarge,
                 detail: format!(
                     "the server's answer to the WebSocket upgrade is longer than {} bytes",
                     handshake::MAX_HEAD
                 ),
             },
             Answer::Refused(detail) => Setup::Failed {
-                kind: ErrorKind::ConnectFailed,
+                kind: ErrorKind::Protocol,
+                detail,
+            },
+            Answer::NotUpgraded(detail) => Setup::Failed {
+                kind: ErrorKind::Status,
                 detail,
             },
         }

@@ -73,6 +73,8 @@ pub enum Answer {
     TooLarge,
     /// Not an upgrade, or a wrong one: why, in one sentence.
     Refused(String),
+    /// A well-formed answer with another status than 101: the server said no.
+    NotUpgraded(String),
 }
 
 /// Checks the server's answer to the upgrade request sent with `key` (and `protocol`).
@@ -91,7 +93,7 @@ pub fn check_answer(input: &[u8], key: &str, protocol: Option<&str>) -> Answer {
     };
     let code = resp.code.unwrap_or(0);
     if code != 101 {
-        return Answer::Refused(format!(
+        return Answer::NotUpgraded(format!(
             "the server answered the WebSocket upgrade with status {code}, not 101"
         ));
     }
@@ -292,7 +294,7 @@ mod tests {
         let key = client_key(3);
         assert!(matches!(
             check_answer(b"HTTP/1.1 200 OK\r\n\r\n", &key, None),
-            Answer::Refused(s) if s.contains("status 200")
+            Answer::NotUpgraded(s) if s.contains("status 200")
         ));
         assert!(matches!(
             check_answer(b"\x81\x05hello", &key, None),

@@ -38,15 +38,24 @@ pub struct WsServerFactory(pub Arc<Limits>);
 
 impl ServerFactory for WsServerFactory {
     type Session = WsSession;
+    type Thread = ();
 
+    fn thread_state(&self) {}
+
+    /// A session whose clock starts at 0 (the runtime uses `session_in`).
     fn session(&self) -> WsSession {
+        self.session_in(&(), 0)
+    }
+
+    /// Pings (when on) start one period after the connection was accepted.
+    fn session_in(&self, _thread: &(), now_ns: u64) -> WsSession {
         WsSession {
             limits: self.0.clone(),
             state: State::Handshake,
             msg_opcode: 0,
             reassembly: Vec::new(),
             answered: 0,
-            ping_at: 0,
+            ping_at: now_ns + self.0.ping_every_ns,
             pings: 0,
         }
     }
@@ -68,7 +77,7 @@ pub struct WsSession {
     reassembly: Vec<u8>,
     /// Messages echoed since the runtime last asked.
     answered: u64,
-    /// When the next ping is due (ns on the server's clock); 0: not scheduled yet.
+    /// When the next ping is due (ns on the server's clock).
     ping_at: u64,
     pings: u64,
 }
@@ -290,13 +299,12 @@ impl ServerSession for WsSession {
     }
 
     fn on_wake(&mut self, now_ns: u64, out: &mut Vec<u8>, f: &mut ServerFigures) {
-        // The first wake-up only learns the time: pings start one period after it.
-        if self.ping_at != 0 && self.state == State::Open {
+        if self.state == State::Open {
             self.pings += 1;
             codec::write_control(out, PING, &self.pings.to_be_bytes(), None);
             f.pings_sent += 1;
         }
-        self.ping_at = now_ns.max(1) + self.limits.ping_every_ns;
+        self.ping_at = now_ns + self.limits.ping_every_ns;
     }
 }
 
@@ -411,25 +419,24 @@ mod tests {
     }
 
     #[test]
-    fn pings_start_one_period_after_the_first_wake() {
+    fn pings_start_one_period_after_the_accept() {
         let mut s = WsServerFactory(Arc::new(Limits {
             max_message: 100,
             ping_every_ns: 10,
             subprotocol: None,
         }))
-        .session();
+        .session_in(&(), 100);
         assert_eq!(s.next_wake(), None);
         let mut req = Vec::new();
         handshake::write_request(&mut req, "h", "/", &handshake::client_key(1), None);
         let mut f = ServerFigures::default();
         s.on_bytes(&req, &mut Vec::new(), &mut f);
-        assert_eq!(s.next_wake(), Some(0));
-        let mut out = Vec::new();
-        s.on_wake(100, &mut out, &mut f);
-        assert!(out.is_empty());
         assert_eq!(s.next_wake(), Some(110));
+        let mut out = Vec::new();
         s.on_wake(110, &mut out, &mut f);
         assert_eq!(&out[..2], [0x89, 8]);
         assert_eq!((f.pings_sent, s.next_wake()), (1, Some(120)));
+        s.on_wake(125, &mut out, &mut f);
+        assert_eq!((f.pings_sent, s.next_wake()), (2, Some(135)));
     }
 }
