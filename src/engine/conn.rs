@@ -625,7 +625,16 @@ impl<S: ClientSession> Conn<S> {
     ) {
         if opening {
             let (kind, detail) = super::session::opening_failure(e.kind, e.detail);
-            self.connect_failed(slot, ctx, ConnectError { kind, detail })
+            let errno = e.errno;
+            self.connect_failed(
+                slot,
+                ctx,
+                ConnectError {
+                    kind,
+                    detail,
+                    errno,
+                },
+            )
         } else {
             self.close_failed(slot, ctx, e)
         }

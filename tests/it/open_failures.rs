@@ -113,6 +113,7 @@ fn run(addr: std::net::SocketAddr, requests: u64, timeout: Duration) -> EngineOu
             tls: None,
             nodelay: true,
             timeout,
+            spread: Default::default(),
         },
         threads: 1,
         connections: 1,
@@ -126,6 +127,8 @@ fn run(addr: std::net::SocketAddr, requests: u64, timeout: Duration) -> EngineOu
         stop: Arc::new(AtomicBool::new(false)),
         per_connection: None,
         ramp: None,
+        attempts: Default::default(),
+        release: None,
     };
     engine::run(spec, GateFactory, &mut Quiet).unwrap()
 }
