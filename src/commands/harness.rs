@@ -58,13 +58,7 @@ pub fn start_builtin<F: ServerFactory>(
 
 /// The client side of TLS for `host`, when there is a trust to check the server with.
 pub fn client_tls(trust: Option<&Trust>, host: &str) -> Result<Option<ClientTls>> {
-    match trust {
-        Some(t) => Ok(Some(ClientTls {
-            config: tls::client_config(t)?,
-            server_name: tls::server_name(host)?,
-        })),
-        None => Ok(None),
-    }
+    trust.map(|t| ClientTls::new(t, host)).transpose()
 }
 
 /// The engine's spec for a load config aimed at `addr`.

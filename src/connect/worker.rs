@@ -15,7 +15,7 @@ use crate::engine::session::OffsetIds;
 use crate::engine::{self, Attempts, LoadSpec, Observer, Plan, Ramp};
 use crate::error::{Error, Result};
 use crate::net::socket::errno_name;
-use crate::net::tls::{self, Trust};
+use crate::net::tls::Trust;
 use crate::procs::workers::emit;
 use crate::proto::echo::client::EchoFactory;
 use crate::stats::{ConnTally, Counters, ErrorKind};
@@ -94,15 +94,9 @@ fn client_tls(spec: &TlsSpec, server_name: &str) -> Result<ClientTls> {
         TlsSpec::CaPem(p) => Trust::CaPem(p.clone()),
         TlsSpec::System => Trust::System,
     };
-    Ok(ClientTls {
-        config: tls::client_config(&trust)?,
-        server_name: tls::server_name(server_name)?,
-    })
+    ClientTls::new(&trust, server_name)
 }
 
-/// Reads the parent's lines on a thread of its own: `ping` and `stop` set their
-/// flags (the engine looks at them every 50 ms at most), and `go`, `stop` and the end
-/// of stdin are also sent on the returned channel for whoever waits on them.
 /// The worker's CPU time up to the parent's `stop` (what the plan asked for: coming
 /// up, holding, pinging, churning), not the teardown of its connections after it.
 fn cpu_s(at_stop: &AtomicU64) -> f64 {
@@ -112,6 +106,9 @@ fn cpu_s(at_stop: &AtomicU64) -> f64 {
     }
 }
 
+/// Reads the parent's lines on a thread of its own: `ping` and `stop` set their
+/// flags (the engine looks at them every 50 ms at most), and `go`, `stop` and the end
+/// of stdin are also sent on the returned channel for whoever waits on them.
 fn listen(
     stop: Arc<AtomicBool>,
     release: Arc<AtomicBool>,

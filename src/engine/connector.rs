@@ -18,6 +18,16 @@ pub struct ClientTls {
     pub server_name: ServerName<'static>,
 }
 
+impl ClientTls {
+    /// TLS to `host`, checking the server with `trust`.
+    pub fn new(trust: &crate::net::tls::Trust, host: &str) -> crate::error::Result<Self> {
+        Ok(ClientTls {
+            config: crate::net::tls::client_config(trust)?,
+            server_name: crate::net::tls::server_name(host)?,
+        })
+    }
+}
+
 /// A failed connection attempt: its kind for the counters, its text for the report.
 #[derive(Debug)]
 pub struct ConnectError {
