@@ -148,6 +148,8 @@ fn totals(c: &Counts) -> Totals {
         connections_from_warmup: 0,
         connect_errors: c.failed(),
         events: 0,
+        exchange_sent: 0,
+        exchange_answered: 0,
         invariant_holds: Some(c.invariant_holds()),
     }
 }
