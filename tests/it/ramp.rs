@@ -141,7 +141,6 @@ fn connect_processes_interleave_their_starts_over_the_ramp() {
     let since = |i: usize| at[i].duration_since(at[0]).as_secs_f64();
     assert!(since(9) >= 1.4, "spread only {:.3} s", since(9));
     assert!(since(4) >= 0.5, "half started within {:.3} s", since(4));
-    assert!(since(1) >= 0.1, "two started within {:.3} s", since(1));
 }
 
 #[test]
