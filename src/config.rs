@@ -32,6 +32,7 @@ pub fn ramp(a: &RampArgs) -> Result<Option<crate::engine::Ramp>> {
     Ok((!over.is_zero()).then_some(crate::engine::Ramp {
         over,
         measured: a.ramp_measured,
+        share: None,
     }))
 }
 

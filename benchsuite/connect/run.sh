@@ -169,7 +169,7 @@ print(f"| server RSS per connection | {m['server_rss_per_conn_bytes']:,.0f} byte
 print(f"| client RSS per connection | {m['client_rss_per_conn_bytes']:,.0f} bytes |")
 print(f"| kernel slab per connection (both ends) | {m['slab_per_conn_bytes']:,.0f} bytes |")
 l, t = h["latency_us"], h["totals"]
-print(f"| pings | {t['ok']:,} ok of {t['sent']:,}, skipped {c['ping']['skipped']:,} |")
+print(f"| pings | {t['ok']:,} ok of {t['sent']:,}, no reply {t['in_flight']:,} |")
 print(f"| ping latency p50 / p99 / p99.9 / max | {l['p50']:,.0f} / {l['p99']:,.0f} / {l['p99_9']:,.0f} / {l['max']:,.0f} us |")
 print(f"| result | {h['outcome']['reason'] or 'ok'} |")
 rates = []

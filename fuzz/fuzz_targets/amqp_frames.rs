@@ -64,15 +64,16 @@ fuzz_target!(|data: &[u8]| {
             per_connection: None,
         });
     let mut figs = ClientFigures::default();
+    let mut count = Default::default();
     // The handshake as the engine drives it: consumed bytes dropped, called again
     // until it is done, fails, or needs more input.
     let mut scratch = Vec::new();
-    let _ = c.open(&[], &mut scratch, &mut figs);
+    let _ = c.open(&[], &mut scratch, &mut figs, &mut count);
     let mut rest = data;
     let mut ready = false;
     for _ in 0..32 {
         scratch.clear();
-        match c.open(rest, &mut scratch, &mut figs) {
+        match c.open(rest, &mut scratch, &mut figs, &mut count) {
             Setup::Continue { used } => {
                 assert!(used <= rest.len());
                 if used == 0 {
@@ -119,8 +120,8 @@ fuzz_target!(|data: &[u8]| {
 
     // The goodbye: whatever is left as the broker's answer to Connection.Close.
     scratch.clear();
-    let _ = c.close(&[], &mut scratch, &mut figs);
-    match c.close(rest, &mut scratch, &mut figs) {
+    let _ = c.close(&[], &mut scratch, &mut figs, &mut count);
+    match c.close(rest, &mut scratch, &mut figs, &mut count) {
         Setup::Continue { used } | Setup::Done { used } => assert!(used <= rest.len()),
         Setup::Failed { .. } => {}
     }

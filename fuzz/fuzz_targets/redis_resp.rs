@@ -85,8 +85,8 @@ fuzz_target!(|data: &[u8]| {
     });
     let mut client = factory.session(1);
     let mut figures = Default::default();
-    client.open(&[], &mut Vec::new(), &mut figures);
-    let _ = client.open(data, &mut Vec::new(), &mut figures);
+    client.open(&[], &mut Vec::new(), &mut figures, &mut Default::default());
+    let _ = client.open(data, &mut Vec::new(), &mut figures, &mut Default::default());
     for seq in 0..2 {
         let tag = client.encode(seq, 0, &mut Vec::new());
         let req = InFlight {

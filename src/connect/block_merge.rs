@@ -22,9 +22,10 @@ pub fn block_merge(
 
 /// The leaves that are not counters: taken out before the counter sum, then set from
 /// the merged figures (or checked equal, for settings).
-const NOT_COUNTERS: [&str; 6] = [
+const NOT_COUNTERS: [&str; 7] = [
     "mode",
     "hold_s",
+    "teardown_s",
     "time_to_establish_s",
     "connect_rate_per_s",
     "connect_latency_us",
@@ -80,6 +81,11 @@ pub fn merge(blocks: &[&Value]) -> Result<Value, String> {
         .iter()
         .map(|b| b["hold_s"].as_f64().unwrap_or(0.0))
         .fold(f64::INFINITY, f64::min));
+    // The teardown ends when the last part's does (parts without one, older files: 0).
+    out["teardown_s"] = json!(blocks
+        .iter()
+        .map(|b| b["teardown_s"].as_f64().unwrap_or(0.0))
+        .fold(0.0, f64::max));
     out["connect_latency_us"] = if connect.count() > 0 {
         serde_json::to_value(connect.summary()).map_err(|e| e.to_string())?
     } else {
@@ -90,8 +96,11 @@ pub fn merge(blocks: &[&Value]) -> Result<Value, String> {
     if out["churn"].is_object() {
         out["churn"]["connections_per_s"] = json!(per_reach(&out["churn"]["cycles_ok"]));
     }
-    if out["ping"].is_object() {
-        out["ping"]["interval_s"] = first["ping"]["interval_s"].clone();
+    if let Some(ping) = out["ping"].as_object_mut() {
+        ping.insert("interval_s".into(), first["ping"]["interval_s"].clone());
+        // Files from before pings ran on the engine carry a `skipped` that is always 0
+        // now (a late ping goes when the previous returns): not carried on.
+        ping.remove("skipped");
     }
     out["kernel"] = first["kernel"].clone();
     out["kernel"]["nf_conntrack_count"] = blocks

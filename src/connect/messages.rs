@@ -73,8 +73,6 @@ pub struct Counts {
     /// sent = ok + errors + in_flight is a check that can fail.
     #[serde(default)]
     pub in_flight: u64,
-    /// Pings not sent because the previous one on that connection had not come back.
-    pub skipped: u64,
     /// Churn: cycles that went through connect, echo and close.
     pub cycles_ok: u64,
     pub bytes_sent: u64,
@@ -98,7 +96,6 @@ impl Counts {
         self.ok += o.ok;
         add_map(&mut self.errors, &o.errors);
         self.in_flight += o.in_flight;
-        self.skipped += o.skipped;
         self.cycles_ok += o.cycles_ok;
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;

@@ -7,6 +7,7 @@ use super::messages::{
 };
 use super::plan::{ConnectConfig, Mode};
 use super::report::{Memory, Outcome, Run, Timeline};
+use crate::engine::{Ramp, Share};
 use crate::error::{Error, Result};
 use crate::net::tls::Trust;
 use crate::procs::workers::{self, Msg, Workers};
@@ -120,6 +121,22 @@ fn share(total: u64, parts: usize, i: usize) -> (u64, u64) {
     (first, base + u64::from(i < extra))
 }
 
+/// Process `i`'s place in the ramp over all `p` processes: its connections (churn:
+/// its `slots` cycling slots) interleaved with the others', so the server sees one
+/// start every T / total rather than `p` at once at every step. The hold shares are
+/// dealt as `share` deals them, which is what `Share` asks for.
+fn ramp_share(r: Ramp, i: usize, p: usize, churn: bool, total: u64, slots: usize) -> Ramp {
+    let total = if churn { (slots * p) as u64 } else { total };
+    Ramp {
+        share: Some(Share {
+            index: i as u64,
+            of: p as u64,
+            total,
+        }),
+        ..r
+    }
+}
+
 fn server_cpu(pids: &[u32]) -> f64 {
     pids.iter()
         .filter_map(|p| memory::cpu_time(*p))
@@ -160,6 +177,7 @@ pub fn run(
         Mode::Hold { ping, .. } => (false, None, ping.map(|p| p.as_millis().max(1) as u64)),
     };
     let p = cfg.processes;
+    let concurrency = cfg.concurrency.div_ceil(p).max(1);
     let specs: Vec<WorkerSpec> = (0..p)
         .map(|i| {
             let (first, count) = share(cfg.total, p, i);
@@ -170,7 +188,7 @@ pub fn run(
                 churn,
                 duration_ms,
                 rate: cfg.rate / p as f64,
-                concurrency: cfg.concurrency.div_ceil(p).max(1),
+                concurrency,
                 dests: targets.clone(),
                 sources: cfg.sources.clone(),
                 timeout_ms: cfg.timeout.as_millis() as u64,
@@ -182,7 +200,9 @@ pub fn run(
                     .map_or(0, |s| s.connection_id_base()),
                 tls: tls_spec(cfg, pem),
                 server_name: cfg.host.clone(),
-                ramp: cfg.ramp,
+                ramp: cfg
+                    .ramp
+                    .map(|r| ramp_share(r, i, p, churn, cfg.total, concurrency)),
             }
         })
         .collect();
@@ -276,6 +296,8 @@ pub fn run(
         hold_s = started.elapsed().as_secs_f64();
         interrupted = stop.load(Ordering::Relaxed);
     }
+    // The measured phase ends here: what follows is the teardown.
+    let stopped = t0.elapsed();
     w.tell_all(CMD_STOP);
     // A worker closes its connections before its final report (on the engine): a
     // million over processes sharing a CPU took ~20-40 s here, so be patient.
@@ -283,7 +305,7 @@ pub fn run(
     while !g.all_final() && Instant::now() < end {
         drain(&w, &mut g, Duration::from_millis(50));
     }
-    let elapsed = t0.elapsed();
+    let teardown = t0.elapsed().saturating_sub(stopped);
     progress.finish();
     // Exiting with ~20,000 sockets takes a while, and dozens of workers share a CPU:
     // be patient, and hold it against a worker only if its report is missing too.
@@ -317,7 +339,8 @@ pub fn run(
         timeline: Timeline {
             reached_s: reached.as_secs_f64(),
             hold_s,
-            elapsed_s: elapsed.as_secs_f64(),
+            elapsed_s: stopped.as_secs_f64(),
+            teardown_s: teardown.as_secs_f64(),
             go_unix_ms,
         },
         memory: Memory {
@@ -498,5 +521,44 @@ pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
     }
     Outcome {
         reason: (!why.is_empty()).then(|| why.join("; ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every worker's connection starts, as the plan it is given says: over all of
+    /// them, one start every T / total, none twice.
+    fn starts_over_all(total: u64, p: usize, churn: bool, slots: usize) -> Vec<u64> {
+        let r = Ramp {
+            over: Duration::from_millis(total.max(1)),
+            measured: false,
+            share: None,
+        };
+        let mut all = Vec::new();
+        for i in 0..p {
+            let mine = ramp_share(r, i, p, churn, total, slots);
+            let n = if churn {
+                slots
+            } else {
+                share(total, p, i).1 as usize
+            };
+            all.extend((0..n).map(|k| mine.start_of(k, n)));
+        }
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn each_workers_ramp_interleaves_with_the_others() {
+        // 1 ms per connection over the ramp: connection g of the whole starts at g ms.
+        let ms = |n: u64| (0..n).map(|g| g * 1_000_000).collect::<Vec<_>>();
+        assert_eq!(starts_over_all(10, 10, false, 0), ms(10));
+        assert_eq!(starts_over_all(103, 4, false, 0), ms(103));
+        // Churn: each of 3 workers cycles 5 slots; 15 slots over the ramp.
+        let mut r = starts_over_all(0, 3, true, 5);
+        r.dedup();
+        assert_eq!(r.len(), 15);
     }
 }

@@ -38,7 +38,11 @@ pub struct Timeline {
     /// From "go" until every worker had settled all its connects.
     pub reached_s: f64,
     pub hold_s: f64,
+    /// The measured phase: from "go" until the workers were told to stop (coming up,
+    /// then the hold), or until churn ended; not the teardown after it.
     pub elapsed_s: f64,
+    /// From "stop" until every worker had closed its connections and reported.
+    pub teardown_s: f64,
     /// Wall clock when the workers were told to go (the measured phase began), Unix ms.
     pub go_unix_ms: u64,
 }
@@ -94,7 +98,6 @@ pub struct PingSection {
     pub interval_s: f64,
     pub sent: u64,
     pub ok: u64,
-    pub skipped: u64,
 }
 
 #[derive(Serialize)]
@@ -113,6 +116,9 @@ pub struct ConnectSection {
     /// Attempts per second over that time.
     pub connect_rate_per_s: f64,
     pub hold_s: f64,
+    /// From the stop until every worker had closed its connections and reported: not
+    /// in `elapsed_s`, which is the phases the run names (establish, hold; churn).
+    pub teardown_s: f64,
     pub processes: usize,
     pub server_processes: Option<usize>,
     pub server_active: Option<u64>,
@@ -148,6 +154,8 @@ fn totals(c: &Counts) -> Totals {
         connections_from_warmup: 0,
         connect_errors: c.failed(),
         events: 0,
+        exchange_sent: 0,
+        exchange_answered: 0,
         invariant_holds: Some(c.invariant_holds()),
     }
 }
@@ -299,6 +307,7 @@ pub fn build(
             0.0
         },
         hold_s: r.timeline.hold_s,
+        teardown_s: r.timeline.teardown_s,
         processes: cfg.processes,
         server_processes: server_known.then_some(m.server_processes),
         server_active: m.server_active,
@@ -317,7 +326,6 @@ pub fn build(
             interval_s: iv,
             sent: c.sent,
             ok: c.ok,
-            skipped: c.skipped,
         }),
         memory: MemorySection {
             connections: m.held,
@@ -421,15 +429,11 @@ pub fn summary(r: &ConnectResult) -> String {
         let what = if c.churn.is_some() { "echo" } else { "ping" };
         let _ = writeln!(
             s,
-            "{what:<5}:        {} ok of {} sent, errors {}, no reply {}{}",
+            "{what:<5}:        {} ok of {} sent, errors {}, no reply {}",
             group(b.totals.ok),
             group(b.totals.sent),
             group(b.totals.errors),
             group(b.totals.in_flight),
-            c.ping
-                .as_ref()
-                .map(|p| format!(", skipped (previous still out) {}", group(p.skipped)))
-                .unwrap_or_default()
         );
         let _ = writeln!(s, "{what} (us):    {}", latency_line(&b.latency_us));
     }

@@ -265,7 +265,6 @@ pub fn counts(c: &Counters, conns: &ConnTally, churn: bool) -> Counts {
         ok: c.ok,
         errors,
         in_flight: c.in_flight,
-        skipped: 0,
         cycles_ok: if churn { c.ok } else { 0 },
         bytes_sent: c.bytes_sent,
         bytes_received: c.bytes_received,

@@ -586,12 +586,15 @@ impl<S: ClientSession> Conn<S> {
             let Some(session) = self.session.as_mut() else {
                 return;
             };
+            // Counted in the phase the connection was opened in, as `connections` is.
+            let opened_measured = ctx.batch() || self.began >= ctx.measure_start_ns;
             let figures = &mut ctx.figures[(ctx.clock.now_ns() >= ctx.measure_start_ns) as usize];
+            let count = &mut ctx.stats.phase(opened_measured).exchanges;
             let input = self.busy.as_ref().map_or(&[][..], |b| &b.input[..]);
             let step = if opening {
-                session.open(input, &mut ctx.out, figures)
+                session.open(input, &mut ctx.out, figures, count)
             } else {
-                session.close(input, &mut ctx.out, figures)
+                session.close(input, &mut ctx.out, figures, count)
             };
             if let Err(k) = self.send(ctx) {
                 let e = fail(ErrorKind::ConnectFailed, format!("{what}: {}", k.name()));

@@ -16,7 +16,7 @@ pub mod worker;
 
 pub use admission::Attempts;
 pub use ctx::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
-pub use ramp::Ramp;
+pub use ramp::{Ramp, Share};
 pub use refill::Refill;
 
 use crate::clock::Clock;

@@ -9,6 +9,22 @@ pub struct Ramp {
     pub over: Duration,
     /// The ramp counts in the figures (`--ramp-measured`).
     pub measured: bool,
+    /// This process's place among several that share one ramp (connect's worker
+    /// processes); None: the ramp is this process's alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<Share>,
+}
+
+/// Process `index` of `of` sharing a ramp of `total` units (connections, churn slots)
+/// over them all: its unit `k` is unit `k * of + index` of the whole, so the
+/// processes' starts interleave and the spread over all of them stays linear (rather
+/// than every process starting its first unit at once). The shares must be dealt as
+/// `connect` deals them: the first `total % of` processes one unit more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Share {
+    pub index: u64,
+    pub of: u64,
+    pub total: u64,
 }
 
 impl Ramp {
@@ -17,32 +33,13 @@ impl Ramp {
         serde_json::json!({"seconds": self.over.as_secs_f64(), "measured": self.measured})
     }
 
-    /// Of `count` units (connections, slots) numbered `k * stride + offset` among
-    /// `total` spread over the ramp, how many may have started `elapsed_ns` into it
-    /// (the first at once). A process's share interleaved with the others' keeps the
-    /// whole spread linear and each share spread over the whole ramp.
-    pub fn started_by(
-        &self,
-        elapsed_ns: u64,
-        offset: u64,
-        stride: u64,
-        count: u64,
-        total: u64,
-    ) -> u64 {
-        let over = self.over.as_nanos();
-        if u128::from(elapsed_ns) >= over {
-            return count;
-        }
-        // Unit g starts at over * g / total: those with g <= elapsed * total / over.
-        let reached = (u128::from(elapsed_ns) * u128::from(total) / over.max(1)) as u64;
-        if reached < offset {
-            return 0;
-        }
-        ((reached - offset) / stride.max(1) + 1).min(count)
-    }
-
-    /// When connection slot `g` of `total` (over all workers) first connects, ns.
+    /// When connection slot `g` of `total` (over all workers of this process) first
+    /// connects, ns; with a `share`, its place among every process's slots.
     pub fn start_of(&self, g: usize, total: usize) -> u64 {
+        let (g, total) = match self.share {
+            Some(s) => (g as u64 * s.of + s.index, s.total),
+            None => (g as u64, total as u64),
+        };
         (self.over.as_nanos() as f64 * g as f64 / total.max(1) as f64) as u64
     }
 }
@@ -110,6 +107,7 @@ mod tests {
         let r = Ramp {
             over: Duration::from_secs(1),
             measured: true,
+            share: None,
         };
         let s = Duration::from_secs;
         assert_eq!(average_rate(1000.0, r, s(0), s(1)), 500.0);
@@ -130,6 +128,7 @@ mod tests {
         let ramp = Some(Ramp {
             over: Duration::from_secs(2),
             measured: false,
+            share: None,
         });
         // One connection at 1000/s ramped over 2 s: 1000 requests by t = 2 s (half of
         // 2000), then one per ms.
@@ -144,23 +143,25 @@ mod tests {
 
     #[test]
     fn interleaved_shares_start_linearly_over_the_whole_ramp() {
-        let r = Ramp {
+        // 10 units over 3 processes (4, 3, 3): process i has units i, i + 3, i + 6, ...
+        let of = |index: u64| Ramp {
             over: Duration::from_secs(1),
             measured: false,
+            share: Some(Share {
+                index,
+                of: 3,
+                total: 10,
+            }),
         };
-        // 10 units over 3 shares (4, 3, 3): share i has units i, i + 3, i + 6, ...
-        let at = |t_ms: u64, i: u64, n: u64| r.started_by(t_ms * 1_000_000, i, 3, n, 10);
-        assert_eq!((at(0, 0, 4), at(0, 1, 3), at(0, 2, 3)), (1, 0, 0));
-        assert_eq!((at(100, 0, 4), at(100, 1, 3), at(199, 2, 3)), (1, 1, 0));
-        assert_eq!(at(200, 2, 3), 1);
-        assert_eq!((at(500, 0, 4), at(500, 1, 3), at(500, 2, 3)), (2, 2, 2));
-        assert_eq!((at(999, 0, 4), at(999, 1, 3), at(999, 2, 3)), (4, 3, 3));
-        assert_eq!(at(5000, 1, 3), 3);
-        // Over all shares, units started by t never differ from the linear count by more than one.
-        for t in 0..1000 {
-            let all: u64 = (0..3).map(|i| at(t, i, if i == 0 { 4 } else { 3 })).sum();
-            assert_eq!(all, (t * 10 / 1000 + 1).min(10), "at {t} ms");
-        }
+        let starts = |i: u64, n: usize| (0..n).map(|k| of(i).start_of(k, n)).collect::<Vec<_>>();
+        let ms = 1_000_000;
+        assert_eq!(starts(0, 4), [0, 300 * ms, 600 * ms, 900 * ms]);
+        assert_eq!(starts(1, 3), [100 * ms, 400 * ms, 700 * ms]);
+        assert_eq!(starts(2, 3), [200 * ms, 500 * ms, 800 * ms]);
+        // Over all of them: one start every 100 ms, none twice.
+        let mut all: Vec<u64> = [starts(0, 4), starts(1, 3), starts(2, 3)].concat();
+        all.sort();
+        assert_eq!(all, (0..10).map(|g| g * 100 * ms).collect::<Vec<_>>());
     }
 
     #[test]
@@ -168,6 +169,7 @@ mod tests {
         let r = Ramp {
             over: Duration::from_secs(2),
             measured: false,
+            share: None,
         };
         assert_eq!(r.start_of(0, 100), 0);
         assert_eq!(r.start_of(50, 100), 1_000_000_000);

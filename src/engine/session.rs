@@ -3,7 +3,8 @@
 //! Sans-IO: a session sees bytes and appends bytes; the engine owns sockets, time,
 //! counting and connection policy (requests per connection, reconnects, the ramp).
 //! One mechanism per need:
-//! - open and close exchanges (a handshake, a goodbye): `open`, `close`, on every plan;
+//! - open and close exchanges (a handshake, a goodbye): `open`, `close`, on every plan,
+//!   their requests and answers counted for every protocol alike (`Exchanges`);
 //! - replies, one or several requests settled at once with one verdict
 //!   (`Decode::Reply { settles }`: an AMQP multiple ack or nack);
 //! - requests that settle on write (`SessionFactory::settles_on_write`);
@@ -14,6 +15,7 @@
 //! - a failed opening exchange with any kind (`Setup::Failed`, `opening_failure`).
 
 use crate::stats::ErrorKind;
+pub use crate::stats::Exchanges;
 
 /// A request on the wire, awaiting its reply. Kept by the engine in send order.
 #[derive(Clone, Copy, Debug)]
@@ -130,13 +132,28 @@ pub trait ClientSession: 'static {
     /// received so far (first with nothing), append what to send to `out`. Called
     /// again only with more input (or after `Continue` used some), until `Done` or
     /// `Failed`. `figures`: those of the phase now (a broker's refusal is noted there).
-    /// Default: nothing to exchange.
-    fn open(&mut self, _input: &[u8], _out: &mut Vec<u8>, _figures: &mut Self::Figures) -> Setup {
+    /// `count`: add to `sent` each request (command) appended to `out` that expects an
+    /// answer, and to `answered` each answer consumed (a refusal too), so every
+    /// protocol's handshake round trips are counted the same way (the result's
+    /// `totals.exchange_sent` and `exchange_answered`). Default: nothing to exchange.
+    fn open(
+        &mut self,
+        _input: &[u8],
+        _out: &mut Vec<u8>,
+        _figures: &mut Self::Figures,
+        _count: &mut Exchanges,
+    ) -> Setup {
         Setup::Done { used: 0 }
     }
 
     /// The closing exchange (a goodbye) after the last reply, same rules as `open`.
-    fn close(&mut self, _input: &[u8], _out: &mut Vec<u8>, _figures: &mut Self::Figures) -> Setup {
+    fn close(
+        &mut self,
+        _input: &[u8],
+        _out: &mut Vec<u8>,
+        _figures: &mut Self::Figures,
+        _count: &mut Exchanges,
+    ) -> Setup {
         Setup::Done { used: 0 }
     }
 

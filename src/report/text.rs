@@ -130,6 +130,14 @@ pub fn summary(r: &RunResult) -> String {
         "connections:  {opened}, {} failed (attempts or dropped for unsolicited bytes)",
         group(t.connect_errors)
     );
+    if t.exchange_sent + t.exchange_answered > 0 {
+        let _ = writeln!(
+            s,
+            "exchanges:    {} requests of the opening and closing exchanges, {} answered (not in sent)",
+            group(t.exchange_sent),
+            group(t.exchange_answered)
+        );
+    }
     let latency = if r.latency_us.count > 0 {
         latency_line(&r.latency_us)
     } else if !u.replies {
@@ -270,6 +278,42 @@ mod tests {
             "{text}"
         );
         assert!(lines[1].ends_with("1 (25.00%)"), "{text}");
+    }
+
+    #[test]
+    fn exchange_round_trips_get_a_line_only_when_there_are_some() {
+        use crate::stats::result::Totals;
+        use crate::stats::{Measured, Unit};
+        let l = Latency::new();
+        let of = |exchange_sent, exchange_answered| {
+            summary(
+                &RunResult::builder(Measured {
+                    kind: "t",
+                    target: "127.0.0.1:1".into(),
+                    config: serde_json::json!({}),
+                    started_unix_ms: 0,
+                    elapsed_s: 1.0,
+                    totals: Totals {
+                        exchange_sent,
+                        exchange_answered,
+                        ..Totals::default()
+                    },
+                    errors: Default::default(),
+                    unit: Unit::new("requests", "answered", true),
+                    latency: &l,
+                    client_cpu_s: 0.0,
+                })
+                .finish(None),
+            )
+        };
+        let with = of(3000, 2999);
+        assert!(
+            with.contains(
+                "exchanges:    3,000 requests of the opening and closing exchanges, 2,999 answered (not in sent)"
+            ),
+            "{with}"
+        );
+        assert!(!of(0, 0).contains("exchanges:"));
     }
 
     #[test]

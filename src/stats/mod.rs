@@ -17,7 +17,7 @@ pub mod worker;
 pub use conn_tally::ConnTally;
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;
-pub use outcome::{Counters, ErrorKind};
+pub use outcome::{Counters, ErrorKind, Exchanges};
 pub use result::RunResult;
 pub use result_builder::{Measured, RunResultBuilder};
 pub use shard::{MergeInfo, ShardInfo};

@@ -135,6 +135,27 @@ pub struct Counters {
     /// Bytes from the peer that belong to no request (pings, pushes, heartbeats),
     /// decoded and answered without dropping the connection.
     pub events: u64,
+    /// Requests of the connections' opening and closing exchanges (not in `sent`).
+    pub exchanges: Exchanges,
+}
+
+/// Requests (commands) the connections' opening and closing exchanges wrote, and the
+/// answers to them read: a handshake's AUTH and SELECT, an upgrade, a goodbye. The
+/// session counts them as it writes and reads them (`ClientSession::open`, `close`);
+/// the engine keeps them in the phase its connection was opened in, like
+/// `connections`. They are not requests of the run: never in `sent` or `ok`. A
+/// refusal is an answer too; the connection then counts as failed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exchanges {
+    pub sent: u64,
+    pub answered: u64,
+}
+
+impl Exchanges {
+    pub fn add(&mut self, o: &Exchanges) {
+        self.sent += o.sent;
+        self.answered += o.answered;
+    }
 }
 
 impl Counters {
@@ -181,6 +202,7 @@ impl Counters {
             *a += b;
         }
         self.events += o.events;
+        self.exchanges.add(&o.exchanges);
     }
 
     /// The non-zero error counts, by name, in a fixed order.
@@ -222,9 +244,20 @@ mod tests {
             ..Default::default()
         };
         a.error(ErrorKind::Reset, 1);
+        a.exchanges = Exchanges {
+            sent: 4,
+            answered: 3,
+        };
         let mut b = a;
         b.add(&a);
         assert_eq!(b.sent, 6);
+        assert_eq!(
+            b.exchanges,
+            Exchanges {
+                sent: 8,
+                answered: 6
+            }
+        );
         assert_eq!(b.errors_of(ErrorKind::Reset), 2);
     }
 }

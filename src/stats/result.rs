@@ -85,6 +85,13 @@ pub struct Totals {
     /// Events from the peer that answered no request (pings, pushes, heartbeats).
     #[serde(default)]
     pub events: u64,
+    /// Requests (commands) of the connections' opening and closing exchanges (a
+    /// handshake's AUTH and SELECT, an upgrade, a goodbye), not counted in `sent`.
+    #[serde(default)]
+    pub exchange_sent: u64,
+    /// Answers to them read (a refusal too).
+    #[serde(default)]
+    pub exchange_answered: u64,
     /// sent = ok + errors + in_flight, each counted on its own; for an external
     /// generator, whether the tool's own counts add up. Null when the producer
     /// does not report what the check needs.
@@ -105,6 +112,8 @@ impl Totals {
             connections_from_warmup: c.connections_carried,
             connect_errors: c.connect_errors(),
             events: c.events,
+            exchange_sent: c.exchanges.sent,
+            exchange_answered: c.exchanges.answered,
             invariant_holds: Some(c.invariant_holds()),
         }
     }

@@ -28,6 +28,11 @@ fn builtin_publish_with_confirms_counts_exactly() {
     assert_eq!(r.u("/amqp/payload_bytes"), 12345 * 100);
     assert_eq!(r.u("/amqp/handshakes"), 3);
     assert_eq!(r.u("/amqp/clean_closes"), 3);
+    // The engine's count of the exchanges' round trips, per connection: the protocol
+    // header, StartOk, Open, 2 Channel.Open, 2 Confirm.Select and Close, each answered
+    // (Start, Tune, OpenOk, 2 Channel.OpenOk, 2 SelectOk, CloseOk); TuneOk wants none.
+    assert_eq!(r.u("/totals/exchange_sent"), 3 * 8, "{}", r.explain());
+    assert_eq!(r.u("/totals/exchange_answered"), 3 * 8);
     // The broker's own counts agree: every message parsed, every one confirmed.
     assert_eq!(r.u("/server/amqp/messages"), 12345);
     assert_eq!(r.u("/server/amqp/body_bytes"), 12345 * 100);

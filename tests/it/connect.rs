@@ -419,3 +419,53 @@ fn one_process_server_on_an_address_range_with_a_paced_client() {
         "{out}"
     );
 }
+
+#[test]
+fn elapsed_is_the_establish_and_hold_and_the_teardown_is_its_own() {
+    // A server that accepts and never answers: every ping is still out at the stop,
+    // and the workers wait up to --timeout for them before they report (the teardown).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(4).flatten().collect();
+        std::thread::sleep(Duration::from_secs(30));
+        drop(held);
+    });
+    let r = run_json(&[
+        "connect",
+        &target,
+        "-n",
+        "4",
+        "--processes",
+        "1",
+        "--hold",
+        "1s",
+        "--ping",
+        "300ms",
+        "--timeout",
+        "3s",
+    ]);
+    assert_eq!(r.code, 1, "pings without reply fall short\n{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    let c = &j["connect"];
+    assert_eq!(ju(c, "/established"), 4, "{}", r.explain());
+    let num = |v: &Value| v.as_f64().unwrap();
+    let (elapsed, reach, hold) = (
+        num(&j["elapsed_s"]),
+        num(&c["time_to_establish_s"]),
+        num(&c["hold_s"]),
+    );
+    let teardown = num(&c["teardown_s"]);
+    assert!(elapsed >= reach + hold, "{elapsed} < {reach} + {hold}");
+    // The wait for the late pings (seconds) is the teardown's, not the measured phase's.
+    assert!(
+        elapsed < reach + hold + 0.9,
+        "elapsed {elapsed} s includes more than establish {reach} s + hold {hold} s"
+    );
+    assert!(teardown >= 1.0, "teardown {teardown} s");
+    // A ping is never skipped on the engine (a late one goes when the previous returns):
+    // the field is gone.
+    assert!(c["ping"].get("skipped").is_none(), "{c:#}");
+    assert!(ju(j, "/totals/sent") >= 4, "{}", r.explain());
+}

@@ -26,7 +26,7 @@ mod ioevent;
 mod k8s_render;
 mod merge;
 mod merge_connect;
-mod open_failures;
+mod open_exchanges;
 mod output_truth;
 mod pipeline_mode;
 mod ramp;

@@ -277,3 +277,46 @@ fn http_shards_merge_their_status_classes_by_the_counter_sum() {
     let schema = schema_validator("result.schema.json");
     assert!(schema.is_valid(&m));
 }
+
+#[test]
+fn redis_shards_merge_their_exchange_round_trips_by_the_sum() {
+    // AUTH and SELECT on every connection: 2 round trips each, counted by the engine.
+    let mut server = Served::start_as("redis", &["--threads", "1"]);
+    let addr = server.addr().to_string();
+    let dir = TempPath::new("merge-redis", "");
+    std::fs::create_dir(dir.path()).unwrap();
+    let c = 2u64;
+    for (i, n) in [600u64, 400].into_iter().enumerate() {
+        let out = run_json(&[
+            "redis",
+            &addr,
+            "-n",
+            &n.to_string(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--auth",
+            "u:p",
+            "--db",
+            "2",
+        ]);
+        out.assert_clean(n);
+        let mut v = out.json().clone();
+        assert_eq!(ju(&v, "/totals/connections"), c);
+        assert_eq!(ju(&v, "/totals/exchange_sent"), 2 * c);
+        assert_eq!(ju(&v, "/totals/exchange_answered"), 2 * c);
+        shardify(&mut v, i as u32, 2, "redis-run");
+        v["config"]["plan"] = json!({"type": "count", "requests": 1000});
+        write(&dir.path().join(format!("s{i}.json")), &v);
+    }
+    server.stop_final_line();
+    let merged = dir.path().join("m.json");
+    let (code, stdout, stderr) = wb(&["merge", dir.s(), "-o", merged.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(ju(&m, "/totals/ok"), 1000);
+    assert_eq!(ju(&m, "/totals/exchange_sent"), 8);
+    assert_eq!(ju(&m, "/totals/exchange_answered"), 8);
+    assert!(schema_validator("result.schema.json").is_valid(&m));
+}

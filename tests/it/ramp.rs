@@ -118,6 +118,32 @@ fn connect_starts_spread_over_the_ramp_from_every_process_and_counts_stay_exact(
 }
 
 #[test]
+fn connect_processes_interleave_their_starts_over_the_ramp() {
+    let (port, accepted) = echo_noting_accepts();
+    let target = format!("127.0.0.1:{port}");
+    // Ten processes of one connection each: connection i of the whole starts at
+    // i x 200 ms, not all ten at once (each process's first start at 0).
+    let r = run_json(&[
+        "connect",
+        &target,
+        "-n",
+        "10",
+        "--processes",
+        "10",
+        "--ramp",
+        "2s",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.u("/connect/established"), 10, "{}", r.explain());
+    let mut at = accepted.lock().unwrap().clone();
+    assert_eq!(at.len(), 10, "one accept per connection");
+    at.sort();
+    let since = |i: usize| at[i].duration_since(at[0]).as_secs_f64();
+    assert!(since(9) >= 1.4, "spread only {:.3} s", since(9));
+    assert!(since(4) >= 0.5, "half started within {:.3} s", since(4));
+}
+
+#[test]
 fn connect_churn_ramps_its_slots_and_takes_ramp_measured() {
     let (port, accepted) = echo_noting_accepts();
     let target = format!("127.0.0.1:{port}");

@@ -231,6 +231,10 @@ fn auth_select_and_error_replies_against_redis_server() {
     ]);
     r.assert_clean(900);
     assert_eq!(r.u("/redis/open_commands_per_connection"), 2);
+    // The engine's own count of the exchange's round trips: AUTH and SELECT each.
+    let conns = r.u("/totals/connections");
+    assert_eq!(r.u("/totals/exchange_sent"), 2 * conns);
+    assert_eq!(r.u("/totals/exchange_answered"), 2 * conns);
     assert_eq!(s.commands() - before - own, commands_sent(&r));
     assert!(s.cli(&["-n", "5", "DBSIZE"]).trim().parse::<u64>().unwrap() > 0);
     assert_eq!(s.cli(&["-n", "0", "DBSIZE"]).trim(), "0");
@@ -252,6 +256,11 @@ fn auth_select_and_error_replies_against_redis_server() {
     ]);
     assert_ne!(r.code, 0, "{}", r.explain());
     assert_eq!(r.u("/totals/ok"), 0, "{}", r.explain());
+    // Each connection's AUTH was answered, with a refusal.
+    let conns = r.u("/totals/connections");
+    assert!(conns >= 1, "{}", r.explain());
+    assert_eq!(r.u("/totals/exchange_sent"), conns);
+    assert_eq!(r.u("/totals/exchange_answered"), conns);
 
     // WRONGTYPE and ERR replies are answers in step: counted as `status`, by first word.
     s.cli(&["LPUSH", "list:000000000000", "x"]);

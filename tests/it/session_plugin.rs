@@ -42,7 +42,13 @@ fn line(input: &[u8]) -> Option<&[u8]> {
 impl ClientSession for Line {
     type Figures = Beats;
 
-    fn open(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut Beats) -> Setup {
+    fn open(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        _figures: &mut Beats,
+        _count: &mut wirebench::engine::session::Exchanges,
+    ) -> Setup {
         match line(input) {
             None if input.is_empty() && out.is_empty() => {
                 out.extend_from_slice(b"HELLO\n");
@@ -57,7 +63,13 @@ impl ClientSession for Line {
         }
     }
 
-    fn close(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut Beats) -> Setup {
+    fn close(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        _figures: &mut Beats,
+        _count: &mut wirebench::engine::session::Exchanges,
+    ) -> Setup {
         if !self.bye_sent {
             self.bye_sent = true;
             out.extend_from_slice(b"BYE\n");

@@ -40,6 +40,7 @@ fn block(samples: &[u64], reach_s: f64, hold_s: f64, failed: u64, rss: (u64, u64
         time_to_establish_s: reach_s,
         connect_rate_per_s: (n + failed) as f64 / reach_s,
         hold_s,
+        teardown_s: hold_s / 10.0,
         processes: 1,
         server_processes: None,
         server_active: None,
@@ -50,7 +51,6 @@ fn block(samples: &[u64], reach_s: f64, hold_s: f64, failed: u64, rss: (u64, u64
             interval_s: 0.5,
             sent: 2 * n,
             ok: 2 * n - 1,
-            skipped: 1,
         }),
         memory: MemorySection {
             connections: n,
@@ -95,8 +95,10 @@ fn three_blocks_sum_exactly_and_their_histograms_add_to_one_recording() {
     assert_eq!(m["processes"], 3);
     assert_eq!(
         m["ping"],
-        serde_json::json!({"interval_s": 0.5, "sent": 1800, "ok": 1797, "skipped": 3})
+        serde_json::json!({"interval_s": 0.5, "sent": 1800, "ok": 1797})
     );
+    // The teardown ends with the last part's.
+    assert_eq!(m["teardown_s"], 1.03 / 10.0);
     // The slowest part's time; the rate over it.
     assert_eq!(m["time_to_establish_s"], 0.8);
     assert_eq!(m["connect_rate_per_s"], 903.0 / 0.8);
@@ -152,4 +154,18 @@ fn a_differing_setting_is_refused_naming_the_field() {
     let m = merge(&[&a, &b]).unwrap();
     assert_eq!(m["kernel"]["nf_conntrack_count"], 9);
     assert_eq!(m["established"], 3);
+}
+
+#[test]
+fn an_older_parts_ping_skipped_is_not_carried_on() {
+    let mut old = block(&[1_000, 2_000], 0.5, 1.0, 0, (1_000, 2_000));
+    old["ping"]["skipped"] = serde_json::json!(0);
+    old.as_object_mut().unwrap().remove("teardown_s");
+    let new = block(&[3_000], 0.5, 1.0, 0, (1_000, 2_000));
+    let m = merge(&[&old, &new]).unwrap();
+    assert_eq!(
+        m["ping"],
+        serde_json::json!({"interval_s": 0.5, "sent": 6, "ok": 4})
+    );
+    assert_eq!(m["teardown_s"], 0.1);
 }

@@ -10,7 +10,9 @@
 use super::client_figures::ClientFigures;
 use super::codec::{self, write_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
 use super::confirms::ChannelConfirms;
-use crate::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
+use crate::engine::session::{
+    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict,
+};
 use crate::stats::ErrorKind;
 use amq_protocol::frame::AMQPFrame;
 use amq_protocol::protocol::{basic, channel, confirm, connection, queue, AMQPClass};
@@ -174,10 +176,19 @@ impl AmqpClient {
         }))
     }
 
-    /// One step of the opening handshake, on one frame at most.
-    fn open_step(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ClientFigures) -> Setup {
+    /// One step of the opening handshake, on one frame at most. `count`: each frame
+    /// that asks for an answer (the protocol header, StartOk, Open, each Channel.Open,
+    /// the Queue.Declare, each Confirm.Select) and each answer read (TuneOk has none).
+    fn open_step(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        figures: &mut ClientFigures,
+        count: &mut Exchanges,
+    ) -> Setup {
         if self.stage == Stage::SendHeader {
             out.extend_from_slice(&PROTOCOL_HEADER);
+            count.sent += 1;
             self.stage = Stage::AwaitStart;
             return Setup::Continue { used: 0 };
         }
@@ -201,6 +212,25 @@ impl AmqpClient {
             Next::Method(ch, m, used) => (ch, m, used),
         };
         use connection::AMQPMethod as C;
+        let awaited = matches!(
+            (self.stage, &m),
+            (Stage::AwaitStart, AMQPClass::Connection(C::Start(_)))
+                | (Stage::AwaitTune, AMQPClass::Connection(C::Tune(_)))
+                | (Stage::AwaitOpenOk, AMQPClass::Connection(C::OpenOk(_)))
+                | (
+                    Stage::AwaitChannels { .. },
+                    AMQPClass::Channel(channel::AMQPMethod::OpenOk(_))
+                )
+                | (
+                    Stage::AwaitDeclareOk,
+                    AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))
+                )
+                | (
+                    Stage::AwaitSelectOk { .. },
+                    AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_))
+                )
+        );
+        count.answered += awaited as u64;
         match (self.stage, m) {
             (_, AMQPClass::Connection(C::Close(c))) => {
                 write_method(
@@ -224,6 +254,7 @@ impl AmqpClient {
                     );
                 }
                 write_method(out, 0, self.start_ok());
+                count.sent += 1;
                 self.stage = Stage::AwaitTune;
             }
             (Stage::AwaitTune, AMQPClass::Connection(C::Tune(t))) => {
@@ -266,6 +297,7 @@ impl AmqpClient {
                         virtual_host: self.opts.vhost.as_str().into(),
                     })),
                 );
+                count.sent += 1;
                 if self.frame_max != CLIENT_FRAME_MAX {
                     self.build_templates();
                 }
@@ -279,6 +311,7 @@ impl AmqpClient {
                         AMQPClass::Channel(channel::AMQPMethod::Open(channel::Open {})),
                     );
                 }
+                count.sent += self.channels() as u64;
                 self.stage = Stage::AwaitChannels {
                     left: self.channels(),
                 };
@@ -295,13 +328,14 @@ impl AmqpClient {
                             ..Default::default()
                         })),
                     );
+                    count.sent += 1;
                     self.stage = Stage::AwaitDeclareOk;
                 } else {
-                    return self.after_declare(used, out);
+                    return self.after_declare(used, out, count);
                 }
             }
             (Stage::AwaitDeclareOk, AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))) => {
-                return self.after_declare(used, out);
+                return self.after_declare(used, out, count);
             }
             (
                 Stage::AwaitSelectOk { left },
@@ -335,7 +369,7 @@ impl AmqpClient {
         Setup::Continue { used }
     }
 
-    fn after_declare(&mut self, used: usize, out: &mut Vec<u8>) -> Setup {
+    fn after_declare(&mut self, used: usize, out: &mut Vec<u8>, count: &mut Exchanges) -> Setup {
         if !self.opts.confirm {
             return self.ready(used);
         }
@@ -348,6 +382,7 @@ impl AmqpClient {
                 })),
             );
         }
+        count.sent += self.channels() as u64;
         self.stage = Stage::AwaitSelectOk {
             left: self.channels(),
         };
@@ -366,6 +401,7 @@ impl AmqpClient {
         input: &[u8],
         out: &mut Vec<u8>,
         figures: &mut ClientFigures,
+        count: &mut Exchanges,
     ) -> Setup {
         use connection::AMQPMethod as C;
         if self.stage != Stage::AwaitCloseOk {
@@ -379,6 +415,7 @@ impl AmqpClient {
                     method_id: 0,
                 })),
             );
+            count.sent += 1;
             self.stage = Stage::AwaitCloseOk;
             return Setup::Continue { used: 0 };
         }
@@ -387,6 +424,7 @@ impl AmqpClient {
             Next::Skip(used) => Setup::Continue { used },
             Next::Bad(_, text) => fail(ErrorKind::ConnectFailed, text),
             Next::Method(_, AMQPClass::Connection(C::CloseOk(_)), used) => {
+                count.answered += 1;
                 self.stage = Stage::Closed;
                 figures.clean_closes += 1;
                 Setup::Done { used }
@@ -462,12 +500,24 @@ fn fail(kind: ErrorKind, detail: String) -> Setup {
 impl ClientSession for AmqpClient {
     type Figures = ClientFigures;
 
-    fn open(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ClientFigures) -> Setup {
-        self.open_step(input, out, figures)
+    fn open(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        figures: &mut ClientFigures,
+        count: &mut Exchanges,
+    ) -> Setup {
+        self.open_step(input, out, figures, count)
     }
 
-    fn close(&mut self, input: &[u8], out: &mut Vec<u8>, figures: &mut ClientFigures) -> Setup {
-        self.close_step(input, out, figures)
+    fn close(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        figures: &mut ClientFigures,
+        count: &mut Exchanges,
+    ) -> Setup {
+        self.close_step(input, out, figures, count)
     }
 
     #[inline]

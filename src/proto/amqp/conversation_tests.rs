@@ -19,8 +19,8 @@ enum SetupPhase {
 fn step(c: &mut AmqpClient, phase: SetupPhase, input: &[u8], out: &mut Vec<u8>) -> Setup {
     let mut figures = ClientFigures::default();
     match phase {
-        SetupPhase::Open => c.open(input, out, &mut figures),
-        SetupPhase::Close => c.close(input, out, &mut figures),
+        SetupPhase::Open => c.open(input, out, &mut figures, &mut Default::default()),
+        SetupPhase::Close => c.close(input, out, &mut figures, &mut Default::default()),
     }
 }
 

@@ -11,7 +11,12 @@ use crate::engine::session::{ClientSession, Decode, Setup};
 use crate::server::session::{Reply, ServerFactory, ServerSession};
 
 fn open(c: &mut AmqpClient, input: &[u8], out: &mut Vec<u8>) -> Setup {
-    c.open(input, out, &mut ClientFigures::default())
+    c.open(
+        input,
+        out,
+        &mut ClientFigures::default(),
+        &mut Default::default(),
+    )
 }
 
 /// What the client makes of bytes with nothing awaited.

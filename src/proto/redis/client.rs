@@ -7,7 +7,9 @@ use super::codec::{push_command, scan_reply, ReplyLimits, Scan, Top};
 use super::command::{Expect, Values, Workload};
 use super::figures::ClientFigures;
 use super::keys::{Distribution, Keys};
-use crate::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
+use crate::engine::session::{
+    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict,
+};
 use crate::stats::ErrorKind;
 use std::sync::Arc;
 
@@ -110,10 +112,19 @@ fn text(input: &[u8], at: usize, len: usize) -> &[u8] {
 impl ClientSession for RedisClient {
     type Figures = ClientFigures;
 
-    fn open(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ClientFigures) -> Setup {
+    /// HELLO, AUTH and SELECT, written at once and counted as the engine's exchange
+    /// requests (`count`), each reply as an answer (a refusal too; a push is not one).
+    fn open(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        _figures: &mut ClientFigures,
+        count: &mut Exchanges,
+    ) -> Setup {
         let Some(mut done) = self.opened else {
             self.opened = Some(0);
             out.extend_from_slice(&self.open_bytes);
+            count.sent += self.steps.len() as u64;
             return if self.steps.is_empty() {
                 Setup::Done { used: 0 }
             } else {
@@ -151,6 +162,7 @@ impl ClientSession for RedisClient {
                 }
                 _ => false,
             };
+            count.answered += 1;
             if !ok {
                 let name = match step {
                     Step::Hello => "HELLO 3",
@@ -302,7 +314,11 @@ mod tests {
         assert_eq!(f.open_commands(), 3);
         let mut s = f.session(1);
         let (mut out, mut fig) = (Vec::new(), ClientFigures::default());
-        assert_eq!(s.open(b"", &mut out, &mut fig), Setup::Continue { used: 0 });
+        let mut n = Exchanges::default();
+        assert_eq!(
+            s.open(b"", &mut out, &mut fig, &mut n),
+            Setup::Continue { used: 0 }
+        );
         assert_eq!(
             out,
             b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*3\r\n$4\r\nAUTH\r\n$1\r\nu\r\n$1\r\np\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"
@@ -311,13 +327,14 @@ mod tests {
         // Every split point: at most what is whole is used, and nothing is lost.
         for cut in 0..replies.len() {
             let mut s = f.session(1);
-            s.open(b"", &mut Vec::new(), &mut fig);
-            let first = match s.open(&replies[..cut], &mut out, &mut fig) {
+            n = Exchanges::default();
+            s.open(b"", &mut Vec::new(), &mut fig, &mut n);
+            let first = match s.open(&replies[..cut], &mut out, &mut fig, &mut n) {
                 Setup::Continue { used } => used,
                 Setup::Done { used } => used,
                 other => panic!("{other:?}"),
             };
-            let rest = s.open(&replies[first..], &mut out, &mut fig);
+            let rest = s.open(&replies[first..], &mut out, &mut fig, &mut n);
             assert_eq!(
                 rest,
                 Setup::Done {
@@ -325,13 +342,21 @@ mod tests {
                 },
                 "cut {cut}"
             );
+            // Three commands written, three replies read (the push is not one).
+            let all = Exchanges {
+                sent: 3,
+                answered: 3,
+            };
+            assert_eq!(n, all, "cut {cut}");
         }
+        n = Exchanges::default();
         let mut s = f.session(1);
-        s.open(b"", &mut out, &mut fig);
+        s.open(b"", &mut out, &mut fig, &mut n);
         match s.open(
             b"%0\r\n-WRONGPASS invalid username-password pair\r\n",
             &mut out,
             &mut fig,
+            &mut n,
         ) {
             Setup::Failed { kind, detail } => {
                 assert_eq!(kind, ErrorKind::Status);
@@ -339,13 +364,22 @@ mod tests {
                     detail,
                     "AUTH was refused: WRONGPASS invalid username-password pair"
                 );
+                // The refusal is an answer; SELECT's never came.
+                let two = Exchanges {
+                    sent: 3,
+                    answered: 2,
+                };
+                assert_eq!(n, two);
             }
             other => panic!("{other:?}"),
         }
         // Nothing to open: done at once, nothing sent.
         let mut out = Vec::new();
         let mut s = factory("ping", false, false, 0).session(1);
-        assert_eq!(s.open(b"", &mut out, &mut fig), Setup::Done { used: 0 });
+        assert_eq!(
+            s.open(b"", &mut out, &mut fig, &mut n),
+            Setup::Done { used: 0 }
+        );
         assert!(out.is_empty());
     }
 

@@ -7,7 +7,9 @@ use super::codec::{self, Header, Parsed, BINARY, CLOSE, CONTINUATION, PING, PONG
 use super::figures::ClientFigures;
 use super::handshake::{self, Answer};
 use super::message;
-use crate::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
+use crate::engine::session::{
+    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict,
+};
 use crate::rng::Rng;
 use crate::stats::ErrorKind;
 use std::sync::Arc;
@@ -149,7 +151,15 @@ impl WsClient {
 impl ClientSession for WsClient {
     type Figures = ClientFigures;
 
-    fn open(&mut self, input: &[u8], out: &mut Vec<u8>, f: &mut ClientFigures) -> Setup {
+    /// The upgrade request and its answer: one exchange round trip (`count`), a
+    /// refusal being an answer too.
+    fn open(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        f: &mut ClientFigures,
+        count: &mut Exchanges,
+    ) -> Setup {
         let Some(key) = &self.key else {
             let key = handshake::client_key(self.rng.next_u64());
             handshake::write_request(
@@ -160,11 +170,13 @@ impl ClientSession for WsClient {
                 self.s.subprotocol.as_deref(),
             );
             self.key = Some(key);
+            count.sent += 1;
             return Setup::Continue { used: 0 };
         };
         match handshake::check_answer(input, key, self.s.subprotocol.as_deref()) {
             Answer::Incomplete => Setup::Continue { used: 0 },
             Answer::Upgraded { used } => {
+                count.answered += 1;
                 self.key = None;
                 f.upgrades += 1;
                 Setup::Done { used }
@@ -178,22 +190,36 @@ impl ClientSession for WsClient {
                     handshake::MAX_HEAD
                 ),
             },
-            Answer::Refused(detail) => Setup::Failed {
-                kind: ErrorKind::Protocol,
-                detail,
-            },
-            Answer::NotUpgraded(detail) => Setup::Failed {
-                kind: ErrorKind::Status,
-                detail,
-            },
+            Answer::Refused(detail) => {
+                count.answered += 1;
+                Setup::Failed {
+                    kind: ErrorKind::Protocol,
+                    detail,
+                }
+            }
+            Answer::NotUpgraded(detail) => {
+                count.answered += 1;
+                Setup::Failed {
+                    kind: ErrorKind::Status,
+                    detail,
+                }
+            }
         }
     }
 
-    fn close(&mut self, input: &[u8], out: &mut Vec<u8>, f: &mut ClientFigures) -> Setup {
+    /// The close frame and the server's close: one exchange round trip (`count`).
+    fn close(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        f: &mut ClientFigures,
+        count: &mut Exchanges,
+    ) -> Setup {
         if !self.closing {
             self.closing = true;
             let m = self.mask();
             codec::write_close(out, 1000, Some(m));
+            count.sent += 1;
         }
         // Until the server's close comes back: pings still get pongs, anything else
         // is skipped.
@@ -213,6 +239,7 @@ impl ClientSession for WsClient {
             at += h.frame_len();
             match h.opcode {
                 CLOSE => {
+                    count.answered += 1;
                     f.clean_closes += 1;
                     return Setup::Done { used: at };
                 }
@@ -486,23 +513,30 @@ mod tests {
         let fac = factory(false, 100, 10);
         let mut c = fac.session(9);
         let mut f = ClientFigures::default();
+        let mut n = Exchanges::default();
         let mut req = Vec::new();
-        assert_eq!(c.open(&[], &mut req, &mut f), Setup::Continue { used: 0 });
+        assert_eq!(
+            c.open(&[], &mut req, &mut f, &mut n),
+            Setup::Continue { used: 0 }
+        );
         let mut resp = Vec::new();
         assert_eq!(
             handshake::answer_request(&req, &mut resp, None),
             handshake::Request::Upgraded { used: req.len() }
         );
         assert_eq!(
-            c.open(&resp[..5], &mut Vec::new(), &mut f),
+            c.open(&resp[..5], &mut Vec::new(), &mut f, &mut n),
             Setup::Continue { used: 0 }
         );
         assert_eq!(
-            c.open(&resp, &mut Vec::new(), &mut f),
+            c.open(&resp, &mut Vec::new(), &mut f, &mut n),
             Setup::Done { used: resp.len() }
         );
         let mut out = Vec::new();
-        assert_eq!(c.close(&[], &mut out, &mut f), Setup::Continue { used: 0 });
+        assert_eq!(
+            c.close(&[], &mut out, &mut f, &mut n),
+            Setup::Continue { used: 0 }
+        );
         let Parsed::Header(h) = codec::parse_header(&out, 125) else {
             panic!()
         };
@@ -511,10 +545,16 @@ mod tests {
         codec::write_close(&mut back, 1000, None);
         let mut pong = Vec::new();
         assert_eq!(
-            c.close(&back, &mut pong, &mut f),
+            c.close(&back, &mut pong, &mut f, &mut n),
             Setup::Done { used: back.len() }
         );
         assert_eq!(pong[0], 0x80 | PONG);
         assert_eq!((f.upgrades, f.clean_closes, f.pings_answered), (1, 1, 1));
+        // The upgrade and the close, each answered; the pong is no exchange request.
+        let two = Exchanges {
+            sent: 2,
+            answered: 2,
+        };
+        assert_eq!(n, two);
     }
 }

@@ -40,6 +40,12 @@ pub fn totals(rs: &[&RunResult]) -> Result<Totals, String> {
         )?;
         t.connect_errors = add(t.connect_errors, p.connect_errors, "connect error count")?;
         t.events = add(t.events, p.events, "event count")?;
+        t.exchange_sent = add(t.exchange_sent, p.exchange_sent, "exchange request count")?;
+        t.exchange_answered = add(
+            t.exchange_answered,
+            p.exchange_answered,
+            "exchange answer count",
+        )?;
         t.invariant_holds = match (t.invariant_holds, p.invariant_holds) {
             (Some(a), Some(b)) => Some(a && b),
             (Some(false), None) => Some(false),

@@ -141,6 +141,8 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             connections_from_warmup: 0,
             connect_errors: run.connect_errors,
             events: 0,
+            exchange_sent: 0,
+            exchange_answered: 0,
             invariant_holds: run.accounting.holds(),
         },
         errors: err_map,

@@ -125,7 +125,12 @@ pub fn opened_connection(port: u16) -> TcpStream {
     let mut buf = [0u8; 4096];
     loop {
         let mut out = Vec::new();
-        let step = c.open(&input, &mut out, &mut ClientFigures::default());
+        let step = c.open(
+            &input,
+            &mut out,
+            &mut ClientFigures::default(),
+            &mut Default::default(),
+        );
         s.write_all(&out).unwrap();
         match step {
             Setup::Done { .. } => return s,

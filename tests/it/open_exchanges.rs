@@ -1,6 +1,9 @@
-//! A session whose opening exchange fails with a request-level kind (a refusal:
-//! `status`) is counted as a failed connection attempt, never as a failed request:
-//! sent = ok + errors + in_flight holds, and the protocol's kind is kept in the detail.
+//! The opening and closing exchanges of a protocol defined only here (HELLO, LOGIN,
+//! then PINGs, then BYE): a session whose opening fails with a request-level kind (a
+//! refusal: `status`) is counted as a failed connection attempt, never as a failed
+//! request (sent = ok + errors + in_flight holds, and the protocol's kind is kept in
+//! the detail); and every round trip of the exchanges is counted by the engine
+//! (`Counters::exchanges`), with no engine change for the protocol.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -8,12 +11,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 use wirebench::engine::connector::Connector;
-use wirebench::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Setup};
+use wirebench::engine::session::{
+    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup,
+};
 use wirebench::engine::{self, EngineOutput, LoadSpec, Observer, Plan};
 use wirebench::stats::ErrorKind;
 
-/// HELLO, answered OK (ready) or NO (refused); then PING n / PONG n.
-struct Gate;
+/// HELLO, answered OK or NO (refused); LOGIN, answered OK; then PING n / PONG n;
+/// then BYE, answered BYE.
+#[derive(Default)]
+struct Gate {
+    /// Answers of the current exchange read so far.
+    answers: u8,
+}
 
 fn line(input: &[u8]) -> Option<&[u8]> {
     input.iter().position(|&b| b == b'\n').map(|n| &input[..n])
@@ -22,17 +32,52 @@ fn line(input: &[u8]) -> Option<&[u8]> {
 impl ClientSession for Gate {
     type Figures = ();
 
-    fn open(&mut self, input: &[u8], out: &mut Vec<u8>, _f: &mut ()) -> Setup {
+    fn open(&mut self, input: &[u8], out: &mut Vec<u8>, _f: &mut (), n: &mut Exchanges) -> Setup {
         match line(input) {
-            None if input.is_empty() => {
+            None if input.is_empty() && self.answers == 0 => {
                 out.extend_from_slice(b"HELLO\n");
+                n.sent += 1;
                 Setup::Continue { used: 0 }
             }
             None => Setup::Continue { used: 0 },
-            Some(b"OK") => Setup::Done { used: 3 },
+            Some(answer) => {
+                n.answered += 1;
+                self.answers += 1;
+                match (answer, self.answers) {
+                    (b"OK", 1) => {
+                        out.extend_from_slice(b"LOGIN guest\n");
+                        n.sent += 1;
+                        Setup::Continue { used: 3 }
+                    }
+                    (b"OK", _) => {
+                        self.answers = 0;
+                        Setup::Done { used: 3 }
+                    }
+                    _ => Setup::Failed {
+                        kind: ErrorKind::Status,
+                        detail: "the server said NO".into(),
+                    },
+                }
+            }
+        }
+    }
+
+    fn close(&mut self, input: &[u8], out: &mut Vec<u8>, _f: &mut (), n: &mut Exchanges) -> Setup {
+        match line(input) {
+            None if input.is_empty() && self.answers == 0 => {
+                out.extend_from_slice(b"BYE\n");
+                n.sent += 1;
+                self.answers = 1;
+                Setup::Continue { used: 0 }
+            }
+            None => Setup::Continue { used: 0 },
+            Some(b"BYE") => {
+                n.answered += 1;
+                Setup::Done { used: 4 }
+            }
             Some(_) => Setup::Failed {
-                kind: ErrorKind::Status,
-                detail: "the server said NO".into(),
+                kind: ErrorKind::Protocol,
+                detail: "expected BYE".into(),
             },
         }
     }
@@ -65,7 +110,7 @@ struct GateFactory;
 impl SessionFactory for GateFactory {
     type Session = Gate;
     fn session(&self, _conn_id: u64) -> Gate {
-        Gate
+        Gate::default()
     }
 }
 
@@ -98,6 +143,8 @@ fn serve(s: TcpStream, refuse: u64, refused: &AtomicU64) {
                 refused.fetch_sub(1, Relaxed);
                 "OK\n".to_string()
             }
+            "LOGIN guest" => "OK\n".to_string(),
+            "BYE" => "BYE\n".to_string(),
             p => format!("PONG {}\n", p.trim_start_matches("PING ")),
         };
         if w.write_all(answer.as_bytes()).is_err() {
@@ -107,6 +154,17 @@ fn serve(s: TcpStream, refuse: u64, refused: &AtomicU64) {
 }
 
 fn run(addr: std::net::SocketAddr, requests: u64, timeout: Duration) -> EngineOutput {
+    run_with(addr, requests, timeout, 1, None)
+}
+
+/// `connections` slots, each opening a new connection after `per_connection` requests.
+fn run_with(
+    addr: std::net::SocketAddr,
+    requests: u64,
+    timeout: Duration,
+    connections: usize,
+    per_connection: Option<u64>,
+) -> EngineOutput {
     let spec = LoadSpec {
         connector: Connector {
             addr,
@@ -116,7 +174,7 @@ fn run(addr: std::net::SocketAddr, requests: u64, timeout: Duration) -> EngineOu
             spread: Default::default(),
         },
         threads: 1,
-        connections: 1,
+        connections,
         pipeline: 1,
         refill: engine::Refill::EachReply,
         plan: Plan::Count(requests),
@@ -125,7 +183,7 @@ fn run(addr: std::net::SocketAddr, requests: u64, timeout: Duration) -> EngineOu
         timeout,
         interval: Duration::from_secs(1),
         stop: Arc::new(AtomicBool::new(false)),
-        per_connection: None,
+        per_connection,
         ramp: None,
         attempts: Default::default(),
         release: None,
@@ -165,4 +223,42 @@ fn a_server_that_refuses_every_opening_sends_no_request() {
     assert_eq!(m.error_list(), vec![(ErrorKind::ConnectFailed, n)]);
     assert_eq!((m.sent, m.ok, m.in_flight, m.connections), (0, 0, 0, n));
     assert!(m.invariant_holds());
+}
+
+#[test]
+fn every_round_trip_of_the_opening_and_closing_exchanges_is_counted() {
+    // 60 requests over 3 slots, a new connection every 4: 15 connections, each HELLO,
+    // LOGIN and BYE, each answered.
+    let (addr, _) = server(0);
+    let out = run_with(addr, 60, Duration::from_secs(5), 3, Some(4));
+    let m = &out.measured;
+    assert_eq!((m.sent, m.ok), (60, 60), "errors: {:?}", m.error_list());
+    assert_eq!(m.connections, 15);
+    assert_eq!(
+        m.exchanges,
+        Exchanges {
+            sent: 45,
+            answered: 45
+        }
+    );
+    assert_eq!(out.warmup.exchanges, Exchanges::default());
+
+    // Two refused at HELLO (one round trip each, the refusal is an answer), then one
+    // connection with all three.
+    let (addr, _) = server(2);
+    let out = run(addr, 20, Duration::from_secs(5));
+    let m = &out.measured;
+    assert_eq!(
+        (m.ok, m.connections),
+        (20, 3),
+        "errors: {:?}",
+        m.error_list()
+    );
+    assert_eq!(
+        m.exchanges,
+        Exchanges {
+            sent: 5,
+            answered: 5
+        }
+    );
 }
