@@ -149,7 +149,10 @@ mod tests {
         assert_eq!(g.row().unwrap(), "127.0.0.7-127.0.0.9 (3 given)");
         let v6 = SourceFlag::parse("::1").unwrap();
         let e = LoadSources::choose(Some(&v6), t, 3, |_| true).unwrap_err();
-        assert!(e.to_string().contains("must both be IPv4 or both IPv6"), "{e}");
+        assert!(
+            e.to_string().contains("must both be IPv4 or both IPv6"),
+            "{e}"
+        );
         assert!(SourceFlag::parse("127.0.0.1,::1").is_err());
         assert!(SourceFlag::parse("nonsense").is_err());
     }
