@@ -8,7 +8,7 @@ use crate::net::tls::Trust;
 use crate::shard::Coordination;
 use crate::units::{parse_bytes, parse_duration};
 use serde_json::json;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -123,6 +123,8 @@ pub struct LoadConfig {
     pub ramp: Option<crate::engine::Ramp>,
     pub timeout: Duration,
     pub nodelay: bool,
+    /// `--source`, when given (what a load without it uses: `commands::load_sources`).
+    pub source: Option<SourceFlag>,
     pub tls: Option<Trust>,
     pub output: OutputOptions,
     /// `--shard`/`--start-at` (or a scheduler's environment): this run's place among
@@ -132,6 +134,29 @@ pub struct LoadConfig {
     /// `connections`, `plan` and `rate` above are then this shard's share. None
     /// outside a sharded run.
     pub whole: Option<WholeLoad>,
+}
+
+/// `--source` of a load: the kernel's choice, or these addresses (connection n of the
+/// run from the (n mod count)-th).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SourceFlag {
+    Kernel,
+    Addrs(Vec<IpAddr>),
+}
+
+impl SourceFlag {
+    pub fn parse(text: &str) -> Result<SourceFlag> {
+        if text.trim() == "kernel" {
+            return Ok(SourceFlag::Kernel);
+        }
+        let v = crate::net::range::parse_ips("--source", text)?;
+        if v.iter().any(|a| a.is_ipv4()) && v.iter().any(|a| a.is_ipv6()) {
+            return Err(Error::usage(
+                "--source mixes IPv4 and IPv6 addresses: give addresses of the target's family",
+            ));
+        }
+        Ok(SourceFlag::Addrs(v))
+    }
 }
 
 /// The totals of a sharded run before they were shared out (`shard::split`).
@@ -252,6 +277,7 @@ impl LoadConfig {
             ramp,
             timeout,
             nodelay: !a.no_nodelay,
+            source: a.source.as_deref().map(SourceFlag::parse).transpose()?,
             tls,
             output: OutputOptions {
                 progress,

@@ -61,6 +61,9 @@ pub struct LoadArgs {
     /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
     #[arg(long)]
     pub no_nodelay: bool,
+    /// Source addresses to connect from, connection n from the (n mod count)-th: an address, a range (127.0.0.2-127.0.0.254) or a comma list; `kernel` lets the kernel pick [default: 127.0.0.2-127.0.0.255 for 1,024 connections or more to an IPv4 loopback target, else the kernel's].
+    #[arg(long, value_name = "ADDRS")]
+    pub source: Option<String>,
     /// Connect with TLS.
     #[arg(long)]
     pub tls: bool,

@@ -14,14 +14,19 @@
 # A connection whose next request falls after the run's end closes at once, so the
 # run lasts 10 PERIODs (it is stopped as soon as the RSS is read).
 #
+# Since branch idlemem a load of 1,024 connections or more to loopback spreads them
+# over 127.0.0.2-127.0.0.255 by default (no linear port search, no burst); EXTRA adds
+# flags to the WIREBENCH client only (EXTRA='--source kernel': one source, as before).
+#
 # Usage: WIREBENCH=path [BEFORE=path] [N=19000] [ROUNDS=3] [PORT=19771] [PERIOD=10] \
-#          bash benchsuite/memory/client_idle.sh        (TSV: one line per binary and round)
+#          [EXTRA=flags] bash benchsuite/memory/client_idle.sh   (TSV: one line per binary and round)
 set -euo pipefail
 WB=${WIREBENCH:-target/release/wirebench}
 N=${N:-19000}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-19771}
 PERIOD=${PERIOD:-10}
+EXTRA=${EXTRA:-}
 SERVER=""
 CLIENT=""
 stop() {
@@ -38,10 +43,11 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # Starts a client of `c` connections; prints its RSS (kB) once `c` are open (or after
 # 40 s: then the line says how many were open).
 hold() {
-    local bin=$1 c=$2 rate n
+    local bin=$1 c=$2 extra=$3 rate n
     rate=$(awk -v c="$c" -v p="$PERIOD" 'BEGIN { r = c / p; printf "%g", (r < 0.001 ? 0.001 : r) }')
+    # shellcheck disable=SC2086 # EXTRA is a list of flags
     taskset -c 1 "$bin" echo 127.0.0.1:$PORT -t 1 -c "$c" --ramp 10s -R "$rate" -d $((PERIOD * 10))s -q \
-        >/dev/null 2>&1 &
+        $extra >/dev/null 2>&1 &
     CLIENT=$!
     for _ in $(seq 1 800); do
         n=$(established)
@@ -59,13 +65,13 @@ hold() {
 }
 
 measure() {
-    local label=$1 bin=$2 r=$3 n1 r1 nn rn
+    local label=$1 bin=$2 r=$3 extra=$4 n1 r1 nn rn
     taskset -c 0 "$bin" serve echo --listen 127.0.0.1:$PORT --threads 1 >/dev/null 2>&1 &
     SERVER=$!
     sleep 0.5
-    read -r n1 r1 <<<"$(hold "$bin" 1)"
+    read -r n1 r1 <<<"$(hold "$bin" 1 "$extra")"
     sleep 0.5
-    read -r nn rn <<<"$(hold "$bin" "$N")"
+    read -r nn rn <<<"$(hold "$bin" "$N" "$extra")"
     kill "$SERVER" 2>/dev/null || true
     wait "$SERVER" 2>/dev/null || true
     SERVER=""
@@ -75,6 +81,6 @@ measure() {
 
 echo -e "binary\tround\tconns_a\trss_a_kb\tconns_b\trss_b_kb\tbytes_per_conn"
 for r in $(seq 1 "$ROUNDS"); do
-    [[ -n ${BEFORE:-} ]] && measure before "$BEFORE" "$r"
-    measure after "$WB" "$r"
+    [[ -n ${BEFORE:-} ]] && measure before "$BEFORE" "$r" ""
+    measure after "$WB" "$r" "$EXTRA"
 done

@@ -6,6 +6,7 @@ pub mod harness;
 pub mod ioevent;
 pub mod k8s;
 pub mod load;
+pub mod load_sources;
 pub mod merge;
 pub mod merge_inputs;
 pub mod run_load;

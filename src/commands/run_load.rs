@@ -5,6 +5,7 @@
 
 use super::harness;
 use super::load::{self, ResultInputs};
+use super::load_sources::LoadSources;
 use crate::cli::LoadCommand;
 use crate::engine;
 use crate::engine::session::OffsetIds;
@@ -41,17 +42,26 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         tls: trust.is_some(),
     };
     let target_text = P::target_text(&cfg, &aim);
+    let sources = LoadSources::choose(
+        l.source.as_ref(),
+        addr,
+        usize::try_from(l.sockets()).unwrap_or(usize::MAX),
+        crate::connect::defaults::bindable,
+    )?;
     if !l.output.quiet {
+        let mut rows = P::plan_rows(&cfg, &aim);
+        rows.extend(sources.row().map(|r| ("sources", r)));
         print!(
             "{}",
             text::config_table(
                 &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
-                &P::plan_rows(&cfg, &aim)
+                &rows
             )
         );
     }
 
     let mut spec = harness::load_spec(l, addr, tls, stop);
+    spec.connector.spread.sources = sources.addrs.clone();
     P::connection_policy(&cfg, &mut spec);
     // A ramp is warm-up unless measured: the result says when measuring began.
     let measure_start = spec.measure_start();
@@ -91,7 +101,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
             extras: Vec::new(),
             kind: P::NAME,
             target: target_text,
-            config: P::config_json(&cfg),
+            config: with_sources(P::config_json(&cfg), &sources),
             started_unix_ms: started,
             warmup: measure_start,
             server,
@@ -107,4 +117,13 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     let outcome = load::report_with(&result, &out, &l.output, json, &extra);
     print!("{}", P::closing_lines(&cfg, &result, &out));
     outcome
+}
+
+/// The protocol's config block, with `sources` when the load chose or was given them.
+fn with_sources(mut config: serde_json::Value, sources: &LoadSources) -> serde_json::Value {
+    let said = sources.json();
+    if let (false, Some(o)) = (said.is_null(), config.as_object_mut()) {
+        o.insert("sources".into(), said);
+    }
+    config
 }

@@ -159,7 +159,7 @@ impl Chosen {
 }
 
 /// `first-last` of a list of addresses (the first one alone when it has one).
-fn span(v: &[IpAddr]) -> String {
+pub fn span(v: &[IpAddr]) -> String {
     match (v.first(), v.last()) {
         (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
         (Some(a), _) => a.to_string(),

@@ -4,6 +4,7 @@
 
 use super::admission::Admission;
 use super::busy::BusyPool;
+use super::ramp::Schedule;
 use super::session::{ClientSession, SessionFactory};
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
@@ -41,6 +42,9 @@ pub struct Ctx<F: SessionFactory> {
     /// The protocol's figures: [warm-up, measured].
     pub figures: [FiguresOf<F>; 2],
     pub timers: Timers,
+    /// Open loop: the interval and ramp of every slot's schedule (offset 0); a slot
+    /// keeps only its own offset (`Conn`), 24 bytes less per connection.
+    pub schedule: Option<Schedule>,
     /// The `Busy` parts connections gave back, for the next that has work.
     pub busy: BusyPool,
     pub rbuf: Vec<u8>,

@@ -8,6 +8,7 @@ mod busy;
 pub mod conn;
 pub mod connector;
 mod ctx;
+mod opt_u64;
 pub mod ramp;
 pub mod refill;
 pub mod session;

@@ -67,6 +67,10 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         stats: WorkerStats::new(spec.rate.is_some()),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
+        // The interval and ramp every slot's schedule shares (each keeps its offset).
+        schedule: spec
+            .rate
+            .map(|r| Schedule::new(r, 0, spec.threads * n, spec.ramp)),
         busy: BusyPool::new(spec.pipeline),
         rbuf: vec![0; READ_BUFFER],
         out: Vec::with_capacity(16 * 1024),
@@ -123,7 +127,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
             (false, Some(r)) => r.start_of(g, total),
             _ => 0,
         };
-        c.skip_schedule_until(at);
+        c.skip_schedule_until(at, ctx.schedule);
         if at == 0 {
             c.begin(slot as u32, &mut ctx);
         } else {
@@ -230,7 +234,7 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
 
     fn on_timer(&mut self, at: u64, slot: u32, gen: u32) {
         if let Some(c) = self.conns.get_mut(slot as usize) {
-            if c.gen == gen && c.wake_at == at {
+            if c.armed_for(at, gen) {
                 c.on_timer(slot, &mut self.ctx);
             }
         }
@@ -263,6 +267,13 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
             release(&mut self.ctx, &mut self.conns);
         }
         self.advance_batch();
+        // Entries superseded by an earlier one go once they pile up (reactor::timers).
+        let conns = &self.conns;
+        self.ctx.timers.sweep(|at, slot, gen| {
+            conns
+                .get(slot as usize)
+                .is_some_and(|c| c.armed_for(at, gen))
+        });
         if self.ctx.live == 0 {
             return None;
         }
@@ -372,7 +383,7 @@ fn release<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>]) 
     ctx.released = true;
     let now = ctx.now();
     for (slot, c) in conns.iter_mut().enumerate() {
-        c.skip_schedule_until(now);
+        c.skip_schedule_until(now, ctx.schedule);
         if c.state == State::Running {
             c.on_timer(slot as u32, ctx);
         }

@@ -15,78 +15,112 @@ const HIGHEST_NS: u64 = 3_600_000_000_000;
 /// 65,536 such files still add up safely.
 pub const MAX_STORED_SAMPLES: u64 = 1 << 48;
 
-#[derive(Clone, Debug)]
+/// A histogram that has recorded nothing holds no table: an HDR table over these
+/// bounds is ~270 KB, and a worker keeps several (the run's, the interval's, the
+/// uncorrected one, the handshakes'), most of which a hold-only worker (`connect`) or a
+/// protocol without handshakes never records into: 2.4 MB per `connect` worker
+/// process before (BENCHMARKS.md "Client memory per idle connection, again"). The
+/// table comes with the first sample or the first non-empty addition; an empty one
+/// reads, summarises and encodes exactly as a full table with nothing in it.
+#[derive(Clone, Debug, Default)]
 pub struct Latency {
-    h: Histogram<u64>,
+    h: Option<Histogram<u64>>,
+}
+
+fn table() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("static histogram bounds")
+}
+
+/// The empty table an empty `Latency` reads as (made once, on the first such read).
+fn empty() -> &'static Histogram<u64> {
+    static EMPTY: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(table)
 }
 
 impl Latency {
+    /// An empty histogram: no table until something is recorded.
     pub fn new() -> Self {
-        Latency {
-            h: Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("static histogram bounds"),
-        }
+        Latency { h: None }
+    }
+
+    #[inline]
+    fn table(&mut self) -> &mut Histogram<u64> {
+        self.h.get_or_insert_with(table)
     }
 
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.h.saturating_record(ns.max(1));
+        self.table().saturating_record(ns.max(1));
     }
 
     /// Records `count` samples of one value (histograms imported from other tools).
     pub fn record_n(&mut self, ns: u64, count: u64) {
-        self.h.saturating_record_n(ns.max(1), count);
+        self.table().saturating_record_n(ns.max(1), count);
     }
 
     pub fn add(&mut self, other: &Latency) {
-        // Same bounds on both sides, so the addition cannot fail.
-        self.h.add(&other.h).expect("histograms share bounds");
+        if let Some(o) = other.h.as_ref() {
+            // Same bounds on both sides, so the addition cannot fail.
+            self.table().add(o).expect("histograms share bounds");
+        }
     }
 
+    /// Empties it, keeping its table for reuse.
     pub fn reset(&mut self) {
-        self.h.reset();
+        if let Some(h) = self.h.as_mut() {
+            h.reset();
+        }
+    }
+
+    /// Hands over what was recorded and leaves this one empty, with no table: cheaper
+    /// than a clone and a reset (no copy), and nothing is held while nothing comes.
+    pub fn take(&mut self) -> Latency {
+        std::mem::take(self)
     }
 
     pub fn count(&self) -> u64 {
-        self.h.len()
+        self.h.as_ref().map_or(0, |h| h.len())
     }
 
     pub fn inner(&self) -> &Histogram<u64> {
-        &self.h
+        self.h.as_ref().unwrap_or_else(|| empty())
     }
 
     /// Value at quantile `q` (0..=1), nanoseconds; 0 when empty.
     pub fn quantile_ns(&self, q: f64) -> u64 {
-        if self.h.is_empty() {
-            0
-        } else {
-            self.h.value_at_quantile(q)
+        match self.h.as_ref() {
+            Some(h) if !h.is_empty() => h.value_at_quantile(q),
+            _ => 0,
         }
     }
 
     pub fn summary(&self) -> LatencySummary {
         let us = |ns: u64| ns as f64 / 1e3;
-        if self.h.is_empty() {
-            return LatencySummary::default();
-        }
+        let h = match self.h.as_ref() {
+            Some(h) if !h.is_empty() => h,
+            _ => return LatencySummary::default(),
+        };
         LatencySummary {
-            count: self.h.len(),
-            min: us(self.h.min()),
-            mean: self.h.mean() / 1e3,
-            stdev: self.h.stdev() / 1e3,
-            p50: us(self.h.value_at_quantile(0.50)),
-            p90: us(self.h.value_at_quantile(0.90)),
-            p99: us(self.h.value_at_quantile(0.99)),
-            p99_9: us(self.h.value_at_quantile(0.999)),
-            p99_99: us(self.h.value_at_quantile(0.9999)),
-            max: us(self.h.max()),
+            count: h.len(),
+            min: us(h.min()),
+            mean: h.mean() / 1e3,
+            stdev: h.stdev() / 1e3,
+            p50: us(h.value_at_quantile(0.50)),
+            p90: us(h.value_at_quantile(0.90)),
+            p99: us(h.value_at_quantile(0.99)),
+            p99_9: us(h.value_at_quantile(0.999)),
+            p99_99: us(h.value_at_quantile(0.9999)),
+            max: us(h.max()),
         }
     }
 
     /// HdrHistogram V2 with deflate, base64: readable by every HdrHistogram library.
+    /// An empty one encodes as a table with nothing in it (the same bytes as before
+    /// tables were lazy).
     pub fn encode(&self) -> String {
         let mut buf = Vec::new();
         V2DeflateSerializer::new()
-            .serialize(&self.h, &mut buf)
+            .serialize(self.inner(), &mut buf)
             .expect("serializing into memory cannot fail");
         base64::engine::general_purpose::STANDARD.encode(buf)
     }
@@ -105,17 +139,10 @@ impl Latency {
                 .filter(|&t| t <= MAX_STORED_SAMPLES)
                 .ok_or_else(|| format!("histogram holds more than {MAX_STORED_SAMPLES} samples"))?;
         }
-        let mut out = Latency::new();
-        out.h
-            .add(&h)
+        let mut out = table();
+        out.add(&h)
             .map_err(|e| format!("histogram out of range: {e:?}"))?;
-        Ok(out)
-    }
-}
-
-impl Default for Latency {
-    fn default() -> Self {
-        Self::new()
+        Ok(Latency { h: Some(out) })
     }
 }
 
@@ -195,6 +222,37 @@ mod tests {
         let back = Latency::decode(&l.encode()).unwrap();
         assert_eq!(back.count(), MAX_STORED_SAMPLES);
         assert_eq!(back.quantile_ns(1.0), l.quantile_ns(1.0));
+    }
+
+    /// Lazy tables: nothing is held until something is recorded, and an empty
+    /// histogram reads and encodes exactly as a table with nothing in it, so merged
+    /// and stored histograms keep their bytes.
+    #[test]
+    fn an_empty_histogram_holds_no_table_and_encodes_as_one() {
+        let mut l = Latency::new();
+        assert!(l.h.is_none());
+        l.add(&Latency::new());
+        l.reset();
+        assert!(
+            l.h.is_none(),
+            "adding or resetting nothing allocates nothing"
+        );
+        assert_eq!((l.count(), l.quantile_ns(0.5)), (0, 0));
+        assert_eq!(l.summary(), LatencySummary::default());
+        let full_but_empty = Latency { h: Some(table()) };
+        assert_eq!(l.encode(), full_but_empty.encode());
+        assert_eq!(l.inner().len(), 0);
+        // Decoded, an empty table adds nothing to a recording.
+        let mut a = Latency::new();
+        a.record(1234);
+        let before = a.encode();
+        a.add(&Latency::decode(&l.encode()).unwrap());
+        assert_eq!(a.encode(), before);
+        // `take` hands the table over and leaves nothing behind.
+        let got = a.take();
+        assert!(a.h.is_none());
+        assert_eq!((got.count(), a.count()), (1, 0));
+        assert_eq!(got.encode(), before);
     }
 
     #[test]

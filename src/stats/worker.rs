@@ -65,12 +65,11 @@ impl WorkerStats {
         }
     }
 
-    /// Ends an interval: returns its latency and adds it to the run's.
+    /// Ends an interval: returns its latency and adds it to the run's. The interval's
+    /// table goes with it (no copy); the next interval's comes with its first reply.
     pub fn close_interval(&mut self) -> Latency {
         self.latency.add(&self.interval);
-        let out = self.interval.clone();
-        self.interval.reset();
-        out
+        self.interval.take()
     }
 
     /// `n` correct replies of `bytes` in all (their latency is recorded apart).

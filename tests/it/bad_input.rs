@@ -215,6 +215,18 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["echo", "--pipeline-mode", "window"],
             "invalid value 'window' for '--pipeline-mode <MODE>'",
         ),
+        row(
+            &["echo", "--source", "127.0.0.9-127.0.0.2"],
+            "runs backwards",
+        ),
+        row(
+            &["echo", "127.0.0.1:9", "--source", "::1"],
+            "--source and the target must both be IPv4 or both IPv6",
+        ),
+        row(
+            &["http", "--source", "127.0.0.2,::1"],
+            "--source mixes IPv4 and IPv6 addresses",
+        ),
         row(&["echo", "-R", "1e300"], "not 1e300"),
         row(&["echo", "-R", "NaN"], "not NaN"),
         row(&["echo", "-R", "inf"], "--rate must be between"),

@@ -24,6 +24,7 @@ mod http_load;
 mod http_peers;
 mod ioevent;
 mod k8s_render;
+mod load_sources;
 mod merge;
 mod merge_connect;
 mod open_exchanges;
