@@ -11,6 +11,7 @@ mod ctx;
 pub mod ramp;
 pub mod refill;
 pub mod session;
+mod tally;
 pub mod transport;
 pub mod worker;
 
