@@ -1323,9 +1323,36 @@ impl<S: ClientSession> Conn<S> {
 /// acknowledgement), the first carrying the reply's `bytes`; each counts in `answered`.
 /// Correct ones go to `tally` (added once per read), wrong ones to `stats` at once.
 /// Returns whether the verdict drops the connection.
-#[inline]
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn settle(
+    b: &mut Busy,
+    n: u32,
+    bytes: u64,
+    verdict: Verdict,
+    now: u64,
+    stats: &mut WorkerStats,
+    tally: &mut Tally,
+    answered: &mut u64,
+) -> bool {
+    if n <= 1 && verdict == Verdict::Ok {
+        // The common case, one correct reply, inline and without the loop.
+        if let Some(req) = b.inflight.pop_front() {
+            *answered += 1;
+            let (corrected, actual) = (
+                now.saturating_sub(req.intended_ns),
+                now.saturating_sub(req.sent_ns),
+            );
+            tally.ok(req.measured, bytes, corrected, actual, stats);
+        }
+        return false;
+    }
+    settle_each(b, n, bytes, verdict, now, stats, tally, answered)
+}
+
+/// `settle` for several requests at once or a wrong reply.
+#[allow(clippy::too_many_arguments)]
+fn settle_each(
     b: &mut Busy,
     n: u32,
     bytes: u64,
