@@ -7,11 +7,12 @@
 #
 # Usage: CLIENTS="A=path/to/wirebench B=other/wirebench" bash benchsuite/echo/ab_clients.sh
 #        (run under flock -x)
-# Knobs: ROUNDS=3 DURATION=3 WARMUP=1 OUT=benchsuite/runs/<date>/echo-ab-clients BASE_PORT=9600
+# Knobs: ROUNDS=3 DURATION=3 WARMUP=1 POINTS="10x1 100x16" OUT=benchsuite/runs/<date>/echo-ab-clients BASE_PORT=9600
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3}
 WARMUP=${WARMUP:-1}
+POINTS=${POINTS:-"10x1 100x16"}
 BASE_PORT=${BASE_PORT:-9600}
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
@@ -30,7 +31,7 @@ PORT=$BASE_PORT
 RAW=$OUT/raw.tsv
 printf 'round\tpoint\tclient\tmsgs_per_s\tcpu_us_per_msg\n' >"$RAW"
 for ((round = 1; round <= ROUNDS; round++)); do
-    for point in 10x1 100x16; do
+    for point in $POINTS; do
         conns=${point%x*} depth=${point#*x}
         PORT=$((PORT + 1))
         taskset -c 0 "$BUILD/c_echo_server" 127.0.0.1 "$PORT" 2>/dev/null &

@@ -12,9 +12,10 @@ use super::ctx::{Ctx, MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::opt_u64::OptU64;
 use super::ramp::Schedule;
 use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
+use super::tally::Tally;
 use super::transport::{self, Input};
 use crate::net::socket;
-use crate::stats::ErrorKind;
+use crate::stats::{ErrorKind, WorkerStats};
 use rustls::ClientConnection;
 
 /// How a connection's run of requests ended.
@@ -894,9 +895,11 @@ impl<S: ClientSession> Conn<S> {
         self.prepaid || !(intended >= ctx.measure_start_ns && ctx.budget == Some(0))
     }
 
+    /// Encodes `count` requests into the worker's output and puts them in flight.
     #[inline]
-    fn push_request<F: SessionFactory<Session = S>>(
+    fn push_requests<F: SessionFactory<Session = S>>(
         &mut self,
+        count: u64,
         intended: u64,
         now: u64,
         measured: bool,
@@ -905,17 +908,19 @@ impl<S: ClientSession> Conn<S> {
         let Some(session) = self.session.as_mut() else {
             return;
         };
-        let tag = session.encode(self.seq, now, &mut ctx.out);
-        work(&mut self.busy, &mut ctx.busy)
-            .inflight
-            .push_back(InFlight {
+        // Taken once per call, not once per request.
+        let b = work(&mut self.busy, &mut ctx.busy);
+        for _ in 0..count {
+            let tag = session.encode(self.seq, now, &mut ctx.out);
+            b.inflight.push_back(InFlight {
                 seq: self.seq,
                 intended_ns: intended,
                 sent_ns: now,
                 tag,
                 measured,
             });
-        self.seq += 1;
+            self.seq += 1;
+        }
     }
 
     /// Closed loop: requests this connection may add to its window now, as the
@@ -951,11 +956,9 @@ impl<S: ClientSession> Conn<S> {
             n = n.min(*l);
             *l -= n;
         }
-        let before = ctx.out.len();
-        for _ in 0..n {
-            self.push_request(now, now, measured, ctx);
-        }
         if n > 0 {
+            let before = ctx.out.len();
+            self.push_requests(n, now, now, measured, ctx);
             let bytes = (ctx.out.len() - before) as u64;
             ctx.stats.record_sent(measured, n, bytes);
         }
@@ -985,7 +988,7 @@ impl<S: ClientSession> Conn<S> {
             self.sent_k += 1;
             self.next_intended = schedule.intended(self.sent_k);
             let before = ctx.out.len();
-            self.push_request(intended, now, measured, ctx);
+            self.push_requests(1, intended, now, measured, ctx);
             let t = &mut tally[measured as usize];
             t.0 += 1;
             t.1 += (ctx.out.len() - before) as u64;
@@ -1184,55 +1187,9 @@ impl<S: ClientSession> Conn<S> {
         }
     }
 
-    /// Settles the oldest `n` requests (one reply, or a multiple acknowledgement), the
-    /// first carrying the reply's `bytes`. Correct ones are tallied in `ok` (added once
-    /// per read). Returns whether the verdict drops the connection.
-    #[inline]
-    fn settle<F: SessionFactory<Session = S>>(
-        &mut self,
-        n: u32,
-        bytes: u64,
-        verdict: Verdict,
-        now: u64,
-        ctx: &mut Ctx<F>,
-        ok: &mut [(u64, u64); 2],
-    ) -> bool {
-        let mut bytes = bytes;
-        for _ in 0..n.max(1) {
-            let Some(req) = self.pop_oldest() else {
-                break;
-            };
-            self.answered += 1;
-            let b = std::mem::take(&mut bytes);
-            match verdict {
-                Verdict::Ok => {
-                    let t = &mut ok[req.measured as usize];
-                    t.0 += 1;
-                    t.1 += b;
-                    if req.measured {
-                        ctx.stats.record_latency(
-                            now.saturating_sub(req.intended_ns),
-                            now.saturating_sub(req.sent_ns),
-                        );
-                    }
-                }
-                Verdict::Error(k) | Verdict::Fatal(k) => ctx.stats.record_error(req.measured, k, b),
-            }
-        }
-        matches!(verdict, Verdict::Fatal(_))
-    }
-
-    fn add_ok<F: SessionFactory<Session = S>>(ctx: &mut Ctx<F>, ok: [(u64, u64); 2]) {
-        for (measured, (n, bytes)) in [(false, ok[0]), (true, ok[1])] {
-            if n > 0 {
-                ctx.stats.record_ok(measured, n, bytes);
-            }
-        }
-    }
-
     /// The peer closed: a reply that runs to the close is complete now (and recorded).
     fn consume_at_close<F: SessionFactory<Session = S>>(&mut self, now: u64, ctx: &mut Ctx<F>) {
-        let (Some(b), Some(session)) = (self.busy.as_mut(), self.session.as_mut()) else {
+        let (Some(b), Some(session)) = (self.busy.as_deref_mut(), self.session.as_mut()) else {
             return;
         };
         let Some(req) = b.inflight.front().copied() else {
@@ -1247,9 +1204,19 @@ impl<S: ClientSession> Conn<S> {
         } = d
         {
             let bytes = used as u64 + std::mem::take(&mut b.consumed);
-            let mut ok = [(0u64, 0u64); 2];
-            self.settle(settles, bytes, verdict, now, ctx, &mut ok);
-            Self::add_ok(ctx, ok);
+            let mut tally = Tally::default();
+            let answered = &mut self.answered;
+            settle(
+                b,
+                settles,
+                bytes,
+                verdict,
+                now,
+                &mut ctx.stats,
+                &mut tally,
+                answered,
+            );
+            tally.commit(&mut ctx.stats);
         }
     }
 
@@ -1271,14 +1238,17 @@ impl<S: ClientSession> Conn<S> {
         let data: &[u8] = if from_kept { &kept } else { fresh };
         let mut pos = 0;
         // Correct replies are tallied here and added once per read.
-        let mut ok = [(0u64, 0u64); 2];
+        let mut tally = Tally::default();
         let mut end = None;
         let now_measured = now >= ctx.measure_start_ns;
-        while let Some(session) = self.session.as_mut() {
+        // The session, the Busy part and the reply count are disjoint fields: borrowed
+        // apart, once per read, not once per reply.
+        let (session, busy, answered) = (&mut self.session, &mut self.busy, &mut self.answered);
+        while let Some(session) = session.as_mut() {
             let oldest = if ctx.settles_on_write {
                 None
             } else {
-                self.busy.as_ref().and_then(|b| b.inflight.front())
+                busy.as_deref().and_then(|b| b.inflight.front())
             };
             // With no byte left the session is still asked while a request waits: one
             // acknowledgement may have settled more than the replies handed over yet.
@@ -1293,7 +1263,7 @@ impl<S: ClientSession> Conn<S> {
                 }
                 Decode::Consumed { used } => {
                     pos += used.min(data.len() - pos);
-                    work(&mut self.busy, &mut ctx.busy).consumed += used as u64;
+                    work(busy, &mut ctx.busy).consumed += used as u64;
                 }
                 Decode::Event { used } => {
                     pos += used.min(data.len() - pos);
@@ -1305,21 +1275,30 @@ impl<S: ClientSession> Conn<S> {
                     verdict,
                     close,
                 } => {
-                    if oldest.is_none() || settles as usize > self.in_flight() {
-                        // A reply to nothing asked: the stream cannot be trusted.
-                        ctx.stats
-                            .phase(now_measured)
-                            .error(ErrorKind::Unsolicited, 1);
-                        end = Some(End::Failed(ErrorKind::Dropped));
-                        break;
-                    }
+                    let asked = oldest.is_some();
+                    let b = match busy.as_deref_mut() {
+                        Some(b) if asked && settles as usize <= b.inflight.len() => b,
+                        _ => {
+                            // A reply to nothing asked: the stream cannot be trusted.
+                            ctx.stats
+                                .phase(now_measured)
+                                .error(ErrorKind::Unsolicited, 1);
+                            end = Some(End::Failed(ErrorKind::Dropped));
+                            break;
+                        }
+                    };
                     pos += used.min(data.len() - pos);
-                    let consumed = self
-                        .busy
-                        .as_mut()
-                        .map_or(0, |b| std::mem::take(&mut b.consumed));
-                    let bytes = used as u64 + consumed;
-                    if self.settle(settles, bytes, verdict, now, ctx, &mut ok) {
+                    let bytes = used as u64 + std::mem::take(&mut b.consumed);
+                    if settle(
+                        b,
+                        settles,
+                        bytes,
+                        verdict,
+                        now,
+                        &mut ctx.stats,
+                        &mut tally,
+                        answered,
+                    ) {
                         end = Some(End::Failed(ErrorKind::Dropped));
                         break;
                     }
@@ -1340,7 +1319,7 @@ impl<S: ClientSession> Conn<S> {
                 }
             }
         }
-        Self::add_ok(ctx, ok);
+        tally.commit(&mut ctx.stats);
         if end.is_some() {
             return end;
         }
@@ -1362,6 +1341,70 @@ impl<S: ClientSession> Conn<S> {
         }
         None
     }
+}
+
+/// Settles the oldest `n` requests of a connection (one reply, or a multiple
+/// acknowledgement), the first carrying the reply's `bytes`; each counts in `answered`.
+/// Correct ones go to `tally` (added once per read), wrong ones to `stats` at once.
+/// Returns whether the verdict drops the connection.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    b: &mut Busy,
+    n: u32,
+    bytes: u64,
+    verdict: Verdict,
+    now: u64,
+    stats: &mut WorkerStats,
+    tally: &mut Tally,
+    answered: &mut u64,
+) -> bool {
+    if n <= 1 && verdict == Verdict::Ok {
+        // The common case, one correct reply, inline and without the loop.
+        if let Some(req) = b.inflight.pop_front() {
+            *answered += 1;
+            let (corrected, actual) = (
+                now.saturating_sub(req.intended_ns),
+                now.saturating_sub(req.sent_ns),
+            );
+            tally.ok(req.measured, bytes, corrected, actual, stats);
+        }
+        return false;
+    }
+    settle_each(b, n, bytes, verdict, now, stats, tally, answered)
+}
+
+/// `settle` for several requests at once or a wrong reply.
+#[allow(clippy::too_many_arguments)]
+fn settle_each(
+    b: &mut Busy,
+    n: u32,
+    bytes: u64,
+    verdict: Verdict,
+    now: u64,
+    stats: &mut WorkerStats,
+    tally: &mut Tally,
+    answered: &mut u64,
+) -> bool {
+    let mut bytes = bytes;
+    for _ in 0..n.max(1) {
+        let Some(req) = b.inflight.pop_front() else {
+            break;
+        };
+        *answered += 1;
+        let bytes = std::mem::take(&mut bytes);
+        match verdict {
+            Verdict::Ok => tally.ok(
+                req.measured,
+                bytes,
+                now.saturating_sub(req.intended_ns),
+                now.saturating_sub(req.sent_ns),
+                stats,
+            ),
+            Verdict::Error(k) | Verdict::Fatal(k) => stats.record_error(req.measured, k, bytes),
+        }
+    }
+    matches!(verdict, Verdict::Fatal(_))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod opt_u64;
 pub mod ramp;
 pub mod refill;
 pub mod session;
+mod tally;
 pub mod transport;
 pub mod worker;
 

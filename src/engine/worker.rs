@@ -52,6 +52,9 @@ type Output<F> =
     WorkerOutput<<<F as SessionFactory>::Session as super::session::ClientSession>::Figures>;
 
 pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Output<F>> {
+    // The worker makes every descriptor it uses (its epoll, its sockets): with a table
+    // of its own, its system calls take no file reference (sys::fd_table).
+    crate::sys::fd_table::own_fd_table();
     let spec = args.spec.clone();
     let deadline_ns = match spec.plan {
         Plan::Duration(d) => Some(args.measure_start_ns + d.as_nanos() as u64),

@@ -80,12 +80,14 @@ impl WorkerStats {
         c.bytes_received += bytes;
     }
 
-    /// The latency of one correct measured reply, from the intended and the actual send time.
+    /// The latency of `n` correct measured replies, from the intended and the actual
+    /// send time (one histogram increment of `n`: replies settled together often share
+    /// one latency, see `engine::tally`).
     #[inline]
-    pub fn record_latency(&mut self, corrected_ns: u64, actual_ns: u64) {
-        self.interval.record(corrected_ns);
+    pub fn record_latency(&mut self, corrected_ns: u64, actual_ns: u64, n: u64) {
+        self.interval.record_n(corrected_ns, n);
         if let Some(u) = self.uncorrected.as_mut() {
-            u.record(actual_ns);
+            u.record_n(actual_ns, n);
         }
     }
 

@@ -1,8 +1,10 @@
 //! Facts from the operating system, in one place: CPUs we may run on, the environment
 //! recorded with every result, and (one file each) everything read from /proc
-//! (`proc_fs`), getrusage (`rusage`) and resource limits (`limits`). No other module
+//! (`proc_fs`), getrusage (`rusage`), resource limits (`limits`) and a thread's own
+//! descriptor table (`fd_table`). No other module
 //! parses /proc or calls getrusage.
 
+pub mod fd_table;
 pub mod limits;
 pub mod proc_fs;
 pub mod rusage;

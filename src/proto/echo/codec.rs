@@ -73,18 +73,28 @@ pub enum Check {
 }
 
 /// Equal slices of equal length, compared eight bytes at a time inline (payloads are
-/// short, so a library call costs more than the comparison).
+/// short, so a library call costs more than the comparison). The tail is the last eight
+/// bytes, overlapping what was compared: a plain loop over indexes, as the `chunks_exact`
+/// and `zip` version cost ~40 instructions more per 36-byte payload (callgrind).
 #[inline]
 fn same(a: &[u8], b: &[u8]) -> bool {
-    debug_assert_eq!(a.len(), b.len());
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let mut diff = 0u64;
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        diff |= u64::from(x ^ y);
+    let n = a.len();
+    if n != b.len() {
+        return false;
     }
-    for (x, y) in ca.zip(cb) {
-        diff |= u64::from_ne_bytes(x.try_into().expect("8 bytes"))
-            ^ u64::from_ne_bytes(y.try_into().expect("8 bytes"));
+    if n < 8 {
+        let mut diff = 0u8;
+        for i in 0..n {
+            diff |= a[i] ^ b[i];
+        }
+        return diff == 0;
+    }
+    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    let mut diff = word(a, n - 8) ^ word(b, n - 8);
+    let mut i = 0;
+    while i + 8 <= n {
+        diff |= word(a, i) ^ word(b, i);
+        i += 8;
     }
     diff == 0
 }
@@ -197,6 +207,20 @@ mod tests {
         assert_eq!(check(&huge, &exp(3, 10), &p), Check::TooLarge);
         let just = ((LENGTH_COVERS + MAX_PAYLOAD) as u32).to_be_bytes();
         assert_eq!(check(&just, &exp(3, 10), &p), Check::BadLength);
+    }
+
+    #[test]
+    fn same_sees_a_difference_at_every_byte_of_every_length() {
+        let a = pattern(64);
+        for n in 0..=40 {
+            assert!(same(&a[..n], &a[..n]), "length {n}");
+            for at in 0..n {
+                let mut b = a[..n].to_vec();
+                b[at] ^= 1;
+                assert!(!same(&a[..n], &b), "length {n}, byte {at}");
+            }
+        }
+        assert!(!same(&a[..9], &a[..10]));
     }
 
     #[test]
