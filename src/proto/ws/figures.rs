@@ -15,6 +15,10 @@ pub struct ClientFigures {
     pub upgrades: u64,
     /// Pings from the server, each answered with a pong (counted in `totals.events`).
     pub pings_answered: u64,
+    /// Pings that came during our closing handshake, answered too: the closing
+    /// exchange is the session's own, so they are not events (older results lack it).
+    #[serde(default)]
+    pub pings_answered_closing: u64,
     /// Pongs nobody asked for (allowed as heartbeats; also events).
     pub pongs: u64,
     /// Continuation frames read: echoes the server sent in fragments.
@@ -29,6 +33,7 @@ impl Figures for ClientFigures {
     fn merge(&mut self, o: &Self) {
         self.upgrades += o.upgrades;
         self.pings_answered += o.pings_answered;
+        self.pings_answered_closing += o.pings_answered_closing;
         self.pongs += o.pongs;
         self.continuation_frames += o.continuation_frames;
         self.clean_closes += o.clean_closes;

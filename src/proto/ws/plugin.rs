@@ -133,6 +133,13 @@ impl Protocol for Ws {
                 group(f.clean_closes),
                 group(f.server_closes)
             );
+            if f.pings_answered_closing > 0 {
+                let _ = writeln!(
+                    s,
+                    "              {} server pings answered during closing handshakes (not events)",
+                    group(f.pings_answered_closing)
+                );
+            }
         }
         s
     }
