@@ -69,13 +69,7 @@ pub fn load_spec(
     stop: Arc<AtomicBool>,
 ) -> LoadSpec {
     LoadSpec {
-        connector: Connector {
-            addr,
-            tls,
-            nodelay: load.nodelay,
-            timeout: load.timeout,
-            spread: Default::default(),
-        },
+        connector: Connector::new(addr, tls, load.nodelay, load.timeout, Default::default()),
         threads: load.threads,
         connections: load.connections,
         pipeline: load.pipeline,

@@ -61,7 +61,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     }
 
     let mut spec = harness::load_spec(l, addr, tls, stop);
-    spec.connector.spread.sources = sources.addrs.clone();
+    spec.connector.set_sources(sources.addrs.clone());
     P::connection_policy(&cfg, &mut spec);
     // A ramp is warm-up unless measured: the result says when measuring began.
     let measure_start = spec.measure_start();

@@ -166,17 +166,17 @@ fn load_spec(
         _ => None,
     };
     LoadSpec {
-        connector: Connector {
-            addr: spec.dests[0],
+        connector: Connector::new(
+            spec.dests[0],
             tls,
-            nodelay: true,
+            true,
             timeout,
-            spread: Spread {
+            Spread {
                 targets: spec.dests.clone(),
                 sources: spec.sources.clone(),
                 first: spec.first,
             },
-        },
+        ),
         threads: 1,
         connections,
         pipeline: 1,

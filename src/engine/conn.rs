@@ -503,6 +503,10 @@ impl<S: ClientSession> Conn<S> {
     }
 
     fn connected<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        if ctx.spec.connector.met_itself(self.fd) {
+            let e = ctx.spec.connector.met_itself_error();
+            return self.connect_failed(slot, ctx, e);
+        }
         match ctx.spec.connector.tls_session() {
             None => {
                 self.count_connection(ctx);

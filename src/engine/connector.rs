@@ -70,9 +70,58 @@ pub struct Connector {
     pub nodelay: bool,
     pub timeout: Duration,
     pub spread: Spread,
+    /// Whether a connection could meet itself (see `may_meet_itself`), decided once.
+    meets_itself: bool,
 }
 
 impl Connector {
+    pub fn new(
+        addr: SocketAddr,
+        tls: Option<ClientTls>,
+        nodelay: bool,
+        timeout: Duration,
+        spread: Spread,
+    ) -> Connector {
+        let ports = crate::sys::proc_fs::ephemeral_ports();
+        let meets_itself = may_meet_itself(addr, &spread, ports);
+        Connector {
+            addr,
+            tls,
+            nodelay,
+            timeout,
+            spread,
+            meets_itself,
+        }
+    }
+
+    /// Connects from these source addresses, one per connection in turn.
+    pub fn set_sources(&mut self, sources: Vec<IpAddr>) {
+        self.spread.sources = sources;
+        let ports = crate::sys::proc_fs::ephemeral_ports();
+        self.meets_itself = may_meet_itself(self.addr, &self.spread, ports);
+    }
+
+    /// True when this connection is connected to itself: a connect to a loopback port
+    /// in the ephemeral range where nothing listens can be given that very port as its
+    /// source, and the SYN meets its own socket (TCP simultaneous open). It "succeeds",
+    /// and every message would echo back from the kernel. Only asked where it can
+    /// happen, so other loads make no extra system call.
+    pub fn met_itself(&self, fd: i32) -> bool {
+        self.meets_itself && crate::net::socket::connected_to_itself(fd)
+    }
+
+    /// The failure a connection that met itself counts as: nothing listens there.
+    pub fn met_itself_error(&self) -> ConnectError {
+        ConnectError {
+            kind: ErrorKind::ConnectRefused,
+            detail: format!(
+                "connecting to {}: nothing listens there (the kernel gave the connection the target's own port as its source, and it met itself)",
+                self.addr
+            ),
+            errno: libc::ECONNREFUSED,
+        }
+    }
+
     /// Starts a non-blocking connect for this share's connection number `n`:
     /// (descriptor, connected already).
     pub fn start(&self, n: u64) -> Result<(i32, bool), ConnectError> {
@@ -117,9 +166,73 @@ impl Connector {
     }
 }
 
+/// Whether any connection of this spread could meet itself: its target is a loopback
+/// address on a port the kernel may pick as a source port, and its source is not
+/// another address.
+fn may_meet_itself(addr: SocketAddr, spread: &Spread, (lo, hi): (u16, u16)) -> bool {
+    let targets = if spread.targets.is_empty() {
+        std::slice::from_ref(&addr)
+    } else {
+        &spread.targets[..]
+    };
+    targets.iter().any(|t| {
+        t.ip().is_loopback()
+            && (lo..=hi).contains(&t.port())
+            && (spread.sources.is_empty() || spread.sources.contains(&t.ip()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connection_that_met_itself_is_refused_and_a_real_one_is_not() {
+        use socket2::{Domain, Socket, Type};
+        use std::os::fd::AsRawFd;
+        let sock = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        sock.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+            .unwrap();
+        let me = sock.local_addr().unwrap().as_socket().unwrap();
+        // Simultaneous open: the SYN meets its own socket and the connect succeeds.
+        sock.connect(&me.into()).unwrap();
+        let at = |addr| Connector::new(addr, None, true, Duration::from_secs(1), Spread::default());
+        let c = at(me);
+        let (lo, hi) = crate::sys::proc_fs::ephemeral_ports();
+        assert_eq!(
+            c.met_itself(sock.as_raw_fd()),
+            (lo..=hi).contains(&me.port())
+        );
+        assert_eq!(c.met_itself_error().kind, ErrorKind::ConnectRefused);
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let real = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        assert!(!at(l.local_addr().unwrap()).met_itself(real.as_raw_fd()));
+        assert!(crate::net::socket::connected_to_itself(sock.as_raw_fd()));
+        assert!(!crate::net::socket::connected_to_itself(real.as_raw_fd()));
+    }
+
+    #[test]
+    fn only_a_loopback_target_on_an_ephemeral_port_from_its_own_address_can_meet_itself() {
+        let ports = (32768, 60999);
+        let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let none = Spread::default();
+        assert!(may_meet_itself(at("127.0.0.1:40000"), &none, ports));
+        assert!(may_meet_itself(at("[::1]:32768"), &none, ports));
+        assert!(!may_meet_itself(at("127.0.0.1:8080"), &none, ports));
+        assert!(!may_meet_itself(at("127.0.0.1:61000"), &none, ports));
+        assert!(!may_meet_itself(at("10.1.2.3:40000"), &none, ports));
+        let elsewhere = Spread {
+            sources: vec!["127.0.0.2".parse().unwrap()],
+            ..Default::default()
+        };
+        assert!(!may_meet_itself(at("127.0.0.1:40000"), &elsewhere, ports));
+        let one_of_them = Spread {
+            targets: vec![at("127.0.0.1:8080"), at("127.0.0.3:50000")],
+            sources: vec!["127.0.0.3".parse().unwrap()],
+            first: 0,
+        };
+        assert!(may_meet_itself(at("127.0.0.1:8080"), &one_of_them, ports));
+    }
 
     #[test]
     fn a_spread_pairs_every_target_with_every_source() {

@@ -93,6 +93,18 @@ pub fn start_connect(
     }
 }
 
+/// Whether a connected socket's local address is its peer's: a connection that met
+/// itself (simultaneous open on a free ephemeral port).
+pub fn connected_to_itself(fd: i32) -> bool {
+    // SAFETY: the caller's descriptor stays open for the length of this call.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let s = socket2::SockRef::from(&fd);
+    match (s.local_addr(), s.peer_addr()) {
+        (Ok(l), Ok(p)) => l.as_socket().is_some() && l.as_socket() == p.as_socket(),
+        _ => false,
+    }
+}
+
 /// The pending error of a socket (SO_ERROR): 0 once a connect succeeded.
 pub fn take_error(fd: i32) -> i32 {
     let mut err: libc::c_int = 0;

@@ -166,13 +166,7 @@ fn run_with(
     per_connection: Option<u64>,
 ) -> EngineOutput {
     let spec = LoadSpec {
-        connector: Connector {
-            addr,
-            tls: None,
-            nodelay: true,
-            timeout,
-            spread: Default::default(),
-        },
+        connector: Connector::new(addr, None, true, timeout, Default::default()),
         threads: 1,
         connections,
         pipeline: 1,

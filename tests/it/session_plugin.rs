@@ -238,13 +238,7 @@ fn a_protocol_defined_in_a_test_runs_on_the_engine_with_exact_counts() {
     let late = Arc::new(AtomicU64::new(0));
     let requests = 300;
     let spec = LoadSpec {
-        connector: Connector {
-            addr,
-            tls: None,
-            nodelay: true,
-            timeout: Duration::from_secs(5),
-            spread: Default::default(),
-        },
+        connector: Connector::new(addr, None, true, Duration::from_secs(5), Default::default()),
         threads: 1,
         connections,
         pipeline: 2,
