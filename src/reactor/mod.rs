@@ -13,6 +13,7 @@ mod handler;
 pub mod slab;
 pub mod timers;
 pub mod transport;
+pub mod uring;
 
 pub use self::core::{Reactor, Stop};
 pub use handler::Handler;
