@@ -18,15 +18,8 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/echo-ab-clients}
 mkdir -p "$OUT"
-BUILD=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-abc.XXXXXX")
-PID=""
-cleanup() {
-    [[ -n "$PID" ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
-    rm -rf "$BUILD"
-}
-trap cleanup EXIT
-gcc -O2 -o "$BUILD/c_echo_server" "$SCRIPT_DIR/c_echo_server.c"
-gcc -O2 -o "$BUILD/c_echo_client" "$SCRIPT_DIR/c_echo_client.c"
+# shellcheck source=../lib/c_echo.sh
+source "$REPO/benchsuite/lib/c_echo.sh"
 PORT=$BASE_PORT
 RAW=$OUT/raw.tsv
 printf 'round\tpoint\tclient\tmsgs_per_s\tcpu_us_per_msg\n' >"$RAW"
@@ -36,10 +29,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         PORT=$((PORT + 1))
         taskset -c 0 "$BUILD/c_echo_server" 127.0.0.1 "$PORT" 2>/dev/null &
         PID=$!
-        for _ in $(seq 50); do
-            timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
-            sleep 0.1
-        done
+        wait_port "$PORT"
         line=$(taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "$conns" "$depth" 64 \
             "$DURATION" "$WARMUP" 2>/dev/null || echo "msgs_per_s=FAIL")
         mps=$(sed -n 's/^msgs_per_s=\([0-9.A-Z]*\).*/\1/p' <<<"$line")
@@ -61,9 +51,7 @@ PY
                 printf '%s\t%s\t%s\tFAIL\t\n' "$round" "$point" "$name" >>"$RAW"
             fi
         done
-        kill -TERM "$PID" 2>/dev/null || true
-        wait "$PID" 2>/dev/null || true
-        PID=""
+        stop_server
     done
 done
 python3 - "$RAW" "$OUT/summary.md" <<'PY'

@@ -19,15 +19,8 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/echo-ab}
 mkdir -p "$OUT"
-BUILD=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-ab.XXXXXX")
-PID=""
-cleanup() {
-    [[ -n "$PID" ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
-    rm -rf "$BUILD"
-}
-trap cleanup EXIT
-gcc -O2 -o "$BUILD/c_echo_server" "$SCRIPT_DIR/c_echo_server.c"
-gcc -O2 -o "$BUILD/c_echo_client" "$SCRIPT_DIR/c_echo_client.c"
+# shellcheck source=../lib/c_echo.sh
+source "$REPO/benchsuite/lib/c_echo.sh"
 PORT=$BASE_PORT
 RAW=$OUT/raw.tsv
 printf 'round\tpoint\tserver\tmsgs_per_s\tmessages\tserver_cpu_s\n' >"$RAW"
@@ -44,17 +37,12 @@ for ((round = 1; round <= ROUNDS; round++)); do
                 taskset -c 0 "$bin" serve echo --listen "127.0.0.1:$PORT" --threads 1 >/dev/null 2>&1 &
             fi
             PID=$!
-            for _ in $(seq 50); do
-                timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
-                sleep 0.1
-            done
+            wait_port "$PORT"
             t0=$(ticks "$PID")
             line=$(taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "${point%x*}" "${point#*x}" 64 \
                 "$DURATION" "$WARMUP" 2>/dev/null || echo "msgs_per_s=FAIL")
             cpu=$(python3 -c "print(f'{($(ticks "$PID") - $t0) / $TICK:.2f}')")
-            kill -TERM "$PID" 2>/dev/null || true
-            wait "$PID" 2>/dev/null || true
-            PID=""
+            stop_server
             mps=$(sed -n 's/^msgs_per_s=\([0-9.A-Z]*\).*/\1/p' <<<"$line")
             n=$(sed -n 's/.* messages=\([0-9]*\).*/\1/p' <<<"$line")
             printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$point" "$name" "$mps" "${n:-0}" "$cpu" >>"$RAW"

@@ -20,15 +20,8 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 # shellcheck source=../lib/count_calls.sh
 source "$REPO/benchsuite/lib/count_calls.sh"
-BUILD=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-ecs.XXXXXX")
-PID=""
-cleanup() {
-    [[ -n "$PID" ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
-    rm -rf "$BUILD"
-}
-trap cleanup EXIT
-gcc -O2 -o "$BUILD/c_echo_server" "$SCRIPT_DIR/c_echo_server.c"
-gcc -O2 -o "$BUILD/c_echo_client" "$SCRIPT_DIR/c_echo_client.c"
+# shellcheck source=../lib/c_echo.sh
+source "$REPO/benchsuite/lib/c_echo.sh"
 TSV=$OUT/counts.tsv
 printf 'round\tpoint\t%s\n' "$COUNT_HEADER" >"$TSV"
 PORT=$BASE_PORT
@@ -38,10 +31,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         PORT=$((PORT + 1))
         taskset -c 0 "$BUILD/c_echo_server" 127.0.0.1 "$PORT" 2>/dev/null &
         PID=$!
-        for _ in $(seq 50); do
-            timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
-            sleep 0.1
-        done
+        wait_port "$PORT"
         tag=r${round}_${point}_C
         row=$(count_calls "$OUT" "$tag" "sed -n 's/.*messages=\([0-9]*\).*/\1/p' $OUT/$tag.stdout" -- \
             taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "$conns" "$depth" 64 "$DURATION" 0)
@@ -55,9 +45,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
                 --size 36 -d "${DURATION}s" --quiet --json "$OUT/$tag.json")
             printf '%s\t%s\t%s\n' "$round" "$point" "$row" >>"$TSV"
         done
-        kill -TERM "$PID" 2>/dev/null || true
-        wait "$PID" 2>/dev/null || true
-        PID=""
+        stop_server
     done
 done
 cut -f3- "$TSV" >"$BUILD/rows.tsv"
