@@ -2,6 +2,7 @@
 
 pub mod addr;
 pub mod epoll;
+pub mod free_port;
 pub mod listen;
 pub mod range;
 pub mod socket;

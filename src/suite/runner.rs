@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::fs::File;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,11 +83,8 @@ pub fn point_tag(p: &Point) -> String {
 }
 
 fn free_port(host: &str) -> Result<u16> {
-    let l = TcpListener::bind((host, 0))
-        .map_err(|e| Error::runtime(format!("cannot find a free port on {host}: {e}")))?;
-    l.local_addr()
-        .map(|a| a.port())
-        .map_err(|e| Error::runtime(e.to_string()))
+    crate::net::free_port::free_port(host)
+        .map_err(|e| Error::runtime(format!("cannot find a free port on {host}: {e}")))
 }
 
 fn fill(template: &str, exe: &Path, dir: &Path, host: &str, port: u16) -> String {

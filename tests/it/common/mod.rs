@@ -60,10 +60,12 @@ impl Drop for TempPath {
     }
 }
 
-/// A port that was free a moment ago (bind 127.0.0.1:0, read it, let it go).
+/// A port free a moment ago, below the ephemeral range and given to no other test
+/// (`net::free_port`): no parallel test's bind to port 0 or outgoing connection can
+/// take it before the peer binds, so a readiness probe never reaches another test's
+/// server, and a port where "nothing listens" stays that way.
 pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().unwrap().port()
+    wirebench::net::free_port::free_port("127.0.0.1").expect("a free port on 127.0.0.1")
 }
 
 /// Polls `f` every 20 ms until it holds or `limit` passes; returns whether it held.
