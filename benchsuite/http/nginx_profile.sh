@@ -56,10 +56,10 @@ profile() { # NAME COMMAND... (URL appended)
     requests=$(wc -l <"$dir/access.log")
     stop
     perf report -i "$WORK/$name.data" --no-children --sort symbol --stdio -g none 2>/dev/null |
-        grep -E '^ +[0-9]' | head -60 >"$OUT/$name.report.txt"
+        grep -E '^ +[0-9]' | sed -n 1,60p >"$OUT/$name.report.txt" || true
     # Samples whose call chain holds sock_def_readable: nginx waking the generator.
     perf report -i "$WORK/$name.data" --children --sort symbol --stdio -g none 2>/dev/null |
-        grep -E '^ +[0-9]' >"$WORK/$name.children"
+        grep -E '^ +[0-9]' >"$WORK/$name.children" || true
     # The first column of the row whose symbol (the field after "[k]" or "[.]") is $2.
     pick() { awk -v s="$2" '{for (i = 2; i < NF; i++) if ($i ~ /^\[.\]$/ && $(i + 1) == s) {print $1; exit}}' "$1"; }
     printf '%-10s requests %-8s waking the generator (sock_def_readable, incl. children) %-7s ngx_strstrn %-7s ngx_http_parse_header_line %-7s ext4_buffered_write_iter (incl.) %s\n' \
