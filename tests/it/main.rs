@@ -22,6 +22,7 @@ mod echo_server_robust;
 mod echo_tls;
 mod http_load;
 mod http_peers;
+mod http_request_bytes;
 mod ioevent;
 mod k8s_render;
 mod load_sources;

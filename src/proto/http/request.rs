@@ -37,13 +37,10 @@ pub fn serialize(s: &RequestSpec) -> Vec<u8> {
     if !has(&s.headers, "host") {
         line(&mut out, "Host", &s.authority);
     }
-    if !has(&s.headers, "user-agent") {
-        line(
-            &mut out,
-            "User-Agent",
-            concat!("wirebench/", env!("CARGO_PKG_VERSION")),
-        );
-    }
+    // No User-Agent unless the user gives one (`-H`), as wrk: a server that logs
+    // each request (nginx's default access log) would otherwise parse and write
+    // it per request, and a generator must not cost the server more than its
+    // peer does (BENCHMARKS.md, "wirebench http against nginx's access log").
     for (n, v) in &s.headers {
         line(&mut out, n, v);
     }
@@ -84,10 +81,9 @@ mod tests {
             body: b"hi".to_vec(),
             close: true,
         };
-        let expected = format!(
-            "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: wirebench/{}\r\nX-A: 1\r\ntest-header: aaa\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
-            env!("CARGO_PKG_VERSION")
-        );
+        // No User-Agent of ours: only the headers HTTP/1.1 needs (Host) and the user's.
+        let expected =
+            "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-A: 1\r\ntest-header: aaa\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi";
         assert_eq!(String::from_utf8(serialize(&s)).unwrap(), expected);
         // A user's Host header replaces ours.
         let s = RequestSpec {
