@@ -11,9 +11,6 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Echo frames are `u32 length of the rest | ...`: 28 header bytes and the payload.
-const FRAME: u64 = 28 + 64;
-
 #[test]
 fn burst_counts_are_exact_against_serve_echo_when_n_is_not_a_multiple_of_the_window() {
     let mut server = Served::start(&["--threads", "2"]);
@@ -45,7 +42,7 @@ fn burst_counts_are_exact_against_serve_echo_when_n_is_not_a_multiple_of_the_win
     assert!(errors.is_empty(), "{errors:?}");
     // The server read every frame once: nothing more went out than was counted.
     let last = server.stop_final_line();
-    assert_eq!(stat(&last, "bytes in"), 1003 * FRAME, "{last}");
+    assert_eq!(stat(&last, "bytes in"), 1003 * ECHO_FRAME, "{last}");
 }
 
 #[test]
