@@ -59,6 +59,10 @@ fn fd_list(pids: &[u32]) -> Vec<String> {
 #[test]
 fn thirty_thousand_connections_over_two_processes_each_side() {
     // 30,000 sockets on each side: past the ~19,990 one process may hold here.
+    // --timeout 60s: a connect normally takes milliseconds, but a server starved by a
+    // loaded machine lets its accept queues fill, the kernel then drops SYNs, and the
+    // client's retries back off 1, 3, 7, 15 s: 81 of 30,000 passed the default 10 s
+    // (ETIMEDOUT) in a run of 16 tests at once while nstat counted listen overflows.
     let r = run_json(&[
         "connect",
         "-n",
@@ -73,6 +77,8 @@ fn thirty_thousand_connections_over_two_processes_each_side() {
         "200ms",
         "--ping",
         "100ms",
+        "--timeout",
+        "60s",
     ]);
     assert_eq!(r.code, 0, "{}", r.explain());
     let j = r.json();
@@ -160,6 +166,9 @@ fn separate_multi_process_server_returns_to_its_descriptor_baseline() {
         "2",
         "--server-pid",
         &pid_list,
+        // As above: SYNs dropped by a starved server's full queue back off past 10 s.
+        "--timeout",
+        "60s",
     ]);
     assert_eq!(r.code, 0, "{}", r.explain());
     let j = r.json();
