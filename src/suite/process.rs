@@ -182,9 +182,23 @@ mod tests {
             stderr: Stdio::null(),
         })
         .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        // Both sleeps have exec'd (so both shells set their trap first): only then does
+        // the family ignore SIGTERM. A fixed wait raced a loaded machine's fork.
+        let sleeps = |members: &[i32]| {
+            members
+                .iter()
+                .filter(|p| {
+                    std::fs::read_to_string(format!("/proc/{p}/comm"))
+                        .is_ok_and(|c| c.trim_end() == "sleep")
+                })
+                .count()
+        };
+        let end = std::time::Instant::now() + Duration::from_secs(30);
+        while sleeps(&f.members()) < 2 && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let members = f.members();
-        assert!(members.len() >= 2, "{members:?}");
+        assert_eq!(sleeps(&members), 2, "{members:?}");
         assert!(f.stop(Duration::from_millis(300)), "needed SIGKILL");
         for p in members {
             assert!(!alive(p), "pid {p} survived");

@@ -43,7 +43,11 @@ mod tests {
 
     #[test]
     fn http_probe_needs_a_status_line() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        // Below the ephemeral range (net::free_port): once this listener is gone, no
+        // parallel test's bind to port 0 or outgoing connection can take its port, so
+        // "nobody listens any more" stays true.
+        let port = crate::net::free_port::free_port("127.0.0.1").unwrap();
+        let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
         let addr = l.local_addr().unwrap();
         let t = std::thread::spawn(move || {
             for (i, c) in l.incoming().take(2).enumerate() {

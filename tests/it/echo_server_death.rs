@@ -2,11 +2,12 @@
 //! time, exit 1, and still account for every request.
 
 use crate::common::*;
+use crate::http_support::stat;
 use std::time::Duration;
 
 #[test]
 fn client_ends_when_the_server_is_killed() {
-    let mut server = Served::start(&["--threads", "1"]);
+    let mut server = Served::start(&["--threads", "1", "--stats", "100ms"]);
     let file = TempPath::new("death", ".json");
     let target = server.addr();
     let mut client = Proc::wirebench(&[
@@ -24,7 +25,15 @@ fn client_ends_when_the_server_is_killed() {
         "--json",
         file.s(),
     ]);
-    std::thread::sleep(Duration::from_secs(1));
+    // The run is live once the server has echoed more replies than the client has
+    // connections: each connection has one request out at a time, so the client has
+    // read some of them. (A fixed 1 s wait raced a slow start on a loaded machine.)
+    let echoed = |line: &str| {
+        line.split_once("| total:")
+            .map_or(0, |(_, t)| stat(t, "out") / ECHO_FRAME)
+    };
+    let live = std::iter::from_fn(|| server.proc.wait_line("[", RUN_LIMIT)).any(|l| echoed(&l) > 8);
+    assert!(live, "the server never echoed 8 replies");
     assert!(
         !client.exited(),
         "the client stopped before the server died\nstdout:\n{}\nstderr:\n{}",

@@ -179,10 +179,7 @@ fn shutdown_counts_open_connections_as_closed() {
     let held: Vec<TcpStream> = (0..3)
         .map(|_| TcpStream::connect(server.addr).expect("connect"))
         .collect();
-    assert!(wait_until(Duration::from_secs(5), || server
-        .totals()
-        .accepts
-        == 3));
+    assert!(wait_until(RUN_LIMIT, || server.totals().accepts == 3));
     let totals = server.shutdown();
     assert_eq!((totals.accepts, totals.closes, totals.active), (3, 3, 0));
     drop(held);

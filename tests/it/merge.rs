@@ -8,9 +8,6 @@ use serde_json::{json, Value};
 use std::path::Path;
 use wirebench::stats::latency::Latency;
 
-/// Echo frames: a 28-byte header before the payload (`config.frame_header_bytes`).
-const FRAME: u64 = 28 + 64;
-
 /// Makes `v` shard `index` of `count` of run `run`, measured from its own start.
 fn shardify(v: &mut Value, index: u32, count: u32, run: &str) {
     let start = v["started_unix_ms"].clone();
@@ -77,9 +74,9 @@ fn three_echo_shards_merge_to_what_the_server_counted() {
 
     // The merged count is the server's own count: every frame it read, once.
     assert_eq!(ju(&m, "/totals/ok"), 6000);
-    assert_eq!(bytes_in(&last), 6000 * FRAME, "{last}");
+    assert_eq!(bytes_in(&last), 6000 * ECHO_FRAME, "{last}");
     assert_eq!(ju(&m, "/totals/bytes_sent"), bytes_in(&last));
-    assert_eq!(ju(&m, "/totals/bytes_received"), 6000 * FRAME);
+    assert_eq!(ju(&m, "/totals/bytes_received"), 6000 * ECHO_FRAME);
     assert_eq!(ju(&m, "/totals/sent"), 6000);
     assert_eq!(m["totals"]["invariant_holds"], true);
     // The histogram: the three added, bit for bit; percentiles from it.
@@ -183,7 +180,7 @@ fn a_real_histogram_split_three_ways_merges_back_to_the_same_bytes() {
             v["totals"][f] = json!(n);
         }
         for f in ["bytes_sent", "bytes_received"] {
-            v["totals"][f] = json!(n * FRAME);
+            v["totals"][f] = json!(n * ECHO_FRAME);
         }
         v["intervals"] = json!([]);
         shardify(&mut v, i as u32, 3, "split");

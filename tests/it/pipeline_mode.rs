@@ -11,9 +11,6 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Echo frames are `u32 length of the rest | ...`: 28 header bytes and the payload.
-const FRAME: u64 = 28 + 64;
-
 #[test]
 fn burst_counts_are_exact_against_serve_echo_when_n_is_not_a_multiple_of_the_window() {
     let mut server = Served::start(&["--threads", "2"]);
@@ -45,7 +42,7 @@ fn burst_counts_are_exact_against_serve_echo_when_n_is_not_a_multiple_of_the_win
     assert!(errors.is_empty(), "{errors:?}");
     // The server read every frame once: nothing more went out than was counted.
     let last = server.stop_final_line();
-    assert_eq!(stat(&last, "bytes in"), 1003 * FRAME, "{last}");
+    assert_eq!(stat(&last, "bytes in"), 1003 * ECHO_FRAME, "{last}");
 }
 
 #[test]
@@ -145,15 +142,24 @@ fn run_against_recorder(mode: &str) -> (RunOut, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let seen = Arc::new(Mutex::new(Seen::default()));
-    {
+    // Ends once all 3 peers have seen their connection's end: what they saw is complete.
+    let peers = {
         let seen = seen.clone();
         std::thread::spawn(move || {
-            for s in listener.incoming().take(3).flatten() {
-                let seen = seen.clone();
-                std::thread::spawn(move || recording_peer(s, seen));
+            let peers: Vec<_> = listener
+                .incoming()
+                .take(3)
+                .flatten()
+                .map(|s| {
+                    let seen = seen.clone();
+                    std::thread::spawn(move || recording_peer(s, seen))
+                })
+                .collect();
+            for p in peers {
+                let _ = p.join();
             }
-        });
-    }
+        })
+    };
     // One worker, 3 connections, windows of 8: 100 = 12 x 8 + 4.
     let r = run_json(&[
         "echo",
@@ -169,8 +175,10 @@ fn run_against_recorder(mode: &str) -> (RunOut, Seen) {
         "-n",
         "100",
     ]);
-    // The connections closed with the run: the peers saw all they will.
-    std::thread::sleep(Duration::from_millis(100));
+    // The connections closed with the run, so the peers end at their EOF; a peer that
+    // was slow to note its last frame (a loaded machine) is waited for, not raced.
+    let done = wait_until(RUN_LIMIT, || peers.is_finished());
+    assert!(done, "the recording peers did not end\n{}", r.explain());
     let seen = std::mem::take(&mut *seen.lock().unwrap());
     (r, seen)
 }

@@ -7,9 +7,6 @@ use serde_json::Value;
 use std::time::Duration;
 use wirebench::report::format::group;
 
-/// Echo frames of 64 payload bytes: a 28-byte header besides.
-const FRAME: u64 = 64 + 28;
-
 /// Starts `n` shards of `args` at once (each with its own JSON file), waits for all.
 pub fn run_shards(n: u32, args: &[&str]) -> Vec<RunOut> {
     let files: Vec<TempPath> = (0..n).map(|_| TempPath::new("shard", ".json")).collect();
@@ -73,7 +70,7 @@ pub fn merge_shards(files: &[&str], out: &std::path::Path, total: u64) -> Value 
     assert_eq!(m["merge"]["partial"], false);
     assert_eq!(ju(&m, "/totals/ok"), total);
     assert_eq!(ju(&m, "/totals/errors"), 0);
-    assert_eq!(ju(&m, "/totals/bytes_sent"), total * FRAME);
+    assert_eq!(ju(&m, "/totals/bytes_sent"), total * ECHO_FRAME);
     assert_eq!(ju(&m, "/histogram/count"), total);
     m
 }
@@ -99,7 +96,7 @@ pub fn assert_shards_add_up(results: &[Value], total: u64, conns: u64, run_id: O
     }
     let sum = |p: &str| results.iter().map(|r| ju(r, p)).sum::<u64>();
     assert_eq!(sum("/totals/ok"), total);
-    assert_eq!(sum("/totals/bytes_sent"), total * FRAME);
+    assert_eq!(sum("/totals/bytes_sent"), total * ECHO_FRAME);
     assert_eq!(sum("/shard/portion/connections"), conns);
     assert_eq!(sum("/totals/connections"), conns);
     // Remainders go to the lowest indexes.
@@ -163,8 +160,8 @@ fn three_shards_add_up_to_the_whole_run_and_to_the_servers_count() {
     assert!(line.contains("accepts 10 closes 10 "), "{line}");
     let bytes = format!(
         "bytes in {} out {}",
-        group(3000 * FRAME),
-        group(3000 * FRAME)
+        group(3000 * ECHO_FRAME),
+        group(3000 * ECHO_FRAME)
     );
     assert!(line.contains(&bytes), "want '{bytes}' in: {line}");
 }

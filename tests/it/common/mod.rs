@@ -18,6 +18,9 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_wirebench")
 }
 
+/// One echo message with the default 64-byte payload, its 28-byte header included.
+pub const ECHO_FRAME: u64 = 28 + 64;
+
 /// How long a short run of the binary may take before the test kills it and fails.
 pub const RUN_LIMIT: Duration = Duration::from_secs(60);
 
