@@ -14,10 +14,12 @@
 //!   Linux, so these need no setup; they are probed anyway (one bind each).
 //! - Processes: just enough for the descriptor limit (plan.rs), nothing to gain from
 //!   more on 2 cores.
-//! - In flight (loopback hold): somaxconn, the most a listener's accept queue holds, so a server
-//!   that falls behind never overflows it (an overflow drops the handshake's last
-//!   ACK and costs that connection a retransmitted SYN-ACK, a second or more), but
-//!   no more than 1024: every attempt in flight waits its turn in the accept queue, so
+//! - In flight (loopback hold): somaxconn, the most a listener's accept queue holds, so
+//!   the handshakes we have under way never outnumber it. It does not bound the queue
+//!   itself: a finished connect leaves our count while it may still wait there to be
+//!   accepted, so a server that falls far behind can overflow it (an overflow drops the
+//!   handshake's last ACK and costs that connection a retransmitted SYN-ACK, a second
+//!   or more). And no more than 1024: every attempt in flight waits its turn in the accept queue, so
 //!   with a server slowed by a busy machine 4,096 attempts waited past the connect
 //!   timeout (464 of 30,000 ended ETIMEDOUT in a test run while the server accepted
 //!   them all), and 1,024 did not.
