@@ -49,6 +49,17 @@ pub enum State {
     Done,
 }
 
+/// How `Conn::drive` runs a connection with requests to make.
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum Drive {
+    /// Inside a loop turn: read; sends wait for the turn's end while it gathers them.
+    Turn,
+    /// The turn's end (`on_flush`): send; the socket was read in the turn already.
+    Flush,
+    /// Send first, then read (a connection's first requests).
+    Now,
+}
+
 /// Reads in a row before the other connections of the worker get a turn.
 const FAIRNESS_ROUNDS: u32 = 32;
 const FIRST_BACKOFF_MS: u16 = 10;
@@ -686,7 +697,10 @@ impl<S: ClientSession> Conn<S> {
             // system call per connection); its input raises a new edge.
             return;
         }
-        self.pump(slot, ctx);
+        // A connection's first requests go before its first read, as they always did:
+        // what the peer sends right after the handshake (an error, a close) then meets
+        // them in flight and is counted against them.
+        self.drive(slot, 0, Drive::Now, ctx);
     }
 
     /// A plain connection of a hold plan, just opened, with nothing to send and no
@@ -1055,6 +1069,26 @@ impl<S: ClientSession> Conn<S> {
         events: u32,
         ctx: &mut Ctx<F>,
     ) {
+        self.drive(slot, events, Drive::Turn, ctx)
+    }
+
+    /// The end of the loop turn in which this slot's sends were held back (`Ctx::pending`):
+    /// its requests are encoded, stamped and written now. Its socket was read in the turn
+    /// (to EAGAIN, or it is on the ready list), so it is not read again here.
+    pub fn on_flush<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        if self.state == State::Running {
+            self.drive(slot, 0, Drive::Flush, ctx)
+        }
+    }
+
+    /// The loop of `pump_after`, `on_flush` and a connection's first requests.
+    fn drive<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        events: u32,
+        how: Drive,
+        ctx: &mut Ctx<F>,
+    ) {
         let hup = events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
         let mut now = ctx.now();
         let mut rounds = 0;
@@ -1062,7 +1096,7 @@ impl<S: ClientSession> Conn<S> {
         // drained, and bytes arriving later raise a new edge, so it is not read again
         // only to hear EAGAIN (a system call per wake-up saved). A TLS session may hold
         // decrypted bytes: it is read until it says so.
-        let mut drained = false;
+        let mut drained = how == Drive::Flush;
         loop {
             let late = self
                 .oldest()
@@ -1074,9 +1108,22 @@ impl<S: ClientSession> Conn<S> {
                 }
                 return self.end(slot, ctx, End::Failed(ErrorKind::Dropped));
             }
-            self.fill(now, ctx);
-            if let Err(k) = self.send(ctx) {
-                return self.end(slot, ctx, End::Failed(k));
+            // While the loop turn gathers its sends, the requests wait for its end
+            // (`Ctx::pending`), where they are encoded, stamped and written: their
+            // send time is when they are written. Answers to events (in `out`, shared
+            // by the worker's connections) and requests that settle on write (no
+            // reply to batch a wake-up with) go at once.
+            let defer = how == Drive::Turn
+                && ctx.pending.collecting()
+                && ctx.out.is_empty()
+                && !ctx.settles_on_write;
+            if defer {
+                ctx.pending.mark(slot);
+            } else {
+                self.fill(now, ctx);
+                if let Err(k) = self.send(ctx) {
+                    return self.end(slot, ctx, End::Failed(k));
+                }
             }
             if ctx.settles_on_write && self.in_flight() > 0 && self.all_written() {
                 // Requests with no reply leave the pipeline once written; they are
@@ -1161,7 +1208,7 @@ impl<S: ClientSession> Conn<S> {
             }
             // Answers to events wait in `out`; a closed loop with room and permission
             // (settles-on-write requests leave the pipeline once written) sends now.
-            let room = self.room(ctx) > 0 && self.output_empty();
+            let room = self.room(ctx) > 0 && self.output_empty() && !defer;
             if !ctx.out.is_empty() || (can_send && room && !self.open_loop()) {
                 rounds += 1;
                 if rounds >= FAIRNESS_ROUNDS {
@@ -1175,7 +1222,10 @@ impl<S: ClientSession> Conn<S> {
             if let Some(oldest) = self.oldest() {
                 wake = oldest.sent_ns + ctx.timeout_ns;
             }
-            if can_send && self.in_flight() < ctx.pipeline && self.open_loop() {
+            // A deferred send is the flush's to schedule: the next intended time may
+            // have come already (a timer fired for it), and arming for it would fire
+            // again in this very turn.
+            if can_send && self.in_flight() < ctx.pipeline && self.open_loop() && !defer {
                 wake = wake.min(self.next_intended);
             }
             if let Some(d) = ctx.deadline_ns {

@@ -9,7 +9,7 @@ use super::session::{ClientSession, SessionFactory};
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
-use crate::reactor::Timers;
+use crate::reactor::{Pending, Timers};
 use crate::stats::WorkerStats;
 use std::sync::Arc;
 
@@ -71,6 +71,9 @@ pub struct Ctx<F: SessionFactory> {
     pub live: usize,
     /// Batch plans: slots waiting at the barrier of the current step.
     pub parked: usize,
+    /// Slots whose requests wait for the end of the loop turn, to go out together
+    /// (`reactor::Pending`: the peer is woken once per turn, not once per write).
+    pub pending: Pending,
     /// Slots that stopped reading before EAGAIN to let the others have a turn:
     /// (slot, generation), served before the next wait.
     pub ready: Vec<(u32, u32)>,

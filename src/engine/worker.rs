@@ -13,7 +13,7 @@ use super::WorkerReport;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
-use crate::reactor::{split, Handler, Reactor, Stop, Timers};
+use crate::reactor::{split, Handler, Pending, Reactor, Stop, Timers};
 use crate::stats::{Snapshot, WorkerStats};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -89,6 +89,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         made: 0,
         live: n,
         parked: 0,
+        pending: Pending::with_capacity(n),
         ready: Vec::new(),
         admission: Admission::new(&spec.attempts, spec.threads),
         released: spec.release.is_none(),
@@ -214,6 +215,16 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
 
     fn ready(&mut self) -> &mut Vec<(u32, u32)> {
         &mut self.ctx.ready
+    }
+
+    fn pending(&mut self) -> Option<&mut Pending> {
+        Some(&mut self.ctx.pending)
+    }
+
+    fn on_flush(&mut self, slot: u32) {
+        if let Some(c) = self.conns.get_mut(slot as usize) {
+            c.on_flush(slot, &mut self.ctx);
+        }
     }
 
     fn on_event(&mut self, token: u64, events: u32) {

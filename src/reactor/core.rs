@@ -23,6 +23,8 @@ pub struct Reactor {
     events: Vec<libc::epoll_event>,
     /// The ready list being served, swapped with the handler's so neither reallocates.
     again: Vec<(u32, u32)>,
+    /// The slots whose sends are being flushed at the end of a turn (`Pending`).
+    flushing: Vec<u32>,
     /// The loop wakes at least this often (ns), to see a stop flag.
     coarse_ns: u64,
     stop: Stop,
@@ -51,6 +53,7 @@ impl Reactor {
             clock,
             events: vec![libc::epoll_event { events: 0, u64: 0 }; events.max(1)],
             again: Vec::new(),
+            flushing: Vec::new(),
             coarse_ns: coarse.as_nanos().max(1) as u64,
             stop,
             stopped: false,
@@ -94,6 +97,11 @@ impl Reactor {
                 0
             };
             let n = h.epoll().wait(&mut self.events, timeout);
+            // The turn's sends are gathered while its events, ready slots and timers
+            // are served, and written together at its end (`Pending`).
+            if let Some(p) = h.pending() {
+                p.start();
+            }
             h.woke();
             let mut stop = false;
             for ev in &self.events[..n] {
@@ -110,6 +118,12 @@ impl Reactor {
             let now = self.clock.now_ns();
             while let Some((at, slot, gen)) = h.timers().pop_due(now) {
                 h.on_timer(at, slot, gen);
+            }
+            if let Some(p) = h.pending() {
+                p.take(&mut self.flushing);
+                for &slot in &self.flushing {
+                    h.on_flush(slot);
+                }
             }
             if self.cpu_at_measure.is_none() && self.measure_from.is_some_and(|m| now >= m) {
                 self.cpu_at_measure = Some(crate::sys::thread_cpu_time());

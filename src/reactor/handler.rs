@@ -2,7 +2,7 @@
 //! live (inside its own state, because its slots arm timers and yield while they run),
 //! and what to do with each event, timer and wake-up.
 
-use super::Timers;
+use super::{Pending, Timers};
 use crate::net::epoll::Epoll;
 
 pub trait Handler {
@@ -11,6 +11,15 @@ pub trait Handler {
     /// Slots that stopped before their socket was drained, to give the others a turn:
     /// (slot, generation), driven again before the next wait.
     fn ready(&mut self) -> &mut Vec<(u32, u32)>;
+
+    /// Where the turn's sends are gathered (`Pending`), if the handler defers them to
+    /// the end of the turn: a slot marked there gets `on_flush` once the turn's events,
+    /// ready slots and timers are served.
+    fn pending(&mut self) -> Option<&mut Pending> {
+        None
+    }
+    /// A slot marked in `pending` this turn: write what it has now.
+    fn on_flush(&mut self, _slot: u32) {}
 
     /// Right after a wait returns, before its events (no clock read of the reactor's
     /// own: a handler that needs the time reads it).

@@ -1,5 +1,6 @@
 //! The reactor with a recording handler: events by token, the ready list before the
-//! next wait, timers in time order, the stop signals, and the end of the loop.
+//! next wait, timers in time order, the turn's gathered sends flushed after all of
+//! them, the stop signals, and the end of the loop.
 
 use super::*;
 use crate::clock::Clock;
@@ -27,6 +28,7 @@ enum Seen {
     Event(u64),
     Ready(u32, u32),
     Timer(u64, u32, u32),
+    Flush(u32),
     Stop,
 }
 
@@ -34,6 +36,7 @@ struct Recorder {
     ep: Epoll,
     timers: Timers,
     ready: Vec<(u32, u32)>,
+    pending: Pending,
     seen: Vec<Seen>,
     /// The loop ends after this many wake-ups (a bound, in case a signal is lost).
     wakes_left: u32,
@@ -47,6 +50,7 @@ impl Recorder {
             ep: Epoll::new().expect("epoll"),
             timers: Timers::default(),
             ready: Vec::new(),
+            pending: Pending::default(),
             seen: Vec::new(),
             wakes_left: 200,
             end_on_stop,
@@ -65,24 +69,38 @@ impl Handler for Recorder {
     fn ready(&mut self) -> &mut Vec<(u32, u32)> {
         &mut self.ready
     }
+    fn pending(&mut self) -> Option<&mut Pending> {
+        Some(&mut self.pending)
+    }
+    fn on_flush(&mut self, slot: u32) {
+        assert!(!self.pending.collecting(), "a flush writes at once");
+        self.seen.push(Seen::Flush(slot));
+    }
     fn on_event(&mut self, token: u64, _events: u32) {
+        assert!(self.pending.collecting());
         self.seen.push(Seen::Event(token));
         let (slot, gen) = split(token);
+        self.pending.mark(slot);
         // Yields: served again before the next wait.
         self.ready.push((slot, gen));
     }
     fn on_ready(&mut self, slot: u32, gen: u32) {
         self.seen.push(Seen::Ready(slot, gen));
+        // Marked again in the same turn: flushed once.
+        self.pending.mark(slot);
     }
     fn on_timer(&mut self, at: u64, slot: u32, gen: u32) {
         self.seen.push(Seen::Timer(at, slot, gen));
+        self.pending.mark(slot);
     }
     fn on_stop(&mut self) -> bool {
+        assert!(!self.pending.collecting());
         self.seen.push(Seen::Stop);
         self.stopped = true;
         self.end_on_stop
     }
     fn after_wake(&mut self, _now: u64) -> Option<u64> {
+        assert!(!self.pending.collecting() && self.pending.is_empty());
         self.wakes_left = self.wakes_left.checked_sub(1)?;
         let timers_done = self
             .seen
@@ -112,8 +130,18 @@ fn events_ready_list_timers_and_a_stop_flag() {
         Reactor::new(clock, &h.ep, 8, Duration::from_millis(5), Stop::Flag(flag)).expect("reactor");
     r.measure_cpu_from(0);
     r.run(&mut h);
-    let first: Vec<&Seen> = h.seen.iter().take(2).collect();
-    assert_eq!(first, [&Seen::Event(tok), &Seen::Ready(7, 3)]);
+    let first: Vec<&Seen> = h.seen.iter().take(3).collect();
+    assert_eq!(
+        first,
+        [&Seen::Event(tok), &Seen::Ready(7, 3), &Seen::Flush(7)],
+        "the turn's sends go after its events and ready slots, once per slot"
+    );
+    // Every timer's slot is flushed right after it (each fired in a turn of its own).
+    for (i, s) in h.seen.iter().enumerate() {
+        if let Seen::Timer(_, slot, _) = s {
+            assert_eq!(h.seen.get(i + 1), Some(&Seen::Flush(*slot)));
+        }
+    }
     let timers: Vec<(u32, u32)> = h
         .seen
         .iter()
