@@ -21,7 +21,11 @@ start_nginx() { # log|nolog
     fi
     taskset -c 0 "$NGINX" -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR/" 2>/dev/null &
     PID=$!
-    wait_port "$PORT" || { echo "!! nginx did not start on port $PORT" >&2; exit 1; }
+    wait_port "$PORT" || {
+        echo "!! nginx did not start on port $PORT" >&2
+        cat "$NGINX_DIR/error.log" >&2 2>/dev/null || true
+        exit 1
+    }
 }
 
 # Stops it gracefully (SIGQUIT: nginx finishes what it has in hand, its log complete).
