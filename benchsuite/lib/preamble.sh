@@ -25,9 +25,13 @@ stop_server() { # [SIGNAL]
 }
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
-# Waits (at most ~5 s) until something accepts on 127.0.0.1:PORT; fails if nothing does.
-wait_port() { # PORT
+# Waits (at most ~5 s) until something accepts on 127.0.0.1:PORT; fails if nothing does,
+# or as soon as the server it was started for (PID, default $PID) has exited (one that
+# could not bind its port, say).
+wait_port() { # PORT [PID]
+    local pid=${2:-$PID}
     for _ in $(seq 50); do
+        [[ -z $pid ]] || kill -0 "$pid" 2>/dev/null || return 1
         timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null && return 0
         sleep 0.1
     done
