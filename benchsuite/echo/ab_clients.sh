@@ -9,27 +9,16 @@
 #        (run under flock -x)
 # Knobs: ROUNDS=3 DURATION=3 WARMUP=1 POINTS="10x1 100x16" OUT=benchsuite/runs/<date>/echo-ab-clients BASE_PORT=9600
 set -euo pipefail
-ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-3}
-WARMUP=${WARMUP:-1}
-POINTS=${POINTS:-"10x1 100x16"}
-BASE_PORT=${BASE_PORT:-9600}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/echo-ab-clients}
-mkdir -p "$OUT"
 # shellcheck source=../lib/c_echo.sh
-source "$REPO/benchsuite/lib/c_echo.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/c_echo.sh" echo-ab-clients
+knobs ROUNDS=3 DURATION=3 WARMUP=1 POINTS="10x1 100x16" BASE_PORT=9600
 PORT=$BASE_PORT
 RAW=$OUT/raw.tsv
 printf 'round\tpoint\tclient\tmsgs_per_s\tcpu_us_per_msg\n' >"$RAW"
 for ((round = 1; round <= ROUNDS; round++)); do
     for point in $POINTS; do
         conns=${point%x*} depth=${point#*x}
-        PORT=$((PORT + 1))
-        taskset -c 0 "$BUILD/c_echo_server" 127.0.0.1 "$PORT" 2>/dev/null &
-        PID=$!
-        wait_port "$PORT"
+        start_c_server
         line=$(taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "$conns" "$depth" 64 \
             "$DURATION" "$WARMUP" 2>/dev/null || echo "msgs_per_s=FAIL")
         mps=$(sed -n 's/^msgs_per_s=\([0-9.A-Z]*\).*/\1/p' <<<"$line")
@@ -54,20 +43,14 @@ PY
         stop_server
     done
 done
-python3 - "$RAW" "$OUT/summary.md" <<'PY'
+PYTHONPATH="$REPO/benchsuite/lib" python3 - "$RAW" "$OUT/summary.md" <<'PY'
 import csv, statistics, sys
+from ratio_cells import number, ratio_cell
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-def f(x):
-    try:
-        return float(x)
-    except ValueError:
-        return None
-v = {(r["round"], r["point"], r["client"]): (f(r["msgs_per_s"]), f(r["cpu_us_per_msg"] or "x")) for r in rows}
+v = {(r["round"], r["point"], r["client"]): (number(r["msgs_per_s"]), number(r["cpu_us_per_msg"] or "x")) for r in rows}
 clients = list(dict.fromkeys(r["client"] for r in rows))
 first = clients[1] if len(clients) > 1 else None
 rounds = sorted({r["round"] for r in rows}, key=int)
-def cell(q):
-    return f"{statistics.median(q):.3f}x [{min(q):.3f}-{max(q):.3f}]" if q else "n/a"
 lines = [f"| point | client | msgs/s median [range] | / C msgs/s, per round | / {first} msgs/s | {first} CPU per msg / this |",
          "|---|---|---|---|---|---|"]
 for point in ("10x1", "100x16"):
@@ -81,7 +64,7 @@ for point in ("10x1", "100x16"):
              if c != "C" and v.get((r, point, c), (None, None))[1] and v.get((r, point, first), (None, None))[1]]
         if m:
             lines.append(f"| {point} | {c} | {statistics.median(m):,.0f} [{min(m):,.0f}-{max(m):,.0f}] | "
-                         f"{cell(q)} | {cell(s)} | {cell(u)} |")
+                         f"{ratio_cell(q)} | {ratio_cell(s)} | {ratio_cell(u)} |")
 text = "\n".join(lines) + "\n"
 open(sys.argv[2], "w").write(text)
 print(text, end="")

@@ -11,16 +11,9 @@
 #        (the C server is always measured too, as "C"; run under flock -x)
 # Knobs: ROUNDS=3 DURATION=5 WARMUP=1 OUT=benchsuite/runs/<date>/echo-ab BASE_PORT=9400
 set -euo pipefail
-ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-5}
-WARMUP=${WARMUP:-1}
-BASE_PORT=${BASE_PORT:-9400}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/echo-ab}
-mkdir -p "$OUT"
 # shellcheck source=../lib/c_echo.sh
-source "$REPO/benchsuite/lib/c_echo.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/c_echo.sh" echo-ab
+knobs ROUNDS=3 DURATION=5 WARMUP=1 BASE_PORT=9400
 PORT=$BASE_PORT
 RAW=$OUT/raw.tsv
 printf 'round\tpoint\tserver\tmsgs_per_s\tmessages\tserver_cpu_s\n' >"$RAW"

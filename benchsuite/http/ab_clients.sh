@@ -9,32 +9,9 @@
 #        flock -x /work/locks/gate.lock flock -x /work/locks/bench.lock bash benchsuite/http/ab_clients.sh
 # Knobs: ROUNDS=3 DURATION=3 POINTS="nolog:50 log:50" BASE_PORT=18500 OUT=benchsuite/runs/<date>/http-ab-clients
 set -euo pipefail
-ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-3}
-POINTS=${POINTS:-"nolog:50 log:50"}
-BASE_PORT=${BASE_PORT:-18500}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/http-ab-clients}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-http-ab.XXXXXX")
-PID=""
-stop_server() {
-    [[ -n "$PID" ]] || return 0
-    kill -TERM "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    PID=""
-}
-trap 'stop_server; rm -rf "$WORK"' EXIT
-wait_port() {
-    for _ in $(seq 50); do
-        timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-ab-clients
+knobs ROUNDS=3 DURATION=3 POINTS="nolog:50 log:50" BASE_PORT=18500
 cpu_s() { awk '{print $1 + $2}' "$1"; }
 RAW=$OUT/raw.tsv
 printf 'round\tpoint\tclient\treq_per_s\trequests\tcpu_s\n' >"$RAW"
@@ -43,13 +20,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     for point in $POINTS; do
         variant=${point%%:*} conns=${point#*:}
         PORT=$((PORT + 1))
-        dir=$WORK/nginx-$PORT
-        mkdir -p "$dir"
-        sed -e "s#@PREFIX@#$dir#g" -e "s#@PORT@#$PORT#g" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx.conf"
-        [[ $variant == log ]] && sed -i "s#access_log off;#access_log $dir/access.log;#" "$dir/nginx.conf"
-        taskset -c 0 "$NGINX" -c "$dir/nginx.conf" -p "$dir/" 2>/dev/null &
-        PID=$!
-        wait_port "$PORT"
+        start_nginx "$variant"
         tag=r${round}_${point/:/_}_wrk
         /usr/bin/time -f '%U %S' -o "$OUT/$tag.time" taskset -c 1 wrk -t1 -c"$conns" -d"${DURATION}s" \
             "http://127.0.0.1:$PORT/" >"$OUT/$tag.txt" 2>&1 || true
@@ -64,26 +35,19 @@ for ((round = 1; round <= ROUNDS; round++)); do
             read -r rps n < <(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["throughput"]["msgs_per_s"], j["totals"]["ok"] + j["warmup"]["ok"])' "$OUT/$tag.json" 2>/dev/null || echo "FAIL 0")
             printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$point" "$name" "$rps" "$n" "$(cpu_s "$OUT/$tag.time")" >>"$RAW"
         done
-        stop_server
+        stop_nginx
     done
 done
-python3 - "$RAW" <<'PY' | tee "$OUT/summary.md"
-import csv, statistics, sys
+PYTHONPATH="$REPO/benchsuite/lib" python3 - "$RAW" <<'PY' | tee "$OUT/summary.md"
+import csv, sys
+from ratio_cells import number, ratio_cell
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-def f(x):
-    try:
-        return float(x)
-    except ValueError:
-        return None
-v = {(r["round"], r["point"], r["client"]): (f(r["req_per_s"]), f(r["requests"]), f(r["cpu_s"])) for r in rows}
+v = {(r["round"], r["point"], r["client"]): (number(r["req_per_s"]), number(r["requests"]), number(r["cpu_s"])) for r in rows}
 clients = [c for c in dict.fromkeys(r["client"] for r in rows) if c != "wrk"]
 rounds = sorted({r["round"] for r in rows}, key=int)
 points = list(dict.fromkeys(r["point"] for r in rows))
 def per_cpu(t):
     return t[1] / t[2] if t and t[1] and t[2] else None
-def cell(q):
-    q = [x for x in q if x]
-    return f"{statistics.median(q):.3f}x [{min(q):.3f}-{max(q):.3f}]" if q else "n/a"
 print(f"| nginx:conns | client | req/s / wrk | per CPU-s / wrk | req/s / {clients[0]} | per CPU-s / {clients[0]} |")
 print("|---|---|---|---|---|---|")
 for p in points:
@@ -93,5 +57,5 @@ for p in points:
         cq = [per_cpu(g(r, c)) / per_cpu(g(r, "wrk")) if per_cpu(g(r, c)) and per_cpu(g(r, "wrk")) else None for r in rounds]
         ra = [g(r, c)[0] / g(r, clients[0])[0] if g(r, c)[0] and g(r, clients[0])[0] else None for r in rounds]
         ca = [per_cpu(g(r, c)) / per_cpu(g(r, clients[0])) if per_cpu(g(r, c)) and per_cpu(g(r, clients[0])) else None for r in rounds]
-        print(f"| {p} | {c} | {cell(rq)} | {cell(cq)} | {cell(ra)} | {cell(ca)} |")
+        print(f"| {p} | {c} | {ratio_cell(rq)} | {ratio_cell(cq)} | {ratio_cell(ra)} | {ratio_cell(ca)} |")
 PY

@@ -8,28 +8,11 @@
 # Usage: flock -s /work/locks/bench.lock bash benchsuite/http/client_callgrind.sh NAME=BIN [NAME=BIN ...]
 # Knobs: REQUESTS=20000 CONNS=50 PORT=18980 OUT=dir
 set -euo pipefail
-REQUESTS=${REQUESTS:-20000}
-CONNS=${CONNS:-50}
-PORT=${PORT:-18980}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/http-callgrind}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-for tool in valgrind callgrind_annotate; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "!! $tool is missing (apt-get install valgrind)" >&2; exit 2; }
-done
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-httpcg.XXXXXX")
-PID=""
-trap '[[ -z $PID ]] || { kill -QUIT "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; }; rm -rf "$WORK"' EXIT
-sed -e "s#@PREFIX@#$WORK#g" -e "s#@PORT@#$PORT#g" "$SCRIPT_DIR/nginx.conf.in" >"$WORK/nginx.conf"
-taskset -c 0 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK/" 2>/dev/null &
-PID=$!
-for _ in $(seq 50); do
-    timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
-    sleep 0.1
-done
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-callgrind
+knobs REQUESTS=20000 CONNS=50 PORT=18980
+need_tools valgrind callgrind_annotate # apt-get install valgrind
+start_nginx nolog
 : >"$OUT/summary.txt"
 for spec in "$@"; do
     name=${spec%%=*} bin=${spec#*=}
@@ -47,3 +30,4 @@ for spec in "$@"; do
     printf '%-10s load thread: %d instructions, %.0f per request (-n %d, -c %d)\n' \
         "$name" "$most" "$(python3 -c "print($most / $REQUESTS)")" "$REQUESTS" "$CONNS" | tee -a "$OUT/summary.txt"
 done
+stop_nginx

@@ -10,44 +10,18 @@
 # Knobs: ROUNDS=1 DURATION=3 CONNS="50 200" VARIANTS="log nolog" BASE_PORT=18900
 #        OUT=benchsuite/runs/<date>/http-syscalls
 set -euo pipefail
-ROUNDS=${ROUNDS:-1}
-DURATION=${DURATION:-3}
-CONNS=${CONNS:-"50 200"}
-VARIANTS=${VARIANTS:-"log nolog"}
-BASE_PORT=${BASE_PORT:-18900}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/http-syscalls}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-syscalls
+knobs ROUNDS=1 DURATION=3 CONNS="50 200" VARIANTS="log nolog" BASE_PORT=18900
 # shellcheck source=../lib/count_calls.sh
 source "$REPO/benchsuite/lib/count_calls.sh"
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-hcs.XXXXXX")
-PID=""
-stop() {
-    [[ -n "$PID" ]] || return 0
-    kill -QUIT "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    PID=""
-}
-trap 'stop; rm -rf "$WORK"' EXIT
 TSV=$OUT/counts.tsv
 printf 'round\tpoint\t%s\n' "$COUNT_HEADER" >"$TSV"
 PORT=$BASE_PORT
 for ((round = 1; round <= ROUNDS; round++)); do
     for variant in $VARIANTS; do
         PORT=$((PORT + 1))
-        dir=$WORK/nginx-$PORT
-        mkdir -p "$dir"
-        sed -e "s#@PREFIX@#$dir#g" -e "s#@PORT@#$PORT#g" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx.conf"
-        [[ $variant == log ]] && sed -i "s#access_log off;#access_log $dir/access.log;#" "$dir/nginx.conf"
-        taskset -c 0 "$NGINX" -c "$dir/nginx.conf" -p "$dir/" 2>/dev/null &
-        PID=$!
-        for _ in $(seq 50); do
-            timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
-            sleep 0.1
-        done
+        start_nginx "$variant"
         for c in $CONNS; do
             point=${variant}_c$c
             tag=r${round}_${point}_wrk
@@ -64,7 +38,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
                 printf '%s\t%s\t%s\n' "$round" "$point" "$row" >>"$TSV"
             done
         done
-        stop
+        stop_nginx
     done
 done
 cut -f3- "$TSV" >"$WORK/rows.tsv"

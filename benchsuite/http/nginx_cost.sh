@@ -15,37 +15,11 @@
 #        WRK_HEADER="Name: value"  also runs wrk with this header (as "wrk+hdr"): does
 #                                  a header alone account for a difference?
 set -euo pipefail
-ROUNDS=${ROUNDS:-1}
-DURATION=${DURATION:-3}
-CONNS=${CONNS:-"50 200"}
-BASE_PORT=${BASE_PORT:-18950}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/http-nginx-cost}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-for tool in wrk taskset perf python3; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "!! $tool is missing" >&2; exit 2; }
-done
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-ngxcost.XXXXXX")
-PID=""
-stop() {
-    [[ -n "$PID" ]] || return 0
-    kill -QUIT "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    PID=""
-}
-trap 'stop; rm -rf "$WORK"' EXIT
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-nginx-cost
+knobs ROUNDS=1 DURATION=3 CONNS="50 200" BASE_PORT=18950
+need_tools wrk taskset perf python3
 PORT=$BASE_PORT
-wait_port() {
-    local i
-    for ((i = 0; i < 50; i++)); do
-        timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # The first request a generator sends, byte for byte: a listener that answers every
 # request with an empty 200 (so the generator keeps going) and prints the first one.
@@ -101,13 +75,8 @@ measure() { # ROUND C NAME COMMAND... (URL appended)
     local round=$1 c=$2 name=$3 tag=r$1_c$2_$3
     shift 3
     PORT=$((PORT + 1))
-    local dir=$WORK/nginx-$PORT
-    mkdir -p "$dir"
-    sed -e "s#@PREFIX@#$dir#g" -e "s#@PORT@#$PORT#g" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx.conf"
-    sed -i "s#access_log off;#access_log $dir/access.log;#" "$dir/nginx.conf"
-    taskset -c 0 "$NGINX" -c "$dir/nginx.conf" -p "$dir/" 2>/dev/null &
-    PID=$!
-    wait_port || { echo "!! nginx did not start" >&2; exit 1; }
+    start_nginx log
+    local dir=$NGINX_DIR
     : >"$dir/access.log"
     perf stat -x, -o "$OUT/$tag.perf" -e 'task-clock,context-switches,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_write,syscalls:sys_enter_recvfrom,syscalls:sys_enter_read,syscalls:sys_enter_writev' -p "$PID" &
     local stat_pid=$!
@@ -120,7 +89,7 @@ measure() { # ROUND C NAME COMMAND... (URL appended)
     wait "$stat_pid" || true
     wait "$rec_pid" || true
     perf script -i "$WORK/$tag.data" -F trace 2>/dev/null | awk '{print $NF}' >"$WORK/$tag.rets" || true
-    stop
+    stop_nginx
     python3 - "$OUT/$tag.perf" "$WORK/$tag.rets" "$dir/access.log" "$round" "$c" "$name" "$OUT/$tag.logline" >>"$OUT/summary.tsv" <<'PY'
 import sys
 perf, rets, log, rnd, c, name, keep = sys.argv[1:]

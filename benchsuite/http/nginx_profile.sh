@@ -12,39 +12,16 @@
 #          bash benchsuite/http/nginx_profile.sh NAME=BIN [NAME=BIN ...]
 # Knobs: DURATION=3 CONNS=50 BASE_PORT=18990 OUT=dir (keeps NAME.report.txt per run)
 set -euo pipefail
-DURATION=${DURATION:-3}
-CONNS=${CONNS:-50}
-BASE_PORT=${BASE_PORT:-18990}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/http-nginx-profile}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-ngxprof.XXXXXX")
-PID=""
-stop() {
-    [[ -n "$PID" ]] || return 0
-    kill -QUIT "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    PID=""
-}
-trap 'stop; rm -rf "$WORK"' EXIT
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-nginx-profile
+knobs DURATION=3 CONNS=50 BASE_PORT=18990
 PORT=$BASE_PORT
 profile() { # NAME COMMAND... (URL appended)
     local name=$1
     shift
     PORT=$((PORT + 1))
-    local dir=$WORK/nginx-$PORT i
-    mkdir -p "$dir"
-    sed -e "s#@PREFIX@#$dir#g" -e "s#@PORT@#$PORT#g" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx.conf"
-    sed -i "s#access_log off;#access_log $dir/access.log;#" "$dir/nginx.conf"
-    taskset -c 0 "$NGINX" -c "$dir/nginx.conf" -p "$dir/" 2>/dev/null &
-    PID=$!
-    for ((i = 0; i < 50; i++)); do
-        timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && break
-        sleep 0.1
-    done
+    start_nginx log
+    local dir=$NGINX_DIR
     : >"$dir/access.log"
     perf record -q -e cpu-clock -g -p "$PID" -o "$WORK/$name.data" >/dev/null 2>&1 &
     local rec=$!
@@ -54,7 +31,7 @@ profile() { # NAME COMMAND... (URL appended)
     wait "$rec" || true
     local requests
     requests=$(wc -l <"$dir/access.log")
-    stop
+    stop_nginx
     perf report -i "$WORK/$name.data" --no-children --sort symbol --stdio -g none 2>/dev/null |
         grep -E '^ +[0-9]' | sed -n 1,60p >"$OUT/$name.report.txt" || true
     # Samples whose call chain holds sock_def_readable: nginx waking the generator.

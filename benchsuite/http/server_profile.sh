@@ -9,32 +9,9 @@
 #        flock -x /work/locks/gate.lock flock -x /work/locks/bench.lock bash benchsuite/http/server_profile.sh
 # Knobs: DURATION=3 CONNS=50 TOP=30 BASE_PORT=18400 OUT=benchsuite/runs/<date>/http-server-profile
 set -euo pipefail
-DURATION=${DURATION:-3}
-CONNS=${CONNS:-50}
-TOP=${TOP:-30}
-BASE_PORT=${BASE_PORT:-18400}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/http-server-profile}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-profile.XXXXXX")
-PID=""
-stop_server() {
-    [[ -n "$PID" ]] || return 0
-    kill -TERM "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    PID=""
-}
-trap 'stop_server; rm -rf "$WORK"' EXIT
-wait_port() {
-    for _ in $(seq 50); do
-        timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-server-profile
+knobs DURATION=3 CONNS=50 TOP=30 BASE_PORT=18400
 PORT=$BASE_PORT
 profile() { # TAG: the server in $PID on $PORT
     perf record -q -e cpu-clock -g -o "$WORK/$1.data" -p "$PID" -- sleep "$((DURATION + 1))" 2>/dev/null &
@@ -46,14 +23,9 @@ profile() { # TAG: the server in $PID on $PORT
         grep -E '^ +[0-9.]+%' | head -n "$TOP" >"$OUT/$1.top.txt" || true # head ends the pipe early
 }
 PORT=$((PORT + 1))
-dir=$WORK/nginx
-mkdir -p "$dir"
-sed -e "s#@PREFIX@#$dir#g" -e "s#@PORT@#$PORT#g" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx.conf"
-taskset -c 0 "$NGINX" -c "$dir/nginx.conf" -p "$dir/" 2>/dev/null &
-PID=$!
-wait_port "$PORT"
+start_nginx nolog
 profile nginx-nolog
-stop_server
+stop_nginx
 for spec in $SERVES; do
     PORT=$((PORT + 1))
     taskset -c 0 "${spec#*=}" serve http --listen "127.0.0.1:$PORT" --threads 1 >/dev/null 2>&1 &

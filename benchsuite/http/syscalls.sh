@@ -11,55 +11,26 @@
 #          bash benchsuite/http/syscalls.sh NAME=BIN [NAME=BIN ...]
 # Knobs: ROUNDS=1 DURATION=4 CONNS=50 BASE_PORT=18900 OUT=dir
 set -euo pipefail
-ROUNDS=${ROUNDS:-1}
-DURATION=${DURATION:-4}
-CONNS=${CONNS:-50}
-BASE_PORT=${BASE_PORT:-18900}
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
-OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/http-syscalls}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-for tool in wrk taskset perf python3; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "!! $tool is missing" >&2; exit 2; }
-done
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-httpsys.XXXXXX")
-SERVER_PID=""
-cleanup() {
-    if [[ -n $SERVER_PID ]]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-syscalls
+knobs ROUNDS=1 DURATION=4 CONNS=50 BASE_PORT=18900
+need_tools wrk taskset perf python3
 PORT=$BASE_PORT
-wait_port() {
-    local i
-    for ((i = 0; i < 50; i++)); do
-        timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 start() { # nginx | BIN
     PORT=$((PORT + 1))
     if [[ $1 == nginx ]]; then
-        local dir=$WORK/nginx-$PORT
-        mkdir -p "$dir"
-        sed -e "s#@PREFIX@#$dir#g" -e "s#@PORT@#$PORT#g" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx.conf"
-        taskset -c 0 "$NGINX" -c "$dir/nginx.conf" -p "$dir/" 2>/dev/null &
-    else
-        # Unquoted: BIN may be "env VAR=1 /path/wirebench" (exec'd, so the pid is the server's).
-        # shellcheck disable=SC2086
-        taskset -c 0 $1 serve http --listen "127.0.0.1:$PORT" --threads 1 >/dev/null 2>&1 &
+        start_nginx nolog
+        return
     fi
-    SERVER_PID=$!
-    wait_port || { echo "!! server did not start" >&2; exit 1; }
+    # Unquoted: BIN may be "env VAR=1 /path/wirebench" (exec'd, so the pid is the server's).
+    # shellcheck disable=SC2086
+    taskset -c 0 $1 serve http --listen "127.0.0.1:$PORT" --threads 1 >/dev/null 2>&1 &
+    PID=$!
+    wait_port "$PORT" || { echo "!! server did not start" >&2; exit 1; }
 }
-stop() {
-    kill -QUIT "$SERVER_PID" 2>/dev/null || true
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
+stop() { # nginx's graceful stop, then TERM for a wirebench server
+    kill -QUIT "$PID" 2>/dev/null || true
+    stop_server
 }
 measure() { # ROUND NAME nginx|BIN
     local round=$1 name=$2 tag=r$1-$2
@@ -67,15 +38,15 @@ measure() { # ROUND NAME nginx|BIN
     # Warm the connections' first requests out of the counts.
     taskset -c 1 wrk -t1 -c"$CONNS" -d1s "http://127.0.0.1:$PORT/" >/dev/null 2>&1 || true
     # CPU and context switches first, with no tracepoint attached (they cost CPU).
-    perf stat -x, -e 'task-clock,context-switches' -p "$SERVER_PID" -o "$OUT/$tag.clean.perf" &
+    perf stat -x, -e 'task-clock,context-switches' -p "$PID" -o "$OUT/$tag.clean.perf" &
     local stat_pid=$!
     sleep 0.3
     taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:$PORT/" >"$OUT/$tag.clean.wrk.txt" 2>&1
     kill -INT "$stat_pid"; wait "$stat_pid" || true
-    perf stat -x, -e 'task-clock,context-switches,syscalls:sys_enter_*' -p "$SERVER_PID" -o "$OUT/$tag.perf" &
+    perf stat -x, -e 'task-clock,context-switches,syscalls:sys_enter_*' -p "$PID" -o "$OUT/$tag.perf" &
     stat_pid=$!
     perf record -q -e syscalls:sys_exit_epoll_wait -e syscalls:sys_exit_epoll_pwait -e syscalls:sys_exit_epoll_pwait2 \
-        -p "$SERVER_PID" -o "$WORK/$tag.data" >/dev/null 2>&1 &
+        -p "$PID" -o "$WORK/$tag.data" >/dev/null 2>&1 &
     local rec_pid=$!
     sleep 0.3
     taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:$PORT/" >"$OUT/$tag.wrk.txt" 2>&1
