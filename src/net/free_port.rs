@@ -15,12 +15,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// machine use (RabbitMQ's distribution port 25672 included).
 const FIRST: u16 = 26_000;
 
-/// Where the kernel's ephemeral range starts (Linux's default when unreadable).
+/// Where the kernel's ephemeral range starts.
 fn ephemeral_start() -> u16 {
-    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32_768)
+    crate::sys::proc_fs::ephemeral_ports().0
 }
 
 /// A port free on `host` now, below the ephemeral range when there is room there

@@ -92,9 +92,10 @@ pub fn start(pids: &[i32], data: &Path) -> Result<Recording> {
     if !acked {
         let _ = rec.child.kill();
         let _ = rec.child.wait();
-        return Err(Error::runtime(
-            "--profile: perf did not start recording within 30 s",
-        ));
+        return Err(Error::runtime(format!(
+            "--profile: perf did not start recording within {} s",
+            PERF_START_LIMIT_MS / 1000
+        )));
     }
     rec._control = Some((ctl_w, ack_r));
     Ok(rec)
