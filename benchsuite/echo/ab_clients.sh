@@ -51,9 +51,11 @@ v = {(r["round"], r["point"], r["client"]): (number(r["msgs_per_s"]), number(r["
 clients = list(dict.fromkeys(r["client"] for r in rows))
 first = clients[1] if len(clients) > 1 else None
 rounds = sorted({r["round"] for r in rows}, key=int)
+# The points that ran ($POINTS), in their order: not a fixed list.
+points = list(dict.fromkeys(r["point"] for r in rows))
 lines = [f"| point | client | msgs/s median [range] | / C msgs/s, per round | / {first} msgs/s | {first} CPU per msg / this |",
          "|---|---|---|---|---|---|"]
-for point in ("10x1", "100x16"):
+for point in points:
     for c in clients:
         m = [v[(r, point, c)][0] for r in rounds if v.get((r, point, c), (None,))[0]]
         q = [v[(r, point, c)][0] / v[(r, point, "C")][0] for r in rounds

@@ -90,7 +90,8 @@ fn serve_with<F: ServerFactory>(
     }
     let handle = if cfg.listen_all.len() > 1 {
         // One port on every address (port 0 picks one free on all of them).
-        let addrs = server_group::settle_port(&cfg.listen_all)?;
+        // The port stays held until this server's listeners are bound.
+        let (addrs, _hold) = server_group::settle_port(&cfg.listen_all)?;
         server::start_many(server_cfg, &addrs, false, factory)?
     } else {
         server::start_many(server_cfg, &cfg.listen_all, true, factory)?

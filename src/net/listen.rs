@@ -45,6 +45,32 @@ pub fn probe_free(addr: SocketAddr) -> Result<()> {
     probe.bind(&addr.into()).map_err(|e| bind_error(addr, e))
 }
 
+/// A socket bound to `addr` with SO_REUSEPORT that never listens: it keeps the port
+/// ours (no other bind, no outgoing connection's source port can take it) while the
+/// processes that will listen there start; they join it with `bind_reuseport_shared`,
+/// and as it does not listen, no connection reaches it. Port 0: the kernel picks a
+/// port no socket uses (it never shares one through SO_REUSEPORT for port 0).
+///
+/// Without SO_REUSEADDR: with it, a bound socket that does not listen would let any
+/// other SO_REUSEADDR socket (std's `TcpListener` sets it) bind and listen there too.
+/// Only when that fails (connections of an earlier server in TIME_WAIT on the port)
+/// does it take SO_REUSEADDR, as the servers' own listeners do.
+pub fn hold_reuseport(addr: SocketAddr) -> Result<Socket> {
+    let strict = new_socket(addr, true).and_then(|s| {
+        s.set_reuse_address(false)?;
+        s.bind(&addr.into())?;
+        Ok(s)
+    });
+    match strict {
+        Err(e) if e.raw_os_error() == Some(libc::EADDRINUSE) && addr.port() != 0 => {
+            let s = new_socket(addr, true).map_err(|e| bind_error(addr, e))?;
+            s.bind(&addr.into()).map_err(|e| bind_error(addr, e))?;
+            Ok(s)
+        }
+        other => other.map_err(|e| bind_error(addr, e)),
+    }
+}
+
 /// Like `bind_reuseport` without the "port in use" probe: for worker processes that
 /// join listeners their siblings already hold (the parent probed once for all).
 pub fn bind_reuseport_shared(

@@ -9,6 +9,7 @@ use super::counters::ServerTotals;
 use super::session::{Figures, ServerFactory};
 use super::{start_many, ServerConfig};
 use crate::error::{Error, Result};
+use crate::net::listen;
 use crate::procs::workers::{self, Msg, Workers};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -16,7 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Tells a worker where to listen (the parent resolved port 0 and probed the port).
+/// Tells a worker where to listen (the parent settled the port and holds it until every
+/// worker listens there).
 pub const LISTEN_ENV: &str = "WIREBENCH_LISTEN";
 
 /// How often a worker reports its counters.
@@ -110,39 +112,66 @@ pub fn run_worker<F: ServerFactory>(
     Ok(())
 }
 
-/// Gives every address the same concrete port: port 0 picks one that is free on all of
-/// them; a given port is probed on each, so "in use" is reported before anything starts.
-pub fn settle_port(addrs: &[SocketAddr]) -> Result<Vec<SocketAddr>> {
-    let with =
-        |p: u16| -> Vec<SocketAddr> { addrs.iter().map(|a| SocketAddr::new(a.ip(), p)).collect() };
+/// Sockets that keep a settled port ours until the servers listen on it: bound with
+/// SO_REUSEPORT and never listening, so the servers join them and no connection
+/// reaches them. Drop it once every server has bound its listeners.
+pub struct PortHold {
+    _sockets: Vec<socket2::Socket>,
+}
+
+/// Gives every address the same concrete port and holds it (`PortHold`) until the
+/// servers listen. Port 0 picks one that is free on all of them; a given port is
+/// probed on each, so "in use" is reported before anything starts. Letting the port
+/// go before the servers bind would let anything else take it in between (another
+/// bind to port 0, an outgoing connection's source port).
+pub fn settle_port(addrs: &[SocketAddr]) -> Result<(Vec<SocketAddr>, PortHold)> {
     let first = *addrs
         .first()
         .ok_or_else(|| Error::usage("no address to listen on"))?;
     if first.port() != 0 {
-        for a in addrs {
-            crate::net::listen::probe_free(*a)?;
-        }
-        return Ok(addrs.to_vec());
+        return hold_all(addrs, Vec::new()).map(|h| (addrs.to_vec(), h));
     }
     let mut last_err = None;
     for _ in 0..20 {
-        let l = std::net::TcpListener::bind(first)
-            .map_err(|e| Error::usage(format!("cannot listen on {first}: {e}")))?;
-        let port = l
+        let held = listen::hold_reuseport(first)?;
+        let port = held
             .local_addr()
-            .map_err(|e| Error::runtime(format!("cannot read the listening address: {e}")))?
+            .ok()
+            .and_then(|a| a.as_socket())
+            .ok_or_else(|| Error::runtime("cannot read the listening address"))?
             .port();
-        drop(l);
-        let all = with(port);
-        match all
+        let all: Vec<SocketAddr> = addrs
             .iter()
-            .try_for_each(|a| crate::net::listen::probe_free(*a))
-        {
-            Ok(()) => return Ok(all),
+            .map(|a| SocketAddr::new(a.ip(), port))
+            .collect();
+        match hold_all(&all[1..], vec![(all[0], held)]) {
+            Ok(h) => return Ok((all, h)),
             Err(e) => last_err = Some(e),
         }
     }
     Err(last_err.unwrap_or_else(|| Error::runtime("cannot find a free port")))
+}
+
+/// Probes and holds each address after those in `held`. An address our own hold
+/// already covers (the same one, or a wildcard of its family) is not probed: the
+/// plain probe would meet our hold, not someone else's socket.
+fn hold_all(
+    addrs: &[SocketAddr],
+    mut held: Vec<(SocketAddr, socket2::Socket)>,
+) -> Result<PortHold> {
+    let covers = |h: &SocketAddr, a: &SocketAddr| {
+        h.is_ipv4() == a.is_ipv4()
+            && (h.ip() == a.ip() || h.ip().is_unspecified() || a.ip().is_unspecified())
+    };
+    for a in addrs {
+        if !held.iter().any(|(h, _)| covers(h, a)) {
+            listen::probe_free(*a)?;
+        }
+        held.push((*a, listen::hold_reuseport(*a)?));
+    }
+    Ok(PortHold {
+        _sockets: held.into_iter().map(|(_, s)| s).collect(),
+    })
 }
 
 /// The parent's view of a multi-process server.
@@ -169,7 +198,7 @@ impl ServerGroup {
         processes: usize,
         stop: &std::sync::atomic::AtomicBool,
     ) -> Result<ServerGroup> {
-        let addrs = settle_port(addrs)?;
+        let (addrs, hold) = settle_port(addrs)?;
         let listen = addrs
             .iter()
             .map(|a| a.to_string())
@@ -223,6 +252,8 @@ impl ServerGroup {
                 None => {}
             }
         }
+        // Every worker listens on the port now: it stays taken without the hold.
+        drop(hold);
         Ok(g)
     }
 
@@ -319,5 +350,77 @@ impl ServerGroup {
         }
         self.workers.reap(Duration::from_secs(30));
         (self.totals(), self.figures())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+
+    fn bind_kind(a: SocketAddr) -> Option<std::io::ErrorKind> {
+        TcpListener::bind(a).err().map(|e| e.kind())
+    }
+
+    #[test]
+    fn a_settled_port_stays_ours_until_the_servers_listen() {
+        let asked: Vec<SocketAddr> = vec![
+            "127.0.0.1:0".parse().unwrap(),
+            "127.0.0.2:0".parse().unwrap(),
+        ];
+        let (addrs, hold) = settle_port(&asked).unwrap();
+        let port = addrs[0].port();
+        assert_ne!(port, 0);
+        assert_eq!(addrs[1], SocketAddr::new(asked[1].ip(), port));
+        // Nothing else can take it while the workers start (a parallel test's server)...
+        for a in &addrs {
+            assert_eq!(bind_kind(*a), Some(std::io::ErrorKind::AddrInUse), "{a}");
+        }
+        // ...but the workers join it, and connections reach their listeners.
+        let workers: Vec<_> = addrs
+            .iter()
+            .map(|a| listen::bind_reuseport_shared(*a, 2, 16).unwrap())
+            .collect();
+        for a in &addrs {
+            TcpStream::connect(a).unwrap();
+        }
+        // Once they listen, the port stays taken without the hold.
+        drop(hold);
+        assert_eq!(bind_kind(addrs[0]), Some(std::io::ErrorKind::AddrInUse));
+        drop(workers);
+    }
+
+    #[test]
+    fn a_given_port_is_probed_on_every_address_and_held() {
+        // Below the ephemeral range: no parallel test is handed this port on any address.
+        let port = crate::net::free_port::free_port("127.0.0.1").unwrap();
+        let on = |ip: &str| SocketAddr::new(ip.parse().unwrap(), port);
+        let taken = TcpListener::bind(on("127.0.0.1")).unwrap();
+        let e = settle_port(&[on("127.0.0.2"), on("127.0.0.1")])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("already in use"), "{e}");
+        assert_eq!(
+            bind_kind(on("127.0.0.2")),
+            None,
+            "nothing held after a refusal"
+        );
+        drop(taken);
+        let (addrs, hold) = settle_port(&[on("127.0.0.1"), on("127.0.0.2")]).unwrap();
+        assert_eq!(addrs, vec![on("127.0.0.1"), on("127.0.0.2")]);
+        assert_eq!(
+            bind_kind(on("127.0.0.2")),
+            Some(std::io::ErrorKind::AddrInUse)
+        );
+        drop(hold);
+    }
+
+    #[test]
+    fn a_wildcard_and_an_address_it_covers_settle_together() {
+        let asked: Vec<SocketAddr> =
+            vec!["0.0.0.0:0".parse().unwrap(), "127.0.0.1:0".parse().unwrap()];
+        let (addrs, hold) = settle_port(&asked).unwrap();
+        assert_eq!(addrs[0].port(), addrs[1].port());
+        drop(hold);
     }
 }

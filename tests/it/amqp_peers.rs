@@ -69,21 +69,28 @@ fn both_modes_through_haproxy_to_serve_amqp() {
     assert_eq!(b["faults"], 0);
 }
 
-/// A private RabbitMQ on 127.0.0.1:5672, stopped on drop.
+/// A private RabbitMQ on 127.0.0.1, stopped on drop. Its AMQP, distribution and epmd
+/// ports are free ones (`free_port`), not RabbitMQ's fixed 5672, 25672 and 4369, so
+/// two runs of this test on one machine (two engineers' suites, a benchmark's broker)
+/// do not meet.
 struct Rabbit {
     dir: TempPath,
     script: String,
+    port: u16,
 }
 
 impl Rabbit {
     fn start() -> Rabbit {
         let dir = TempPath::new("rabbitmq", "");
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rabbitmq.sh").to_string();
+        let ports = [free_port(), free_port(), free_port()].map(|p| p.to_string());
         let out = Command::new("bash")
             .args([&script, "start", dir.s()])
+            .args(&ports)
             .output()
             .expect("run scripts/rabbitmq.sh");
-        let rabbit = Rabbit { dir, script };
+        let port = ports[0].parse().expect("a port we chose");
+        let rabbit = Rabbit { dir, script, port };
         assert!(
             out.status.success(),
             "RabbitMQ did not start:\n{}{}",
@@ -127,10 +134,10 @@ fn rabbitmq_queue_depth_equals_what_wirebench_confirmed() {
         return;
     }
     let rabbit = Rabbit::start();
-    let direct = "amqp://guest:guest@127.0.0.1:5672/";
+    let direct = format!("amqp://guest:guest@127.0.0.1:{}/", rabbit.port);
     let r = run_json(&[
         "amqp",
-        direct,
+        &direct,
         "--confirm",
         "-n",
         "20000",
@@ -146,7 +153,7 @@ fn rabbitmq_queue_depth_equals_what_wirebench_confirmed() {
     r.assert_clean(20000);
     assert_eq!(rabbit.depth("wb.direct"), r.u("/amqp/messages"));
 
-    let proxy = Haproxy::start(5672);
+    let proxy = Haproxy::start(rabbit.port);
     let via = format!("amqp://guest:guest@127.0.0.1:{}/", proxy.port);
     let r = run_json(&[
         "amqp",
@@ -193,7 +200,7 @@ fn rabbitmq_queue_depth_equals_what_wirebench_confirmed() {
     // Wrong credentials: RabbitMQ's refusal is reported, and the run fails.
     let r = run_json(&[
         "amqp",
-        "amqp://guest:wrong@127.0.0.1:5672/",
+        &format!("amqp://guest:wrong@127.0.0.1:{}/", rabbit.port),
         "-n",
         "5",
         "-t",

@@ -53,17 +53,6 @@ fn owned_dir(path: &Path, user: Option<&str>) {
     }
 }
 
-/// Two free TCP ports below 32768 (Slurm's ports must stay out of the ephemeral range).
-fn low_ports() -> (u16, u16) {
-    let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
-    let start = 20_000 + (std::process::id() % 5_000) as u16 * 2;
-    (start..32_000)
-        .step_by(2)
-        .find(|p| free(*p) && free(*p + 1))
-        .map(|p| (p, p + 1))
-        .expect("two free ports below 32768")
-}
-
 impl Cluster {
     fn start() -> Cluster {
         let dir = TempPath::new("slurm", "");
@@ -75,7 +64,10 @@ impl Cluster {
         owned_dir(&d.join("log"), Some("slurm"));
         let s = |p: &str| d.join(p).to_string_lossy().into_owned();
         let sock = s("munge/sock");
-        let (ctld_port, d_port) = low_ports();
+        // Below the ephemeral range (Slurm's ports must stay out of it: a busy port
+        // makes slurmd fail), each given out once per process, so no parallel test's
+        // peer is handed the same one.
+        let (ctld_port, d_port) = (free_port(), free_port());
         let conf = s("slurm.conf");
         std::fs::write(
             &conf,
