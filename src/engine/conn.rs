@@ -453,9 +453,6 @@ impl<S: ClientSession> Conn<S> {
     pub fn on_timer<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
         self.wake_at = u64::MAX;
         let now = ctx.now();
-        // The drive below must see the time the timer was due for (a request's
-        // timeout, the deadline), not the turn's start: the turn's time moves on.
-        ctx.turn_ns = now;
         let late = now >= self.phase_began + ctx.timeout_ns;
         let addr = ctx.spec.connector.addr;
         let timeout = ctx.spec.timeout;
@@ -1093,13 +1090,7 @@ impl<S: ClientSession> Conn<S> {
         ctx: &mut Ctx<F>,
     ) {
         let hup = events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
-        // A turn that gathers its sends stamps them at its end (`on_flush`), so until
-        // this drive reads a reply the turn's start (`Ctx::turn_ns`) serves: a late
-        // reply is checked against it, a clock read per event saved. Anything stamped
-        // (a send, a reply read, the close) reads the clock first (`fresh`).
-        let gathering = how == Drive::Turn && ctx.pending.collecting() && !ctx.settles_on_write;
-        let mut fresh = !gathering;
-        let mut now = if gathering { ctx.turn_ns } else { ctx.now() };
+        let mut now = ctx.now();
         let mut rounds = 0;
         // Edge-triggered: a plain socket that returned less than the buffer holds is
         // drained, and bytes arriving later raise a new edge, so it is not read again
@@ -1122,14 +1113,13 @@ impl<S: ClientSession> Conn<S> {
             // send time is when they are written. Answers to events (in `out`, shared
             // by the worker's connections) and requests that settle on write (no
             // reply to batch a wake-up with) go at once.
-            let defer = gathering && ctx.out.is_empty();
+            let defer = how == Drive::Turn
+                && ctx.pending.collecting()
+                && ctx.out.is_empty()
+                && !ctx.settles_on_write;
             if defer {
                 ctx.pending.mark(slot);
             } else {
-                if !fresh {
-                    now = ctx.now();
-                    fresh = true;
-                }
                 self.fill(now, ctx);
                 if let Err(k) = self.send(ctx) {
                     return self.end(slot, ctx, End::Failed(k));
@@ -1157,14 +1147,10 @@ impl<S: ClientSession> Conn<S> {
                     drained = !hup && self.tls.is_none() && n < rbuf.len();
                     progressed = true;
                     now = ctx.now();
-                    fresh = true;
                     self.consume(&rbuf[..n], now, ctx)
                 }
                 Input::Nothing => None,
                 Input::Eof => {
-                    if !fresh {
-                        now = ctx.now();
-                    }
                     // The peer closed. A reply that runs to the close ends here. That
                     // ends the connection's work only if it had none left; otherwise
                     // the slot reconnects.

@@ -83,12 +83,6 @@ pub struct Ctx<F: SessionFactory> {
     pub released: bool,
     /// Slots whose first connection attempt has not settled (up or failed) yet.
     pub unsettled: usize,
-    /// A clock reading of the current loop turn, never ahead of the clock: taken when
-    /// the turn begins (`Handler::woke`) and when a timer fires (so a drive for a
-    /// timer sees its due time). A turn's drive that defers its sends checks for late
-    /// replies against it, and reads the clock only for what it stamps (a reply read,
-    /// a send, a close): a clock read per event saved.
-    pub turn_ns: u64,
 }
 
 impl<F: SessionFactory> Ctx<F> {

@@ -94,7 +94,6 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         admission: Admission::new(&spec.attempts, spec.threads),
         released: spec.release.is_none(),
         unsettled: n,
-        turn_ns: 0,
     };
     let total = spec.threads * n;
     let mut conns: Vec<Conn<F::Session>> = (0..n)
@@ -222,10 +221,6 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
         Some(&mut self.ctx.pending)
     }
 
-    fn woke(&mut self) {
-        self.ctx.turn_ns = self.ctx.now();
-    }
-
     fn on_flush(&mut self, slot: u32) {
         if let Some(c) = self.conns.get_mut(slot as usize) {
             c.on_flush(slot, &mut self.ctx);
@@ -269,7 +264,7 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
     }
 
     fn after_wake(&mut self, now: u64) -> Option<u64> {
-        admit_waiting(&mut self.ctx, &mut self.conns, now);
+        admit_waiting(&mut self.ctx, &mut self.conns);
         if !self.up_sent && self.ctx.unsettled == 0 {
             self.up_sent = true;
             send_connections(&self.ctx, self.index, self.snapshots);
@@ -380,8 +375,9 @@ fn take_snapshot<F: SessionFactory>(
 }
 
 /// Slots that waited for their turn to connect (LoadSpec::attempts) start while the
-/// limits allow. `now`: the reactor's reading after the turn (no clock read of its own).
-fn admit_waiting<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>], now: u64) {
+/// limits allow.
+fn admit_waiting<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>]) {
+    let now = ctx.now();
     while let Some((slot, gen)) = ctx.admission.next(now) {
         if let Some(c) = conns.get_mut(slot as usize) {
             if c.gen == gen && c.state == State::Waiting {
