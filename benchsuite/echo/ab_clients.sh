@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# A/B of echo clients against the C server: per round and point, one C server pinned
-# to CPU 0 serves the C client, then each binary in $CLIENTS (`wirebench echo -t 1`,
-# CPU 1), back to back, so drift hits all alike; 64-byte messages at 10x1 and 100x16.
+# A/B of echo clients against the C server: per round and point, the C client and
+# each binary in $CLIENTS (`wirebench echo -t 1`, CPU 1) load a C server pinned to
+# CPU 0, back to back, so drift hits all alike; 64-byte messages at 10x1 and 100x16.
+# Each run gets a fresh C server, and the order changes every round (rotated by the
+# round, reversed every other round; the C client counts as one): with one server
+# per point and a fixed order, the client right after the C client measured up to
+# ~9% less than in another place (2026-11-23, benchsuite/runs/2026-11-23/gencpu-echo-*).
+# With ROUNDS a multiple of twice the number of clients, each takes each place, and
+# follows each other client, equally often.
 # Ratios are per round: each client against the C client, and against the first
 # binary, in msgs/s and (wirebench only) in CPU microseconds per message.
 #
@@ -18,13 +24,23 @@ printf 'round\tpoint\tclient\tmsgs_per_s\tcpu_us_per_msg\n' >"$RAW"
 for ((round = 1; round <= ROUNDS; round++)); do
     for point in $POINTS; do
         conns=${point%x*} depth=${point#*x}
-        start_c_server
-        line=$(taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "$conns" "$depth" 64 \
-            "$DURATION" "$WARMUP" 2>/dev/null || echo "msgs_per_s=FAIL")
-        mps=$(sed -n 's/^msgs_per_s=\([0-9.A-Z]*\).*/\1/p' <<<"$line")
-        printf '%s\t%s\tC\t%s\t\n' "$round" "$point" "$mps" >>"$RAW"
-        for spec in $CLIENTS; do
+        order=(C=c $CLIENTS)
+        n=${#order[@]}
+        for ((k = 0; k < n; k++)); do
+            # Rotated by the round, and reversed every other round, so each client
+            # takes each place, and follows each other client, equally often.
+            j=$(((round % 2 == 0 ? n - 1 - k : k) + round - 1))
+            spec=${order[j % n]}
             name=${spec%%=*} bin=${spec#*=}
+            start_c_server
+            if [[ $spec == C=c ]]; then
+                line=$(taskset -c 1 "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "$conns" "$depth" 64 \
+                    "$DURATION" "$WARMUP" 2>/dev/null || echo "msgs_per_s=FAIL")
+                mps=$(sed -n 's/^msgs_per_s=\([0-9.A-Z]*\).*/\1/p' <<<"$line")
+                printf '%s\t%s\tC\t%s\t\n' "$round" "$point" "$mps" >>"$RAW"
+                stop_server
+                continue
+            fi
             json=$OUT/r${round}_${point}_$name.json
             # 36-byte payload + the 28-byte frame header = 64 bytes on the wire.
             if taskset -c 1 "$bin" echo "127.0.0.1:$PORT" -t 1 -c "$conns" --pipeline "$depth" \
@@ -39,8 +55,8 @@ PY
             else
                 printf '%s\t%s\t%s\tFAIL\t\n' "$round" "$point" "$name" >>"$RAW"
             fi
+            stop_server
         done
-        stop_server
     done
 done
 PYTHONPATH="$REPO/benchsuite/lib" python3 - "$RAW" "$OUT/summary.md" <<'PY'

@@ -1390,8 +1390,12 @@ impl<S: ClientSession> Conn<S> {
         if from_kept {
             kept.drain(..pos);
             work(&mut self.busy, &mut ctx.busy).input = kept;
-        } else if left > 0 {
-            work(&mut self.busy, &mut ctx.busy).input = data[pos..].to_vec();
+        } else if left > 0 || kept.capacity() > 0 {
+            // Into the room the connection kept from its last unfinished reply (empty
+            // now; kept while the connection is busy, `release_if_idle`), not a new
+            // allocation per read that ends inside a reply.
+            kept.extend_from_slice(&fresh[pos..]);
+            work(&mut self.busy, &mut ctx.busy).input = kept;
         }
         None
     }
