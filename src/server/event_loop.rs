@@ -66,10 +66,13 @@ struct Thread<F: ServerFactory> {
     expired: Vec<(u64, Closed)>,
 }
 
+/// Runs one server thread until it is told to stop; `ready` is called once its epoll
+/// instance exists with its listeners in it, before the first wait.
 pub fn run<F: ServerFactory>(
     cfg: ServerConfig,
     factory: Arc<F>,
     input: ThreadInput<Figs<F>>,
+    ready: &mut dyn FnMut(),
 ) -> std::io::Result<()> {
     let ep = Epoll::new()?;
     for (i, l) in input.listeners.iter().enumerate() {
@@ -119,6 +122,7 @@ pub fn run<F: ServerFactory>(
         next_publish: Instant::now() + PUBLISH_EVERY,
         expired: Vec::new(),
     };
+    ready();
     reactor.run(&mut t);
     // Shutdown: every connection is closed (and counted), the figures published.
     let all: Vec<u64> = t.conns.iter().map(|(tok, _)| tok).collect();

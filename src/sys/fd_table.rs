@@ -15,10 +15,26 @@
 /// false, changing nothing, where the kernel cannot (no `close_range`, before 5.9; or
 /// `unshare` refused): the thread keeps sharing the process's table.
 pub fn own_fd_table() -> bool {
+    own_fd_table_keeping(&[])
+}
+
+/// Like `own_fd_table`, keeping also `keep` open in the thread's copy: descriptors the
+/// process opened for this thread (a server thread's listeners). The process's table
+/// still holds them too; once this returned true, the process closes its references
+/// (the thread's copy keeps the files open).
+pub fn own_fd_table_keeping(keep: &[i32]) -> bool {
+    let mut keep: Vec<u32> = keep
+        .iter()
+        .filter(|&&fd| fd > 2)
+        .map(|&fd| fd as u32)
+        .collect();
+    keep.sort_unstable();
+    keep.dedup();
     // Probe close_range first (closing nothing: no descriptor is that high), so the
     // table is never unshared without a way to drop the copied references.
     // SAFETY: close_range and unshare act on this thread's descriptor table only, and
-    // no descriptor of the copy is in use by this thread yet.
+    // no descriptor of the copy is in use by this thread yet but those in `keep`,
+    // which stay open.
     unsafe {
         if libc::syscall(libc::SYS_close_range, u32::MAX, u32::MAX, 0u32) != 0 {
             return false;
@@ -26,7 +42,15 @@ pub fn own_fd_table() -> bool {
         if libc::unshare(libc::CLONE_FILES) != 0 {
             return false;
         }
-        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) == 0
+        // Close the gaps around the kept descriptors: [3, k0), (k0, k1), ..., (kn, MAX].
+        let mut from = 3u32;
+        for &k in &keep {
+            if k > from && libc::syscall(libc::SYS_close_range, from, k - 1, 0u32) != 0 {
+                return false;
+            }
+            from = k + 1;
+        }
+        libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32) == 0
     }
 }
 
@@ -84,5 +108,36 @@ mod tests {
         assert!(rest.is_empty());
         finish.send(()).expect("finish");
         t.join().expect("thread");
+    }
+
+    #[test]
+    fn a_kept_descriptor_stays_open_in_the_copy_and_the_others_close() {
+        let (kept, peer) = UnixStream::pair().expect("socketpair");
+        let (other, _other_peer) = UnixStream::pair().expect("socketpair");
+        let (k, o) = (kept.as_raw_fd(), other.as_raw_fd());
+        let t = std::thread::spawn(move || {
+            if !own_fd_table_keeping(&[k, 1, k]) {
+                return None;
+            }
+            // SAFETY: fcntl(F_GETFD) on a number only asks whether it is open.
+            let open = |fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
+            // SAFETY: k is open in this thread's table (kept); writes one valid byte.
+            let wrote = unsafe { libc::write(k, b"k".as_ptr().cast(), 1) };
+            Some((open(k), open(o), open(1), wrote))
+        });
+        let Some((k_open, o_open, stdout_open, wrote)) = t.join().expect("thread") else {
+            return; // a kernel that cannot: nothing to check
+        };
+        assert!(k_open && stdout_open, "kept and 0-2 stay open");
+        assert!(!o_open, "every other copied descriptor is closed");
+        assert_eq!(wrote, 1);
+        let mut got = [0u8; 1];
+        (&peer).read_exact(&mut got).expect("read");
+        assert_eq!(&got, b"k");
+        // The thread ended: its copy closed; the process's own descriptor still works.
+        (&kept)
+            .write_all(b"p")
+            .expect("the process's copy is untouched");
+        drop(other);
     }
 }

@@ -21,10 +21,10 @@ fn assert_valid(j: &Value) {
     assert!(errs.is_empty(), "schema errors:\n{}", errs.join("\n"));
 }
 
+/// Open descriptors of `pids`, over every descriptor table each has: the process's,
+/// and each server thread's own (`sys::fd_table`; /proc/PID/fd shows only the first).
 fn open_fds(pids: &[u32]) -> usize {
-    pids.iter()
-        .map(|p| wirebench::sys::proc_fs::open_fds(*p).unwrap_or(0))
-        .sum()
+    fd_list(pids).len()
 }
 
 /// `ss` on the server's port: the state and peer of every socket still there.
@@ -36,20 +36,46 @@ fn sockets_on(port: u16) -> String {
         .unwrap_or_else(|e| format!("ss: {e}"))
 }
 
-/// "PID/FD -> what" for every descriptor of `pids`: a failure shows which one differs.
+/// "PID/TID/FD -> what" for every descriptor of `pids`, each descriptor table once:
+/// a thread with a table of its own (a server thread) lists its own, the threads that
+/// share one list the same (seen through the first of them). A failure shows which
+/// one differs.
 fn fd_list(pids: &[u32]) -> Vec<String> {
     let mut out = Vec::new();
     for p in pids {
-        let Ok(dir) = std::fs::read_dir(format!("/proc/{p}/fd")) else {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
             continue;
         };
-        for e in dir.flatten() {
-            let to = std::fs::read_link(e.path()).unwrap_or_default();
-            out.push(format!(
-                "{p}/{} -> {}",
-                e.file_name().to_string_lossy(),
-                to.display()
-            ));
+        let mut tables: Vec<Vec<(String, String)>> = Vec::new();
+        let mut tids: Vec<String> = tasks
+            .flatten()
+            .map(|t| t.file_name().to_string_lossy().into_owned())
+            .collect();
+        tids.sort();
+        for tid in tids {
+            let Ok(dir) = std::fs::read_dir(format!("/proc/{p}/task/{tid}/fd")) else {
+                continue;
+            };
+            let mut table: Vec<(String, String)> = dir
+                .flatten()
+                .map(|e| {
+                    let to = std::fs::read_link(e.path()).unwrap_or_default();
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        to.display().to_string(),
+                    )
+                })
+                .collect();
+            table.sort();
+            if tables.contains(&table) {
+                continue;
+            }
+            out.extend(
+                table
+                    .iter()
+                    .map(|(fd, to)| format!("{p}/{tid}/{fd} -> {to}")),
+            );
+            tables.push(table);
         }
     }
     out.sort();
