@@ -180,11 +180,6 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Open descriptors of process `pid`.
-pub fn open_fds(pid: u32) -> Option<usize> {
-    Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
-}
-
 /// The ephemeral ports connect() picks from (net.ipv4.ip_local_port_range).
 pub fn ephemeral_ports() -> (u16, u16) {
     let text =
@@ -216,7 +211,6 @@ mod tests {
         assert!(rss_bytes(me).unwrap() > 0);
         assert!(peak_rss_bytes(me).unwrap() >= rss_bytes(me).unwrap() / 2);
         assert!(peak_rss_bytes(u32::MAX).is_none());
-        assert!(open_fds(me).unwrap() >= 3);
         assert!(rss_bytes(u32::MAX).is_none());
         let (lo, hi) = ephemeral_ports();
         assert!(lo <= hi);
