@@ -57,7 +57,9 @@ if [ ! -x "$websocat_root/bin/websocat" ] && ! command -v websocat >/dev/null 2>
 fi
 installed=$(date +%s)
 
-cargo build --profile ci
+# One cargo invocation builds the binary (the integration tests need it) and every test
+# target side by side: a separate `cargo build` first left a core idle in its single-crate
+# phases.
 cargo test --profile ci --all-targets --no-fail-fast
 
 echo "test.sh: all tests passed in $(( $(date +%s) - installed ))s (installing took $(( installed - started ))s)"
