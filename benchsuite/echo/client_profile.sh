@@ -17,8 +17,7 @@ source "$REPO/benchsuite/lib/client_profile.sh"
 knobs CONNS=100 DEPTH=16 DURATION=3 BASE_PORT=9900
 need_tools perf
 PORT=$BASE_PORT
-TSV=$OUT/profile.tsv
-printf '%s\n' "$PROFILE_HEADER" >"$TSV"
+profile_table "$OUT"
 tags=()
 for spec in C=c $CLIENTS; do
     name=${spec%%=*} bin=${spec#*=}
@@ -27,7 +26,7 @@ for spec in C=c $CLIENTS; do
         units="sed -n 's/.*messages=\([0-9]*\).*/\1/p' $OUT/C.stdout"
         set -- "$BUILD/c_echo_client" 127.0.0.1 "$PORT" "$CONNS" "$DEPTH" 64 "$DURATION" 0
     else
-        units="python3 -c 'import json; j = json.load(open(\"$OUT/$name.json\")); print(j[\"totals\"][\"ok\"])'"
+        units=$(wirebench_units "$OUT/$name.json")
         # 36-byte payload + the 28-byte frame header = 64 bytes on the wire.
         set -- "$bin" echo "127.0.0.1:$PORT" -t 1 -c "$CONNS" --pipeline "$DEPTH" --size 36 \
             -d "${DURATION}s" --quiet --json "$OUT/$name.json"
@@ -36,5 +35,4 @@ for spec in C=c $CLIENTS; do
     stop_server
     tags+=("$name")
 done
-profile_symbols "$OUT" "${tags[@]}"
-column -t -s $'\t' "$TSV" | tee "$OUT/summary.txt"
+profile_report "$OUT" "${tags[@]}"

@@ -17,8 +17,7 @@ source "$REPO/benchsuite/lib/client_profile.sh"
 knobs CONNS=50 DURATION=3 VARIANT=nolog BASE_PORT=18900
 need_tools perf wrk
 PORT=$BASE_PORT
-TSV=$OUT/profile.tsv
-printf '%s\n' "$PROFILE_HEADER" >"$TSV"
+profile_table "$OUT"
 tags=()
 for spec in wrk=wrk $CLIENTS; do
     name=${spec%%=*} bin=${spec#*=}
@@ -28,12 +27,11 @@ for spec in wrk=wrk $CLIENTS; do
         units="sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' $OUT/wrk.stdout"
         set -- wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:$PORT/"
     else
-        units="python3 -c 'import json; j = json.load(open(\"$OUT/$name.json\")); print(j[\"totals\"][\"ok\"])'"
+        units=$(wirebench_units "$OUT/$name.json")
         set -- "$bin" http "http://127.0.0.1:$PORT/" -t 1 -c "$CONNS" -d "${DURATION}s" --quiet --json "$OUT/$name.json"
     fi
     profile_client "$OUT" "$name" "$PID" "$units" -- "$@" >>"$TSV"
     stop_nginx
     tags+=("$name")
 done
-profile_symbols "$OUT" "${tags[@]}"
-column -t -s $'\t' "$TSV" | tee "$OUT/summary.txt"
+profile_report "$OUT" "${tags[@]}"

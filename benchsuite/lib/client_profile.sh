@@ -18,6 +18,17 @@ PROFILE_EVENTS=task-clock,context-switches,syscalls:sys_enter_epoll_wait,syscall
 PROFILE_HEADER=$'tag\tunits\tcpu_us\tcsw\twaits\treads\twrites\tepoll_ctl\tsrv_cpu_us\tsrv_csw'
 
 # Sum of the counts of a `perf stat -x,` file whose event name matches REGEX.
+# Starts OUT/profile.tsv with its header; profile_client's rows are appended to $TSV.
+profile_table() { # OUT
+    TSV=$1/profile.tsv
+    printf '%s\n' "$PROFILE_HEADER" >"$TSV"
+}
+
+# The units a wirebench run answered, read from its --json FILE (a command for profile_client).
+wirebench_units() { # FILE
+    echo "python3 -c 'import json; print(json.load(open(\"$1\"))[\"totals\"][\"ok\"])'"
+}
+
 stat_sum() { # FILE REGEX
     awk -F, -v re="$2" '$3 ~ re && $1 ~ /^[0-9.]+$/ {s += $1} END {printf "%.0f", s}' "$1"
 }
@@ -56,4 +67,11 @@ profile_symbols() { # OUT TAG...
         perf report -i "$PERF_DATA/$tag.data" --no-children --sort sym --stdio -g none 2>/dev/null |
             grep -v '^#' | grep -v '^$' | head -60 >"$out/$tag.symbols.txt" || true
     done
+}
+
+# The end of a profile: each tag's top symbols, then the table, shown and kept as
+# OUT/summary.txt.
+profile_report() { # OUT TAG...
+    profile_symbols "$@"
+    column -t -s $'\t' "$TSV" | tee "$1/summary.txt"
 }
