@@ -19,10 +19,10 @@
 //!   itself: a finished connect leaves our count while it may still wait there to be
 //!   accepted, so a server that falls far behind can overflow it (an overflow drops the
 //!   handshake's last ACK and costs that connection a retransmitted SYN-ACK, a second
-//!   or more). And no more than 1024: every attempt in flight waits its turn in the accept queue, so
-//!   with a server slowed by a busy machine 4,096 attempts waited past the connect
-//!   timeout (464 of 30,000 ended ETIMEDOUT in a test run while the server accepted
-//!   them all), and 1,024 did not.
+//!   or more). And no more than 1024: every attempt in flight waits its turn in the
+//!   accept queue, so with a server slowed by a busy machine 4,096 attempts waited past
+//!   the connect timeout (464 of 30,000 ended ETIMEDOUT in a test run while the server
+//!   accepted them all), and 1,024 did not.
 
 use crate::report::format::group;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

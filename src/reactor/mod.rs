@@ -2,7 +2,8 @@
 //! (its timeout from the timer heap, a coarse tick and the handler's own next
 //! deadline), dispatch of readiness by (slot, generation) tokens, the timer heap keyed
 //! by slot and generation, the "ready" list of slots that yielded for fairness, the
-//! "pending" list of slots whose sends wait for the end of the turn, the stop signal and the thread's CPU time from the start of a measured phase.
+//! "pending" list of slots whose sends wait for the end of the turn, the stop signal
+//! and the thread's CPU time from the start of a measured phase.
 //!
 //! What a slot is, and what its events mean, is the handler's (`Handler`): the load
 //! engine's connection slots (engine/worker.rs), the server's connections and

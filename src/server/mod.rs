@@ -129,8 +129,9 @@ pub fn start<F: ServerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHa
 
 /// Like `start`, listening on every address in `addrs` (each thread accepts on all of
 /// them). Returns once every thread's loop is set up (its epoll instance made, in
-/// the thread's own descriptor table). `probe`: first check with a plain bind that each port is free; worker
-/// processes that share their siblings' SO_REUSEPORT listeners skip it.
+/// the thread's own descriptor table). `probe`: first check with a plain bind that
+/// each port is free; worker processes that share their siblings' SO_REUSEPORT
+/// listeners skip it.
 pub fn start_many<F: ServerFactory>(
     mut cfg: ServerConfig,
     addrs: &[SocketAddr],
