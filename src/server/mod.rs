@@ -10,6 +10,7 @@ pub mod held;
 pub mod pacing;
 pub mod session;
 pub mod timeouts;
+pub mod uring;
 #[cfg(test)]
 mod wake_tests;
 
@@ -121,6 +122,40 @@ impl CpuProbe {
     }
 }
 
+/// What a server thread's loop runs on (ARCHITECTURE.md, "The reactor": chosen by
+/// measurement, BENCHMARKS.md "serve http on io_uring").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Machinery {
+    /// The raw epoll loop (`event_loop.rs`): the default; always for TLS,
+    /// --delay/--stall, --debug, and a kernel without what the io_uring loop needs.
+    Epoll,
+    /// io_uring (`uring.rs`) for plain TCP; `fixed`: connections are direct
+    /// descriptors in the ring's table.
+    Uring { fixed: bool },
+}
+
+impl Machinery {
+    /// epoll unless `WIREBENCH_SERVER_LOOP` asks for io_uring (`uring`, or
+    /// `uring-fixed`: with direct descriptors) and the server can run on it (plain TCP,
+    /// no --delay/--stall, no --debug, a kernel that has it). io_uring measured 1.07x
+    /// epoll's requests per CPU-second, short of the goal; it stays opt-in until it is
+    /// the default for every plain-TCP test (BENCHMARKS.md, "serve http on io_uring").
+    pub fn for_config(cfg: &ServerConfig) -> Machinery {
+        let asked = std::env::var("WIREBENCH_SERVER_LOOP").unwrap_or_default();
+        if !asked.starts_with("uring")
+            || cfg.tls.is_some()
+            || cfg.pacing.active()
+            || cfg.debug
+            || !crate::reactor::uring::available()
+        {
+            return Machinery::Epoll;
+        }
+        Machinery::Uring {
+            fixed: asked == "uring-fixed",
+        }
+    }
+}
+
 /// Binds the listeners (errors come back here, before anything runs) and starts the threads.
 pub fn start<F: ServerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHandle> {
     let addrs = [cfg.listen];
@@ -167,6 +202,7 @@ pub fn start_many<F: ServerFactory>(
     }
     let addr = first.ok_or_else(|| Error::usage("no address to listen on"))?;
     let factory = Arc::new(factory);
+    let machinery = Machinery::for_config(&cfg);
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
     let mut threads = Vec::new();
     let mut counters = Vec::new();
@@ -207,15 +243,18 @@ pub fn start_many<F: ServerFactory>(
                 // file (`sys::fd_table`; fdget+fput were ~2% of `serve http`'s CPU).
                 // Its connections and epoll then live only there and close with it.
                 let own = crate::sys::fd_table::own_fd_table_keeping(&mine);
-                // Said once the loop is set up (its epoll instance exists, its
-                // listeners are in it), or at once if setting it up failed.
+                // Said once the loop is set up (its epoll instance or ring exists,
+                // its listeners are armed), or at once if setting it up failed.
                 let mut report = Some((tid_tx, own.then_some(listener_fds)));
                 let mut ready = || {
                     if let Some((tx, moved)) = report.take() {
                         let _ = tx.send((crate::sys::gettid(), moved));
                     }
                 };
-                let r = event_loop::run(cfg, factory, input, &mut ready);
+                let r = match machinery {
+                    Machinery::Uring { fixed } => uring::run(cfg, factory, input, fixed, &mut ready),
+                    Machinery::Epoll => event_loop::run(cfg, factory, input, &mut ready),
+                };
                 ready();
                 if let Err(e) = r {
                     eprintln!("wirebench: server thread {i} stopped: {e}");
