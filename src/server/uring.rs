@@ -702,6 +702,15 @@ impl<F: ServerFactory> Thread<F> {
         if !c.dead {
             c.dead = true;
             let fd = c.fd;
+            if c.receiving {
+                // A peer that keeps sending would keep a shut-down receive going: end it,
+                // so the close comes (with a reset if bytes are left unread).
+                self.sqes.push(
+                    opcode::AsyncCancel::new(user_data(RECV, tok))
+                        .build()
+                        .user_data(user_data(OWN, IGNORE)),
+                );
+            }
             if self.fixed {
                 self.sqes.push(
                     opcode::Shutdown::new(types::Fixed(fd as u32), libc::SHUT_RDWR)

@@ -108,10 +108,14 @@ fn serve_http_and_echo_run_on_io_uring_with_the_counts_of_the_epoll_loop() {
         let mut seen = Vec::new();
         for (loop_, kind) in [("uring", "io_uring"), ("", "eventpoll")] {
             let (mut p, listen) = serve(proto, loop_);
-            let kinds = anon_kinds(p.pid());
+            // The banner comes before the thread has made its ring or epoll.
+            let pid = p.pid();
+            let has = || anon_kinds(pid).iter().any(|k| k == kind);
+            let seen_kind = wait_until(Duration::from_secs(10), has);
             assert!(
-                kinds.iter().any(|k| k == kind),
-                "serve {proto} with loop {loop_:?}: {kinds:?}"
+                seen_kind,
+                "serve {proto} with loop {loop_:?}: {:?}",
+                anon_kinds(pid)
             );
             let target = if proto == "http" {
                 format!("http://{listen}/")
