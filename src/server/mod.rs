@@ -252,7 +252,12 @@ pub fn start_many<F: ServerFactory>(
                     }
                 };
                 let r = match machinery {
-                    Machinery::Uring { fixed } => uring::run(cfg, factory, input, fixed, &mut ready),
+                    Machinery::Uring { fixed } => match uring::setup(&cfg, fixed) {
+                        Ok(ring) => uring::run(cfg, factory, input, ring, fixed, &mut ready),
+                        // Refused on this thread (a seccomp policy, a locked-memory
+                        // limit): the epoll loop serves instead, the same way.
+                        Err(_) => event_loop::run(cfg, factory, input, &mut ready),
+                    },
                     Machinery::Epoll => event_loop::run(cfg, factory, input, &mut ready),
                 };
                 ready();

@@ -115,26 +115,45 @@ struct Thread<F: ServerFactory> {
     expired: Vec<(u64, Expired)>,
 }
 
-pub fn run<F: ServerFactory>(
-    cfg: ServerConfig,
-    factory: Arc<F>,
-    input: ThreadInput<Figs<F>>,
-    fixed: bool,
-) -> std::io::Result<()> {
-    let mut ring = IoUring::builder()
+/// A thread's ring and receive buffers, made before the loop takes its listeners, so
+/// that a kernel or a seccomp policy that refuses them leaves the thread on the epoll
+/// loop (`server::start_many`). Fields drop in order: the ring (its requests end)
+/// before the buffers they wrote to.
+pub struct Ring {
+    ring: IoUring,
+    bufs: BufRing,
+}
+
+/// Makes a server thread's ring (single issuer: call it on the thread that runs it).
+pub fn setup(cfg: &ServerConfig, fixed: bool) -> std::io::Result<Ring> {
+    let ring = IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()
         .setup_cqsize(ENTRIES * 8)
         .build(ENTRIES)?;
-    let mut bufs = BufRing::new(&ring, cfg.read_buffer.clamp(1, BUFFER_CAP), BGID)?;
+    let bufs = BufRing::new(&ring, cfg.read_buffer.clamp(1, BUFFER_CAP), BGID)?;
     if fixed {
         let n = crate::sys::raise_nofile_limit().clamp(64, MAX_FILES) as u32;
         ring.submitter().register_files_sparse(n)?;
-        if cfg.nodelay {
-            // Accepted connections inherit it (no setsockopt on a direct descriptor).
-            for l in &input.listeners {
-                socket::set_nodelay(l.as_raw_fd());
-            }
+    }
+    Ok(Ring { ring, bufs })
+}
+
+/// Runs one server thread on `ring` until it is told to stop; `ready` is called once
+/// its stop read and its listeners' accepts are submitted, before the first wait.
+pub fn run<F: ServerFactory>(
+    cfg: ServerConfig,
+    factory: Arc<F>,
+    input: ThreadInput<Figs<F>>,
+    ring: Ring,
+    fixed: bool,
+    ready: &mut dyn FnMut(),
+) -> std::io::Result<()> {
+    let Ring { mut ring, mut bufs } = ring;
+    if fixed && cfg.nodelay {
+        // Accepted connections inherit it (no setsockopt on a direct descriptor).
+        for l in &input.listeners {
+            socket::set_nodelay(l.as_raw_fd());
         }
     }
     let start = Instant::now();
@@ -175,7 +194,14 @@ pub fn run<F: ServerFactory>(
     for i in 0..t.listeners.len() {
         t.arm_accept(i);
     }
-    let r = t.turns(&mut ring, &mut bufs, &input.figures);
+    // Armed before `ready`: once it is said, every listener has an accept in the kernel.
+    let r = t
+        .push_all(&mut ring)
+        .and_then(|()| ring.submit().map(drop))
+        .and_then(|()| {
+            ready();
+            t.turns(&mut ring, &mut bufs, &input.figures)
+        });
     // Shutdown: every connection is closed (and counted), the figures published.
     let all: Vec<u64> = t.conns.tokens().collect();
     for tok in all {

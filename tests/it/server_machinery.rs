@@ -36,19 +36,23 @@ fn serve(proto: &str, loop_: &str) -> (Proc, String) {
     (p, listen)
 }
 
-/// The kinds of anonymous descriptors a process holds ("io_uring", "eventpoll", ...).
+/// The kinds of anonymous descriptors a process holds ("io_uring", "eventpoll", ...),
+/// in every thread's table (a server thread has a table of its own, `sys::fd_table`).
 fn anon_kinds(pid: u32) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| {
-            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-                .filter_map(|l| {
-                    let s = l.to_string_lossy().to_string();
-                    s.strip_prefix("anon_inode:[")
-                        .map(|k| k.trim_end_matches(']').to_string())
-                })
-                .collect()
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    let mut v: Vec<String> = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_dir(t.path().join("fd")).ok())
+        .flat_map(|d| d.flatten())
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter_map(|l| {
+            let s = l.to_string_lossy().to_string();
+            s.strip_prefix("anon_inode:[")
+                .map(|k| k.trim_end_matches(']').to_string())
         })
-        .unwrap_or_default();
+        .collect();
     v.sort();
     v.dedup();
     v
