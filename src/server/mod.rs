@@ -1,5 +1,6 @@
 //! The shared server runtime: one thread per core, each with its own SO_REUSEPORT
-//! listeners and one raw epoll loop (`event_loop.rs`) driving sans-IO server sessions
+//! listeners and one loop (io_uring, `uring.rs`, for plain TCP; the raw epoll loop,
+//! `event_loop.rs`, otherwise: `Machinery`) driving sans-IO server sessions
 //! (`session.rs`); connection limits, TLS, timeouts, pacing, counters and shutdown.
 
 pub mod conn;
@@ -123,26 +124,27 @@ impl CpuProbe {
 }
 
 /// What a server thread's loop runs on (ARCHITECTURE.md, "The reactor": chosen by
-/// measurement, BENCHMARKS.md "serve http on io_uring").
+/// measurement, BENCHMARKS.md "The server on io_uring by default").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Machinery {
-    /// The raw epoll loop (`event_loop.rs`): the default; always for TLS,
-    /// --delay/--stall, --debug, and a kernel without what the io_uring loop needs.
+    /// The raw epoll loop (`event_loop.rs`): for TLS, --delay/--stall, --debug, a
+    /// kernel or policy without what the io_uring loop needs, and
+    /// `WIREBENCH_SERVER_LOOP=epoll`.
     Epoll,
-    /// io_uring (`uring.rs`) for plain TCP; `fixed`: connections are direct
-    /// descriptors in the ring's table.
+    /// io_uring (`uring.rs`), the default for plain TCP; `fixed`: connections are
+    /// direct descriptors in the ring's table (`WIREBENCH_SERVER_LOOP=uring-fixed`).
     Uring { fixed: bool },
 }
 
 impl Machinery {
-    /// epoll unless `WIREBENCH_SERVER_LOOP` asks for io_uring (`uring`, or
-    /// `uring-fixed`: with direct descriptors) and the server can run on it (plain TCP,
-    /// no --delay/--stall, no --debug, a kernel that has it). io_uring measured 1.07x
-    /// epoll's requests per CPU-second, short of the goal; it stays opt-in until it is
-    /// the default for every plain-TCP test (BENCHMARKS.md, "serve http on io_uring").
+    /// io_uring when the server can run on it (plain TCP, no --delay/--stall, no
+    /// --debug, a kernel that has it) unless `WIREBENCH_SERVER_LOOP=epoll` asks for
+    /// the epoll loop. io_uring measured 1.06x epoll's requests per server CPU-second
+    /// for serve http and no worse for serve echo (BENCHMARKS.md, "The server on
+    /// io_uring by default"). A thread whose ring is refused still runs on epoll.
     pub fn for_config(cfg: &ServerConfig) -> Machinery {
         let asked = std::env::var("WIREBENCH_SERVER_LOOP").unwrap_or_default();
-        if !asked.starts_with("uring")
+        if asked == "epoll"
             || cfg.tls.is_some()
             || cfg.pacing.active()
             || cfg.debug

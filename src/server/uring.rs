@@ -1,11 +1,11 @@
-//! One server thread on io_uring, for plain TCP (TLS, --delay/--stall and --debug run
-//! on the epoll loop, `event_loop.rs`): a multishot ACCEPT per listener, a multishot
+//! One server thread on io_uring, the default for plain TCP (TLS, --delay/--stall,
+//! --debug and `WIREBENCH_SERVER_LOOP=epoll` run on the epoll loop, `event_loop.rs`): a multishot ACCEPT per listener, a multishot
 //! RECV per connection into the thread's ring of provided buffers
 //! (`reactor::uring::BufRing`: an idle connection owns no buffer), and each reply a
 //! SEND from a buffer the thread lends the connection until the send completes.
 //! Connections are ordinary descriptors (direct ones, the ring's file table, are
-//! `WIREBENCH_SERVER_LOOP=uring-fixed`: they measured no better). Every loop turn is one io_uring_enter that submits the turn's sends
-//! and waits for completions (or the next deadline), so a request costs no system
+//! `WIREBENCH_SERVER_LOOP=uring-fixed`: they measured no better). Every loop turn is
+//! one io_uring_enter that submits the turn's sends and waits for completions (or the next deadline), so a request costs no system
 //! call of its own. Sessions are driven exactly as on the epoll loop
 //! (`ServerSession::on_bytes`, its `Reply`, `next_wake`/`on_wake`); timeouts are the
 //! same coarse tick (one pass over the connections per tick, never per request).

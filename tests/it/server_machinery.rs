@@ -1,5 +1,5 @@
-//! The server's two loops (epoll, the default; io_uring for plain TCP with
-//! `WIREBENCH_SERVER_LOOP=uring`): which one a server runs on, read from its
+//! The server's two loops (io_uring, the default for plain TCP; epoll with
+//! `WIREBENCH_SERVER_LOOP=epoll`): which one a server runs on, read from its
 //! descriptors, and that both give the same exact counts, keep every byte in order
 //! under backpressure, and keep serving others while one peer does not read.
 
@@ -8,25 +8,27 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// `wirebench serve PROTO` with `WIREBENCH_SERVER_LOOP=loop_` ("" = the default, epoll).
+/// `wirebench serve PROTO` with `WIREBENCH_SERVER_LOOP=loop_` ("" = the default, io_uring).
 fn serve(proto: &str, loop_: &str) -> (Proc, String) {
+    serve_with(proto, loop_, &[])
+}
+
+fn serve_with(proto: &str, loop_: &str, extra: &[&str]) -> (Proc, String) {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let var = format!("WIREBENCH_SERVER_LOOP={loop_}");
-    let mut p = Proc::spawn(
-        "env",
-        &[
-            &var,
-            bin(),
-            "serve",
-            proto,
-            "--listen",
-            &listen,
-            "--threads",
-            "1",
-        ],
-        false,
-    );
+    let mut args = vec![
+        var.as_str(),
+        bin(),
+        "serve",
+        proto,
+        "--listen",
+        &listen,
+        "--threads",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let mut p = Proc::spawn("env", &args, false);
     let ready = format!("wirebench serve {proto}: listening on");
     assert!(
         p.wait_line(&ready, Duration::from_secs(20)).is_some(),
@@ -110,7 +112,7 @@ fn serve_http_and_echo_run_on_io_uring_with_the_counts_of_the_epoll_loop() {
         ),
     ] {
         let mut seen = Vec::new();
-        for (loop_, kind) in [("uring", "io_uring"), ("", "eventpoll")] {
+        for (loop_, kind) in [("", "io_uring"), ("epoll", "eventpoll")] {
             let (mut p, listen) = serve(proto, loop_);
             // The banner comes before the thread has made its ring or epoll.
             let pid = p.pid();
@@ -145,6 +147,31 @@ fn serve_http_and_echo_run_on_io_uring_with_the_counts_of_the_epoll_loop() {
     }
 }
 
+#[test]
+fn a_paced_server_runs_on_the_epoll_loop_by_default() {
+    // --delay needs the epoll loop's timers per connection: io_uring is not taken.
+    let (mut p, listen) = serve_with("echo", "", &["--delay", "1ms"]);
+    let pid = p.pid();
+    assert!(
+        wait_until(Duration::from_secs(10), || anon_kinds(pid)
+            .iter()
+            .any(|k| k == "eventpoll")),
+        "{:?}",
+        anon_kinds(pid)
+    );
+    assert!(
+        !anon_kinds(pid).iter().any(|k| k == "io_uring"),
+        "{:?}",
+        anon_kinds(pid)
+    );
+    let mut c = TcpStream::connect(&listen).unwrap();
+    let msg = pseudo_random_bytes(3, 1000);
+    assert_eq!(echo_through(&mut c, &msg), msg);
+    drop(c);
+    let last = stop(&mut p);
+    assert!(last.contains("bytes in 1,000 out 1,000"), "{last}");
+}
+
 /// Writes `data` on `s` while reading what comes back; returns what came back.
 fn echo_through(s: &mut TcpStream, data: &[u8]) -> Vec<u8> {
     let mut w = s.try_clone().unwrap();
@@ -159,7 +186,7 @@ fn echo_through(s: &mut TcpStream, data: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_peer_that_stops_reading_is_paused_and_loses_no_byte_on_either_loop() {
-    for loop_ in ["uring", ""] {
+    for loop_ in ["", "epoll"] {
         let (mut p, listen) = serve("echo", loop_);
         // Fill: write without reading until the server stops taking bytes (it stopped
         // reading this connection) or 64 MiB, whichever comes first.
