@@ -241,3 +241,18 @@ pub fn flush_tls<D>(s: &mut rustls::ConnectionCommon<D>, fd: i32) -> std::io::Re
     }
     Ok(true)
 }
+
+/// Turns Nagle's algorithm off on a connected socket (best effort).
+pub fn set_nodelay(fd: i32) {
+    let one: libc::c_int = 1;
+    // SAFETY: one is a valid c_int for setsockopt to read.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            &one as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}

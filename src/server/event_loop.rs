@@ -306,7 +306,7 @@ impl<F: ServerFactory> Thread<F> {
                 continue;
             }
             if self.cfg.nodelay {
-                set_nodelay(fd);
+                socket::set_nodelay(fd);
             }
             // The sessions' clock, so a session can arm its first wake-up at once.
             let now_ns = Instant::now()
@@ -371,20 +371,6 @@ impl<F: ServerFactory> Thread<F> {
         }
         socket::close(c.fd);
         bump(&counters.closes, 1);
-    }
-}
-
-fn set_nodelay(fd: i32) {
-    let one: libc::c_int = 1;
-    // SAFETY: one is a valid c_int for setsockopt to read.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            &one as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
     }
 }
 

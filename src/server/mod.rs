@@ -1,5 +1,6 @@
 //! The shared server runtime: one thread per core, each with its own SO_REUSEPORT
-//! listeners and one raw epoll loop (`event_loop.rs`) driving sans-IO server sessions
+//! listeners and one loop (io_uring, `uring.rs`, for plain TCP; the raw epoll loop,
+//! `event_loop.rs`, otherwise: `Machinery`) driving sans-IO server sessions
 //! (`session.rs`); connection limits, TLS, timeouts, pacing, counters and shutdown.
 
 pub mod conn;
@@ -10,6 +11,7 @@ pub mod held;
 pub mod pacing;
 pub mod session;
 pub mod timeouts;
+pub mod uring;
 #[cfg(test)]
 mod wake_tests;
 
@@ -121,6 +123,41 @@ impl CpuProbe {
     }
 }
 
+/// What a server thread's loop runs on (ARCHITECTURE.md, "The reactor": chosen by
+/// measurement, BENCHMARKS.md "The server on io_uring by default").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Machinery {
+    /// The raw epoll loop (`event_loop.rs`): for TLS, --delay/--stall, --debug, a
+    /// kernel or policy without what the io_uring loop needs, and
+    /// `WIREBENCH_SERVER_LOOP=epoll`.
+    Epoll,
+    /// io_uring (`uring.rs`), the default for plain TCP; `fixed`: connections are
+    /// direct descriptors in the ring's table (`WIREBENCH_SERVER_LOOP=uring-fixed`).
+    Uring { fixed: bool },
+}
+
+impl Machinery {
+    /// io_uring when the server can run on it (plain TCP, no --delay/--stall, no
+    /// --debug, a kernel that has it) unless `WIREBENCH_SERVER_LOOP=epoll` asks for
+    /// the epoll loop. io_uring measured 1.06x epoll's requests per server CPU-second
+    /// for serve http and no worse for serve echo (BENCHMARKS.md, "The server on
+    /// io_uring by default"). A thread whose ring is refused still runs on epoll.
+    pub fn for_config(cfg: &ServerConfig) -> Machinery {
+        let asked = std::env::var("WIREBENCH_SERVER_LOOP").unwrap_or_default();
+        if asked == "epoll"
+            || cfg.tls.is_some()
+            || cfg.pacing.active()
+            || cfg.debug
+            || !crate::reactor::uring::available()
+        {
+            return Machinery::Epoll;
+        }
+        Machinery::Uring {
+            fixed: asked == "uring-fixed",
+        }
+    }
+}
+
 /// Binds the listeners (errors come back here, before anything runs) and starts the threads.
 pub fn start<F: ServerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHandle> {
     let addrs = [cfg.listen];
@@ -167,6 +204,7 @@ pub fn start_many<F: ServerFactory>(
     }
     let addr = first.ok_or_else(|| Error::usage("no address to listen on"))?;
     let factory = Arc::new(factory);
+    let machinery = Machinery::for_config(&cfg);
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
     let mut threads = Vec::new();
     let mut counters = Vec::new();
@@ -207,15 +245,23 @@ pub fn start_many<F: ServerFactory>(
                 // file (`sys::fd_table`; fdget+fput were ~2% of `serve http`'s CPU).
                 // Its connections and epoll then live only there and close with it.
                 let own = crate::sys::fd_table::own_fd_table_keeping(&mine);
-                // Said once the loop is set up (its epoll instance exists, its
-                // listeners are in it), or at once if setting it up failed.
+                // Said once the loop is set up (its epoll instance or ring exists,
+                // its listeners are armed), or at once if setting it up failed.
                 let mut report = Some((tid_tx, own.then_some(listener_fds)));
                 let mut ready = || {
                     if let Some((tx, moved)) = report.take() {
                         let _ = tx.send((crate::sys::gettid(), moved));
                     }
                 };
-                let r = event_loop::run(cfg, factory, input, &mut ready);
+                let r = match machinery {
+                    Machinery::Uring { fixed } => match uring::setup(&cfg, fixed) {
+                        Ok(ring) => uring::run(cfg, factory, input, ring, fixed, &mut ready),
+                        // Refused on this thread (a seccomp policy, a locked-memory
+                        // limit): the epoll loop serves instead, the same way.
+                        Err(_) => event_loop::run(cfg, factory, input, &mut ready),
+                    },
+                    Machinery::Epoll => event_loop::run(cfg, factory, input, &mut ready),
+                };
                 ready();
                 if let Err(e) = r {
                     eprintln!("wirebench: server thread {i} stopped: {e}");

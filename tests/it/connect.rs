@@ -163,18 +163,19 @@ fn separate_multi_process_server_returns_to_its_descriptor_baseline() {
     let pids: Vec<u32> = pid_list.split(',').map(|p| p.parse().unwrap()).collect();
     assert_eq!(pids.len(), 2);
     // A worker says it is ready once its listeners are bound, and its server thread
-    // makes its epoll instance just after: a baseline taken before that was one
-    // descriptor short (19 for a steady 20, seen under load). Wait for every worker's.
+    // makes its loop's descriptor (an io_uring ring, or an epoll instance) just after:
+    // a baseline taken before that was one descriptor short (19 for a steady 20, seen
+    // under load). Wait for every worker's.
     let set_up = wait_until(Duration::from_secs(20), || {
         pids.iter().all(|p| {
-            fd_list(&[*p])
-                .iter()
-                .any(|f| f.ends_with("anon_inode:[eventpoll]"))
+            fd_list(&[*p]).iter().any(|f| {
+                f.ends_with("anon_inode:[io_uring]") || f.ends_with("anon_inode:[eventpoll]")
+            })
         })
     });
     assert!(
         set_up,
-        "a worker has no epoll instance: {:#?}",
+        "a worker has no io_uring ring or epoll instance: {:#?}",
         fd_list(&pids)
     );
     let baseline = open_fds(&pids);

@@ -39,6 +39,7 @@ mod schema;
 mod serve_figures;
 mod serve_plan;
 mod server_idle_memory;
+mod server_machinery;
 mod server_pacing;
 mod server_timeouts;
 mod session_plugin;

@@ -1,0 +1,791 @@
+//! One server thread on io_uring, the default for plain TCP (TLS, --delay/--stall,
+//! --debug and `WIREBENCH_SERVER_LOOP=epoll` run on the epoll loop, `event_loop.rs`): a multishot ACCEPT per listener, a multishot
+//! RECV per connection into the thread's ring of provided buffers
+//! (`reactor::uring::BufRing`: an idle connection owns no buffer), and each reply a
+//! SEND from a buffer the thread lends the connection until the send completes.
+//! Connections are ordinary descriptors (direct ones, the ring's file table, are
+//! `WIREBENCH_SERVER_LOOP=uring-fixed`: they measured no better). Every loop turn is
+//! one io_uring_enter that submits the turn's sends and waits for completions (or the next deadline), so a request costs no system
+//! call of its own. Sessions are driven exactly as on the epoll loop
+//! (`ServerSession::on_bytes`, its `Reply`, `next_wake`/`on_wake`); timeouts are the
+//! same coarse tick (one pass over the connections per tick, never per request).
+
+use super::counters::{bump, ThreadCounters};
+use super::event_loop::ThreadInput;
+use super::session::{Reply, ServerFactory, ServerSession};
+use super::timeouts::{Expired, Ticker, NO_TICK};
+use super::ServerConfig;
+use crate::clock::Clock;
+use crate::net::socket;
+use crate::reactor::uring::{user_data, BufRing, KIND_SHIFT, TOKEN_MASK};
+use crate::reactor::{split, token, Slab, Timers};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const RECV: u64 = 1;
+const SEND: u64 = 2;
+const OWN: u64 = 3;
+/// OWN's numbers: the stop eventfd's read, listener `i` at `ACCEPT + i`.
+const STOP: u64 = 0;
+const ACCEPT: u64 = 1;
+/// A completion that needs nothing (a cancellation's, a shutdown's, a close's).
+const IGNORE: u64 = TOKEN_MASK;
+/// The buffer group of the thread's receive buffers.
+const BGID: u16 = 0;
+/// Largest receive buffer; --read-buffer above this is cut to it (the ring's memory is
+/// `reactor::uring::BUFFERS` times this).
+const BUFFER_CAP: usize = 64 * 1024;
+/// Reply bytes a connection may have queued behind its send in flight before it stops
+/// being read (backpressure: a peer that does not read cannot grow this further).
+const PENDING_CAP: usize = 1 << 20;
+/// How long a listener rests after its accept failed (EMFILE and friends).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+/// How often the figures are published (and the longest wait).
+const PUBLISH_EVERY: Duration = Duration::from_millis(50);
+/// Submission queue entries (the completion queue is 8x).
+const ENTRIES: u32 = 1024;
+/// Direct descriptors: at most this many connections per thread (and at most the
+/// descriptor limit, which bounds the table).
+const MAX_FILES: u64 = 1 << 20;
+
+type Figs<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
+
+struct Conn<S> {
+    fd: i32,
+    /// Tick of the last byte in or out (idle timeout).
+    last_active: u32,
+    /// Tick the request head now arriving started at (NO_TICK: not in a head).
+    head_since: u32,
+    /// The session asked to be woken then (ns on the thread's clock).
+    wake_at: Option<u64>,
+    session: S,
+    /// Input not consumed by the session yet (a partial request).
+    carry: Vec<u8>,
+    /// The buffer of the send in flight (lent by the thread's pool), and how much of
+    /// it the kernel has taken.
+    sending: Option<(Vec<u8>, usize)>,
+    /// Replies made while a send was in flight, sent in order after it.
+    queued: Vec<u8>,
+    /// The multishot receive is armed.
+    receiving: bool,
+    /// Stop reading until the queued replies are out (`PENDING_CAP`).
+    paused: bool,
+    /// The session stopped early (`Reply::More`) at the cap: go on with `carry` once
+    /// the replies owed are out, before reading more.
+    more: bool,
+    /// The connection ends once its replies are out (the session asked).
+    closing: bool,
+    /// Shut down: waiting for its operations in flight to finish before close(2).
+    dead: bool,
+}
+
+struct Thread<F: ServerFactory> {
+    cfg: ServerConfig,
+    factory: Arc<F>,
+    /// What this thread's sessions share (`ServerFactory::Thread`).
+    shared: F::Thread,
+    listeners: Vec<std::net::TcpListener>,
+    conns: Slab<Conn<F::Session>>,
+    counters: Arc<ThreadCounters>,
+    figures: Figs<F>,
+    dirty: bool,
+    /// Sessions append replies here; cleared before each call.
+    out: Vec<u8>,
+    /// Send buffers not lent to any connection (reused: no allocation per reply).
+    pool: Vec<Vec<u8>>,
+    /// Entries made during a turn, pushed to the ring before its enter.
+    sqes: Vec<squeue::Entry>,
+    /// Session wake-ups (ns on `clock`); stale entries are skipped when they fire.
+    timers: Timers,
+    clock: Clock,
+    /// Timeouts (and their tick), when any is on.
+    ticker: Option<Ticker>,
+    tick: u32,
+    heads: bool,
+    next_tick: Option<Instant>,
+    /// Listeners whose accept ended in an error, re-armed at `rearm_at`.
+    rearm: Vec<usize>,
+    rearm_at: Option<Instant>,
+    /// Connections are direct descriptors (the ring's file table), not the process's.
+    fixed: bool,
+    /// Connections whose timeouts passed this tick (kept to reuse its memory).
+    expired: Vec<(u64, Expired)>,
+}
+
+/// A thread's ring and receive buffers, made before the loop takes its listeners, so
+/// that a kernel or a seccomp policy that refuses them leaves the thread on the epoll
+/// loop (`server::start_many`). Fields drop in order: the ring (its requests end)
+/// before the buffers they wrote to.
+pub struct Ring {
+    ring: IoUring,
+    bufs: BufRing,
+}
+
+/// Makes a server thread's ring (single issuer: call it on the thread that runs it).
+pub fn setup(cfg: &ServerConfig, fixed: bool) -> std::io::Result<Ring> {
+    let ring = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_cqsize(ENTRIES * 8)
+        .build(ENTRIES)?;
+    let bufs = BufRing::new(&ring, cfg.read_buffer.clamp(1, BUFFER_CAP), BGID)?;
+    if fixed {
+        let n = crate::sys::raise_nofile_limit().clamp(64, MAX_FILES) as u32;
+        ring.submitter().register_files_sparse(n)?;
+    }
+    Ok(Ring { ring, bufs })
+}
+
+/// Runs one server thread on `ring` until it is told to stop; `ready` is called once
+/// its stop read and its listeners' accepts are submitted, before the first wait.
+pub fn run<F: ServerFactory>(
+    cfg: ServerConfig,
+    factory: Arc<F>,
+    input: ThreadInput<Figs<F>>,
+    ring: Ring,
+    fixed: bool,
+    ready: &mut dyn FnMut(),
+) -> std::io::Result<()> {
+    let Ring { mut ring, mut bufs } = ring;
+    if fixed && cfg.nodelay {
+        // Accepted connections inherit it (no setsockopt on a direct descriptor).
+        for l in &input.listeners {
+            socket::set_nodelay(l.as_raw_fd());
+        }
+    }
+    let start = Instant::now();
+    let ticker = cfg
+        .timeouts
+        .any()
+        .then(|| Ticker::new(&cfg.timeouts, cfg.timeouts.tick(), start));
+    let mut t = Thread {
+        shared: factory.thread_state(),
+        factory,
+        listeners: input.listeners,
+        conns: Slab::new(),
+        counters: input.counters,
+        figures: Default::default(),
+        dirty: false,
+        out: Vec::new(),
+        pool: Vec::new(),
+        sqes: Vec::new(),
+        timers: Timers::default(),
+        // Time zero is the pacing epoch, the sessions' clock.
+        clock: Clock::since(cfg.pacing.epoch),
+        ticker,
+        tick: 0,
+        heads: cfg.timeouts.header.is_some(),
+        next_tick: ticker.map(|k| k.instant_of(1)),
+        rearm: Vec::new(),
+        rearm_at: None,
+        fixed,
+        expired: Vec::new(),
+        cfg,
+    };
+    let mut stop_buf = [0u8; 8];
+    t.sqes.push(
+        opcode::Read::new(types::Fd(input.stop_fd), stop_buf.as_mut_ptr(), 8)
+            .build()
+            .user_data(user_data(OWN, STOP)),
+    );
+    for i in 0..t.listeners.len() {
+        t.arm_accept(i);
+    }
+    // Armed before `ready`: once it is said, every listener has an accept in the kernel.
+    let r = t
+        .push_all(&mut ring)
+        .and_then(|()| ring.submit().map(drop))
+        .and_then(|()| {
+            ready();
+            t.turns(&mut ring, &mut bufs, &input.figures)
+        });
+    // Shutdown: every connection is closed (and counted), the figures published.
+    let all: Vec<u64> = t.conns.tokens().collect();
+    for tok in all {
+        if let Some(c) = t.conns.remove(tok) {
+            // Direct descriptors close with the ring, below.
+            if !t.fixed {
+                socket::close(c.fd);
+            }
+            bump(&t.counters.closes, 1);
+        }
+    }
+    publish(&input.figures, &t.figures);
+    // The ring goes first: its requests end before the buffers they wrote to.
+    drop(ring);
+    drop(bufs);
+    r
+}
+
+fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
+    if let Ok(mut g) = to.lock() {
+        *g = f.clone();
+    }
+}
+
+impl<F: ServerFactory> Thread<F> {
+    /// Turns until the stop eventfd is read: each submits what the last one queued and
+    /// waits for completions or the next deadline.
+    fn turns(
+        &mut self,
+        ring: &mut IoUring,
+        bufs: &mut BufRing,
+        published: &Mutex<Figs<F>>,
+    ) -> std::io::Result<()> {
+        let mut next_publish = Instant::now() + PUBLISH_EVERY;
+        let mut cqes: Vec<(u64, i32, u32)> = Vec::with_capacity((ENTRIES * 8) as usize);
+        loop {
+            self.push_all(ring)?;
+            let now = Instant::now();
+            let mut wake = next_publish;
+            for d in [self.next_tick, self.rearm_at].into_iter().flatten() {
+                wake = wake.min(d);
+            }
+            if let Some(ns) = self.timers.next() {
+                wake = wake.min(self.clock.instant_at(ns));
+            }
+            let ts = types::Timespec::from(wake.saturating_duration_since(now));
+            let args = types::SubmitArgs::new().timespec(&ts);
+            match ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(k) = &self.ticker {
+                // Connections stamp their activity with the tick of this turn.
+                self.tick = k.at(Instant::now());
+            }
+            cqes.clear();
+            cqes.extend(
+                ring.completion()
+                    .map(|c| (c.user_data(), c.result(), c.flags())),
+            );
+            let mut gave = false;
+            for &(ud, res, flags) in &cqes {
+                let what = ud & TOKEN_MASK;
+                match ud >> KIND_SHIFT {
+                    RECV => {
+                        let bid = cqueue::buffer_select(flags);
+                        self.on_recv(what, res, bid, flags, bufs);
+                        if let Some(bid) = bid {
+                            bufs.give(bid);
+                            gave = true;
+                        }
+                    }
+                    SEND => self.on_send(what, res),
+                    _ if what == STOP => return Ok(()),
+                    _ if what == IGNORE => {}
+                    _ => self.on_accept((what - ACCEPT) as usize, res, flags),
+                }
+            }
+            if gave {
+                bufs.publish();
+            }
+            let now = Instant::now();
+            let now_ns = self.clock.ns_of(now);
+            while let Some((_, slot, gen)) = self.timers.pop_due(now_ns) {
+                self.on_timer(token(slot, gen), now_ns);
+            }
+            if let (Some(at), Some(k)) = (self.next_tick, self.ticker) {
+                if now >= at {
+                    self.check_deadlines(&k);
+                    self.next_tick = Some(k.instant_of(self.tick + 1));
+                }
+            }
+            if self.rearm_at.is_some_and(|at| now >= at) {
+                self.rearm_at = None;
+                for i in std::mem::take(&mut self.rearm) {
+                    self.arm_accept(i);
+                }
+            }
+            if now >= next_publish {
+                if self.dirty {
+                    publish(published, &self.figures);
+                    self.dirty = false;
+                }
+                next_publish = now + PUBLISH_EVERY;
+            }
+        }
+    }
+
+    /// One pass over the connections per tick: head and idle timeouts.
+    fn check_deadlines(&mut self, k: &Ticker) {
+        let now = self.tick;
+        let mut expired = std::mem::take(&mut self.expired);
+        for (tok, c) in self.conns.iter() {
+            if c.dead {
+                continue;
+            }
+            if let Some(e) = k.expired(now, c.head_since, c.last_active, true) {
+                expired.push((tok, e));
+            }
+        }
+        for (tok, e) in expired.drain(..) {
+            match e {
+                Expired::Header => bump(&self.counters.header_timeouts, 1),
+                Expired::Idle => bump(&self.counters.idle_timeouts, 1),
+            }
+            self.kill(tok);
+        }
+        self.expired = expired;
+    }
+
+    /// A session wake-up that is due: what it makes goes out after any replies owed.
+    fn on_timer(&mut self, tok: u64, now_ns: u64) {
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        match c.wake_at {
+            Some(ns) if ns <= now_ns && !c.dead && !c.closing => {}
+            _ => return,
+        }
+        c.wake_at = None;
+        self.out.clear();
+        c.session.on_wake(now_ns, &mut self.out, &mut self.figures);
+        self.dirty = true;
+        self.send_out(tok);
+        self.arm_wake(tok);
+    }
+
+    /// Asks the session when it wants waking and arms a timer if that changed.
+    fn arm_wake(&mut self, tok: u64) {
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        let want = c.session.next_wake();
+        if want == c.wake_at {
+            return;
+        }
+        c.wake_at = want;
+        if let Some(ns) = want {
+            let (slot, gen) = split(tok);
+            self.timers.arm(ns, slot, gen);
+        }
+    }
+
+    /// Sends `out` on connection `tok`, or queues it behind the send in flight.
+    fn send_out(&mut self, tok: u64) {
+        if self.out.is_empty() {
+            return;
+        }
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        if c.sending.is_some() {
+            c.queued.extend_from_slice(&self.out);
+            return;
+        }
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b.extend_from_slice(&self.out);
+        self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
+        c.sending = Some((b, 0));
+    }
+
+    fn push_all(&mut self, ring: &mut IoUring) -> std::io::Result<()> {
+        let mut at = 0;
+        while at < self.sqes.len() {
+            // SAFETY: every entry points at memory that outlives its operation: a
+            // connection's send buffer is kept until its completion, receive buffers
+            // are the ring's, the stop read's buffer lives in `run`.
+            let pushed = unsafe {
+                let mut sq = ring.submission();
+                let mut n = 0;
+                for e in &self.sqes[at..] {
+                    if sq.push(e).is_err() {
+                        break;
+                    }
+                    n += 1;
+                }
+                n
+            };
+            at += pushed;
+            if at < self.sqes.len() {
+                ring.submit()?;
+            }
+        }
+        self.sqes.clear();
+        Ok(())
+    }
+
+    fn arm_accept(&mut self, i: usize) {
+        if let Some(l) = self.listeners.get(i) {
+            self.sqes.push(
+                opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
+                    // A direct descriptor is in no process's table: no CLOEXEC (EINVAL).
+                    .flags(if self.fixed {
+                        libc::SOCK_NONBLOCK
+                    } else {
+                        libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC
+                    })
+                    .allocate_file_index(self.fixed)
+                    .build()
+                    .user_data(user_data(OWN, ACCEPT + i as u64)),
+            );
+        }
+    }
+
+    fn arm_recv(&mut self, tok: u64, fd: i32) {
+        let e = if self.fixed {
+            opcode::RecvMulti::new(types::Fixed(fd as u32), BGID).build()
+        } else {
+            opcode::RecvMulti::new(types::Fd(fd), BGID).build()
+        };
+        self.sqes.push(e.user_data(user_data(RECV, tok)));
+    }
+
+    fn on_accept(&mut self, which: usize, res: i32, flags: u32) {
+        if !cqueue::more(flags) {
+            if res < 0 {
+                // Out of descriptors (or worse): rest instead of spinning on accept.
+                self.rearm_at = Some(Instant::now() + ACCEPT_BACKOFF);
+                self.rearm.push(which);
+                return;
+            }
+            self.arm_accept(which);
+        }
+        if res < 0 {
+            return;
+        }
+        let fd = res;
+        let counters = &self.counters;
+        bump(&counters.accepts, 1);
+        let active = counters.accepts.load(Relaxed) - counters.closes.load(Relaxed);
+        let max = self.cfg.max_conns_per_thread;
+        if max > 0 && active as usize > max {
+            bump(&counters.rejected, 1);
+            bump(&counters.closes, 1);
+            self.close_fd(fd);
+            return;
+        }
+        if self.cfg.nodelay && !self.fixed {
+            socket::set_nodelay(fd);
+        }
+        // The sessions' clock, so a session can arm its first wake-up at once.
+        let now_ns = self.clock.now_ns();
+        let session = self.factory.session_in(&self.shared, now_ns);
+        let head_since = if self.heads && session.in_head(0) {
+            self.tick
+        } else {
+            NO_TICK
+        };
+        let tok = self.conns.insert(Conn {
+            fd,
+            last_active: self.tick,
+            head_since,
+            wake_at: None,
+            session,
+            carry: Vec::new(),
+            sending: None,
+            queued: Vec::new(),
+            receiving: true,
+            paused: false,
+            more: false,
+            closing: false,
+            dead: false,
+        });
+        self.arm_recv(tok, fd);
+        self.arm_wake(tok);
+    }
+
+    fn on_recv(&mut self, tok: u64, res: i32, bid: Option<u16>, flags: u32, bufs: &BufRing) {
+        let more = cqueue::more(flags);
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        if !more {
+            c.receiving = false;
+        }
+        if c.dead {
+            self.maybe_free(tok);
+            return;
+        }
+        if res == -libc::ENOBUFS {
+            // The ring ran dry this turn: read again once the buffers are back.
+            if !c.receiving && !c.paused {
+                c.receiving = true;
+                let fd = c.fd;
+                self.arm_recv(tok, fd);
+            }
+            return;
+        }
+        if res == -libc::ECANCELED && c.paused {
+            // Stopped for backpressure: re-armed once the replies owed are out.
+            return;
+        }
+        if res == 0 && c.sending.is_some() {
+            // The peer is done sending; the replies already made still go out.
+            c.closing = true;
+            return;
+        }
+        if res <= 0 {
+            self.kill(tok);
+            return;
+        }
+        let Some(bid) = bid else {
+            self.kill(tok);
+            return;
+        };
+        let n = res as usize;
+        c.last_active = self.tick;
+        bump(&self.counters.reads, 1);
+        bump(&self.counters.bytes_in, n as u64);
+        let data = bufs.data(bid, n);
+        self.feed(tok, data);
+        if let Some(c) = self.conns.get_mut(tok) {
+            if !c.receiving && !c.paused && !c.closing && !c.dead {
+                c.receiving = true;
+                let fd = c.fd;
+                self.arm_recv(tok, fd);
+            }
+        }
+    }
+
+    /// Runs the session over `fresh` (after what it left last time) and sends its replies.
+    fn feed(&mut self, tok: u64, fresh: &[u8]) {
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        if c.closing {
+            return;
+        }
+        let mut carry = std::mem::take(&mut c.carry);
+        if !carry.is_empty() {
+            carry.extend_from_slice(fresh);
+        }
+        let mut at = 0;
+        loop {
+            let input: &[u8] = if carry.is_empty() {
+                &fresh[at..]
+            } else {
+                &carry[at..]
+            };
+            self.out.clear();
+            let reply = c.session.on_bytes(input, &mut self.out, &mut self.figures);
+            self.dirty = true;
+            let answered = c.session.take_requests();
+            if answered > 0 {
+                bump(&self.counters.requests, answered);
+            }
+            let (used, again) = match reply {
+                Reply::Consumed(u) => (u.min(input.len()), false),
+                Reply::Reflect(u) => {
+                    let u = u.min(input.len());
+                    self.out.clear();
+                    self.out.extend_from_slice(&input[..u]);
+                    (u, false)
+                }
+                Reply::Close => {
+                    c.closing = true;
+                    (input.len(), false)
+                }
+                Reply::TooLarge => {
+                    bump(&self.counters.too_large, 1);
+                    c.closing = true;
+                    (input.len(), false)
+                }
+                Reply::More(u) => {
+                    let u = u.min(input.len());
+                    (u, u < input.len())
+                }
+            };
+            at += used;
+            if !self.out.is_empty() {
+                if c.sending.is_some() {
+                    c.queued.extend_from_slice(&self.out);
+                } else {
+                    let mut b = self.pool.pop().unwrap_or_default();
+                    b.clear();
+                    b.extend_from_slice(&self.out);
+                    self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
+                    c.sending = Some((b, 0));
+                }
+            }
+            if !again || c.closing {
+                break;
+            }
+            if c.queued.len() > PENDING_CAP {
+                // Enough owed: the rest waits in `carry` until the replies are out.
+                c.more = true;
+                break;
+            }
+        }
+        let rest_len = if carry.is_empty() {
+            fresh.len()
+        } else {
+            carry.len()
+        };
+        if !c.closing && at < rest_len {
+            if carry.is_empty() {
+                carry.extend_from_slice(&fresh[at..]);
+            } else {
+                carry.drain(..at);
+            }
+            c.carry = carry;
+        }
+        if self.heads {
+            c.head_since = if !c.session.in_head(c.carry.len()) {
+                NO_TICK
+            } else if c.head_since == NO_TICK {
+                self.tick
+            } else {
+                c.head_since
+            };
+        }
+        if c.queued.len() > PENDING_CAP && !c.paused {
+            c.paused = true;
+            if c.receiving {
+                self.sqes.push(
+                    opcode::AsyncCancel::new(user_data(RECV, tok))
+                        .build()
+                        .user_data(user_data(OWN, IGNORE)),
+                );
+            }
+        }
+        if c.closing {
+            if c.sending.is_none() {
+                self.kill(tok);
+            }
+            return;
+        }
+        self.arm_wake(tok);
+    }
+
+    fn on_send(&mut self, tok: u64, res: i32) {
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        let Some((mut b, at)) = c.sending.take() else {
+            return;
+        };
+        if c.dead || res <= 0 {
+            self.pool.push(b);
+            if !c.dead {
+                self.kill(tok);
+            } else {
+                self.maybe_free(tok);
+            }
+            return;
+        }
+        let at = at + res as usize;
+        c.last_active = self.tick;
+        bump(&self.counters.bytes_out, res as u64);
+        if at < b.len() {
+            self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, at));
+            c.sending = Some((b, at));
+            return;
+        }
+        if c.queued.is_empty() {
+            self.pool.push(b);
+        } else {
+            // The queued replies go next, in the buffer just freed.
+            b.clear();
+            std::mem::swap(&mut b, &mut c.queued);
+            if c.queued.capacity() > PENDING_CAP {
+                c.queued = Vec::new();
+            }
+            self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
+            c.sending = Some((b, 0));
+            return;
+        }
+        if c.closing {
+            self.kill(tok);
+            return;
+        }
+        if std::mem::take(&mut c.more) {
+            self.feed(tok, &[]);
+            match self.conns.get_mut(tok) {
+                Some(c) if c.sending.is_none() => {}
+                _ => return,
+            }
+        }
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        if c.paused {
+            c.paused = false;
+            if !c.receiving {
+                c.receiving = true;
+                let fd = c.fd;
+                self.arm_recv(tok, fd);
+            }
+        }
+    }
+
+    /// Ends a connection: shut down (so its receive completes), closed and freed once
+    /// nothing of it is in flight.
+    fn kill(&mut self, tok: u64) {
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        if !c.dead {
+            c.dead = true;
+            let fd = c.fd;
+            if c.receiving {
+                // A peer that keeps sending would keep a shut-down receive going: end it,
+                // so the close comes (with a reset if bytes are left unread).
+                self.sqes.push(
+                    opcode::AsyncCancel::new(user_data(RECV, tok))
+                        .build()
+                        .user_data(user_data(OWN, IGNORE)),
+                );
+            }
+            if self.fixed {
+                self.sqes.push(
+                    opcode::Shutdown::new(types::Fixed(fd as u32), libc::SHUT_RDWR)
+                        .build()
+                        .user_data(user_data(OWN, IGNORE)),
+                );
+                // Shut down at the next enter: nothing completes before it.
+                return;
+            }
+            // SAFETY: the connection's own descriptor, still open.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
+        self.maybe_free(tok);
+    }
+
+    fn maybe_free(&mut self, tok: u64) {
+        let Some(c) = self.conns.get_mut(tok) else {
+            return;
+        };
+        if c.receiving || c.sending.is_some() {
+            return;
+        }
+        if let Some(c) = self.conns.remove(tok) {
+            self.close_fd(c.fd);
+            bump(&self.counters.closes, 1);
+        }
+    }
+
+    fn close_fd(&mut self, fd: i32) {
+        if self.fixed {
+            self.sqes.push(
+                opcode::Close::new(types::Fixed(fd as u32))
+                    .build()
+                    .user_data(user_data(OWN, IGNORE)),
+            );
+        } else {
+            socket::close(fd);
+        }
+    }
+}
+
+fn send_entry(fixed: bool, tok: u64, fd: i32, b: &[u8], at: usize) -> squeue::Entry {
+    let rest = &b[at..];
+    let e = if fixed {
+        opcode::Send::new(types::Fixed(fd as u32), rest.as_ptr(), rest.len() as u32)
+    } else {
+        opcode::Send::new(types::Fd(fd), rest.as_ptr(), rest.len() as u32)
+    };
+    e.flags(libc::MSG_NOSIGNAL)
+        .build()
+        .user_data(user_data(SEND, tok))
+}
