@@ -15,6 +15,7 @@ pub mod pending;
 pub mod slab;
 pub mod timers;
 pub mod transport;
+pub mod uring_load;
 
 pub use self::core::{Reactor, Stop};
 pub use handler::Handler;
