@@ -60,6 +60,14 @@ enum Drive {
     Now,
 }
 
+/// What an io_uring receive completion handed a slot (`Conn::on_recv`).
+#[derive(Clone, Copy)]
+enum Given<'a> {
+    Data(&'a [u8]),
+    Eof,
+    Failed(ErrorKind),
+}
+
 /// Reads in a row before the other connections of the worker get a turn.
 const FAIRNESS_ROUNDS: u32 = 32;
 const FIRST_BACKOFF_MS: u16 = 10;
@@ -261,7 +269,7 @@ impl<S: ClientSession> Conn<S> {
     }
 
     /// The slot's run is over: what is still unanswered stays in flight.
-    fn retire<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+    fn retire<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
         if let Some(b) = self.busy.take() {
             for r in &b.inflight {
                 ctx.stats.phase(r.measured).in_flight += 1;
@@ -271,7 +279,7 @@ impl<S: ClientSession> Conn<S> {
             }
             ctx.busy.give(b);
         }
-        self.drop_socket(ctx);
+        self.drop_socket(slot, ctx);
         self.settle_attempt(ctx);
         self.session = None;
         self.state = State::Done;
@@ -303,14 +311,23 @@ impl<S: ClientSession> Conn<S> {
 
     /// Without retries (LoadSpec::attempts.retry), an established connection that
     /// ended is tallied as lost by kind and its slot's run is over.
-    fn lost<F: SessionFactory<Session = S>>(&mut self, kind: ErrorKind, ctx: &mut Ctx<F>) {
+    fn lost<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        kind: ErrorKind,
+        ctx: &mut Ctx<F>,
+    ) {
         self.abandon(kind, ctx);
         self.refund(ctx);
         ctx.stats.conns.lost(kind);
-        self.retire(ctx);
+        self.retire(slot, ctx);
     }
 
-    fn drop_socket<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+    fn drop_socket<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        if let Some(u) = ctx.uring.as_mut() {
+            // Before the close: what io_uring holds on this socket is let go.
+            u.forget(slot, self.gen);
+        }
         if self.fd >= 0 {
             socket::close(self.fd);
             self.fd = -1;
@@ -367,7 +384,7 @@ impl<S: ClientSession> Conn<S> {
             }
         } else {
             if ctx.stopping || ctx.deadline_ns.is_some_and(|d| now >= d) || ctx.budget == Some(0) {
-                return self.retire(ctx);
+                return self.retire(slot, ctx);
             }
         }
         if !ctx.admission.try_start(now) {
@@ -377,7 +394,7 @@ impl<S: ClientSession> Conn<S> {
         if !ctx.batch() {
             if let Some(n) = ctx.per_connection {
                 if !self.claim(ctx, n) {
-                    return self.retire(ctx);
+                    return self.retire(slot, ctx);
                 }
             }
         }
@@ -405,8 +422,17 @@ impl<S: ClientSession> Conn<S> {
             Err(e) => return self.connect_failed(slot, ctx, e),
         };
         self.fd = fd;
-        let events = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
-        if let Err(e) = ctx.epoll.add(fd, events, key(slot, self.gen)) {
+        if let Some(u) = ctx.uring.as_mut() {
+            // On io_uring the connect's end comes as a poll completion; nothing else of
+            // this socket goes through epoll.
+            if !done {
+                u.arm_poll(slot, self.gen, fd);
+            }
+        } else if let Err(e) = ctx.epoll.add(
+            fd,
+            (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+            key(slot, self.gen),
+        ) {
             let err = ctx.spec.connector.failed(ErrorKind::ConnectFailed, e);
             return self.connect_failed(slot, ctx, err);
         }
@@ -446,6 +472,65 @@ impl<S: ClientSession> Conn<S> {
             State::Opening | State::Closing => self.exchange(slot, ctx, false),
             State::Running => self.pump_after(slot, events, ctx),
             State::Waiting | State::Parked | State::Done => {}
+        }
+    }
+
+    /// io_uring: a receive completion of this connection (`res` bytes in `data`, 0:
+    /// end of stream, < 0: -errno).
+    pub fn on_recv<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        res: i32,
+        data: &[u8],
+        ctx: &mut Ctx<F>,
+    ) {
+        let given = match res {
+            1.. => Given::Data(data),
+            0 => Given::Eof,
+            _ => Given::Failed(ErrorKind::from_io(&std::io::Error::from_raw_os_error(-res))),
+        };
+        match self.state {
+            State::Running => self.drive(slot, 0, Drive::Turn, Some(given), ctx),
+            State::Opening | State::Closing => match given {
+                Given::Data(d) => {
+                    work(&mut self.busy, &mut ctx.busy)
+                        .input
+                        .extend_from_slice(d);
+                    if self.input().len() > MAX_READ_BUFFER {
+                        let opening = self.state == State::Opening;
+                        let e = ConnectError {
+                            kind: ErrorKind::TooLarge,
+                            detail: format!(
+                                "the server sent more than {MAX_READ_BUFFER} bytes during a handshake"
+                            ),
+                            errno: 0,
+                        };
+                        return self.exchange_failed(slot, ctx, opening, e);
+                    }
+                    self.exchange(slot, ctx, true)
+                }
+                // The socket itself says what ended it (a read after the end).
+                _ => self.exchange(slot, ctx, false),
+            },
+            _ => {}
+        }
+    }
+
+    /// io_uring: a send of this slot completed (`res` bytes, or -errno).
+    pub fn on_sent<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        res: i32,
+        ctx: &mut Ctx<F>,
+    ) {
+        let live = (self.fd >= 0).then_some((self.gen, self.fd));
+        let Some(u) = ctx.uring.as_mut() else {
+            return;
+        };
+        if let Err(k) = u.sent(slot, res, live) {
+            if self.state == State::Running {
+                self.end(slot, ctx, End::Failed(k));
+            }
         }
     }
 
@@ -490,7 +575,7 @@ impl<S: ClientSession> Conn<S> {
     /// The stop flag was seen: a slot waiting to start ends now, a running one drains.
     pub fn on_stop<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
         match self.state {
-            State::Waiting if !ctx.batch() => self.retire(ctx),
+            State::Waiting if !ctx.batch() => self.retire(slot, ctx),
             State::Running => self.pump(slot, ctx),
             _ => {}
         }
@@ -521,6 +606,9 @@ impl<S: ClientSession> Conn<S> {
         match ctx.spec.connector.tls_session() {
             None => {
                 self.count_connection(ctx);
+                if let Some(u) = ctx.uring.as_mut() {
+                    u.arm_recv(slot, self.gen, self.fd);
+                }
                 self.start_exchange(slot, ctx, State::Opening)
             }
             Some(Ok(s)) => {
@@ -633,7 +721,7 @@ impl<S: ClientSession> Conn<S> {
             } else {
                 session.close(input, &mut ctx.out, figures, count)
             };
-            if let Err(k) = self.send(ctx) {
+            if let Err(k) = self.send(slot, ctx) {
                 let e = fail(ErrorKind::ConnectFailed, format!("{what}: {}", k.name()));
                 return self.exchange_failed(slot, ctx, opening, e);
             }
@@ -700,7 +788,7 @@ impl<S: ClientSession> Conn<S> {
         // A connection's first requests go before its first read, as they always did:
         // what the peer sends right after the handshake (an error, a close) then meets
         // them in flight and is counted against them.
-        self.drive(slot, 0, Drive::Now, ctx);
+        self.drive(slot, 0, Drive::Now, None, ctx);
     }
 
     /// A plain connection of a hold plan, just opened, with nothing to send and no
@@ -719,7 +807,7 @@ impl<S: ClientSession> Conn<S> {
         ctx: &mut Ctx<F>,
         e: ConnectError,
     ) {
-        self.drop_socket(ctx);
+        self.drop_socket(slot, ctx);
         self.refund(ctx);
         self.settle_attempt(ctx);
         // Requests never went out on it; nothing is in flight.
@@ -734,7 +822,7 @@ impl<S: ClientSession> Conn<S> {
             return self.park(ctx);
         }
         if !ctx.spec.attempts.retry {
-            return self.retire(ctx);
+            return self.retire(slot, ctx);
         }
         let never_connected = ctx.stats.warmup.connections + ctx.stats.measured.connections == 0;
         // A slot that cannot connect for a whole timeout gives up, so a dead target ends
@@ -745,7 +833,7 @@ impl<S: ClientSession> Conn<S> {
         if failing >= ctx.timeout_ns
             || (refused && never_connected && failing >= NOTHING_LISTENS.as_nanos() as u64)
         {
-            return self.retire(ctx);
+            return self.retire(slot, ctx);
         }
         self.back_off(slot, now, ctx);
     }
@@ -766,12 +854,12 @@ impl<S: ClientSession> Conn<S> {
 
     /// After the goodbye (or its failure): the next connection, if the policy says so.
     fn after_close<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
-        self.drop_socket(ctx);
+        self.drop_socket(slot, ctx);
         if ctx.batch() {
             return self.park(ctx);
         }
         if ctx.per_connection.is_none() {
-            return self.retire(ctx);
+            return self.retire(slot, ctx);
         }
         self.backoff_ms = FIRST_BACKOFF_MS;
         self.begin(slot, ctx);
@@ -835,8 +923,8 @@ impl<S: ClientSession> Conn<S> {
         match end {
             End::Done => self.done(slot, ctx),
             End::Cut => {
-                self.drop_socket(ctx);
-                self.retire(ctx)
+                self.drop_socket(slot, ctx);
+                self.retire(slot, ctx)
             }
             End::Reconnect | End::Failed(_) => {
                 let kind = match end {
@@ -844,11 +932,11 @@ impl<S: ClientSession> Conn<S> {
                     _ => ErrorKind::Closed,
                 };
                 if !ctx.spec.attempts.retry && !ctx.batch() {
-                    return self.lost(kind, ctx);
+                    return self.lost(slot, kind, ctx);
                 }
                 self.abandon(kind, ctx);
                 self.refund(ctx);
-                self.drop_socket(ctx);
+                self.drop_socket(slot, ctx);
                 if ctx.batch() {
                     return self.park(ctx);
                 }
@@ -884,9 +972,9 @@ impl<S: ClientSession> Conn<S> {
     }
 
     /// Batch plans: the last round is over.
-    pub fn finish<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+    pub fn finish<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
         if self.state != State::Done {
-            self.retire(ctx);
+            self.retire(slot, ctx);
         }
     }
 
@@ -1019,7 +1107,15 @@ impl<S: ClientSession> Conn<S> {
     }
 
     /// Writes what was encoded (and what waited); keeps what the socket did not take.
-    fn send<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) -> Result<(), ErrorKind> {
+    fn send<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+    ) -> Result<(), ErrorKind> {
+        if let (Some(u), None) = (ctx.uring.as_mut(), self.tls.as_ref()) {
+            // On io_uring: a SEND at the turn's enter, from the slot's own buffer.
+            return u.send(slot, self.gen, self.fd, &mut ctx.out);
+        }
         if !ctx.out.is_empty() {
             if self.output_empty() {
                 let n = transport::write(self.fd, self.tls.as_deref_mut(), &ctx.out)?;
@@ -1069,7 +1165,7 @@ impl<S: ClientSession> Conn<S> {
         events: u32,
         ctx: &mut Ctx<F>,
     ) {
-        self.drive(slot, events, Drive::Turn, ctx)
+        self.drive(slot, events, Drive::Turn, None, ctx)
     }
 
     /// The end of the loop turn in which this slot's sends were held back (`Ctx::pending`):
@@ -1077,7 +1173,7 @@ impl<S: ClientSession> Conn<S> {
     /// (to EAGAIN, or it is on the ready list), so it is not read again here.
     pub fn on_flush<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
         if self.state == State::Running {
-            self.drive(slot, 0, Drive::Flush, ctx)
+            self.drive(slot, 0, Drive::Flush, None, ctx)
         }
     }
 
@@ -1087,8 +1183,12 @@ impl<S: ClientSession> Conn<S> {
         slot: u32,
         events: u32,
         how: Drive,
+        mut given: Option<Given<'_>>,
         ctx: &mut Ctx<F>,
     ) {
+        // On io_uring a socket is never read here: its bytes come as receive
+        // completions (`given`).
+        let uring = ctx.uring.is_some() && self.tls.is_none();
         let hup = events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
         let mut now = ctx.now();
         let mut rounds = 0;
@@ -1096,7 +1196,7 @@ impl<S: ClientSession> Conn<S> {
         // drained, and bytes arriving later raise a new edge, so it is not read again
         // only to hear EAGAIN (a system call per wake-up saved). A TLS session may hold
         // decrypted bytes: it is read until it says so.
-        let mut drained = how == Drive::Flush;
+        let mut drained = how == Drive::Flush || uring;
         loop {
             let late = self
                 .oldest()
@@ -1121,7 +1221,7 @@ impl<S: ClientSession> Conn<S> {
                 ctx.pending.mark(slot);
             } else {
                 self.fill(now, ctx);
-                if let Err(k) = self.send(ctx) {
+                if let Err(k) = self.send(slot, ctx) {
                     return self.end(slot, ctx, End::Failed(k));
                 }
             }
@@ -1137,17 +1237,22 @@ impl<S: ClientSession> Conn<S> {
 
             let mut progressed = false;
             let mut rbuf = std::mem::take(&mut ctx.rbuf);
-            let got = if drained {
-                Input::Nothing
-            } else {
-                transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf)
+            let (got, fresh) = match given.take() {
+                Some(Given::Data(d)) => (Input::Data(d.len()), Some(d)),
+                Some(Given::Eof) => (Input::Eof, None),
+                Some(Given::Failed(k)) => (Input::Failed(k), None),
+                None if drained => (Input::Nothing, None),
+                None => (
+                    transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf),
+                    None,
+                ),
             };
             let end = match got {
                 Input::Data(n) => {
-                    drained = !hup && self.tls.is_none() && n < rbuf.len();
+                    drained = uring || (!hup && self.tls.is_none() && n < rbuf.len());
                     progressed = true;
                     now = ctx.now();
-                    self.consume(&rbuf[..n], now, ctx)
+                    self.consume(fresh.unwrap_or(&rbuf[..n]), now, ctx)
                 }
                 Input::Nothing => None,
                 Input::Eof => {

@@ -14,6 +14,7 @@ pub mod refill;
 pub mod session;
 mod tally;
 pub mod transport;
+mod uring_slots;
 pub mod worker;
 
 pub use admission::Attempts;

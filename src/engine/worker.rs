@@ -13,8 +13,10 @@ use super::WorkerReport;
 use super::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
+use crate::reactor::uring_load::{self, UringHandler, UringReactor, GEN_MASK};
 use crate::reactor::{split, Handler, Pending, Reactor, Stop, Timers};
 use crate::stats::{Snapshot, WorkerStats};
+use io_uring::squeue;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -94,7 +96,21 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         admission: Admission::new(&spec.attempts, spec.threads),
         released: spec.release.is_none(),
         unsettled: n,
+        uring: None,
     };
+    // io_uring where asked for and it applies (plain TCP, closed loop, requests with
+    // replies; a hold plan is connect's), and the kernel gives a ring; else epoll.
+    let on_uring = uring_load::wanted()
+        && spec.connector.tls.is_none()
+        && spec.rate.is_none()
+        && !matches!(spec.plan, Plan::Hold)
+        && !ctx.settles_on_write;
+    let mut uring = on_uring
+        .then(|| UringReactor::new(args.clock, STOP_CHECK, spec.stop.clone()).ok())
+        .flatten();
+    if uring.is_some() {
+        ctx.uring = Some(Box::new(super::uring_slots::UringSlots::new(n)));
+    }
     let total = spec.threads * n;
     let mut conns: Vec<Conn<F::Session>> = (0..n)
         .map(|slot| {
@@ -139,14 +155,6 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         }
     }
 
-    let mut reactor = Reactor::new(
-        args.clock,
-        &ctx.epoll,
-        EVENTS,
-        STOP_CHECK,
-        Stop::Flag(spec.stop.clone()),
-    )?;
-    reactor.measure_cpu_from(args.measure_start_ns);
     let mut w = Worker {
         next_tick: args.measure_start_ns + spec.interval.as_nanos().max(1) as u64,
         interval_ns: spec.interval.as_nanos().max(1) as u64,
@@ -158,11 +166,28 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         ctx,
         conns,
     };
-    reactor.run(&mut w);
+    let cpu = match uring.as_mut() {
+        Some(r) => {
+            r.measure_cpu_from(args.measure_start_ns);
+            r.run(&mut w)?;
+            r.cpu_measured()
+        }
+        None => {
+            let mut reactor = Reactor::new(
+                args.clock,
+                &w.ctx.epoll,
+                EVENTS,
+                STOP_CHECK,
+                Stop::Flag(spec.stop.clone()),
+            )?;
+            reactor.measure_cpu_from(args.measure_start_ns);
+            reactor.run(&mut w);
+            reactor.cpu_measured()
+        }
+    };
     let Worker { mut ctx, ticks, .. } = w;
 
     let finish_ns = ctx.now();
-    let cpu = reactor.cpu_measured();
     let _ = args.snapshots.send(WorkerReport::Interval(take_snapshot(
         &mut ctx, args.index, ticks, true,
     )));
@@ -302,6 +327,67 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
     }
 }
 
+/// The same slots on io_uring (`reactor::uring_load`): completions instead of readiness.
+impl<F: SessionFactory> UringHandler for Worker<'_, F> {
+    fn sqes(&mut self) -> &mut Vec<squeue::Entry> {
+        // Only a worker with `ctx.uring` runs this loop.
+        &mut self
+            .ctx
+            .uring
+            .get_or_insert_with(|| Box::new(super::uring_slots::UringSlots::new(0)))
+            .sqes
+    }
+
+    fn on_recv(&mut self, slot: u32, gen: u32, res: i32, data: &[u8], more: bool) {
+        let Some(c) = self.conns.get_mut(slot as usize) else {
+            return;
+        };
+        let Some(u) = self.ctx.uring.as_mut() else {
+            return;
+        };
+        if !more {
+            u.recv_ended(slot, gen);
+        }
+        if c.gen & GEN_MASK != gen || res == -libc::ECANCELED {
+            return;
+        }
+        if res == -libc::ENOBUFS {
+            // The buffers ran out this turn; they are back by the next enter.
+            if c.fd >= 0 && !u.receiving(slot, gen) {
+                u.arm_recv(slot, c.gen, c.fd);
+            }
+            return;
+        }
+        c.on_recv(slot, res, data, &mut self.ctx);
+        // A multishot receive the kernel ended for its own reasons (not the stream's
+        // end) is armed again while the connection lives.
+        if !more && res > 0 && c.gen & GEN_MASK == gen && c.fd >= 0 {
+            if let Some(u) = self.ctx.uring.as_mut() {
+                if !u.receiving(slot, gen) {
+                    u.arm_recv(slot, c.gen, c.fd);
+                }
+            }
+        }
+    }
+
+    fn on_sent(&mut self, slot: u32, _gen: u32, res: i32) {
+        if let Some(c) = self.conns.get_mut(slot as usize) {
+            c.on_sent(slot, res, &mut self.ctx);
+        }
+    }
+
+    fn on_poll(&mut self, slot: u32, gen: u32, revents: u32) {
+        if let Some(u) = self.ctx.uring.as_mut() {
+            u.poll_ended(slot, gen);
+        }
+        if let Some(c) = self.conns.get_mut(slot as usize) {
+            if c.gen & GEN_MASK == gen {
+                c.on_event(slot, revents, &mut self.ctx);
+            }
+        }
+    }
+}
+
 impl<F: SessionFactory> Worker<'_, F> {
     /// Batch plans: once every slot waits at the barrier, the next step.
     fn advance_batch(&mut self) {
@@ -326,8 +412,8 @@ impl<F: SessionFactory> Worker<'_, F> {
             if b.closing {
                 b.round += 1;
                 if b.round >= b.reconnects || ctx.stopping {
-                    for c in conns.iter_mut() {
-                        c.finish(ctx);
+                    for (slot, c) in conns.iter_mut().enumerate() {
+                        c.finish(slot as u32, ctx);
                     }
                     return;
                 }

@@ -16,6 +16,7 @@ pub mod slab;
 pub mod timers;
 pub mod transport;
 pub mod uring;
+pub mod uring_load;
 
 pub use self::core::{Reactor, Stop};
 pub use handler::Handler;

@@ -1,0 +1,342 @@
+//! The load engine's loop on io_uring (opt-in while it is measured:
+//! `WIREBENCH_LOAD_LOOP=uring`): the same turn as `Reactor::run` (the handler's timers,
+//! ready list, turn-end flush, stop flag, measured CPU time and `after_wake`), but its
+//! wait is one `io_uring_enter` that submits the turn's sends and receive arms and waits
+//! for the next completion or deadline, and what it hands the handler are completions,
+//! not readiness: a receive's bytes (straight from a provided buffer, given back once
+//! the handler returns), a send's count, a connect's poll.
+//!
+//! Why a second core and not a `Handler` of `Reactor::run`: completions carry data and
+//! own buffers; readiness does not. Why io_uring at all: the epoll loop makes one
+//! `recvfrom` and one `sendto` per request and one `epoll_pwait2` per turn; here a turn
+//! is one system call whatever its number of connections (SINGLE_ISSUER +
+//! DEFER_TASKRUN: completions are made in this thread, inside that call).
+//!
+//! Imports no engine type: what a slot is stays the handler's (`UringHandler`).
+
+use super::{split, Handler};
+use crate::clock::Clock;
+use io_uring::{cqueue, squeue, types, IoUring};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A completion's kind is its user_data's top two bits; the rest is a slot token.
+pub const KIND_SHIFT: u32 = 62;
+pub const TOKEN_MASK: u64 = (1 << KIND_SHIFT) - 1;
+/// Completions nobody waits for (a cancel's own).
+pub const IGNORE: u64 = 0;
+/// A multishot receive of a slot's socket.
+pub const RECV: u64 = 1;
+/// A send from a slot's send buffer.
+pub const SEND: u64 = 2;
+/// A one-shot poll of a connecting socket (its result is the poll mask).
+pub const POLL: u64 = 3;
+/// Generations in a user_data token keep 30 bits (the kind takes the top two).
+pub const GEN_MASK: u32 = (1 << 30) - 1;
+
+/// The buffer group of the provided receive buffers.
+pub const BGID: u16 = 0;
+/// Receive buffers in the ring (a power of two) and their size: a turn gives back
+/// every buffer it was handed, so this bounds one turn's receives, not the
+/// connections (a dry ring ends a receive with ENOBUFS; the handler re-arms it).
+pub const BUFFERS: u16 = 1024;
+pub const BUFFER_SIZE: usize = 8 * 1024;
+/// Submission entries (a full queue is submitted on the way, no entry is lost) and
+/// completion entries.
+const ENTRIES: u32 = 1024;
+const CQ_ENTRIES: u32 = 8 * ENTRIES;
+
+/// user_data of kind `kind` for slot `slot`, generation `gen`.
+#[inline]
+pub fn user_data(kind: u64, slot: u32, gen: u32) -> u64 {
+    (kind << KIND_SHIFT) | super::token(slot, gen & GEN_MASK)
+}
+
+/// What a load handler does with completions, beside what every handler does.
+pub trait UringHandler: Handler {
+    /// Where the handler's slots queue their submissions for the next enter.
+    fn sqes(&mut self) -> &mut Vec<squeue::Entry>;
+    /// A receive of (slot, gen): `res` bytes in `data` (`res` <= 0: end of stream, or
+    /// -errno); `more`: the multishot receive stays armed.
+    fn on_recv(&mut self, slot: u32, gen: u32, res: i32, data: &[u8], more: bool);
+    /// A send of (slot, gen) took `res` bytes (or failed: -errno).
+    fn on_sent(&mut self, slot: u32, gen: u32, res: i32);
+    /// A connecting socket's poll: `revents` in epoll's bits (the same values as poll's).
+    fn on_poll(&mut self, slot: u32, gen: u32, revents: u32);
+}
+
+/// Whether the load engine may run on io_uring: asked for, and this kernel gives a ring
+/// with a single issuer and deferred task work (6.1+; not refused by a sysctl or
+/// seccomp). The worker falls back to epoll silently otherwise.
+pub fn wanted() -> bool {
+    std::env::var("WIREBENCH_LOAD_LOOP").is_ok_and(|v| v == "uring")
+}
+
+/// The thread's receive buffers: one allocation, lent to the kernel through a
+/// registered buffer ring, each returned once its bytes are consumed.
+struct BufRing {
+    ring: *mut types::BufRingEntry,
+    ring_len: usize,
+    bufs: Vec<u8>,
+    tail: u16,
+}
+
+impl BufRing {
+    fn new(uring: &IoUring) -> std::io::Result<BufRing> {
+        let ring_len = BUFFERS as usize * std::mem::size_of::<types::BufRingEntry>();
+        // SAFETY: an anonymous private mapping; checked for failure below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                ring_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut b = BufRing {
+            ring: p as *mut types::BufRingEntry,
+            ring_len,
+            bufs: vec![0; BUFFER_SIZE * BUFFERS as usize],
+            tail: 0,
+        };
+        // SAFETY: the mapping is page aligned and outlives the registration (the ring
+        // is dropped before the `BufRing`, `UringReactor`'s field order).
+        unsafe {
+            uring
+                .submitter()
+                .register_buf_ring_with_flags(p as u64, BUFFERS, BGID, 0)?;
+        }
+        for bid in 0..BUFFERS {
+            b.give(bid);
+        }
+        b.publish();
+        Ok(b)
+    }
+
+    /// Puts buffer `bid` back at the tail (seen by the kernel after `publish`).
+    fn give(&mut self, bid: u16) {
+        let idx = (self.tail & (BUFFERS - 1)) as usize;
+        // SAFETY: idx < BUFFERS, inside the mapping; the kernel reads no entry past
+        // the published tail.
+        let e = unsafe { &mut *self.ring.add(idx) };
+        e.set_addr(self.bufs.as_ptr() as u64 + bid as u64 * BUFFER_SIZE as u64);
+        e.set_len(BUFFER_SIZE as u32);
+        e.set_bid(bid);
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Lets the kernel see the buffers given back since the last call.
+    fn publish(&self) {
+        // SAFETY: the tail field of the first entry, per the buf_ring layout.
+        let tail =
+            unsafe { types::BufRingEntry::tail(self.ring) } as *const std::sync::atomic::AtomicU16;
+        // SAFETY: an aligned u16 inside the mapping; the kernel reads it with acquire.
+        unsafe { (*tail).store(self.tail, Ordering::Release) };
+    }
+
+    /// The `n` bytes the kernel put in buffer `bid`.
+    fn data(&self, bid: u16, n: usize) -> &[u8] {
+        let at = (bid as usize % BUFFERS as usize) * BUFFER_SIZE;
+        &self.bufs[at..at + n.min(BUFFER_SIZE)]
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`.
+        unsafe { libc::munmap(self.ring as *mut libc::c_void, self.ring_len) };
+    }
+}
+
+pub struct UringReactor {
+    // Dropped before `bufs`: the kernel lets go of the buffers with the ring.
+    ring: IoUring,
+    bufs: BufRing,
+    clock: Clock,
+    /// This turn's completions (user_data, result, flags), copied out of the ring so the
+    /// handler can queue submissions while they are served.
+    cqes: Vec<(u64, i32, u32)>,
+    again: Vec<(u32, u32)>,
+    flushing: Vec<u32>,
+    coarse_ns: u64,
+    stop: Arc<AtomicBool>,
+    stopped: bool,
+    measure_from: Option<u64>,
+    cpu_at_measure: Option<Duration>,
+}
+
+impl UringReactor {
+    /// A ring for this thread, or the reason there is none (the caller stays on epoll).
+    pub fn new(clock: Clock, coarse: Duration, stop: Arc<AtomicBool>) -> std::io::Result<Self> {
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_cqsize(CQ_ENTRIES)
+            .build(ENTRIES)?;
+        let bufs = BufRing::new(&ring)?;
+        Ok(UringReactor {
+            ring,
+            bufs,
+            clock,
+            cqes: Vec::with_capacity(CQ_ENTRIES as usize),
+            again: Vec::new(),
+            flushing: Vec::new(),
+            coarse_ns: coarse.as_nanos().max(1) as u64,
+            stop,
+            stopped: false,
+            measure_from: None,
+            cpu_at_measure: None,
+        })
+    }
+
+    pub fn measure_cpu_from(&mut self, at: u64) {
+        self.measure_from = Some(at);
+    }
+
+    pub fn cpu_measured(&self) -> Duration {
+        self.cpu_at_measure
+            .map(|s| crate::sys::thread_cpu_time().saturating_sub(s))
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// Moves the handler's queued submissions into the ring (submitting on the way
+    /// when it is full).
+    fn push(&mut self, sqes: &mut Vec<squeue::Entry>) -> std::io::Result<()> {
+        let mut at = 0;
+        while at < sqes.len() {
+            // SAFETY: every entry's buffers outlive its completion: a send's buffer is
+            // its slot's and kept until the send completes, receive buffers are the
+            // ring's, polls and cancels carry none.
+            let pushed = unsafe {
+                let mut sq = self.ring.submission();
+                let mut n = 0;
+                for e in &sqes[at..] {
+                    if sq.push(e).is_err() {
+                        break;
+                    }
+                    n += 1;
+                }
+                n
+            };
+            at += pushed;
+            if at < sqes.len() {
+                self.ring.submit()?;
+            }
+        }
+        sqes.clear();
+        Ok(())
+    }
+
+    /// Runs until the handler ends the loop (`after_wake` says `None`, or `on_stop`
+    /// says true).
+    pub fn run<H: UringHandler>(&mut self, h: &mut H) -> std::io::Result<()> {
+        let Some(mut next) = h.after_wake(self.clock.now_ns()) else {
+            return Ok(());
+        };
+        loop {
+            let now = self.clock.now_ns();
+            let mut wake = next.min(now.saturating_add(self.coarse_ns));
+            if let Some(t) = h.timers().next() {
+                wake = wake.min(t);
+            }
+            if self.cpu_at_measure.is_none() {
+                if let Some(m) = self.measure_from {
+                    wake = wake.min(m);
+                }
+            }
+            let timeout = if h.ready().is_empty() {
+                wake.saturating_sub(now)
+            } else {
+                0
+            };
+            self.push(h.sqes())?;
+            let ts = types::Timespec::from(Duration::from_nanos(timeout));
+            let args = types::SubmitArgs::new().timespec(&ts);
+            // One enter: submits the turn's sends and arms, runs the deferred task work
+            // (the completions), and sleeps only when there is none.
+            match self.ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(p) = h.pending() {
+                p.start();
+            }
+            h.woke();
+            self.cqes.clear();
+            self.cqes.extend(
+                self.ring
+                    .completion()
+                    .map(|c| (c.user_data(), c.result(), c.flags())),
+            );
+            let mut gave = false;
+            for &(ud, res, flags) in &self.cqes {
+                let (slot, gen) = split(ud & TOKEN_MASK);
+                match ud >> KIND_SHIFT {
+                    RECV => {
+                        let bid = cqueue::buffer_select(flags);
+                        let data = match bid {
+                            Some(b) if res > 0 => self.bufs.data(b, res as usize),
+                            _ => &[],
+                        };
+                        h.on_recv(slot, gen, res, data, cqueue::more(flags));
+                        if let Some(b) = bid {
+                            self.bufs.give(b);
+                            gave = true;
+                        }
+                    }
+                    SEND => h.on_sent(slot, gen, res),
+                    POLL => {
+                        let revents = if res < 0 {
+                            libc::EPOLLERR as u32
+                        } else {
+                            res as u32
+                        };
+                        h.on_poll(slot, gen, revents);
+                    }
+                    _ => {}
+                }
+            }
+            if gave {
+                self.bufs.publish();
+            }
+            std::mem::swap(&mut self.again, h.ready());
+            for (slot, gen) in self.again.drain(..) {
+                h.on_ready(slot, gen);
+            }
+            let now = self.clock.now_ns();
+            while let Some((at, slot, gen)) = h.timers().pop_due(now) {
+                h.on_timer(at, slot, gen);
+            }
+            if let Some(p) = h.pending() {
+                p.take(&mut self.flushing);
+                for &slot in &self.flushing {
+                    h.on_flush(slot);
+                }
+            }
+            if self.cpu_at_measure.is_none() && self.measure_from.is_some_and(|m| now >= m) {
+                self.cpu_at_measure = Some(crate::sys::thread_cpu_time());
+            }
+            if !self.stopped && self.stop.load(Ordering::Relaxed) {
+                self.stopped = true;
+                if h.on_stop() {
+                    return Ok(());
+                }
+            }
+            match h.after_wake(now) {
+                Some(n) => next = n,
+                None => return Ok(()),
+            }
+        }
+    }
+}
