@@ -98,8 +98,9 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         unsettled: n,
         uring: None,
     };
-    // io_uring where asked for and it applies (plain TCP, closed loop, requests with
-    // replies; a hold plan is connect's), and the kernel gives a ring; else epoll.
+    // io_uring unless told otherwise, where it applies (plain TCP, closed loop,
+    // requests with replies; a hold plan is connect's), and the kernel gives a ring;
+    // else epoll.
     let on_uring = uring_load::wanted()
         && spec.connector.tls.is_none()
         && spec.rate.is_none()

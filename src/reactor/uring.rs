@@ -2,8 +2,8 @@
 //! buffers (`BufRing`: one allocation per thread, lent to the kernel and given back
 //! once consumed, so an idle connection owns no buffer), the user_data layout (a kind
 //! in the top two bits, a slot token below), and whether this kernel has what the
-//! loops need. The server's loop on it is `server/uring.rs`; the load engine stays on
-//! epoll (ARCHITECTURE.md, "The reactor", says why and how it would move).
+//! loops need. The server's loop on it is `server/uring.rs`, the load engine's
+//! `reactor/uring_load.rs`.
 
 use io_uring::{squeue, types, IoUring};
 
@@ -18,8 +18,9 @@ pub fn user_data(kind: u64, what: u64) -> u64 {
     (kind << KIND_SHIFT) | (what & TOKEN_MASK)
 }
 
-/// Receive buffers in a ring (a power of two). A loop turn gives back every buffer it
-/// was handed, so this bounds the completions of one turn, not the connections.
+/// The server's receive buffers in a ring (a power of two). A loop turn gives back
+/// every buffer it was handed, so this bounds the completions of one turn, not the
+/// connections.
 pub const BUFFERS: u16 = 256;
 
 /// Whether this kernel gives what the io_uring loops need (a ring with a single
@@ -38,14 +39,17 @@ pub struct BufRing {
     ring: *mut types::BufRingEntry,
     ring_len: usize,
     bufs: Vec<u8>,
+    count: u16,
     size: usize,
     tail: u16,
 }
 
 impl BufRing {
-    /// `BUFFERS` buffers of `size` bytes, registered with `uring` as group `bgid`.
-    pub fn new(uring: &IoUring, size: usize, bgid: u16) -> std::io::Result<BufRing> {
-        let ring_len = BUFFERS as usize * std::mem::size_of::<types::BufRingEntry>();
+    /// `count` buffers (a power of two) of `size` bytes, registered with `uring` as
+    /// group `bgid`.
+    pub fn new(uring: &IoUring, count: u16, size: usize, bgid: u16) -> std::io::Result<BufRing> {
+        debug_assert!(count.is_power_of_two());
+        let ring_len = count as usize * std::mem::size_of::<types::BufRingEntry>();
         // SAFETY: an anonymous private mapping; checked for failure below.
         let p = unsafe {
             libc::mmap(
@@ -63,7 +67,8 @@ impl BufRing {
         let mut b = BufRing {
             ring: p as *mut types::BufRingEntry,
             ring_len,
-            bufs: vec![0; size * BUFFERS as usize],
+            bufs: vec![0; size * count as usize],
+            count,
             size,
             tail: 0,
         };
@@ -72,9 +77,9 @@ impl BufRing {
         unsafe {
             uring
                 .submitter()
-                .register_buf_ring_with_flags(p as u64, BUFFERS, bgid, 0)?;
+                .register_buf_ring_with_flags(p as u64, count, bgid, 0)?;
         }
-        for bid in 0..BUFFERS {
+        for bid in 0..count {
             b.give(bid);
         }
         b.publish();
@@ -83,8 +88,8 @@ impl BufRing {
 
     /// Puts buffer `bid` back at the tail (seen by the kernel after `publish`).
     pub fn give(&mut self, bid: u16) {
-        let idx = (self.tail & (BUFFERS - 1)) as usize;
-        // SAFETY: idx < BUFFERS, inside the mapping; the kernel does not read entries
+        let idx = (self.tail & (self.count - 1)) as usize;
+        // SAFETY: idx < count, inside the mapping; the kernel does not read entries
         // past the published tail.
         let e = unsafe { &mut *self.ring.add(idx) };
         e.set_addr(self.bufs.as_ptr() as u64 + bid as u64 * self.size as u64);
@@ -104,7 +109,7 @@ impl BufRing {
 
     /// The `n` bytes the kernel put in buffer `bid`.
     pub fn data(&self, bid: u16, n: usize) -> &[u8] {
-        let at = bid as usize * self.size;
+        let at = (bid % self.count) as usize * self.size;
         &self.bufs[at..at + n.min(self.size)]
     }
 }

@@ -1,5 +1,5 @@
-//! The load engine's loop on io_uring (opt-in while it is measured:
-//! `WIREBENCH_LOAD_LOOP=uring`): the same turn as `Reactor::run` (the handler's timers,
+//! The load engine's loop on io_uring (the default for plain TCP closed-loop plans;
+//! `WIREBENCH_LOAD_LOOP=epoll` keeps every worker on epoll): the same turn as `Reactor::run` (the handler's timers,
 //! ready list, turn-end flush, stop flag, measured CPU time and `after_wake`), but its
 //! wait is one `io_uring_enter` that submits the turn's sends and receive arms and waits
 //! for the next completion or deadline, and what it hands the handler are completions,
@@ -14,6 +14,7 @@
 //!
 //! Imports no engine type: what a slot is stays the handler's (`UringHandler`).
 
+use super::uring::BufRing;
 use super::{split, Handler};
 use crate::clock::Clock;
 use io_uring::{cqueue, squeue, types, IoUring};
@@ -21,9 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A completion's kind is its user_data's top two bits; the rest is a slot token.
-pub const KIND_SHIFT: u32 = 62;
-pub const TOKEN_MASK: u64 = (1 << KIND_SHIFT) - 1;
+pub use super::uring::{KIND_SHIFT, TOKEN_MASK};
 /// Completions nobody waits for (a cancel's own).
 pub const IGNORE: u64 = 0;
 /// A multishot receive of a slot's socket.
@@ -50,7 +49,7 @@ const CQ_ENTRIES: u32 = 8 * ENTRIES;
 /// user_data of kind `kind` for slot `slot`, generation `gen`.
 #[inline]
 pub fn user_data(kind: u64, slot: u32, gen: u32) -> u64 {
-    (kind << KIND_SHIFT) | super::token(slot, gen & GEN_MASK)
+    super::uring::user_data(kind, super::token(slot, gen & GEN_MASK))
 }
 
 /// What a load handler does with completions, beside what every handler does.
@@ -66,92 +65,13 @@ pub trait UringHandler: Handler {
     fn on_poll(&mut self, slot: u32, gen: u32, revents: u32);
 }
 
-/// Whether the load engine may run on io_uring: asked for, and this kernel gives a ring
-/// with a single issuer and deferred task work (6.1+; not refused by a sysctl or
-/// seccomp). The worker falls back to epoll silently otherwise.
+/// Whether the load engine may run on io_uring: unless `WIREBENCH_LOAD_LOOP=epoll`
+/// (measured ahead of epoll in 9 of 12 medians, BENCHMARKS.md "The load engine on
+/// io_uring"). The worker still falls back to epoll, silently, when this kernel gives
+/// no ring with a single issuer and deferred task work (6.1+; refused by a sysctl or
+/// seccomp).
 pub fn wanted() -> bool {
-    std::env::var("WIREBENCH_LOAD_LOOP").is_ok_and(|v| v == "uring")
-}
-
-/// The thread's receive buffers: one allocation, lent to the kernel through a
-/// registered buffer ring, each returned once its bytes are consumed.
-struct BufRing {
-    ring: *mut types::BufRingEntry,
-    ring_len: usize,
-    bufs: Vec<u8>,
-    tail: u16,
-}
-
-impl BufRing {
-    fn new(uring: &IoUring) -> std::io::Result<BufRing> {
-        let ring_len = BUFFERS as usize * std::mem::size_of::<types::BufRingEntry>();
-        // SAFETY: an anonymous private mapping; checked for failure below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                ring_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        let mut b = BufRing {
-            ring: p as *mut types::BufRingEntry,
-            ring_len,
-            bufs: vec![0; BUFFER_SIZE * BUFFERS as usize],
-            tail: 0,
-        };
-        // SAFETY: the mapping is page aligned and outlives the registration (the ring
-        // is dropped before the `BufRing`, `UringReactor`'s field order).
-        unsafe {
-            uring
-                .submitter()
-                .register_buf_ring_with_flags(p as u64, BUFFERS, BGID, 0)?;
-        }
-        for bid in 0..BUFFERS {
-            b.give(bid);
-        }
-        b.publish();
-        Ok(b)
-    }
-
-    /// Puts buffer `bid` back at the tail (seen by the kernel after `publish`).
-    fn give(&mut self, bid: u16) {
-        let idx = (self.tail & (BUFFERS - 1)) as usize;
-        // SAFETY: idx < BUFFERS, inside the mapping; the kernel reads no entry past
-        // the published tail.
-        let e = unsafe { &mut *self.ring.add(idx) };
-        e.set_addr(self.bufs.as_ptr() as u64 + bid as u64 * BUFFER_SIZE as u64);
-        e.set_len(BUFFER_SIZE as u32);
-        e.set_bid(bid);
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    /// Lets the kernel see the buffers given back since the last call.
-    fn publish(&self) {
-        // SAFETY: the tail field of the first entry, per the buf_ring layout.
-        let tail =
-            unsafe { types::BufRingEntry::tail(self.ring) } as *const std::sync::atomic::AtomicU16;
-        // SAFETY: an aligned u16 inside the mapping; the kernel reads it with acquire.
-        unsafe { (*tail).store(self.tail, Ordering::Release) };
-    }
-
-    /// The `n` bytes the kernel put in buffer `bid`.
-    fn data(&self, bid: u16, n: usize) -> &[u8] {
-        let at = (bid as usize % BUFFERS as usize) * BUFFER_SIZE;
-        &self.bufs[at..at + n.min(BUFFER_SIZE)]
-    }
-}
-
-impl Drop for BufRing {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`.
-        unsafe { libc::munmap(self.ring as *mut libc::c_void, self.ring_len) };
-    }
+    std::env::var("WIREBENCH_LOAD_LOOP").map_or(true, |v| v != "epoll")
 }
 
 pub struct UringReactor {
@@ -179,7 +99,7 @@ impl UringReactor {
             .setup_defer_taskrun()
             .setup_cqsize(CQ_ENTRIES)
             .build(ENTRIES)?;
-        let bufs = BufRing::new(&ring)?;
+        let bufs = BufRing::new(&ring, BUFFERS, BUFFER_SIZE, BGID)?;
         Ok(UringReactor {
             ring,
             bufs,

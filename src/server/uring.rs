@@ -17,7 +17,7 @@ use super::timeouts::{Expired, Ticker, NO_TICK};
 use super::ServerConfig;
 use crate::clock::Clock;
 use crate::net::socket;
-use crate::reactor::uring::{user_data, BufRing, KIND_SHIFT, TOKEN_MASK};
+use crate::reactor::uring::{user_data, BufRing, BUFFERS, KIND_SHIFT, TOKEN_MASK};
 use crate::reactor::{split, token, Slab, Timers};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::os::fd::AsRawFd;
@@ -131,7 +131,7 @@ pub fn setup(cfg: &ServerConfig, fixed: bool) -> std::io::Result<Ring> {
         .setup_defer_taskrun()
         .setup_cqsize(ENTRIES * 8)
         .build(ENTRIES)?;
-    let bufs = BufRing::new(&ring, cfg.read_buffer.clamp(1, BUFFER_CAP), BGID)?;
+    let bufs = BufRing::new(&ring, BUFFERS, cfg.read_buffer.clamp(1, BUFFER_CAP), BGID)?;
     if fixed {
         let n = crate::sys::raise_nofile_limit().clamp(64, MAX_FILES) as u32;
         ring.submitter().register_files_sparse(n)?;
