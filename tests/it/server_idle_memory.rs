@@ -1,7 +1,7 @@
 //! The reactor (src/reactor/) under a server at scale: an idle connection costs the
-//! server at most 256 bytes of user memory (issue 13's goal; ~134 measured on the io_uring loop, ~47 on epoll), counted
-//! as RSS growth over 24,000 held connections, with every connection accepted, held
-//! and closed exactly.
+//! server at most 256 bytes of user memory (issue 13's goal; ~134 measured on the
+//! io_uring loop, ~47 on epoll), counted as RSS growth over 24,000 held connections,
+//! with every connection accepted, held and closed exactly.
 
 use crate::common::*;
 
