@@ -33,6 +33,31 @@ pub fn available() -> bool {
         .is_ok()
 }
 
+/// `IORING_ENTER_GETEVENTS` (the io_uring crate keeps its `sys` module private).
+const ENTER_GETEVENTS: u32 = 1;
+
+/// Cancels every request `ring` still has in the kernel and waits (at most a second)
+/// until they are gone. Without it a ring's requests (a listener's multishot accept, a
+/// socket's receive) end in a kernel worker after the thread closes the ring, holding
+/// their sockets until then: a server's port stays bound for a moment after it exits,
+/// and a restart on that port fails.
+pub fn cancel_all(ring: &mut IoUring) {
+    let wait = types::Timespec::new().sec(1);
+    // ENOENT: nothing was in flight. Any other error (a kernel before 6.0 has no
+    // synchronous cancel) leaves it to the ring's own teardown, as before.
+    let _ = ring
+        .submitter()
+        .register_sync_cancel(Some(wait), types::CancelBuilder::any());
+    // The cancelled requests let go of their files when their completions are flushed,
+    // which a deferred-task-work ring does only inside a wait: one that waits for none.
+    // SAFETY: no submissions, no argument.
+    let _ = unsafe {
+        ring.submitter()
+            .enter::<libc::sigset_t>(0, 0, ENTER_GETEVENTS, None)
+    };
+    ring.completion().for_each(drop);
+}
+
 /// The thread's receive buffers: one allocation, lent to the kernel through a
 /// registered buffer ring, each returned once its bytes are consumed.
 pub struct BufRing {

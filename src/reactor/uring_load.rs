@@ -74,6 +74,13 @@ pub fn wanted() -> bool {
     std::env::var("WIREBENCH_LOAD_LOOP").map_or(true, |v| v != "epoll")
 }
 
+impl Drop for UringReactor {
+    /// Requests still in flight let go of their sockets before the ring closes.
+    fn drop(&mut self) {
+        super::uring::cancel_all(&mut self.ring);
+    }
+}
+
 pub struct UringReactor {
     // Dropped before `bufs`: the kernel lets go of the buffers with the ring.
     ring: IoUring,

@@ -202,7 +202,10 @@ pub fn run<F: ServerFactory>(
             ready();
             t.turns(&mut ring, &mut bufs, &input.figures)
         });
-    // Shutdown: every connection is closed (and counted), the figures published.
+    // Shutdown: the kernel lets go of every listener and socket first (so the port is
+    // free once this returns), then every connection is closed (and counted), the
+    // figures published.
+    crate::reactor::uring::cancel_all(&mut ring);
     let all: Vec<u64> = t.conns.tokens().collect();
     for tok in all {
         if let Some(c) = t.conns.remove(tok) {

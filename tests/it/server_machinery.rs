@@ -256,3 +256,51 @@ fn fmt(n: u64) -> String {
     }
     out
 }
+
+/// A free port below the ephemeral range (32768-60999 here): a listener lingering on
+/// such a port blocks a rebind every time (one in the ephemeral range only sometimes).
+fn free_port_below_ephemeral() -> u16 {
+    let first = 21_000 + (std::process::id() % 8_000) as u16;
+    (first..32_000)
+        .chain(21_000..first)
+        .find(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        .expect("a free port in 21000-32000")
+}
+
+/// A stopped server has let go of its port by the time it exits, on either loop: the
+/// same server restarted on the same port listens at once. (The io_uring loop's
+/// multishot accept used to end in a kernel worker after the exit, holding the
+/// listener: every restart right after the exit failed.)
+#[test]
+fn a_stopped_server_frees_its_port_before_it_exits_on_either_loop() {
+    for loop_ in ["", "epoll"] {
+        let listen = format!("127.0.0.1:{}", free_port_below_ephemeral());
+        let var = format!("WIREBENCH_SERVER_LOOP={loop_}");
+        let args = [
+            &var,
+            bin(),
+            "serve",
+            "echo",
+            "--listen",
+            &listen,
+            "--threads",
+            "1",
+        ];
+        for attempt in 0..4 {
+            let mut p = Proc::spawn("env", &args, false);
+            assert!(
+                p.wait_line(
+                    "wirebench serve echo: listening on",
+                    Duration::from_secs(20)
+                )
+                .is_some(),
+                "loop {loop_:?}, start {attempt} on {listen}: {}",
+                p.stderr()
+            );
+            // Settled into its wait first, as a server that served is.
+            std::thread::sleep(Duration::from_millis(300));
+            p.terminate();
+            assert_eq!(p.finish(Duration::from_secs(20)), 0, "{}", p.stderr());
+        }
+    }
+}
