@@ -100,10 +100,13 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     };
     // io_uring unless told otherwise, where it applies (plain TCP, closed loop,
     // requests with replies; a hold plan is connect's), and the kernel gives a ring;
-    // else epoll.
+    // else epoll. A plan that reconnects every n requests (AMQP churn, HTTP without
+    // keep-alive) stays on epoll: AMQP churn with io_uring on both ends measured 0.92x
+    // epoll on both ends (BENCHMARKS.md, "The merged main of 2026-11-23, fifth session").
     let on_uring = uring_load::wanted()
         && spec.connector.tls.is_none()
         && spec.rate.is_none()
+        && spec.per_connection.is_none()
         && !matches!(spec.plan, Plan::Hold)
         && !ctx.settles_on_write;
     let mut uring = on_uring
