@@ -2,6 +2,7 @@
 //! events (for the timers); no allocation once the event buffer and the ready lists
 //! have grown.
 
+use super::measured_cpu::MeasuredCpu;
 use super::{Handler, STOP_TOKEN};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
@@ -29,9 +30,8 @@ pub struct Reactor {
     coarse_ns: u64,
     stop: Stop,
     stopped: bool,
-    /// CPU time is measured from this time on the clock.
-    measure_from: Option<u64>,
-    cpu_at_measure: Option<Duration>,
+    /// The thread's CPU time over the measured phase.
+    cpu: MeasuredCpu,
 }
 
 impl Reactor {
@@ -57,21 +57,18 @@ impl Reactor {
             coarse_ns: coarse.as_nanos().max(1) as u64,
             stop,
             stopped: false,
-            measure_from: None,
-            cpu_at_measure: None,
+            cpu: MeasuredCpu::default(),
         })
     }
 
     /// Measure the thread's CPU time from `at` (ns on the clock): the loop wakes then.
     pub fn measure_cpu_from(&mut self, at: u64) {
-        self.measure_from = Some(at);
+        self.cpu.start_at(at);
     }
 
     /// The thread's CPU time since the measured phase began (zero if it never did).
     pub fn cpu_measured(&self) -> Duration {
-        self.cpu_at_measure
-            .map(|s| crate::sys::thread_cpu_time().saturating_sub(s))
-            .unwrap_or(Duration::ZERO)
+        self.cpu.measured()
     }
 
     /// Runs until the handler ends the loop (`after_wake` says `None`, or `on_stop`
@@ -86,10 +83,8 @@ impl Reactor {
             if let Some(t) = h.timers().next() {
                 wake = wake.min(t);
             }
-            if self.cpu_at_measure.is_none() {
-                if let Some(m) = self.measure_from {
-                    wake = wake.min(m);
-                }
+            if let Some(m) = self.cpu.wake_at() {
+                wake = wake.min(m);
             }
             let timeout = if h.ready().is_empty() {
                 wake.saturating_sub(now)
@@ -125,9 +120,7 @@ impl Reactor {
                     h.on_flush(slot);
                 }
             }
-            if self.cpu_at_measure.is_none() && self.measure_from.is_some_and(|m| now >= m) {
-                self.cpu_at_measure = Some(crate::sys::thread_cpu_time());
-            }
+            self.cpu.on_turn(now);
             if !self.stopped {
                 if let Stop::Flag(f) = &self.stop {
                     stop |= f.load(Ordering::Relaxed);

@@ -11,6 +11,7 @@
 
 mod core;
 mod handler;
+mod measured_cpu;
 pub mod pending;
 pub mod slab;
 pub mod timers;

@@ -33,6 +33,25 @@ pub fn available() -> bool {
         .is_ok()
 }
 
+/// One `io_uring_enter` of a loop turn: submits what is queued, runs the deferred task
+/// work (the completions), and sleeps for one completion at most `timeout` only when
+/// there is none. A timeout, a signal or a full completion queue is a normal return.
+pub fn enter_for(ring: &IoUring, timeout: std::time::Duration) -> std::io::Result<()> {
+    let ts = types::Timespec::from(timeout);
+    let args = types::SubmitArgs::new().timespec(&ts);
+    match ring.submitter().submit_with_args(1, &args) {
+        Err(e)
+            if !matches!(
+                e.raw_os_error(),
+                Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+            ) =>
+        {
+            Err(e)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `IORING_ENTER_GETEVENTS` (the io_uring crate keeps its `sys` module private).
 const ENTER_GETEVENTS: u32 = 1;
 

@@ -14,10 +14,11 @@
 //!
 //! Imports no engine type: what a slot is stays the handler's (`UringHandler`).
 
+use super::measured_cpu::MeasuredCpu;
 use super::uring::BufRing;
 use super::{split, Handler};
 use crate::clock::Clock;
-use io_uring::{cqueue, squeue, types, IoUring};
+use io_uring::{cqueue, squeue, IoUring};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,8 +95,7 @@ pub struct UringReactor {
     coarse_ns: u64,
     stop: Arc<AtomicBool>,
     stopped: bool,
-    measure_from: Option<u64>,
-    cpu_at_measure: Option<Duration>,
+    cpu: MeasuredCpu,
 }
 
 impl UringReactor {
@@ -117,19 +117,16 @@ impl UringReactor {
             coarse_ns: coarse.as_nanos().max(1) as u64,
             stop,
             stopped: false,
-            measure_from: None,
-            cpu_at_measure: None,
+            cpu: MeasuredCpu::default(),
         })
     }
 
     pub fn measure_cpu_from(&mut self, at: u64) {
-        self.measure_from = Some(at);
+        self.cpu.start_at(at);
     }
 
     pub fn cpu_measured(&self) -> Duration {
-        self.cpu_at_measure
-            .map(|s| crate::sys::thread_cpu_time().saturating_sub(s))
-            .unwrap_or(Duration::ZERO)
+        self.cpu.measured()
     }
 
     /// Moves the handler's queued submissions into the ring (submitting on the way
@@ -172,10 +169,8 @@ impl UringReactor {
             if let Some(t) = h.timers().next() {
                 wake = wake.min(t);
             }
-            if self.cpu_at_measure.is_none() {
-                if let Some(m) = self.measure_from {
-                    wake = wake.min(m);
-                }
+            if let Some(m) = self.cpu.wake_at() {
+                wake = wake.min(m);
             }
             let timeout = if h.ready().is_empty() {
                 wake.saturating_sub(now)
@@ -183,19 +178,9 @@ impl UringReactor {
                 0
             };
             self.push(h.sqes())?;
-            let ts = types::Timespec::from(Duration::from_nanos(timeout));
-            let args = types::SubmitArgs::new().timespec(&ts);
             // One enter: submits the turn's sends and arms, runs the deferred task work
             // (the completions), and sleeps only when there is none.
-            match self.ring.submitter().submit_with_args(1, &args) {
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                    ) => {}
-                Err(e) => return Err(e),
-            }
+            super::uring::enter_for(&self.ring, Duration::from_nanos(timeout))?;
             if let Some(p) = h.pending() {
                 p.start();
             }
@@ -251,9 +236,7 @@ impl UringReactor {
                     h.on_flush(slot);
                 }
             }
-            if self.cpu_at_measure.is_none() && self.measure_from.is_some_and(|m| now >= m) {
-                self.cpu_at_measure = Some(crate::sys::thread_cpu_time());
-            }
+            self.cpu.on_turn(now);
             if !self.stopped && self.stop.load(Ordering::Relaxed) {
                 self.stopped = true;
                 if h.on_stop() {

@@ -250,17 +250,7 @@ impl<F: ServerFactory> Thread<F> {
             if let Some(ns) = self.timers.next() {
                 wake = wake.min(self.clock.instant_at(ns));
             }
-            let ts = types::Timespec::from(wake.saturating_duration_since(now));
-            let args = types::SubmitArgs::new().timespec(&ts);
-            match ring.submitter().submit_with_args(1, &args) {
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                    ) => {}
-                Err(e) => return Err(e),
-            }
+            crate::reactor::uring::enter_for(ring, wake.saturating_duration_since(now))?;
             if let Some(k) = &self.ticker {
                 // Connections stamp their activity with the tick of this turn.
                 self.tick = k.at(Instant::now());
