@@ -50,6 +50,7 @@ pub fn start_builtin<F: ServerFactory>(
             // The load is ours: no timeout may cut a slow or sparse plan short.
             timeouts: Default::default(),
             pacing: crate::server::pacing::Pacing::off(),
+            one_of_processes: false,
         },
         factory,
     )?;

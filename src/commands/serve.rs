@@ -83,6 +83,7 @@ fn serve_with<F: ServerFactory>(
             idle: cfg.idle_timeout,
         },
         pacing: timing.pacing,
+        one_of_processes: worker,
     };
     if worker {
         let addrs = server_group::listen_override()?.unwrap_or_else(|| cfg.listen_all.clone());

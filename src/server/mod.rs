@@ -38,6 +38,9 @@ pub struct ServerConfig {
     pub timeouts: timeouts::Timeouts,
     /// --delay and --stall (the stall schedule counts from `start`).
     pub pacing: pacing::Pacing,
+    /// One of several server processes (`serve --processes`, connect's built-in
+    /// server): the mass-connection case, served on epoll (`Machinery::for_config`).
+    pub one_of_processes: bool,
 }
 
 /// The protocol figures of every thread, merged on demand (as JSON, so the handle
@@ -148,6 +151,10 @@ impl Machinery {
             || cfg.tls.is_some()
             || cfg.pacing.active()
             || cfg.debug
+            // A million connections took 36.8 s on epoll servers against 46.7-53.2 s on
+            // io_uring (which arms a receive per connection), and an idle connection
+            // costs 46 B against 136 B (BENCHMARKS.md, fifth session).
+            || cfg.one_of_processes
             || !crate::reactor::uring::available()
         {
             return Machinery::Epoll;

@@ -87,6 +87,7 @@ fn sessions_send_unsolicited_frames_when_woken_and_figures_merge() {
             debug: false,
             timeouts: Default::default(),
             pacing: super::pacing::Pacing::off(),
+            one_of_processes: false,
         },
         PingerFactory,
     )

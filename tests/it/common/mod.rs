@@ -453,6 +453,7 @@ impl InProc {
                 debug: false,
                 timeouts: Default::default(),
                 pacing: wirebench::server::pacing::Pacing::off(),
+                one_of_processes: false,
             },
             wirebench::proto::echo::server::EchoHandlerFactory,
         )
