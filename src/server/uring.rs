@@ -223,6 +223,14 @@ pub fn run<F: ServerFactory>(
     r
 }
 
+/// Ends connection `tok`'s multishot receive (backpressure pauses it, a kill ends it);
+/// the cancel's own completion needs nothing.
+fn cancel_recv(tok: u64) -> squeue::Entry {
+    opcode::AsyncCancel::new(user_data(RECV, tok))
+        .build()
+        .user_data(user_data(OWN, IGNORE))
+}
+
 fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
     if let Ok(mut g) = to.lock() {
         *g = f.clone();
@@ -635,11 +643,7 @@ impl<F: ServerFactory> Thread<F> {
         if c.queued.len() > PENDING_CAP && !c.paused {
             c.paused = true;
             if c.receiving {
-                self.sqes.push(
-                    opcode::AsyncCancel::new(user_data(RECV, tok))
-                        .build()
-                        .user_data(user_data(OWN, IGNORE)),
-                );
+                self.sqes.push(cancel_recv(tok));
             }
         }
         if c.closing {
@@ -724,11 +728,7 @@ impl<F: ServerFactory> Thread<F> {
             if c.receiving {
                 // A peer that keeps sending would keep a shut-down receive going: end it,
                 // so the close comes (with a reset if bytes are left unread).
-                self.sqes.push(
-                    opcode::AsyncCancel::new(user_data(RECV, tok))
-                        .build()
-                        .user_data(user_data(OWN, IGNORE)),
-                );
+                self.sqes.push(cancel_recv(tok));
             }
             if self.fixed {
                 self.sqes.push(
