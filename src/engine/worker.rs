@@ -380,10 +380,6 @@ impl<F: SessionFactory> UringHandler for Worker<'_, F> {
         }
     }
 
-    fn awaited(&self) -> usize {
-        self.ctx.live.saturating_mul(self.ctx.pipeline.max(1))
-    }
-
     fn on_poll(&mut self, slot: u32, gen: u32, revents: u32) {
         if let Some(u) = self.ctx.uring.as_mut() {
             u.poll_ended(slot, gen);

@@ -64,11 +64,6 @@ pub trait UringHandler: Handler {
     fn on_sent(&mut self, slot: u32, gen: u32, res: i32);
     /// A connecting socket's poll: `revents` in epoll's bits (the same values as poll's).
     fn on_poll(&mut self, slot: u32, gen: u32, revents: u32);
-    /// Replies the handler waits for at most (connections x pipeline): a turn's sleep
-    /// waits for a share of them at once (`Wait`), never for more than can come.
-    fn awaited(&self) -> usize {
-        1
-    }
 }
 
 /// Whether the load engine may run on io_uring: unless `WIREBENCH_LOAD_LOOP=epoll`
@@ -109,30 +104,12 @@ pub struct UringReactor {
 /// table, so no enter looks the descriptor up (IORING_REGISTER_RING_FDS; 5.18+, else
 /// by the descriptor). The io_uring crate keeps a registered index only in the
 /// `Submitter` that made it, so the loop makes its own enter.
-///
-/// A sleep waits for several completions, not one: on a deferred-task-work ring a
-/// receive's completion wakes the sleeping thread only once `want` of them are queued
-/// (lazy wake-ups), and each wake-up costs the peer that makes it ~18.5 us of its CPU
-/// on this VM (BENCHMARKS.md "Who pays for a sleep"). Against nginx with its access
-/// log on, our sleeps per request fell from 0.073-0.160 to 0.045-0.054 and nginx
-/// served more (BENCHMARKS.md, sixth session). `MIN_WAIT_US` bounds what it costs in
-/// latency: past it, the first completion ends the wait.
 struct Wait {
     /// The registered ring's index, or the ring's descriptor.
     fd: i32,
     raw: i32,
     registered: bool,
-    /// The kernel has IORING_FEAT_MIN_TIMEOUT (6.12+): without it a wait for more than
-    /// one completion would have no bound but the turn's deadline, so it waits for one.
-    batched: bool,
 }
-
-/// A sleep waits for 1/`SHARE` of the replies awaited, at most `MOST`, at most
-/// `MIN_WAIT_US` before the first completion ends it (measured: 1/2, 32, 100 us
-/// against 1/4, 16, 50 us; BENCHMARKS.md, sixth session).
-const SHARE: usize = 2;
-const MOST: usize = 32;
-const MIN_WAIT_US: u32 = 100;
 
 /// `io_uring_getevents_arg` (the io_uring crate keeps its `sys` module private).
 #[repr(C)]
@@ -166,7 +143,6 @@ impl Wait {
             fd: index.map_or(raw, |i| i as i32),
             raw,
             registered: index.is_some(),
-            batched: ring.params().is_feature_min_timeout(),
         }
     }
 
@@ -194,18 +170,10 @@ impl Wait {
         };
     }
 
-    /// Completions a sleep waits for, with `awaited` replies outstanding.
-    fn want(&self, awaited: usize) -> u32 {
-        if !self.batched {
-            return 1;
-        }
-        (awaited / SHARE).clamp(1, MOST) as u32
-    }
-
-    /// One enter: submits `to_submit` entries, runs the completions, and sleeps for
-    /// `want` of them (at most `MIN_WAIT_US`, then for one) at most `timeout` when
-    /// there are none. A timeout, a signal or a full completion queue is a normal return.
-    fn enter(&self, to_submit: u32, want: u32, timeout: Duration) -> std::io::Result<()> {
+    /// One enter: submits `to_submit` entries, runs the completions, and sleeps for one
+    /// at most `timeout` when there are none (as `uring::enter_for`). A timeout, a
+    /// signal or a full completion queue is a normal return.
+    fn enter(&self, to_submit: u32, timeout: Duration) -> std::io::Result<()> {
         let ts = libc::timespec {
             tv_sec: timeout.as_secs() as libc::time_t,
             tv_nsec: timeout.subsec_nanos() as libc::c_long,
@@ -213,11 +181,7 @@ impl Wait {
         let arg = GeteventsArg {
             sigmask: 0,
             sigmask_sz: 0,
-            min_wait_usec: if want > 1 {
-                MIN_WAIT_US.min(timeout.as_micros() as u32)
-            } else {
-                0
-            },
+            min_wait_usec: 0,
             ts: &ts as *const libc::timespec as u64,
         };
         let mut flags = ENTER_GETEVENTS | ENTER_EXT_ARG;
@@ -230,7 +194,7 @@ impl Wait {
                 libc::SYS_io_uring_enter,
                 self.fd,
                 to_submit,
-                want,
+                1,
                 flags,
                 &arg as *const GeteventsArg,
                 std::mem::size_of::<GeteventsArg>(),
@@ -350,16 +314,10 @@ impl UringReactor {
                 0
             };
             self.push(h.sqes())?;
-            let want = if timeout > 0 {
-                self.wait.want(h.awaited())
-            } else {
-                1
-            };
             // One enter: submits the turn's sends and arms, runs the deferred task work
             // (the completions), and sleeps only when there is none.
             let to_submit = self.ring.submission().len() as u32;
-            self.wait
-                .enter(to_submit, want, Duration::from_nanos(timeout))?;
+            self.wait.enter(to_submit, Duration::from_nanos(timeout))?;
             if let Some(p) = h.pending() {
                 p.start();
             }
