@@ -113,6 +113,17 @@ struct Thread<F: ServerFactory> {
     fixed: bool,
     /// Connections whose timeouts passed this tick (kept to reuse its memory).
     expired: Vec<(u64, Expired)>,
+    /// This turn's per-request counts, added to `counters` once at its end.
+    turn: TurnCounts,
+}
+
+/// The per-request counters of one loop turn.
+#[derive(Default)]
+struct TurnCounts {
+    reads: u64,
+    bytes_in: u64,
+    bytes_out: u64,
+    requests: u64,
 }
 
 /// A thread's ring and receive buffers, made before the loop takes its listeners, so
@@ -183,6 +194,7 @@ pub fn run<F: ServerFactory>(
         rearm_at: None,
         fixed,
         expired: Vec::new(),
+        turn: TurnCounts::default(),
         cfg,
     };
     let mut stop_buf = [0u8; 8];
@@ -246,11 +258,14 @@ impl<F: ServerFactory> Thread<F> {
         bufs: &mut BufRing,
         published: &Mutex<Figs<F>>,
     ) -> std::io::Result<()> {
-        let mut next_publish = Instant::now() + PUBLISH_EVERY;
+        let mut last = Instant::now();
+        let mut next_publish = last + PUBLISH_EVERY;
         let mut cqes: Vec<(u64, i32, u32)> = Vec::with_capacity((ENTRIES * 8) as usize);
         loop {
             self.push_all(ring)?;
-            let now = Instant::now();
+            // The clock read at the end of the last turn: one read a turn, and the
+            // deadlines are coarse (ticks, the publish period) against a turn's work.
+            let now = last;
             let mut wake = next_publish;
             for d in [self.next_tick, self.rearm_at].into_iter().flatten() {
                 wake = wake.min(d);
@@ -259,9 +274,10 @@ impl<F: ServerFactory> Thread<F> {
                 wake = wake.min(self.clock.instant_at(ns));
             }
             crate::reactor::uring::enter_for(ring, wake.saturating_duration_since(now))?;
+            let woke = Instant::now();
             if let Some(k) = &self.ticker {
                 // Connections stamp their activity with the tick of this turn.
-                self.tick = k.at(Instant::now());
+                self.tick = k.at(woke);
             }
             cqes.clear();
             cqes.extend(
@@ -281,7 +297,10 @@ impl<F: ServerFactory> Thread<F> {
                         }
                     }
                     SEND => self.on_send(what, res),
-                    _ if what == STOP => return Ok(()),
+                    _ if what == STOP => {
+                        self.count_turn();
+                        return Ok(());
+                    }
                     _ if what == IGNORE => {}
                     _ => self.on_accept((what - ACCEPT) as usize, res, flags),
                 }
@@ -289,7 +308,9 @@ impl<F: ServerFactory> Thread<F> {
             if gave {
                 bufs.publish();
             }
-            let now = Instant::now();
+            // The wake-up's reading serves the whole turn (timers, ticks, publishing).
+            let now = woke;
+            last = now;
             let now_ns = self.clock.ns_of(now);
             while let Some((_, slot, gen)) = self.timers.pop_due(now_ns) {
                 self.on_timer(token(slot, gen), now_ns);
@@ -313,6 +334,24 @@ impl<F: ServerFactory> Thread<F> {
                 }
                 next_publish = now + PUBLISH_EVERY;
             }
+            self.count_turn();
+        }
+    }
+
+    /// Adds the turn's per-request counts to the thread's counters: once a turn, not
+    /// once a request.
+    fn count_turn(&mut self) {
+        let t = std::mem::take(&mut self.turn);
+        let c = &self.counters;
+        if t.reads > 0 {
+            bump(&c.reads, t.reads);
+            bump(&c.bytes_in, t.bytes_in);
+        }
+        if t.requests > 0 {
+            bump(&c.requests, t.requests);
+        }
+        if t.bytes_out > 0 {
+            bump(&c.bytes_out, t.bytes_out);
         }
     }
 
@@ -383,9 +422,7 @@ impl<F: ServerFactory> Thread<F> {
             c.queued.extend_from_slice(&self.out);
             return;
         }
-        let mut b = self.pool.pop().unwrap_or_default();
-        b.clear();
-        b.extend_from_slice(&self.out);
+        let b = take_out(&mut self.out, &mut self.pool);
         self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
         c.sending = Some((b, 0));
     }
@@ -536,8 +573,8 @@ impl<F: ServerFactory> Thread<F> {
         };
         let n = res as usize;
         c.last_active = self.tick;
-        bump(&self.counters.reads, 1);
-        bump(&self.counters.bytes_in, n as u64);
+        self.turn.reads += 1;
+        self.turn.bytes_in += n as u64;
         let data = bufs.data(bid, n);
         self.feed(tok, data);
         if let Some(c) = self.conns.get_mut(tok) {
@@ -573,7 +610,7 @@ impl<F: ServerFactory> Thread<F> {
             self.dirty = true;
             let answered = c.session.take_requests();
             if answered > 0 {
-                bump(&self.counters.requests, answered);
+                self.turn.requests += answered;
             }
             let (used, again) = match reply {
                 Reply::Consumed(u) => (u.min(input.len()), false),
@@ -602,9 +639,7 @@ impl<F: ServerFactory> Thread<F> {
                 if c.sending.is_some() {
                     c.queued.extend_from_slice(&self.out);
                 } else {
-                    let mut b = self.pool.pop().unwrap_or_default();
-                    b.clear();
-                    b.extend_from_slice(&self.out);
+                    let b = take_out(&mut self.out, &mut self.pool);
                     self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
                     c.sending = Some((b, 0));
                 }
@@ -673,7 +708,7 @@ impl<F: ServerFactory> Thread<F> {
         }
         let at = at + res as usize;
         c.last_active = self.tick;
-        bump(&self.counters.bytes_out, res as u64);
+        self.turn.bytes_out += res as u64;
         if at < b.len() {
             self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, at));
             c.sending = Some((b, at));
@@ -769,6 +804,16 @@ impl<F: ServerFactory> Thread<F> {
             socket::close(fd);
         }
     }
+}
+
+/// The buffer a send of `out` goes from: `out` itself, swapped for a free buffer of
+/// the pool, which the next replies are made in (no copy of the replies, no
+/// allocation while the pool has a buffer).
+fn take_out(out: &mut Vec<u8>, pool: &mut Vec<Vec<u8>>) -> Vec<u8> {
+    let mut b = pool.pop().unwrap_or_default();
+    b.clear();
+    std::mem::swap(&mut b, out);
+    b
 }
 
 fn send_entry(fixed: bool, tok: u64, fd: i32, b: &[u8], at: usize) -> squeue::Entry {
