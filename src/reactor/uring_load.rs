@@ -79,7 +79,6 @@ impl Drop for UringReactor {
     /// Requests still in flight let go of their sockets before the ring closes.
     fn drop(&mut self) {
         super::uring::cancel_all(&mut self.ring);
-        self.wait.unregister();
     }
 }
 
@@ -97,139 +96,6 @@ pub struct UringReactor {
     stop: Arc<AtomicBool>,
     stopped: bool,
     cpu: MeasuredCpu,
-    wait: Wait,
-}
-
-/// How a turn enters the ring: by the ring's index in this thread's registered ring
-/// table, so no enter looks the descriptor up (IORING_REGISTER_RING_FDS; 5.18+, else
-/// by the descriptor). The io_uring crate keeps a registered index only in the
-/// `Submitter` that made it, so the loop makes its own enter.
-struct Wait {
-    /// The registered ring's index, or the ring's descriptor.
-    fd: i32,
-    raw: i32,
-    registered: bool,
-}
-
-/// `io_uring_getevents_arg` (the io_uring crate keeps its `sys` module private).
-#[repr(C)]
-struct GeteventsArg {
-    sigmask: u64,
-    sigmask_sz: u32,
-    min_wait_usec: u32,
-    ts: u64,
-}
-
-const ENTER_GETEVENTS: u32 = 1;
-const ENTER_EXT_ARG: u32 = 8;
-const ENTER_REGISTERED_RING: u32 = 16;
-const REGISTER_RING_FDS: libc::c_uint = 20;
-const UNREGISTER_RING_FDS: libc::c_uint = 21;
-
-/// `io_uring_rsrc_update` of IORING_REGISTER_RING_FDS.
-#[repr(C)]
-struct RsrcUpdate {
-    offset: u32,
-    resv: u32,
-    data: u64,
-}
-
-impl Wait {
-    fn new(ring: &IoUring) -> Wait {
-        use std::os::fd::AsRawFd;
-        let raw = ring.as_raw_fd();
-        let index = register_ring_fd(raw);
-        Wait {
-            fd: index.map_or(raw, |i| i as i32),
-            raw,
-            registered: index.is_some(),
-        }
-    }
-
-    /// Lets go of the registered ring index: the thread's table holds the ring open
-    /// until then, past the descriptor's close.
-    fn unregister(&mut self) {
-        if !self.registered {
-            return;
-        }
-        self.registered = false;
-        let mut up = RsrcUpdate {
-            offset: self.fd as u32,
-            resv: 0,
-            data: 0,
-        };
-        // SAFETY: one update entry, read by the kernel only during the call.
-        let _ = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_register,
-                self.raw,
-                UNREGISTER_RING_FDS,
-                &mut up as *mut RsrcUpdate,
-                1,
-            )
-        };
-    }
-
-    /// One enter: submits `to_submit` entries, runs the completions, and sleeps for one
-    /// at most `timeout` when there are none (as `uring::enter_for`). A timeout, a
-    /// signal or a full completion queue is a normal return.
-    fn enter(&self, to_submit: u32, timeout: Duration) -> std::io::Result<()> {
-        let ts = libc::timespec {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_nsec: timeout.subsec_nanos() as libc::c_long,
-        };
-        let arg = GeteventsArg {
-            sigmask: 0,
-            sigmask_sz: 0,
-            min_wait_usec: 0,
-            ts: &ts as *const libc::timespec as u64,
-        };
-        let mut flags = ENTER_GETEVENTS | ENTER_EXT_ARG;
-        if self.registered {
-            flags |= ENTER_REGISTERED_RING;
-        }
-        // SAFETY: `arg` and `ts` outlive the call; the kernel reads them only during it.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                self.fd,
-                to_submit,
-                1,
-                flags,
-                &arg as *const GeteventsArg,
-                std::mem::size_of::<GeteventsArg>(),
-            )
-        };
-        if r >= 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::ETIME | libc::EINTR | libc::EBUSY) => Ok(()),
-            _ => Err(e),
-        }
-    }
-}
-
-/// Registers `fd` (a ring) in its thread's registered ring table: the index, or None
-/// (kernel before 5.18; the enters then name the descriptor).
-fn register_ring_fd(fd: i32) -> Option<u32> {
-    let mut up = RsrcUpdate {
-        offset: u32::MAX,
-        resv: 0,
-        data: fd as u64,
-    };
-    // SAFETY: one update entry, read and written by the kernel only during the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_register,
-            fd,
-            REGISTER_RING_FDS,
-            &mut up as *mut RsrcUpdate,
-            1,
-        )
-    };
-    (r == 1).then_some(up.offset)
 }
 
 impl UringReactor {
@@ -241,7 +107,6 @@ impl UringReactor {
             .setup_cqsize(CQ_ENTRIES)
             .build(ENTRIES)?;
         let bufs = BufRing::new(&ring, BUFFERS, BUFFER_SIZE, BGID)?;
-        let wait = Wait::new(&ring);
         Ok(UringReactor {
             ring,
             bufs,
@@ -253,7 +118,6 @@ impl UringReactor {
             stop,
             stopped: false,
             cpu: MeasuredCpu::default(),
-            wait,
         })
     }
 
@@ -316,8 +180,7 @@ impl UringReactor {
             self.push(h.sqes())?;
             // One enter: submits the turn's sends and arms, runs the deferred task work
             // (the completions), and sleeps only when there is none.
-            let to_submit = self.ring.submission().len() as u32;
-            self.wait.enter(to_submit, Duration::from_nanos(timeout))?;
+            super::uring::enter_for(&self.ring, Duration::from_nanos(timeout))?;
             if let Some(p) = h.pending() {
                 p.start();
             }
