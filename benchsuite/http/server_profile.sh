@@ -12,29 +12,12 @@ set -euo pipefail
 # shellcheck source=../lib/nginx.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-server-profile
 knobs DURATION=3 CONNS=50 TOP=30 BASE_PORT=18400
-PORT=$BASE_PORT
-profile() { # TAG: the server in $PID on $PORT
-    perf record -q -e cpu-clock -g -o "$WORK/$1.data" -p "$PID" -- sleep "$((DURATION + 1))" 2>/dev/null &
-    local perf_pid=$!
-    sleep 0.3
-    taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:$PORT/" >"$OUT/$1.wrk.txt" 2>&1 || true
-    wait "$perf_pid" || true
-    perf report -i "$WORK/$1.data" --no-children --sort sym --stdio -q 2>/dev/null |
-        grep -E '^ +[0-9.]+%' | head -n "$TOP" >"$OUT/$1.top.txt" || true # head ends the pipe early
-}
-PORT=$((PORT + 1))
+# shellcheck source=../lib/server_profile.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/server_profile.sh"
+PORT=$((BASE_PORT + 1))
+WRK=(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s")
 start_nginx nolog
-profile nginx-nolog
+server_profile nginx-nolog "${WRK[@]}" "http://127.0.0.1:$PORT/"
 stop_nginx
-for spec in $SERVES; do
-    PORT=$((PORT + 1))
-    taskset -c 0 "${spec#*=}" serve http --listen "127.0.0.1:$PORT" --threads 1 >/dev/null 2>&1 &
-    PID=$!
-    wait_port "$PORT"
-    profile "serve-${spec%%=*}"
-    stop_server
-done
-for f in "$OUT"/*.top.txt; do
-    echo "== $(basename "$f" .top.txt): $(sed -n 's/^ *\([0-9]*\) requests in .*/\1 requests/p' "${f%.top.txt}.wrk.txt")"
-    cat "$f"
-done | tee "$OUT/summary.txt"
+server_profiles http "${WRK[@]}" "http://127.0.0.1:@PORT/"
+server_profile_summary
