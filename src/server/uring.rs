@@ -418,13 +418,14 @@ impl<F: ServerFactory> Thread<F> {
         let Some(c) = self.conns.get_mut(tok) else {
             return;
         };
-        if c.sending.is_some() {
-            c.queued.extend_from_slice(&self.out);
-            return;
-        }
-        let b = take_out(&mut self.out, &mut self.pool);
-        self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
-        c.sending = Some((b, 0));
+        send_or_queue(
+            c,
+            tok,
+            self.fixed,
+            &mut self.out,
+            &mut self.pool,
+            &mut self.sqes,
+        );
     }
 
     fn push_all(&mut self, ring: &mut IoUring) -> std::io::Result<()> {
@@ -636,13 +637,14 @@ impl<F: ServerFactory> Thread<F> {
             };
             at += used;
             if !self.out.is_empty() {
-                if c.sending.is_some() {
-                    c.queued.extend_from_slice(&self.out);
-                } else {
-                    let b = take_out(&mut self.out, &mut self.pool);
-                    self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
-                    c.sending = Some((b, 0));
-                }
+                send_or_queue(
+                    c,
+                    tok,
+                    self.fixed,
+                    &mut self.out,
+                    &mut self.pool,
+                    &mut self.sqes,
+                );
             }
             if !again || c.closing {
                 break;
@@ -806,14 +808,27 @@ impl<F: ServerFactory> Thread<F> {
     }
 }
 
-/// The buffer a send of `out` goes from: `out` itself, swapped for a free buffer of
-/// the pool, which the next replies are made in (no copy of the replies, no
-/// allocation while the pool has a buffer).
-fn take_out(out: &mut Vec<u8>, pool: &mut Vec<Vec<u8>>) -> Vec<u8> {
+/// Sends the replies in `out` on connection `c` (`tok`), or queues them behind its send
+/// in flight. A send goes from `out` itself, swapped for a free buffer of the pool that
+/// the next replies are made in (no copy of the replies, no allocation while the pool
+/// has a buffer).
+fn send_or_queue<S>(
+    c: &mut Conn<S>,
+    tok: u64,
+    fixed: bool,
+    out: &mut Vec<u8>,
+    pool: &mut Vec<Vec<u8>>,
+    sqes: &mut Vec<squeue::Entry>,
+) {
+    if c.sending.is_some() {
+        c.queued.extend_from_slice(out);
+        return;
+    }
     let mut b = pool.pop().unwrap_or_default();
     b.clear();
     std::mem::swap(&mut b, out);
-    b
+    sqes.push(send_entry(fixed, tok, c.fd, &b, 0));
+    c.sending = Some((b, 0));
 }
 
 fn send_entry(fixed: bool, tok: u64, fd: i32, b: &[u8], at: usize) -> squeue::Entry {
