@@ -1,7 +1,10 @@
 //! The proof that a protocol needs no engine change: a tiny line protocol defined only
 //! here (HELLO/WELCOME, PING n/PONG n, BYE/BYE, and HEARTBEAT lines the server sends on
 //! its own, with and without requests in flight, each answered ACK) runs through
-//! `wirebench::engine::run` against a test-local server with exact counts.
+//! `wirebench::engine::run` with exact counts: against a test-local server of plain
+//! threads, and against its own server side (`LineServer`, also defined only here)
+//! served by wirebench's server runtime (`wirebench::server::start`), which sends the
+//! heartbeats through the session's wake-ups.
 
 use std::io::{ErrorKind as IoKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -13,6 +16,8 @@ use wirebench::engine::session::{
     ClientSession, Decode, Figures, InFlight, SessionFactory, Setup, Verdict,
 };
 use wirebench::engine::{self, LoadSpec, Observer, Plan};
+use wirebench::server::session::{Reply, ServerFactory, ServerSession};
+use wirebench::server::ServerConfig;
 use wirebench::stats::ErrorKind;
 
 /// The protocol's own figures: heartbeats seen with and without a request in flight.
@@ -272,6 +277,186 @@ fn a_protocol_defined_in_a_test_runs_on_the_engine_with_exact_counts() {
     assert_eq!(m.events + late.load(Relaxed), sent);
     assert_eq!(counts.acks.load(Relaxed), m.events);
     // Both kinds happened: with a request in flight (one per PONG at least) and without.
+    assert!(out.figures.busy >= requests, "busy {}", out.figures.busy);
+    assert!(out.figures.idle > 0, "idle {}", out.figures.idle);
+    assert_eq!(out.figures.busy + out.figures.idle, m.events);
+}
+
+/// The heartbeat period of `LineServer`, ns.
+const BEAT_NS: u64 = 2_000_000;
+
+/// The server side's own figures, merged over the server's threads.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct LineServerFigures {
+    heartbeats: u64,
+    acks: u64,
+    pings: u64,
+    byes: u64,
+}
+
+impl Figures for LineServerFigures {
+    fn merge(&mut self, o: &Self) {
+        self.heartbeats += o.heartbeats;
+        self.acks += o.acks;
+        self.pings += o.pings;
+        self.byes += o.byes;
+    }
+}
+
+/// The line protocol's server side as a `ServerSession`: the same conversation as
+/// `serve_conn`, with the 2 ms heartbeats sent from `on_wake` (after WELCOME, until
+/// BYE) and one in front of every PONG.
+struct LineServer {
+    beating: bool,
+    next_beat: u64,
+    pings: u64,
+}
+
+impl ServerSession for LineServer {
+    type Figures = LineServerFigures;
+
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, f: &mut LineServerFigures) -> Reply {
+        let mut used = 0;
+        while let Some(l) = line(&input[used..]) {
+            used += l.len() + 1;
+            match l {
+                b"HELLO" => {
+                    out.extend_from_slice(b"WELCOME\n");
+                    self.beating = true;
+                }
+                b"ACK" => f.acks += 1,
+                b"BYE" => {
+                    out.extend_from_slice(b"BYE\n");
+                    f.byes += 1;
+                    self.beating = false;
+                }
+                p if p.starts_with(b"PING ") => {
+                    f.pings += 1;
+                    f.heartbeats += 1;
+                    self.pings += 1;
+                    out.extend_from_slice(b"HEARTBEAT\nPONG ");
+                    out.extend_from_slice(&p[5..]);
+                    out.push(b'\n');
+                }
+                _ => return Reply::Close,
+            }
+        }
+        Reply::Consumed(used)
+    }
+
+    fn take_requests(&mut self) -> u64 {
+        std::mem::take(&mut self.pings)
+    }
+
+    fn next_wake(&self) -> Option<u64> {
+        self.beating.then_some(self.next_beat)
+    }
+
+    fn on_wake(&mut self, now_ns: u64, out: &mut Vec<u8>, f: &mut LineServerFigures) {
+        // Woken before HELLO is impossible (no wake is asked then); after it, one beat
+        // per wake-up, the next a period from now (a late wake-up does not make a burst).
+        f.heartbeats += 1;
+        out.extend_from_slice(b"HEARTBEAT\n");
+        self.next_beat = now_ns + BEAT_NS;
+    }
+}
+
+struct LineServerFactory;
+
+impl ServerFactory for LineServerFactory {
+    type Session = LineServer;
+    type Thread = ();
+
+    fn session(&self) -> LineServer {
+        LineServer {
+            beating: false,
+            next_beat: 0,
+            pings: 0,
+        }
+    }
+
+    fn thread_state(&self) {}
+
+    fn session_in(&self, _thread: &(), now_ns: u64) -> LineServer {
+        // The first beat is due a period after the accept; it is sent only once the
+        // greeting has turned the beat on.
+        LineServer {
+            next_beat: now_ns + BEAT_NS,
+            ..self.session()
+        }
+    }
+}
+
+#[test]
+fn a_protocol_defined_in_a_test_is_served_by_the_server_runtime_with_exact_counts() {
+    let server = wirebench::server::start(
+        ServerConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            threads: 2,
+            max_conns_per_thread: 0,
+            read_buffer: 4096,
+            tls: None,
+            nodelay: true,
+            debug: false,
+            timeouts: Default::default(),
+            pacing: wirebench::server::pacing::Pacing::off(),
+            one_of_processes: false,
+        },
+        LineServerFactory,
+    )
+    .expect("start the line server");
+    // Two load threads of two connections each.
+    let (threads, per_thread) = (2usize, 2usize);
+    let connections = threads * per_thread;
+    let requests = 400;
+    let late = Arc::new(AtomicU64::new(0));
+    let spec = LoadSpec {
+        connector: Connector::new(
+            server.addr,
+            None,
+            true,
+            Duration::from_secs(5),
+            Default::default(),
+        ),
+        threads,
+        connections: per_thread,
+        pipeline: 2,
+        refill: engine::Refill::EachReply,
+        plan: Plan::Count(requests),
+        // 800/s over 4 connections: 5 ms between a connection's requests, so the 2 ms
+        // heartbeats also find nothing in flight.
+        rate: Some(800.0),
+        warmup: Duration::ZERO,
+        timeout: Duration::from_secs(5),
+        interval: Duration::from_secs(1),
+        stop: Arc::new(AtomicBool::new(false)),
+        per_connection: None,
+        ramp: None,
+        attempts: Default::default(),
+        release: None,
+    };
+    let out = engine::run(spec, LineFactory { late: late.clone() }, &mut Quiet).unwrap();
+    let (totals, figures) = server.shutdown_with_figures();
+    let f: LineServerFigures = serde_json::from_value(figures).unwrap();
+    let m = &out.measured;
+    assert_eq!(m.sent, requests);
+    assert_eq!(m.ok, requests, "errors: {:?}", m.error_list());
+    assert_eq!(m.request_errors(), 0);
+    assert_eq!(m.connect_errors(), 0);
+    assert_eq!(m.in_flight, 0);
+    assert_eq!(m.connections, connections as u64);
+    // The server side's own figures and counters, exact.
+    assert_eq!(f.pings, requests);
+    assert_eq!(totals.requests, requests);
+    assert_eq!(f.byes, connections as u64);
+    assert_eq!(
+        (totals.accepts, totals.closes),
+        (connections as u64, connections as u64)
+    );
+    // Every heartbeat the runtime sent was read, as an event (and answered) or during
+    // the goodbye; every answer reached the server.
+    assert_eq!(m.events + late.load(Relaxed), f.heartbeats);
+    assert_eq!(f.acks, m.events);
     assert!(out.figures.busy >= requests, "busy {}", out.figures.busy);
     assert!(out.figures.idle > 0, "idle {}", out.figures.idle);
     assert_eq!(out.figures.busy + out.figures.idle, m.events);
