@@ -9,7 +9,7 @@ use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::rate::RateFigures;
 use crate::stats::result::{error_map, ClientProcess, Totals, Warmup};
-use crate::stats::{Counters, ErrorKind, Measured, RunResult, Unit};
+use crate::stats::{Counters, ErrorKind, LoopCounts, Measured, RunResult, Unit};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,11 +114,16 @@ fn nothing_listens<X>(out: &EngineOutput<X>, target: &str, warmup: Duration) -> 
     ))
 }
 
-/// This process's peak memory, noting whether a built-in server shared it.
-pub fn client_process(includes_builtin_server: bool) -> Option<ClientProcess> {
+/// This process's peak memory, noting whether a built-in server shared it, and the
+/// loops its load workers ran on.
+pub fn client_process(
+    includes_builtin_server: bool,
+    event_loop: LoopCounts,
+) -> Option<ClientProcess> {
     crate::sys::proc_fs::own_peak_rss_bytes().map(|peak_rss_bytes| ClientProcess {
         peak_rss_bytes,
         includes_builtin_server,
+        event_loop: Some(event_loop),
     })
 }
 
@@ -166,7 +171,7 @@ pub fn build_result<X>(inp: ResultInputs<'_>, out: &EngineOutput<X>) -> RunResul
     .intervals(&out.intervals)
     .warmup(Warmup::from_counters(inp.warmup.as_secs_f64(), &out.warmup))
     .server_cpu(inp.server.as_ref().map(|s| s.cpu.as_secs_f64()))
-    .client_process(client_process(builtin_server))
+    .client_process(client_process(builtin_server, out.event_loop))
     .server(inp.server.map(|s| s.counters))
     .rate(out.rate.clone());
     for (name, block) in inp.extras {

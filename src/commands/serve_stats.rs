@@ -86,9 +86,11 @@ pub(crate) fn print_final(
     totals: &ServerTotals,
     extra: &dyn Fn() -> Option<String>,
 ) {
+    // The loop before the counters: scripts read the counters to the line's end.
     println!(
-        "wirebench serve {name}: stopped after {:.1}s; {}",
+        "wirebench serve {name}: stopped after {:.1}s; loop: {}; {}",
         started.elapsed().as_secs_f64(),
+        totals.event_loop.describe(),
         stats_line("final", totals)
     );
     if let Some(line) = extra() {

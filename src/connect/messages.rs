@@ -139,5 +139,8 @@ pub enum WorkerMsg {
         cpu_s: f64,
         /// The worker's own RSS while it held its connections.
         rss_bytes: u64,
+        /// Its engine threads per event loop.
+        #[serde(default)]
+        event_loop: crate::stats::LoopCounts,
     },
 }

@@ -16,6 +16,7 @@ use crate::server::group::ServerGroup;
 use crate::stats::merge::histograms;
 use crate::stats::result::ClientProcess;
 use crate::stats::Latency;
+use crate::stats::LoopCounts;
 use crate::sys::proc_fs as memory;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +34,7 @@ pub struct FinalParts {
     pub connect_hist: Latency,
     pub echo_hist: Latency,
     pub cpu_s: f64,
+    pub event_loop: LoopCounts,
 }
 
 impl Gathered {
@@ -59,6 +61,7 @@ impl Gathered {
                     connect_hist,
                     echo_hist,
                     cpu_s,
+                    event_loop,
                     ..
                 }) => {
                     self.latest[i] = c;
@@ -67,6 +70,7 @@ impl Gathered {
                         connect_hist: Latency::decode(&connect_hist).unwrap_or_default(),
                         echo_hist: Latency::decode(&echo_hist).unwrap_or_default(),
                         cpu_s,
+                        event_loop,
                     });
                 }
                 _ => {}
@@ -277,6 +281,8 @@ pub fn run(
     let client_process = memory::total_peak_rss(&client_pids).map(|peak_rss_bytes| ClientProcess {
         peak_rss_bytes,
         includes_builtin_server: false,
+        // Known once the workers' final reports are in (below).
+        event_loop: None,
     });
     let held = counts_up.open;
 
@@ -325,6 +331,15 @@ pub fn run(
     let connect_hist = histograms::add_all(finals.iter().map(|f| &f.connect_hist));
     let echo_hist = histograms::add_all(finals.iter().map(|f| &f.echo_hist));
     let client_cpu_s: f64 = finals.iter().map(|f| f.cpu_s).sum();
+    // The loops of the workers that reported (a worker without a final report is
+    // counted among `workers_failed`).
+    let client_process = client_process.map(|p| ClientProcess {
+        event_loop: Some(finals.iter().fold(LoopCounts::default(), |mut a, f| {
+            a.add(&f.event_loop);
+            a
+        })),
+        ..p
+    });
     let workers_failed = ended
         .iter()
         .zip(&g.finals)

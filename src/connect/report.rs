@@ -458,6 +458,7 @@ pub fn summary(r: &ConnectResult) -> String {
                 .unwrap_or_default()
         );
         client_peak(&mut s, b, c);
+        loops(&mut s, b);
         return s;
     }
     if m.server_processes > 0 {
@@ -502,7 +503,15 @@ pub fn summary(r: &ConnectResult) -> String {
             .unwrap_or_default()
     );
     client_peak(&mut s, b, c);
+    loops(&mut s, b);
     s
+}
+
+/// The event loops of the client workers and the built-in server, when known.
+fn loops(s: &mut String, b: &RunResult) {
+    if let Some(l) = crate::report::text::event_loops(b) {
+        let _ = writeln!(s, "loop:          {l}");
+    }
 }
 
 /// The client worker processes' summed peak RSS, when /proc could tell.

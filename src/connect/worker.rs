@@ -83,6 +83,7 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
         echo_hist: out.latency.encode(),
         cpu_s: cpu_s(&cpu_at_stop),
         rss_bytes: rss,
+        event_loop: out.event_loop,
     });
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The load engine, shared by every protocol: worker threads (one raw epoll loop each)
+//! The load engine, shared by every protocol: worker threads (one io_uring or epoll loop each)
 //! own the connections and drive the protocol's client sessions (`session.rs`); this
 //! module starts them, gathers their interval snapshots for progress, and merges their
 //! statistics and the protocol's figures exactly at the end.
@@ -26,7 +26,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
-use crate::stats::{ConnTally, Counters, IntervalRow, Latency, Snapshot};
+use crate::stats::{ConnTally, Counters, IntervalRow, Latency, LoopCounts, Snapshot};
 use connector::Connector;
 use session::{ClientSession, Figures, SessionFactory};
 use std::sync::atomic::AtomicBool;
@@ -144,6 +144,8 @@ pub struct EngineOutput<X = ()> {
     pub rate: Option<RateFigures>,
     /// Failed attempts by errno and connections lost while held, whole run.
     pub conns: ConnTally,
+    /// Worker threads per event loop (io_uring or epoll).
+    pub event_loop: LoopCounts,
 }
 
 /// What a worker hands over while it runs.
@@ -256,6 +258,7 @@ pub fn run<F: SessionFactory>(
         handshake: Latency::new(),
         rate: None,
         conns: ConnTally::default(),
+        event_loop: LoopCounts::default(),
     };
     let mut finish_ns = measure_start_ns;
     let mut max_lag_ns = 0;
@@ -270,6 +273,7 @@ pub fn run<F: SessionFactory>(
         out.latency.add(&w.stats.latency);
         out.handshake.add(&w.stats.handshake);
         out.conns.add(&w.stats.conns);
+        out.event_loop.add(&w.stats.event_loop);
         if let (Some(all), Some(u)) = (out.uncorrected.as_mut(), w.stats.uncorrected.as_ref()) {
             all.add(u);
         }

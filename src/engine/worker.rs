@@ -15,7 +15,7 @@ use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::reactor::uring_load::{self, UringHandler, UringReactor, GEN_MASK};
 use crate::reactor::{split, Handler, Pending, Reactor, Stop, Timers};
-use crate::stats::{Snapshot, WorkerStats};
+use crate::stats::{EventLoop, LoopCounts, Snapshot, WorkerStats};
 use io_uring::squeue;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -115,6 +115,12 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     if uring.is_some() {
         ctx.uring = Some(Box::new(super::uring_slots::UringSlots::new(n)));
     }
+    // Said in the result (`client_process.event_loop`): a ring refused here means epoll.
+    ctx.stats.event_loop = LoopCounts::one(if uring.is_some() {
+        EventLoop::IoUring
+    } else {
+        EventLoop::Epoll
+    });
     let total = spec.threads * n;
     let mut conns: Vec<Conn<F::Session>> = (0..n)
         .map(|slot| {

@@ -2,7 +2,7 @@
 
 use super::format::{group, mib_per_s, micros, rate, size};
 use crate::stats::result::ClientProcess;
-use crate::stats::{Latency, LatencySummary, RunResult};
+use crate::stats::{Latency, LatencySummary, LoopCounts, RunResult};
 use std::fmt::Write as _;
 
 const RULE: &str = "----------------------------------------------------------------------------------------------------";
@@ -177,6 +177,9 @@ pub fn summary(r: &RunResult) -> String {
     if let Some(p) = &r.client_process {
         let _ = writeln!(s, "memory:       {}", client_memory(p));
     }
+    if let Some(loops) = event_loops(r) {
+        let _ = writeln!(s, "loop:         {loops}");
+    }
     if r.warmup.duration_s > 0.0 {
         let _ = writeln!(
             s,
@@ -200,6 +203,27 @@ pub fn client_memory(p: &ClientProcess) -> String {
             ""
         }
     )
+}
+
+/// "client io_uring x2; server epoll x1": the event loops the generator's workers and
+/// the built-in server's threads ran on, the ones the result knows; None for neither.
+pub fn event_loops(r: &RunResult) -> Option<String> {
+    let client = r
+        .client_process
+        .as_ref()
+        .and_then(|p| p.event_loop)
+        .filter(|l| !l.is_empty());
+    let server = r
+        .server
+        .as_ref()
+        .and_then(|v| v.get("event_loop"))
+        .and_then(|v| serde_json::from_value::<LoopCounts>(v.clone()).ok())
+        .filter(|l| !l.is_empty());
+    let parts: Vec<String> = [("client", client), ("server", server)]
+        .into_iter()
+        .filter_map(|(who, l)| l.map(|l| format!("{who} {}", l.describe())))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// Most non-empty buckets listed before the rest is folded into one line.
@@ -314,6 +338,62 @@ mod tests {
             "{with}"
         );
         assert!(!of(0, 0).contains("exchanges:"));
+    }
+
+    #[test]
+    fn the_loops_get_one_line_client_then_server_only_when_known() {
+        use crate::stats::result::{ClientProcess, Totals};
+        use crate::stats::{Measured, Unit};
+        let l = Latency::new();
+        let of = |client: Option<LoopCounts>, server: Option<serde_json::Value>| {
+            let mut r = RunResult::builder(Measured {
+                kind: "t",
+                target: "127.0.0.1:1".into(),
+                config: serde_json::json!({}),
+                started_unix_ms: 0,
+                elapsed_s: 1.0,
+                totals: Totals::default(),
+                errors: Default::default(),
+                unit: Unit::new("requests", "answered", true),
+                latency: &l,
+                client_cpu_s: 0.0,
+            })
+            .server(server)
+            .finish(None);
+            r.client_process = Some(ClientProcess {
+                peak_rss_bytes: 1 << 20,
+                includes_builtin_server: true,
+                event_loop: client,
+            });
+            summary(&r)
+        };
+        let two = LoopCounts {
+            epoll: 0,
+            io_uring: 2,
+        };
+        let both = of(
+            Some(two),
+            Some(serde_json::json!({"accepts": 1, "event_loop": {"epoll": 1}})),
+        );
+        let lines: Vec<&str> = both.lines().filter(|l| l.starts_with("loop:")).collect();
+        assert_eq!(
+            lines,
+            ["loop:         client io_uring x2; server epoll x1"],
+            "{both}"
+        );
+        let mixed = of(
+            Some(LoopCounts {
+                epoll: 1,
+                io_uring: 1,
+            }),
+            None,
+        );
+        assert!(
+            mixed.contains("\nloop:         client epoll x1 + io_uring x1\n"),
+            "{mixed}"
+        );
+        // An external generator's result (or one written before loops were recorded).
+        assert!(!of(None, Some(serde_json::json!({"accepts": 1}))).contains("loop:"));
     }
 
     #[test]

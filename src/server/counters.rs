@@ -1,8 +1,9 @@
 //! Server counters: one set per server thread, written by that thread only and read
 //! by the stats printer. Single-writer updates are a plain load and store, no lock.
 
+use crate::stats::{EventLoop, LoopCounts};
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 #[derive(Default)]
 #[repr(align(128))]
@@ -26,6 +27,31 @@ pub struct ThreadCounters {
     pub held_full: AtomicU64,
     /// Connections closed because the peer went past a documented cap (`Reply::TooLarge`).
     pub too_large: AtomicU64,
+    /// The loop this thread runs on, set once before it starts (`ran_on`): 0 not yet,
+    /// else `LOOP_EPOLL` or `LOOP_IO_URING`.
+    pub event_loop: AtomicU8,
+}
+
+const LOOP_EPOLL: u8 = 1;
+const LOOP_IO_URING: u8 = 2;
+
+impl ThreadCounters {
+    /// Notes the loop this thread runs on (once, before its loop starts).
+    pub fn ran_on(&self, l: EventLoop) {
+        let v = match l {
+            EventLoop::Epoll => LOOP_EPOLL,
+            EventLoop::IoUring => LOOP_IO_URING,
+        };
+        self.event_loop.store(v, Relaxed);
+    }
+
+    fn event_loop(&self) -> Option<EventLoop> {
+        match self.event_loop.load(Relaxed) {
+            LOOP_EPOLL => Some(EventLoop::Epoll),
+            LOOP_IO_URING => Some(EventLoop::IoUring),
+            _ => None,
+        }
+    }
 }
 
 /// Adds to a counter that only the calling thread writes.
@@ -57,6 +83,9 @@ pub struct ServerTotals {
     /// or body too large): a fault of the peer, counted, never buffered.
     #[serde(default)]
     pub too_large: u64,
+    /// Server threads per event loop (io_uring or epoll).
+    #[serde(default)]
+    pub event_loop: LoopCounts,
 }
 
 impl ServerTotals {
@@ -75,12 +104,15 @@ impl ServerTotals {
             t.idle_timeouts += c.idle_timeouts.load(Relaxed);
             t.held_full += c.held_full.load(Relaxed);
             t.too_large += c.too_large.load(Relaxed);
+            if let Some(l) = c.event_loop() {
+                t.event_loop.count(l);
+            }
         }
         t.active = t.accepts.saturating_sub(t.closes);
         t
     }
 
-    /// The change since `earlier` (active stays as now).
+    /// The change since `earlier` (active and the loops stay as now).
     pub fn since(&self, earlier: &ServerTotals) -> ServerTotals {
         ServerTotals {
             accepts: self.accepts - earlier.accepts,
@@ -96,6 +128,7 @@ impl ServerTotals {
             idle_timeouts: self.idle_timeouts - earlier.idle_timeouts,
             held_full: self.held_full - earlier.held_full,
             too_large: self.too_large - earlier.too_large,
+            event_loop: self.event_loop,
         }
     }
 }

@@ -59,6 +59,7 @@ pub fn add(a: &mut ServerTotals, b: &ServerTotals) {
     a.idle_timeouts += b.idle_timeouts;
     a.held_full += b.held_full;
     a.too_large += b.too_large;
+    a.event_loop.add(&b.event_loop);
 }
 
 /// In a worker: the addresses the parent chose, if it did.

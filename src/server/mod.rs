@@ -16,6 +16,7 @@ pub mod uring;
 mod wake_tests;
 
 use crate::error::{Error, Result};
+use crate::stats::EventLoop;
 use counters::{ServerTotals, ThreadCounters};
 use session::{Figures, ServerFactory, ServerSession};
 use std::net::SocketAddr;
@@ -230,6 +231,7 @@ pub fn start_many<F: ServerFactory>(
         stop_fds.push(stop_fd);
         let c = Arc::new(ThreadCounters::default());
         counters.push(c.clone());
+        let own_counters = c.clone();
         let figures = Arc::new(Mutex::new(G::<F>::default()));
         published.push(figures.clone());
         let input = event_loop::ThreadInput {
@@ -260,14 +262,25 @@ pub fn start_many<F: ServerFactory>(
                         let _ = tx.send((crate::sys::gettid(), moved));
                     }
                 };
+                // The loop is noted before it runs, so it is in the counters by the
+                // time the thread says it is set up (`ServerTotals::event_loop`).
                 let r = match machinery {
                     Machinery::Uring { fixed } => match uring::setup(&cfg, fixed) {
-                        Ok(ring) => uring::run(cfg, factory, input, ring, fixed, &mut ready),
+                        Ok(ring) => {
+                            own_counters.ran_on(EventLoop::IoUring);
+                            uring::run(cfg, factory, input, ring, fixed, &mut ready)
+                        }
                         // Refused on this thread (a seccomp policy, a locked-memory
                         // limit): the epoll loop serves instead, the same way.
-                        Err(_) => event_loop::run(cfg, factory, input, &mut ready),
+                        Err(_) => {
+                            own_counters.ran_on(EventLoop::Epoll);
+                            event_loop::run(cfg, factory, input, &mut ready)
+                        }
                     },
-                    Machinery::Epoll => event_loop::run(cfg, factory, input, &mut ready),
+                    Machinery::Epoll => {
+                        own_counters.ran_on(EventLoop::Epoll);
+                        event_loop::run(cfg, factory, input, &mut ready)
+                    }
                 };
                 ready();
                 if let Err(e) = r {

@@ -2,6 +2,7 @@
 //! per-worker recording, interval snapshots and the run result.
 
 pub mod conn_tally;
+pub mod event_loop;
 pub mod latency;
 pub mod merge;
 pub mod observer;
@@ -15,6 +16,7 @@ pub mod unit;
 pub mod worker;
 
 pub use conn_tally::ConnTally;
+pub use event_loop::{EventLoop, LoopCounts};
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;
 pub use outcome::{Counters, ErrorKind, Exchanges};

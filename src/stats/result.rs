@@ -2,6 +2,7 @@
 //! JSON described by schema/result.schema.json; every protocol fills the same shape,
 //! and builds it through `RunResultBuilder` (result_builder.rs).
 
+use super::event_loop::LoopCounts;
 use super::latency::{Latency, LatencySummary};
 use super::outcome::{Counters, ErrorKind};
 use super::snapshot::IntervalRow;
@@ -180,8 +181,8 @@ pub struct Cpu {
     pub server_us_per_msg: Option<f64>,
 }
 
-/// What the load generator's own process cost: its CPU is in `Cpu` (worker threads,
-/// measured phase); this is its memory. Peak RSS is the process's VmHWM, so when the
+/// What the load generator's own process cost, and which loops it ran: its CPU is in
+/// `Cpu` (worker threads, measured phase); this is its memory. Peak RSS is the process's VmHWM, so when the
 /// built-in server ran on threads of the same process, it is included.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ClientProcess {
@@ -189,6 +190,10 @@ pub struct ClientProcess {
     pub peak_rss_bytes: u64,
     /// True when a built-in server ran in this process, so its memory is in the figure.
     pub includes_builtin_server: bool,
+    /// The generator's worker threads per event loop (io_uring or epoll); absent in
+    /// results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_loop: Option<LoopCounts>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

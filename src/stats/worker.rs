@@ -3,6 +3,7 @@
 //! histogram increment: no lock, no atomic.
 
 use super::conn_tally::ConnTally;
+use super::event_loop::LoopCounts;
 use super::latency::Latency;
 use super::outcome::{Counters, ErrorKind};
 
@@ -25,6 +26,8 @@ pub struct WorkerStats {
     pub interval: Latency,
     /// Failed attempts by errno, connections lost while held.
     pub conns: ConnTally,
+    /// The loop this worker ran on, counted once when it chose it.
+    pub event_loop: LoopCounts,
 }
 
 impl WorkerStats {
@@ -38,6 +41,7 @@ impl WorkerStats {
             handshake: Latency::new(),
             first_connect_error: None,
             conns: ConnTally::default(),
+            event_loop: LoopCounts::default(),
         }
     }
 

@@ -30,6 +30,14 @@ fn run_on(which: &str, args: &[&str]) -> RunOut {
     }
 }
 
+/// What the result says the `threads` workers ran on, asked for `which`.
+fn ran_on(which: &str, threads: u64) -> Value {
+    match which {
+        "epoll" => serde_json::json!({ "epoll": threads }),
+        _ => serde_json::json!({ "io_uring": threads }),
+    }
+}
+
 #[test]
 fn echo_counts_are_exact_on_both_loops_and_the_server_read_each_frame_once() {
     for which in LOOPS {
@@ -55,6 +63,11 @@ fn echo_counts_are_exact_on_both_loops_and_the_server_read_each_frame_once() {
         assert_eq!(r.u("/totals/sent"), 10007, "{which}: {}", r.explain());
         assert_eq!(r.u("/totals/in_flight"), 0, "{which}: {}", r.explain());
         assert_eq!(r.u("/totals/connections"), 14, "{which}: {}", r.explain());
+        assert_eq!(
+            r.json()["client_process"]["event_loop"],
+            ran_on(which, 2),
+            "{which}"
+        );
         let last = server.stop_final_line();
         assert_eq!(
             stat(&last, "bytes in"),
@@ -100,6 +113,11 @@ fn http_counts_are_exact_on_both_loops_with_and_without_keepalive() {
         r.assert_clean(5003);
         assert_eq!(r.u("/totals/sent"), 5003, "{which}: {}", r.explain());
         assert_eq!(r.u("/totals/connections"), 10, "{which}: {}", r.explain());
+        assert_eq!(
+            r.json()["client_process"]["event_loop"],
+            ran_on(which, 2),
+            "{which}"
+        );
         // A connection per request: each socket closed (its receive cancelled) and the
         // slot's next one opened on the same descriptor number.
         let r = run_on(
@@ -118,6 +136,12 @@ fn http_counts_are_exact_on_both_loops_with_and_without_keepalive() {
         );
         r.assert_clean(401);
         assert_eq!(r.u("/totals/connections"), 401, "{which}: {}", r.explain());
+        // A connection per request stays on epoll whatever is asked (engine/worker.rs).
+        assert_eq!(
+            r.json()["client_process"]["event_loop"],
+            serde_json::json!({"epoll": 1}),
+            "{which}"
+        );
     }
 }
 

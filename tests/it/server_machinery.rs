@@ -141,6 +141,16 @@ fn serve_http_and_echo_run_on_io_uring_with_the_counts_of_the_epoll_loop() {
                 last.contains(&format!(" closes {}", out.u("/totals/connections"))),
                 "{last}"
             );
+            // The summary names the loop the descriptors showed.
+            let named = if loop_.is_empty() {
+                "io_uring"
+            } else {
+                "epoll"
+            };
+            assert!(
+                last.contains(&format!("; loop: {named} x1; final: ")),
+                "{last}"
+            );
             seen.push(counts(&last));
         }
         assert_eq!(seen[0], seen[1], "serve {proto}: io_uring vs epoll");
@@ -170,6 +180,7 @@ fn a_paced_server_runs_on_the_epoll_loop_by_default() {
     drop(c);
     let last = stop(&mut p);
     assert!(last.contains("bytes in 1,000 out 1,000"), "{last}");
+    assert!(last.contains("; loop: epoll x1; final: "), "{last}");
 }
 
 /// Writes `data` on `s` while reading what comes back; returns what came back.

@@ -1,9 +1,10 @@
 //! The one exact merge of results: shards of one run (`wirebench merge`), a suite
 //! point's rounds, worker processes. Counters and bytes are summed, HDR histograms
-//! added (decoded, added, encoded: percentiles come from the sum, never averaged), CPU
-//! and memory summed, rates recomputed over the merged time, interval series aligned,
-//! a protocol's own blocks merged by that protocol (or, when they hold only counters,
-//! by the generic counter sum), and every part's own figures kept in `merge.parts`.
+//! added (decoded, added, encoded: percentiles come from the sum, never averaged), CPU,
+//! memory and threads per event loop summed, rates recomputed over the merged time,
+//! interval series aligned, a protocol's own blocks merged by that protocol (or, when
+//! they hold only counters, by the generic counter sum), and every part's own figures
+//! kept in `merge.parts`.
 //!
 //! Merged time: parts side by side (shards, processes) span from the earliest measured
 //! start to the latest measured end, so the merged throughput is the whole output over
@@ -17,6 +18,7 @@ pub mod histograms;
 pub mod intervals;
 mod parts;
 
+use super::event_loop::LoopCounts;
 use super::latency::Latency;
 use super::rate::{RateFigures, ACHIEVED_AT_LEAST};
 use super::result::{
@@ -187,6 +189,13 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
             ClientProcess {
                 peak_rss_bytes: ps.iter().map(|p| p.peak_rss_bytes).sum(),
                 includes_builtin_server: ps.iter().any(|p| p.includes_builtin_server),
+                // Threads per loop add up; unknown when any part does not say.
+                event_loop: all_some(ps.iter().map(|p| p.event_loop)).map(|ls| {
+                    ls.iter().fold(LoopCounts::default(), |mut a, l| {
+                        a.add(l);
+                        a
+                    })
+                }),
             }
         }),
         // The built-in servers' counters add up when they are counters; otherwise

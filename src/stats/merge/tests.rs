@@ -220,3 +220,67 @@ fn rounds_follow_each_other_and_a_protocol_merges_its_own_block() {
     assert_eq!(m.latency_us.p99, 9.007);
     assert_eq!(m.latency_us.p50, 1.0);
 }
+
+#[test]
+fn threads_per_event_loop_add_up_over_parts_client_and_server() {
+    use crate::stats::event_loop::{EventLoop, LoopCounts};
+    let loops = |epoll: u64, io_uring: u64| LoopCounts { epoll, io_uring };
+    let with = |index: u32, client: Option<LoopCounts>, server: Value| {
+        let mut r = result(&[1000], index, 3, 1_000_000);
+        r.client_process = Some(ClientProcess {
+            peak_rss_bytes: 1 << 20,
+            includes_builtin_server: true,
+            event_loop: client,
+        });
+        r.server = Some(server);
+        r
+    };
+    let names: Vec<String> = (0..3).map(|i| format!("s{i}.json")).collect();
+    // One shard's workers split over both loops (a ring refused on one thread), the
+    // others on io_uring; servers on io_uring and epoll.
+    let rs = vec![
+        with(
+            0,
+            Some(LoopCounts::one(EventLoop::IoUring)),
+            json!({"accepts": 1, "event_loop": {"io_uring": 2}}),
+        ),
+        with(
+            1,
+            Some(loops(1, 1)),
+            json!({"accepts": 2, "event_loop": {"epoll": 1}}),
+        ),
+        with(
+            2,
+            Some(loops(0, 2)),
+            json!({"accepts": 3, "event_loop": {"io_uring": 1}}),
+        ),
+    ];
+    let shards = Of::Shards {
+        allow_partial: false,
+    };
+    let m = merge(&parts(&rs, &names), shards, no_block_merge).unwrap();
+    let p = m.client_process.as_ref().unwrap();
+    assert_eq!(p.event_loop, Some(loops(1, 4)));
+    assert_eq!(p.peak_rss_bytes, 3 << 20);
+    assert_eq!(
+        m.server,
+        Some(json!({"accepts": 6, "event_loop": {"epoll": 1, "io_uring": 3}}))
+    );
+    let v = serde_json::to_value(&m).unwrap();
+    assert_eq!(
+        v["client_process"]["event_loop"],
+        json!({"epoll": 1, "io_uring": 4})
+    );
+    // Rounds add up the same way.
+    let m = merge(&parts(&rs[..2], &names[..2]), Of::Rounds, no_block_merge).unwrap();
+    assert_eq!(m.client_process.unwrap().event_loop, Some(loops(1, 2)));
+    // A part written before the loops were recorded: the sum is unknown, not short.
+    let mut old = rs.clone();
+    old[1].client_process.as_mut().unwrap().event_loop = None;
+    let m = merge(&parts(&old, &names), shards, no_block_merge).unwrap();
+    let p = m.client_process.unwrap();
+    assert_eq!(p.event_loop, None);
+    assert_eq!(p.peak_rss_bytes, 3 << 20);
+    let v = serde_json::to_value(&old[1]).unwrap();
+    assert!(v["client_process"].get("event_loop").is_none(), "{v}");
+}
