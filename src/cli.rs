@@ -274,7 +274,17 @@ pub struct IoeventArgs {
     pub verbose: bool,
 }
 
+// connect's figures are the connections the ramp spreads, so it always counts its
+// ramp: its help says so rather than the loads' "excluded unless --ramp-measured".
 #[derive(Args, Debug)]
+#[command(mut_arg("ramp", |a| a.help(
+    "Spread connection starts (with --churn: the cycling slots' first connects) linearly \
+     over this long (e.g. 2s). connect always counts the ramp: time to all established \
+     and the connect rate run from the first attempt"
+)))]
+#[command(mut_arg("ramp_measured", |a| a.help(
+    "Accepted as for the loads; connect always counts its ramp (config.ramp.measured is true)"
+)))]
 pub struct ConnectArgs {
     /// HOST:PORT or RANGE:PORT of the server (127.0.0.1-127.0.0.20:9000); none starts the built-in echo server.
     pub target: Option<String>,
@@ -299,7 +309,8 @@ pub struct ConnectArgs {
     /// Open, one echo round trip, close, repeat: connections per second.
     #[arg(long)]
     pub churn: bool,
-    /// `--ramp T`: connection starts (with --churn: the cycling slots) spread linearly over T.
+    /// `--ramp T`: connection starts (with --churn: the cycling slots) spread linearly
+    /// over T, always counted (see the help above).
     #[command(flatten)]
     pub ramp: RampArgs,
     /// Client worker processes [default: enough for the descriptor limit].

@@ -64,7 +64,8 @@ pub struct ConnectConfig {
     /// A shard's whole run as given (the config block); the fields above are then
     /// this shard's share. None outside a sharded run.
     pub whole: Option<WholeConnect>,
-    /// `--ramp`: connection starts (churn: the slots' first cycles) spread over it.
+    /// `--ramp`: connection starts (churn: the slots' first cycles) spread over it;
+    /// always measured (`ConnectConfig::from_args`).
     pub ramp: Option<crate::engine::Ramp>,
 }
 
@@ -189,7 +190,15 @@ impl ConnectConfig {
             (Some(s), Some(c)) => sharding::concurrency(s, c),
             (_, given) => given.or(chosen_concurrency).unwrap_or(1),
         };
-        let ramp = crate::config::ramp(&a.ramp)?;
+        // connect's figures are the connections the ramp spreads: time to all
+        // established and the connect rate run from the first attempt, the connect
+        // histogram holds every handshake, and churn counts every cycle. Leaving the
+        // ramp out would leave out the thing measured, so it is always counted, and
+        // `--ramp-measured` (accepted as for the loads) changes nothing.
+        let ramp = crate::config::ramp(&a.ramp)?.map(|r| crate::engine::Ramp {
+            measured: true,
+            ..r
+        });
         let timeout = dur("--timeout", &a.timeout)?;
         if timeout.is_zero() {
             return Err(Error::usage("--timeout must be longer than zero"));

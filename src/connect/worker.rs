@@ -12,7 +12,7 @@
 use super::messages::{Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP};
 use crate::engine::connector::{ClientTls, Connector, Spread};
 use crate::engine::session::OffsetIds;
-use crate::engine::{self, Attempts, LoadSpec, Observer, Plan, Ramp};
+use crate::engine::{self, Attempts, LoadSpec, Observer, Plan};
 use crate::error::{Error, Result};
 use crate::net::socket::errno_name;
 use crate::net::tls::Trust;
@@ -189,11 +189,9 @@ fn load_spec(
         interval: PROGRESS,
         stop,
         per_connection: spec.churn.then_some(1),
-        // connect counts everything it did: the ramp is measured.
-        ramp: spec.ramp.map(|r| Ramp {
-            measured: true,
-            ..r
-        }),
+        // Measured, as the plan made it (connect counts its ramp): the engine's
+        // measured phase starts at once, so the counts below are the whole run's.
+        ramp: spec.ramp,
         attempts: Attempts {
             max_connecting: (!spec.churn).then_some(spec.concurrency.max(1)),
             per_s: (spec.rate > 0.0).then_some(spec.rate),

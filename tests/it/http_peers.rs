@@ -76,8 +76,29 @@ fn wrk_gets_no_errors() {
         return;
     }
     let s = ServeHttp::start(&["--threads", "1"]);
-    let (code, out, err) = run("wrk", &["-t1", "-c20", "-d1s", &s.url("/")]);
+    // With the suite's script, so its parser checks real wrk output.
+    let lua = TempPath::new("wrk", ".lua");
+    std::fs::write(lua.path(), wirebench::suite::gen::wrk::script("GET", 0)).unwrap();
+    let (code, out, err) = run(
+        "wrk",
+        &[
+            "-t1",
+            "-c20",
+            "-d1s",
+            "--latency",
+            "-s",
+            lua.s(),
+            &s.url("/"),
+        ],
+    );
     assert_eq!(code, 0, "{out}\n{err}");
+    // wrk's responses = its timed ones (the histogram, correction taken out) + timeouts.
+    let parsed = wirebench::suite::gen::wrk::parse(&out, 0).unwrap();
+    assert_eq!(
+        parsed.accounting,
+        wirebench::suite::gen::external::Accounting::Holds,
+        "{out}"
+    );
     assert!(!out.contains("Socket errors"), "{out}");
     assert!(!out.contains("Non-2xx"), "{out}");
     let n: u64 = out
@@ -86,6 +107,7 @@ fn wrk_gets_no_errors() {
         .map(|(n, _)| n.parse().unwrap())
         .unwrap_or_else(|| panic!("{out}"));
     assert!(n > 100, "{out}");
+    assert_eq!(parsed.ok, n);
     let line = s.stop();
     // wrk leaves out what was in flight when it stopped (at most one per connection).
     let served = stat(&line, "requests");

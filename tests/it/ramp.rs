@@ -1,5 +1,6 @@
 //! `--ramp T`: connection starts spread linearly over T, seen from the server side, and
-//! the counts stay exact (the ramp is warm-up unless `--ramp-measured`).
+//! the counts stay exact (the loads' ramp is warm-up unless `--ramp-measured`;
+//! connect's is always counted).
 
 use crate::common::run_json;
 use std::io::{Read, Write};
@@ -101,7 +102,19 @@ fn connect_starts_spread_over_the_ramp_from_every_process_and_counts_stay_exact(
     assert_eq!(r.u("/connect/failed"), 0);
     assert_eq!(r.u("/totals/connections"), 100);
     assert_eq!(r.json()["config"]["ramp"]["seconds"], 2.0);
-    assert_eq!(r.json()["config"]["ramp"]["measured"], false);
+    // connect counts its ramp without --ramp-measured, and says so: every connection
+    // it spread is in the figures, and time to all established runs from the first
+    // attempt, so it spans the ramp (the last start is at 1.98 s: a lower bound, not
+    // a speed).
+    assert_eq!(r.json()["config"]["ramp"]["measured"], true);
+    assert_eq!(r.u("/totals/connections_from_warmup"), 0);
+    let reach = r.json()["connect"]["time_to_establish_s"].as_f64().unwrap();
+    assert!(reach >= 1.5, "time to all established {reach} s");
+    let per_s = r.json()["connect"]["connect_rate_per_s"].as_f64().unwrap();
+    assert!(
+        (per_s * reach - 100.0).abs() < 1e-6,
+        "{per_s}/s over {reach} s"
+    );
     let mut at = accepted.lock().unwrap().clone();
     assert_eq!(at.len(), 100, "one accept per connection, none retried");
     at.sort();
@@ -165,6 +178,24 @@ fn connect_churn_ramps_its_slots_and_takes_ramp_measured() {
     assert_eq!(r.u("/totals/ok"), 40);
     assert_eq!(r.json()["config"]["ramp"]["measured"], true);
     assert_eq!(accepted.lock().unwrap().len(), 40);
+    // Without --ramp-measured the same: every cycle of the ramp is counted.
+    let r = run_json(&[
+        "connect",
+        &target,
+        "--churn",
+        "-n",
+        "40",
+        "--concurrency",
+        "4",
+        "--ramp",
+        "300ms",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.json()["config"]["ramp"]["measured"], true);
+    assert_eq!(r.u("/connect/churn/cycles_ok"), 40, "{}", r.explain());
+    assert_eq!(r.u("/totals/sent"), 40);
+    assert_eq!(r.u("/warmup/sent"), 0);
+    assert_eq!(accepted.lock().unwrap().len(), 80);
     let bad = run_json(&["connect", &target, "--ramp", "soon"]);
     assert_eq!(bad.code, 2, "{}", bad.explain());
     assert!(
