@@ -1,5 +1,5 @@
-//! The one way to make a `RunResult`: the load commands, `connect` and the suite's
-//! external generators (wrk, ab, h2load) all build through here. What every result
+//! The one way to make a `RunResult`: the load commands, `connect`, the suite's
+//! external generators (wrk, ab, h2load) and the merge all build through here. What every result
 //! must say is one struct literal (`Measured`), so no producer can leave a field out;
 //! what follows from it (throughput, per-request CPU, histogram blobs, environment,
 //! schema version, the outcome) is computed here once. A protocol's own figures enter
@@ -93,6 +93,13 @@ impl RunResult {
 }
 
 impl RunResultBuilder {
+    /// The machine it ran on, when it is not this one now (a merge of results made
+    /// elsewhere: their hosts, `stats::merge`).
+    pub fn environment(mut self, e: Environment) -> Self {
+        self.r.environment = e;
+        self
+    }
+
     /// Open loop: latency from the actual send time, beside the corrected one.
     pub fn uncorrected(mut self, l: Option<&Latency>) -> Self {
         self.r.latency_uncorrected_us = l.map(Latency::summary);

@@ -19,14 +19,11 @@ pub mod intervals;
 mod parts;
 
 use super::event_loop::LoopCounts;
-use super::latency::Latency;
 use super::rate::{RateFigures, ACHIEVED_AT_LEAST};
-use super::result::{
-    per_item, ClientProcess, Cpu, HistogramBlob, Outcome, RunResult, Throughput, Warmup,
-};
+use super::result::{ClientProcess, RunResult, Warmup};
+use super::result_builder::Measured;
 use super::shard::MergeInfo;
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// What is merged, which decides how time adds up and what `merge.of` says.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,92 +120,75 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
     };
     let totals = parts::totals(&rs)?;
     let replies = first.unit.replies;
-    let per_sec = |v: u64| {
-        if elapsed_s > 0.0 {
-            v as f64 / elapsed_s
-        } else {
-            0.0
-        }
-    };
     let client_s: f64 = rs.iter().map(|r| r.cpu.client_s).sum();
     let server_s = all_some(rs.iter().map(|r| r.cpu.server_s)).map(|v| v.iter().sum::<f64>());
+    let rows = if of.side_by_side() {
+        let placed: Vec<intervals::Placed<'_>> = rs
+            .iter()
+            .zip(&starts)
+            .map(|(r, s)| intervals::Placed {
+                offset_ms: s - origin,
+                rows: &r.intervals,
+            })
+            .collect();
+        intervals::aligned(&placed, elapsed_s, replies)?
+    } else {
+        let seq: Vec<(f64, &[_])> = rs.iter().map(|r| (r.elapsed_s, &r.intervals[..])).collect();
+        intervals::sequential(&seq, replies)
+    };
+    let warmup = Warmup {
+        duration_s: if of.side_by_side() {
+            rs.iter().map(|r| r.warmup.duration_s).fold(0.0, f64::max)
+        } else {
+            rs.iter().map(|r| r.warmup.duration_s).sum()
+        },
+        sent: sum_of(&rs, |r| r.warmup.sent),
+        ok: sum_of(&rs, |r| r.warmup.ok),
+        errors: sum_of(&rs, |r| r.warmup.errors),
+    };
+    // Peak RSS of several processes: the sum of each one's own peak (an upper bound of
+    // what they held at once; they ran on different hosts, or at once).
+    let client_process = all_some(rs.iter().map(|r| r.client_process.clone())).map(|ps| {
+        ClientProcess {
+            peak_rss_bytes: ps.iter().map(|p| p.peak_rss_bytes).sum(),
+            includes_builtin_server: ps.iter().any(|p| p.includes_builtin_server),
+            // Threads per loop add up; unknown when any part does not say.
+            event_loop: all_some(ps.iter().map(|p| p.event_loop)).map(|ls| {
+                ls.iter().fold(LoopCounts::default(), |mut a, l| {
+                    a.add(l);
+                    a
+                })
+            }),
+        }
+    });
+    // The built-in servers' counters add up when they are counters; otherwise each
+    // part keeps its own in `merge.parts`.
+    let server = all_some(rs.iter().map(|r| r.server.clone()))
+        .and_then(|v| counters::sum("server", &v.iter().collect::<Vec<_>>()).ok());
 
-    let mut merged = RunResult {
-        schema_version: first.schema_version,
-        kind: first.kind.clone(),
-        started_unix_ms: rs.iter().map(|r| r.started_unix_ms).min().unwrap_or(0),
+    // Built like every other result (`RunResult::builder`): rates and per-item CPU are
+    // derived from the merged counts and time there, once for all producers.
+    let mut merged = RunResult::builder(Measured {
+        kind: &first.kind,
         target: first.target.clone(),
         config: first.config.clone(),
-        environment: parts::environment(&rs),
+        started_unix_ms: rs.iter().map(|r| r.started_unix_ms).min().unwrap_or(0),
         elapsed_s,
-        errors: parts::errors(&rs)?,
-        throughput: Throughput {
-            msgs_per_s: per_sec(totals.ok),
-            mb_per_s: replies.then(|| per_sec(totals.bytes_received) / 1e6),
-            mb_sent_per_s: per_sec(totals.bytes_sent) / 1e6,
-        },
-        unit: first.unit.clone(),
-        latency_us: latency.summary(),
-        latency_uncorrected_us: uncorrected.as_ref().map(Latency::summary),
-        histogram: HistogramBlob::of(&latency),
-        histogram_uncorrected: uncorrected.as_ref().map(HistogramBlob::of),
-        intervals: if of.side_by_side() {
-            let placed: Vec<intervals::Placed<'_>> = rs
-                .iter()
-                .zip(&starts)
-                .map(|(r, s)| intervals::Placed {
-                    offset_ms: s - origin,
-                    rows: &r.intervals,
-                })
-                .collect();
-            intervals::aligned(&placed, elapsed_s, replies)?
-        } else {
-            let seq: Vec<(f64, &[_])> =
-                rs.iter().map(|r| (r.elapsed_s, &r.intervals[..])).collect();
-            intervals::sequential(&seq, replies)
-        },
-        warmup: Warmup {
-            duration_s: if of.side_by_side() {
-                rs.iter().map(|r| r.warmup.duration_s).fold(0.0, f64::max)
-            } else {
-                rs.iter().map(|r| r.warmup.duration_s).sum()
-            },
-            sent: sum_of(&rs, |r| r.warmup.sent),
-            ok: sum_of(&rs, |r| r.warmup.ok),
-            errors: sum_of(&rs, |r| r.warmup.errors),
-        },
-        cpu: Cpu {
-            client_s,
-            client_us_per_msg: per_item(totals.ok, client_s),
-            server_s,
-            server_us_per_msg: server_s.and_then(|s| per_item(totals.ok, s)),
-        },
-        // Peak RSS of several processes: the sum of each one's own peak (an upper
-        // bound of what they held at once; they ran on different hosts, or at once).
-        client_process: all_some(rs.iter().map(|r| r.client_process.clone())).map(|ps| {
-            ClientProcess {
-                peak_rss_bytes: ps.iter().map(|p| p.peak_rss_bytes).sum(),
-                includes_builtin_server: ps.iter().any(|p| p.includes_builtin_server),
-                // Threads per loop add up; unknown when any part does not say.
-                event_loop: all_some(ps.iter().map(|p| p.event_loop)).map(|ls| {
-                    ls.iter().fold(LoopCounts::default(), |mut a, l| {
-                        a.add(l);
-                        a
-                    })
-                }),
-            }
-        }),
-        // The built-in servers' counters add up when they are counters; otherwise
-        // each part keeps its own in `merge.parts`.
-        server: all_some(rs.iter().map(|r| r.server.clone()))
-            .and_then(|v| counters::sum("server", &v.iter().collect::<Vec<_>>()).ok()),
-        outcome: outcome(&order, of),
-        extras: BTreeMap::new(),
-        rate: rate(&rs, of, elapsed_s)?,
-        shard: None,
-        merge: None,
         totals,
-    };
+        errors: parts::errors(&rs)?,
+        unit: first.unit.clone(),
+        latency: &latency,
+        client_cpu_s: client_s,
+    })
+    .environment(parts::environment(&rs))
+    .uncorrected(uncorrected.as_ref())
+    .intervals(&rows)
+    .warmup(warmup)
+    .server_cpu(server_s)
+    .client_process(client_process)
+    .server(server)
+    .rate(rate(&rs, of, elapsed_s)?)
+    .finish(shortfall(&order, of));
     merged.extras = parts::extras(&rs, &merged, blocks)?;
     merged.merge = Some(MergeInfo {
         of: of.name().into(),
@@ -236,8 +216,8 @@ fn all_some<T>(it: impl Iterator<Item = Option<T>>) -> Option<Vec<T>> {
     it.collect()
 }
 
-/// Success only when every part succeeded; each shortfall kept, naming its part.
-fn outcome(order: &[&Part<'_>], of: Of) -> Outcome {
+/// None when every part succeeded; else each shortfall, naming its part.
+fn shortfall(order: &[&Part<'_>], of: Of) -> Option<String> {
     let reasons: Vec<String> = order
         .iter()
         .enumerate()
@@ -254,10 +234,7 @@ fn outcome(order: &[&Part<'_>], of: Of) -> Outcome {
             }
         })
         .collect();
-    Outcome {
-        success: reasons.is_empty(),
-        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
-    }
+    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 /// Open loop: side by side, the asked and achieved rates add up (each part asked its

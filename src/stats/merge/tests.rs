@@ -1,11 +1,13 @@
 //! merge(split(samples)) == record(samples), on results made by the one builder.
 
 use super::*;
+use crate::stats::latency::Latency;
 use crate::stats::result::Totals;
 use crate::stats::result_builder::Measured;
 use crate::stats::shard::ShardInfo;
 use crate::stats::unit::Unit;
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// A result of `samples` (ns), one byte count per sample, as shard `index` of `count`.
 fn result(samples: &[u64], index: u32, count: u32, start_ms: u64) -> RunResult {
