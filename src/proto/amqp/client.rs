@@ -709,3 +709,32 @@ impl AmqpClient {
 fn fatal(used: usize) -> Decode {
     Decode::reply(used, Verdict::Fatal(ErrorKind::Protocol))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_connections_share_its_options_and_templates_and_hold_only_their_confirms() {
+        let f = AmqpFactory::new(ClientOptions {
+            user: "guest".into(),
+            password: "guest".into(),
+            vhost: "/".into(),
+            channels: 3,
+            confirm: true,
+            exchange: String::new(),
+            routing_key: "rk".into(),
+            size: 100_000,
+            declare_queue: Some("q".into()),
+            per_connection: None,
+        });
+        let (a, b) = (f.session(0), f.session(1));
+        assert!(Arc::ptr_eq(&a.shared, &b.shared));
+        assert_eq!(Arc::strong_count(&f.shared), 3);
+        // The shared templates, one per channel; none of the connection's own.
+        assert!(a.retuned.is_none());
+        assert_eq!(a.templates().len(), 3);
+        assert!(std::ptr::eq(a.templates(), b.templates()));
+        assert_eq!(a.confirms.len(), 3);
+    }
+}

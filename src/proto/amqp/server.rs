@@ -607,3 +607,48 @@ fn write_ack(out: &mut Vec<u8>, channel: u16, tag: u64, multiple: bool) {
         })),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_one_channel_connection_holds_one_channel_state() {
+        let mut h = AmqpHandlerFactory::new(BrokerConfig::default()).session();
+        let mut input = PROTOCOL_HEADER.to_vec();
+        use connection::AMQPMethod as C;
+        let start_ok = connection::StartOk {
+            client_properties: FieldTable::default(),
+            mechanism: "PLAIN".into(),
+            response: LongString::from(b"\0guest\0guest".to_vec()),
+            locale: "en_US".into(),
+        };
+        let tune_ok = connection::TuneOk {
+            channel_max: 1,
+            frame_max: 131_072,
+            heartbeat: 0,
+        };
+        for m in [
+            AMQPClass::Connection(C::StartOk(start_ok)),
+            AMQPClass::Connection(C::TuneOk(tune_ok)),
+            AMQPClass::Connection(C::Open(connection::Open {
+                virtual_host: "/".into(),
+            })),
+        ] {
+            write_method(&mut input, 0, m);
+        }
+        write_method(
+            &mut input,
+            1,
+            AMQPClass::Channel(channel::AMQPMethod::Open(channel::Open {})),
+        );
+        let mut out = Vec::new();
+        let reply = h.on_bytes(&input, &mut out, &mut BrokerTotals::default());
+        assert!(matches!(reply, Reply::Consumed(n) if n == input.len()));
+        assert_eq!(h.stage, Stage::Running);
+        assert_eq!((h.channels.len(), h.channels.capacity()), (1, 1));
+        assert!(h.channels[0].open);
+        // The Start every connection gets is the one built once.
+        assert!(out.starts_with(&START));
+    }
+}
