@@ -1,11 +1,6 @@
 //! Command-line flags, close to what the user typed. Validation lives in `config`.
 
 use crate::flags::{LoadArgs, RampArgs, ServerArgs};
-use crate::proto::amqp::config::{AmqpArgs, ServeAmqpArgs};
-use crate::proto::echo::config::{EchoArgs, ServeEchoArgs};
-use crate::proto::http::config::{HttpArgs, ServeHttpArgs};
-use crate::proto::redis::config::{RedisArgs, ServeRedisArgs};
-use crate::proto::ws::config::{ServeWsArgs, WsArgs};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -115,27 +110,15 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Load a TCP echo server (no target: start the built-in one in this process).
-    Echo(LoadCommand<EchoArgs>),
+    // A protocol is one line in each list (this one and `ServeCommand`): its about
+    // text, hidden flags and defaults are its own, on its flags (src/proto/<name>/config.rs).
+    Echo(LoadCommand<crate::proto::echo::config::EchoArgs>),
     /// Event-loop microbenchmark (the libev/libevent/evpp method) over several backends.
     Ioevent(IoeventArgs),
-    /// Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process).
-    Http(LoadCommand<HttpArgs>),
-    /// AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker).
-    // --pipeline and --pipeline-mode mean nothing here (--inflight does), so they stay out of --help; the
-    // batch plan works in publish mode (tests/it/amqp.rs: a_batch_plan_...), its
-    // handshake and goodbye on every connection, so its flags show, in AMQP's words.
-    #[command(
-        mut_arg("pipeline", |a| a.hide(true)),
-        mut_arg("pipeline_mode", |a| a.hide(true)),
-        mut_arg("iterations", |a| a.help("Batch plan (publish mode): iterations per reconnect round, each publishing --inflight messages per connection and waiting for them")),
-        mut_arg("reconnects", |a| a.help("Batch plan (publish mode): reconnect rounds, each a full handshake and goodbye per connection")),
-    )]
-    Amqp(LoadCommand<AmqpArgs>),
-    /// Load a WebSocket echo server at URL (ws:// or wss://; no URL: start the built-in one).
-    Ws(LoadCommand<WsArgs>),
-    /// Load a Redis server: SET/GET/PING/mixed or any command template, replies checked (no target: the built-in one).
-    Redis(LoadCommand<RedisArgs>),
+    Http(LoadCommand<crate::proto::http::config::HttpArgs>),
+    Amqp(LoadCommand<crate::proto::amqp::config::AmqpArgs>),
+    Ws(LoadCommand<crate::proto::ws::config::WsArgs>),
+    Redis(LoadCommand<crate::proto::redis::config::RedisArgs>),
     /// Mass connections: open, hold (and ping) or churn connections, with their cost.
     Connect(ConnectArgs),
     // --- suites and reports (issue 7) ---
@@ -162,20 +145,11 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum ServeCommand {
-    /// Byte echo server: whatever arrives goes back unchanged.
-    Echo(ServerCommand<ServeEchoArgs>),
-    /// HTTP/1.1 server: POST echoes the body, GET / says hello, GET /bytes/N sends N bytes.
-    Http(ServerCommand<ServeHttpArgs>),
-    /// Dummy AMQP 0-9-1 broker: handshake, channels, declares, confirms; counts what is published.
-    // AMQP's own port, where clients look for a broker by default.
-    #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:5672")))]
-    Amqp(ServerCommand<ServeAmqpArgs>),
-    /// WebSocket echo server (RFC 6455): echoes every message, pings at --ping-every, close codes.
-    Ws(ServerCommand<ServeWsArgs>),
-    /// Redis server (RESP2/3): PING, ECHO, SET, GET, DEL, INCR, EXISTS, MGET, MSET on a per-thread store.
-    // Redis's own port, where clients look for a server by default.
-    #[command(mut_arg("listen", |a| a.default_value("127.0.0.1:6379")))]
-    Redis(ServerCommand<ServeRedisArgs>),
+    Echo(ServerCommand<crate::proto::echo::config::ServeEchoArgs>),
+    Http(ServerCommand<crate::proto::http::config::ServeHttpArgs>),
+    Amqp(ServerCommand<crate::proto::amqp::config::ServeAmqpArgs>),
+    Ws(ServerCommand<crate::proto::ws::config::ServeWsArgs>),
+    Redis(ServerCommand<crate::proto::redis::config::ServeRedisArgs>),
 }
 
 #[derive(Subcommand, Debug)]
@@ -224,8 +198,11 @@ pub struct K8sRunArgs {
     pub load: Vec<String>,
 }
 
-/// A protocol's load command: the shared load flags, then the protocol's own (its
-/// target among them), each read once. `A` is `Protocol::Args` (src/proto/plugin.rs).
+// A protocol's load command: the shared load flags, then the protocol's own (its
+// target among them), each read once. `A` is `Protocol::Args` (src/proto/plugin.rs).
+// Plain comments, not doc comments: clap would make a doc comment here the command's
+// about text, over the one `A` gives. `A` comes after `load`, so its own
+// `#[command(mut_arg(...))]` can hide or reword a shared flag for its command.
 #[derive(Args, Debug)]
 pub struct LoadCommand<A: Args> {
     #[command(flatten)]
@@ -234,8 +211,9 @@ pub struct LoadCommand<A: Args> {
     pub proto: A,
 }
 
-/// A protocol's `serve` command: the shared server flags, then the protocol's own.
-/// `A` is `Protocol::ServeArgs`.
+// A protocol's `serve` command: the shared server flags, then the protocol's own
+// (`A` is `Protocol::ServeArgs`), which may set a shared flag's default (its port).
+// Plain comments for the reason given at `LoadCommand`.
 #[derive(Args, Debug)]
 pub struct ServerCommand<A: Args> {
     #[command(flatten)]

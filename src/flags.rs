@@ -5,6 +5,12 @@
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
+/// `--pipeline-mode`'s help, ending with the default of the command it is on (sliding,
+/// but a protocol may set its own: `#[command(mut_arg("pipeline_mode", ...))]`).
+pub fn pipeline_mode_help(default: &str) -> String {
+    format!("How the pipeline refills: sliding (each reply's place is refilled at once) or burst (the whole window in one write, the next when all of it is answered, as redis-benchmark -P) [default: {default}]")
+}
+
 /// Load shape, stop rule, timing and output: shared by every load command.
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
@@ -17,8 +23,8 @@ pub struct LoadArgs {
     /// Requests in flight per connection.
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
-    /// How the pipeline refills: sliding (each reply's place is refilled at once) or burst (the whole window in one write, the next when all of it is answered, as redis-benchmark -P) [default: sliding; redis: burst; with -R: sliding].
-    #[arg(long, value_enum, value_name = "MODE")]
+    // Help from `pipeline_mode_help`: a protocol whose default differs says its own.
+    #[arg(long, value_enum, value_name = "MODE", help = pipeline_mode_help("sliding"))]
     pub pipeline_mode: Option<PipelineMode>,
     /// Stop sending after this long (e.g. 10s, 500ms, 2m) [default: 10s].
     #[arg(short = 'd', long)]

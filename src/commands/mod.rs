@@ -22,26 +22,23 @@ pub mod suite_report;
 
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::Result;
-use crate::proto::{
-    amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis,
-    ws::plugin::Ws,
-};
 
 /// Runs one parsed command line. A protocol takes one arm for its load and one for
-/// its server, both through `proto::plugin::Protocol`.
+/// its server, both through `proto::plugin::Protocol`, each naming it by its path
+/// (no `use` line of its own).
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Echo(a) => run_load::run::<Echo>(&a),
-        Command::Http(a) => run_load::run::<Http>(&a),
-        Command::Amqp(a) => run_load::run::<Amqp>(&a),
-        Command::Ws(a) => run_load::run::<Ws>(&a),
-        Command::Redis(a) => run_load::run::<Redis>(&a),
+        Command::Echo(a) => run_load::run::<crate::proto::echo::plugin::Echo>(&a),
+        Command::Http(a) => run_load::run::<crate::proto::http::plugin::Http>(&a),
+        Command::Amqp(a) => run_load::run::<crate::proto::amqp::plugin::Amqp>(&a),
+        Command::Ws(a) => run_load::run::<crate::proto::ws::plugin::Ws>(&a),
+        Command::Redis(a) => run_load::run::<crate::proto::redis::plugin::Redis>(&a),
         Command::Serve { server } => match server {
-            ServeCommand::Echo(a) => serve::run::<Echo>(&a),
-            ServeCommand::Http(a) => serve::run::<Http>(&a),
-            ServeCommand::Amqp(a) => serve::run::<Amqp>(&a),
-            ServeCommand::Ws(a) => serve::run::<Ws>(&a),
-            ServeCommand::Redis(a) => serve::run::<Redis>(&a),
+            ServeCommand::Echo(a) => serve::run::<crate::proto::echo::plugin::Echo>(&a),
+            ServeCommand::Http(a) => serve::run::<crate::proto::http::plugin::Http>(&a),
+            ServeCommand::Amqp(a) => serve::run::<crate::proto::amqp::plugin::Amqp>(&a),
+            ServeCommand::Ws(a) => serve::run::<crate::proto::ws::plugin::Ws>(&a),
+            ServeCommand::Redis(a) => serve::run::<crate::proto::redis::plugin::Redis>(&a),
         },
         Command::Ioevent(a) => ioevent::run(&a),
         Command::Connect(a) => connect::run(&a),

@@ -5,17 +5,17 @@
 pub mod schema;
 
 use crate::proto::entry::Entry;
-use crate::proto::{amqp, echo, http, redis, ws};
 
 /// Every load command, once, as the suite and the schema see it (`proto::entry::Entry`):
 /// each protocol (`wirebench NAME`, `serve NAME`) and `connect`. Adding a protocol
-/// adds one line here, as in the command enums (cli.rs) and the dispatch (lib.rs).
+/// adds one line here, as in each command enum (cli.rs) and each dispatch
+/// (commands/mod.rs); the rest of it lives in its folder, `src/proto/<name>/`.
 pub const REGISTRY: &[&dyn Entry] = &[
-    &echo::plugin::Echo,
-    &http::plugin::Http,
-    &amqp::plugin::Amqp,
-    &redis::plugin::Redis,
-    &ws::plugin::Ws,
+    &crate::proto::echo::plugin::Echo,
+    &crate::proto::http::plugin::Http,
+    &crate::proto::amqp::plugin::Amqp,
+    &crate::proto::redis::plugin::Redis,
+    &crate::proto::ws::plugin::Ws,
     &crate::connect::entry::Connect,
 ];
 

@@ -17,6 +17,7 @@ use crate::stats::ErrorKind;
 use amq_protocol::frame::AMQPFrame;
 use amq_protocol::protocol::{basic, channel, confirm, connection, queue, AMQPClass};
 use amq_protocol::types::{AMQPValue, FieldTable, LongString};
+use std::sync::Arc;
 
 /// The largest frame this client asks for (RabbitMQ's default too).
 pub const CLIENT_FRAME_MAX: u32 = 131_072;
@@ -39,18 +40,47 @@ pub struct ClientOptions {
     pub per_connection: Option<u64>,
 }
 
-pub struct AmqpFactory {
+/// What every connection of a run shares, built once: the options, the StartOk frame
+/// and the message templates for the frame size this client asks for. A connection
+/// holds it by an `Arc`, so it copies no string and builds no template of its own.
+struct Shared {
     opts: ClientOptions,
+    /// Connection.StartOk (PLAIN with the run's user and password), as frame bytes.
+    start_ok: Vec<u8>,
+    /// Templates for `CLIENT_FRAME_MAX`, what every broker that does not tune the frame
+    /// size down leaves it at.
+    templates: Templates,
+}
+
+/// Publish + header + body frames of one message, per channel (index = channel - 1).
+type Templates = Box<[Box<[u8]>]>;
+
+impl Shared {
+    fn new(opts: ClientOptions) -> Self {
+        let mut start_ok = Vec::new();
+        write_method(&mut start_ok, 0, start_ok_method(&opts));
+        Shared {
+            templates: build_templates(&opts, CLIENT_FRAME_MAX),
+            start_ok,
+            opts,
+        }
+    }
+}
+
+pub struct AmqpFactory {
+    shared: Arc<Shared>,
 }
 
 impl AmqpFactory {
     pub fn new(opts: ClientOptions) -> Self {
-        AmqpFactory { opts }
+        AmqpFactory {
+            shared: Arc::new(Shared::new(opts)),
+        }
     }
 
     /// Connection policy: churn sends this many messages per connection.
     pub fn per_connection(&self) -> Option<u64> {
-        self.opts.per_connection
+        self.shared.opts.per_connection
     }
 }
 
@@ -58,13 +88,13 @@ impl SessionFactory for AmqpFactory {
     type Session = AmqpClient;
 
     fn session(&self, _conn_id: u64) -> AmqpClient {
-        AmqpClient::new(self.opts.clone())
+        AmqpClient::with(self.shared.clone())
     }
 
     /// Without confirms a publish gets no reply: it counts once its connection closes
     /// cleanly.
     fn settles_on_write(&self) -> bool {
-        !self.opts.confirm
+        !self.shared.opts.confirm
     }
 }
 
@@ -82,100 +112,113 @@ enum Stage {
     Closed,
 }
 
+/// One connection: the run's shared part and its own state, nothing more (its
+/// handshake stage, the negotiated frame size, each channel's confirms).
 pub struct AmqpClient {
-    opts: ClientOptions,
+    shared: Arc<Shared>,
     stage: Stage,
     frame_max: u32,
-    /// Publish + header + body frames of one message, per channel (index = channel - 1).
-    templates: Vec<Vec<u8>>,
-    confirms: Vec<ChannelConfirms>,
+    /// Templates rebuilt for a frame size the broker tuned below `CLIENT_FRAME_MAX`;
+    /// None: the shared ones.
+    retuned: Option<Templates>,
+    confirms: Box<[ChannelConfirms]>,
 }
 
 impl AmqpClient {
+    /// A connection of its own run (tests, one-off handshakes); a load's connections
+    /// come from `AmqpFactory`, sharing one run's part.
     pub fn new(opts: ClientOptions) -> Self {
-        let channels = opts.channels.max(1) as usize;
-        let mut c = AmqpClient {
+        AmqpClient::with(Arc::new(Shared::new(opts)))
+    }
+
+    fn with(shared: Arc<Shared>) -> Self {
+        let channels = shared.opts.channels.max(1) as usize;
+        AmqpClient {
             stage: Stage::SendHeader,
             frame_max: CLIENT_FRAME_MAX,
-            templates: Vec::new(),
-            confirms: vec![ChannelConfirms::default(); channels],
-            opts,
-        };
-        // Built now for the largest frame; rebuilt if the broker tunes it smaller.
-        c.build_templates();
-        c
+            retuned: None,
+            confirms: vec![ChannelConfirms::default(); channels].into_boxed_slice(),
+            shared,
+        }
     }
 
     fn channels(&self) -> u16 {
-        self.opts.channels.max(1)
+        self.shared.opts.channels.max(1)
     }
 
-    /// Builds the per-channel message templates once the frame size is known.
-    fn build_templates(&mut self) {
-        let body = vec![0u8; self.opts.size];
-        self.templates = (1..=self.channels())
-            .map(|ch| {
-                let mut t = Vec::with_capacity(self.opts.size + 128);
-                write_method(
-                    &mut t,
+    fn templates(&self) -> &[Box<[u8]>] {
+        self.retuned.as_deref().unwrap_or(&self.shared.templates)
+    }
+}
+
+/// The per-channel message templates for a frame size.
+fn build_templates(opts: &ClientOptions, frame_max: u32) -> Templates {
+    let body = vec![0u8; opts.size];
+    (1..=opts.channels.max(1))
+        .map(|ch| {
+            let mut t = Vec::with_capacity(opts.size + 128);
+            write_method(
+                &mut t,
+                ch,
+                AMQPClass::Basic(basic::AMQPMethod::Publish(basic::Publish {
+                    exchange: opts.exchange.as_str().into(),
+                    routing_key: opts.routing_key.as_str().into(),
+                    mandatory: false,
+                    immediate: false,
+                })),
+            );
+            write_frame(
+                &mut t,
+                &AMQPFrame::Header(
                     ch,
-                    AMQPClass::Basic(basic::AMQPMethod::Publish(basic::Publish {
-                        exchange: self.opts.exchange.as_str().into(),
-                        routing_key: self.opts.routing_key.as_str().into(),
-                        mandatory: false,
-                        immediate: false,
-                    })),
-                );
-                write_frame(
-                    &mut t,
-                    &AMQPFrame::Header(
-                        ch,
-                        60,
-                        Box::new(amq_protocol::frame::AMQPContentHeader {
-                            class_id: 60,
-                            body_size: self.opts.size as u64,
-                            properties: basic::AMQPProperties::default(),
-                        }),
-                    ),
-                );
-                codec::write_body(&mut t, ch, &body, self.frame_max);
-                t
-            })
-            .collect();
-    }
+                    60,
+                    Box::new(amq_protocol::frame::AMQPContentHeader {
+                        class_id: 60,
+                        body_size: opts.size as u64,
+                        properties: basic::AMQPProperties::default(),
+                    }),
+                ),
+            );
+            codec::write_body(&mut t, ch, &body, frame_max);
+            t.into_boxed_slice()
+        })
+        .collect()
+}
 
-    fn start_ok(&self) -> AMQPClass {
-        let mut caps = FieldTable::default();
-        caps.insert("publisher_confirms".into(), AMQPValue::Boolean(true));
-        caps.insert("basic.nack".into(), AMQPValue::Boolean(true));
-        // Ask for a Connection.Close with the reason (e.g. 403) instead of a bare reset.
-        caps.insert(
-            "authentication_failure_close".into(),
-            AMQPValue::Boolean(true),
-        );
-        let mut props = FieldTable::default();
-        props.insert(
-            "product".into(),
-            AMQPValue::LongString(LongString::from("wirebench")),
-        );
-        props.insert(
-            "version".into(),
-            AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
-        );
-        props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
-        let mut response = Vec::with_capacity(self.opts.user.len() + self.opts.password.len() + 2);
-        response.push(0);
-        response.extend_from_slice(self.opts.user.as_bytes());
-        response.push(0);
-        response.extend_from_slice(self.opts.password.as_bytes());
-        AMQPClass::Connection(connection::AMQPMethod::StartOk(connection::StartOk {
-            client_properties: props,
-            mechanism: "PLAIN".into(),
-            response: LongString::from(response),
-            locale: "en_US".into(),
-        }))
-    }
+/// Connection.StartOk: PLAIN with the run's user and password.
+fn start_ok_method(opts: &ClientOptions) -> AMQPClass {
+    let mut caps = FieldTable::default();
+    caps.insert("publisher_confirms".into(), AMQPValue::Boolean(true));
+    caps.insert("basic.nack".into(), AMQPValue::Boolean(true));
+    // Ask for a Connection.Close with the reason (e.g. 403) instead of a bare reset.
+    caps.insert(
+        "authentication_failure_close".into(),
+        AMQPValue::Boolean(true),
+    );
+    let mut props = FieldTable::default();
+    props.insert(
+        "product".into(),
+        AMQPValue::LongString(LongString::from("wirebench")),
+    );
+    props.insert(
+        "version".into(),
+        AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
+    );
+    props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
+    let mut response = Vec::with_capacity(opts.user.len() + opts.password.len() + 2);
+    response.push(0);
+    response.extend_from_slice(opts.user.as_bytes());
+    response.push(0);
+    response.extend_from_slice(opts.password.as_bytes());
+    AMQPClass::Connection(connection::AMQPMethod::StartOk(connection::StartOk {
+        client_properties: props,
+        mechanism: "PLAIN".into(),
+        response: LongString::from(response),
+        locale: "en_US".into(),
+    }))
+}
 
+impl AmqpClient {
     /// One step of the opening handshake, on one frame at most. `count`: each frame
     /// that asks for an answer (the protocol header, StartOk, Open, each Channel.Open,
     /// the Queue.Declare, each Confirm.Select) and each answer read (TuneOk has none).
@@ -253,7 +296,7 @@ impl AmqpClient {
                         format!("the broker does not offer PLAIN authentication (only {mechs})"),
                     );
                 }
-                write_method(out, 0, self.start_ok());
+                out.extend_from_slice(&self.shared.start_ok);
                 count.sent += 1;
                 self.stage = Stage::AwaitTune;
             }
@@ -294,12 +337,12 @@ impl AmqpClient {
                     out,
                     0,
                     AMQPClass::Connection(C::Open(connection::Open {
-                        virtual_host: self.opts.vhost.as_str().into(),
+                        virtual_host: self.shared.opts.vhost.as_str().into(),
                     })),
                 );
                 count.sent += 1;
                 if self.frame_max != CLIENT_FRAME_MAX {
-                    self.build_templates();
+                    self.retuned = Some(build_templates(&self.shared.opts, self.frame_max));
                 }
                 self.stage = Stage::AwaitOpenOk;
             }
@@ -319,7 +362,7 @@ impl AmqpClient {
             (Stage::AwaitChannels { left }, AMQPClass::Channel(channel::AMQPMethod::OpenOk(_))) => {
                 if left > 1 {
                     self.stage = Stage::AwaitChannels { left: left - 1 };
-                } else if let Some(q) = self.opts.declare_queue.clone() {
+                } else if let Some(q) = self.shared.opts.declare_queue.as_deref() {
                     write_method(
                         out,
                         1,
@@ -370,7 +413,7 @@ impl AmqpClient {
     }
 
     fn after_declare(&mut self, used: usize, out: &mut Vec<u8>, count: &mut Exchanges) -> Setup {
-        if !self.opts.confirm {
+        if !self.shared.opts.confirm {
             return self.ready(used);
         }
         for ch in 1..=self.channels() {
@@ -523,7 +566,7 @@ impl ClientSession for AmqpClient {
     #[inline]
     fn encode(&mut self, seq: u64, _sent_ns: u64, out: &mut Vec<u8>) -> u32 {
         let idx = (seq % self.channels() as u64) as usize;
-        out.extend_from_slice(&self.templates[idx]);
+        out.extend_from_slice(&self.templates()[idx]);
         self.confirms[idx].published += 1;
         idx as u32
     }
@@ -665,4 +708,33 @@ impl AmqpClient {
 
 fn fatal(used: usize) -> Decode {
     Decode::reply(used, Verdict::Fatal(ErrorKind::Protocol))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_connections_share_its_options_and_templates_and_hold_only_their_confirms() {
+        let f = AmqpFactory::new(ClientOptions {
+            user: "guest".into(),
+            password: "guest".into(),
+            vhost: "/".into(),
+            channels: 3,
+            confirm: true,
+            exchange: String::new(),
+            routing_key: "rk".into(),
+            size: 100_000,
+            declare_queue: Some("q".into()),
+            per_connection: None,
+        });
+        let (a, b) = (f.session(0), f.session(1));
+        assert!(Arc::ptr_eq(&a.shared, &b.shared));
+        assert_eq!(Arc::strong_count(&f.shared), 3);
+        // The shared templates, one per channel; none of the connection's own.
+        assert!(a.retuned.is_none());
+        assert_eq!(a.templates().len(), 3);
+        assert!(std::ptr::eq(a.templates(), b.templates()));
+        assert_eq!(a.confirms.len(), 3);
+    }
 }

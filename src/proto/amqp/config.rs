@@ -31,7 +31,17 @@ fn short_string(what: &str, value: &str) -> Result<()> {
 pub const MAX_BODY: u64 = 128 << 20;
 
 /// `wirebench amqp`'s own flags (the shared load flags are `LoadArgs`).
+// --pipeline and --pipeline-mode mean nothing here (--inflight does), so they stay out
+// of --help; the batch plan works in publish mode (tests/it/amqp.rs: a_batch_plan_...),
+// its handshake and goodbye on every connection, so its flags show, in AMQP's words.
 #[derive(Args, Debug)]
+#[command(
+    about = "AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker)",
+    mut_arg("pipeline", |a| a.hide(true)),
+    mut_arg("pipeline_mode", |a| a.hide(true)),
+    mut_arg("iterations", |a| a.help("Batch plan (publish mode): iterations per reconnect round, each publishing --inflight messages per connection and waiting for them")),
+    mut_arg("reconnects", |a| a.help("Batch plan (publish mode): reconnect rounds, each a full handshake and goodbye per connection")),
+)]
 pub struct AmqpArgs {
     /// amqp://user:pass@host:port/vhost or amqps://...; none starts the built-in broker.
     pub url: Option<String>,
@@ -96,8 +106,16 @@ pub struct BrokerArgs {
     pub ack_multiple: bool,
 }
 
+/// Where `serve amqp` listens by default: AMQP's own port, where clients look for a
+/// broker.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:5672";
+
 /// `wirebench serve amqp`'s own flags (the shared server flags are `ServerArgs`).
 #[derive(Args, Debug)]
+#[command(
+    about = "Dummy AMQP 0-9-1 broker: handshake, channels, declares, confirms; counts what is published",
+    mut_arg("listen", |a| a.default_value(DEFAULT_LISTEN)),
+)]
 pub struct ServeAmqpArgs {
     #[command(flatten)]
     pub broker: BrokerArgs,

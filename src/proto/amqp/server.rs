@@ -142,7 +142,8 @@ pub struct AmqpHandler {
     stage: Stage,
     /// Negotiated in Tune/TuneOk.
     frame_max: u32,
-    /// Indexed by channel id; grown as channels open.
+    /// Indexed by channel id - 1; grown to the highest channel opened, exactly (a
+    /// one-channel publisher's connection holds one).
     channels: Vec<ChannelState>,
     /// Channels with unconfirmed messages, acked at the end of the read (--ack-multiple).
     dirty: Vec<u16>,
@@ -183,7 +184,7 @@ impl AmqpHandler {
             if n < PROTOCOL_HEADER.len() {
                 return Reply::Consumed(0);
             }
-            write_method(out, 0, self.start_method());
+            out.extend_from_slice(&START);
             self.stage = Stage::StartOk;
             pos = PROTOCOL_HEADER.len();
         }
@@ -220,41 +221,51 @@ impl AmqpHandler {
         );
         Reply::Close
     }
+}
 
-    fn start_method(&self) -> AMQPClass {
-        let mut caps = FieldTable::default();
-        for cap in [
-            "publisher_confirms",
-            "basic.nack",
-            "exchange_exchange_bindings",
-            "consumer_cancel_notify",
-            "authentication_failure_close",
-        ] {
-            caps.insert(cap.into(), AMQPValue::Boolean(true));
-        }
-        let mut props = FieldTable::default();
-        props.insert(
-            "product".into(),
-            AMQPValue::LongString(LongString::from("wirebench")),
-        );
-        props.insert(
-            "version".into(),
-            AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
-        );
-        props.insert(
-            "platform".into(),
-            AMQPValue::LongString(LongString::from("Rust")),
-        );
-        props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
-        AMQPClass::Connection(connection::AMQPMethod::Start(connection::Start {
-            version_major: 0,
-            version_minor: 9,
-            server_properties: props,
-            mechanisms: "PLAIN".into(),
-            locales: "en_US".into(),
-        }))
+/// Connection.Start as frame bytes: the same for every connection (it depends on no
+/// setting), so built once, not per accept.
+static START: std::sync::LazyLock<Vec<u8>> = std::sync::LazyLock::new(|| {
+    let mut out = Vec::new();
+    write_method(&mut out, 0, start_method());
+    out
+});
+
+fn start_method() -> AMQPClass {
+    let mut caps = FieldTable::default();
+    for cap in [
+        "publisher_confirms",
+        "basic.nack",
+        "exchange_exchange_bindings",
+        "consumer_cancel_notify",
+        "authentication_failure_close",
+    ] {
+        caps.insert(cap.into(), AMQPValue::Boolean(true));
     }
+    let mut props = FieldTable::default();
+    props.insert(
+        "product".into(),
+        AMQPValue::LongString(LongString::from("wirebench")),
+    );
+    props.insert(
+        "version".into(),
+        AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
+    );
+    props.insert(
+        "platform".into(),
+        AMQPValue::LongString(LongString::from("Rust")),
+    );
+    props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
+    AMQPClass::Connection(connection::AMQPMethod::Start(connection::Start {
+        version_major: 0,
+        version_minor: 9,
+        server_properties: props,
+        mechanisms: "PLAIN".into(),
+        locales: "en_US".into(),
+    }))
+}
 
+impl AmqpHandler {
     fn on_frame(&mut self, frame: codec::Frame<'_>, out: &mut Vec<u8>) -> Result<Step, Fault> {
         match frame.kind {
             FrameKind::Heartbeat => {
@@ -327,6 +338,13 @@ impl AmqpHandler {
         }
     }
 
+    /// Channel `id`'s state, if it was ever opened on this connection.
+    fn channel_mut(&mut self, id: u16) -> Option<&mut ChannelState> {
+        (id as usize)
+            .checked_sub(1)
+            .and_then(|i| self.channels.get_mut(i))
+    }
+
     /// The open channel a content frame belongs to (channel id already range-checked by open).
     fn channel_for_content(&mut self, id: u16) -> Result<&mut ChannelState, Fault> {
         if self.stage != Stage::Running {
@@ -335,7 +353,7 @@ impl AmqpHandler {
                 "content before the connection is open",
             ));
         }
-        match self.channels.get_mut(id as usize) {
+        match self.channel_mut(id) {
             Some(c) if c.open => Ok(c),
             _ => Err(Fault::frame(
                 reply::CHANNEL_ERROR,
@@ -345,7 +363,8 @@ impl AmqpHandler {
     }
 
     fn message_done(&mut self, id: u16, size: u64, out: &mut Vec<u8>) {
-        let ch = &mut self.channels[id as usize];
+        // An open channel's (channel_for_content found it), so ids run from 1.
+        let ch = &mut self.channels[id as usize - 1];
         ch.content = Content::Idle;
         ch.published += 1;
         self.tally.messages += 1;
@@ -368,7 +387,12 @@ impl AmqpHandler {
     /// --ack-multiple: one Basic.Ack per channel for everything completed in this read.
     fn flush_acks(&mut self, out: &mut Vec<u8>) {
         for id in self.dirty.drain(..) {
-            let ch = &mut self.channels[id as usize];
+            let Some(ch) = (id as usize)
+                .checked_sub(1)
+                .and_then(|i| self.channels.get_mut(i))
+            else {
+                continue;
+            };
             if ch.open && ch.published > ch.acked {
                 self.tally.confirmed += ch.published - ch.acked;
                 self.tally.ack_frames += 1;
@@ -387,7 +411,10 @@ impl AmqpHandler {
             method_id: m.get_amqp_method_id(),
         };
         // A method on a channel whose message content is incomplete breaks the content.
-        if let Some(c) = self.channels.get(ch as usize) {
+        if let Some(c) = (ch as usize)
+            .checked_sub(1)
+            .and_then(|i| self.channels.get(i))
+        {
             if c.content != Content::Idle {
                 return Err(Fault::frame(
                     reply::UNEXPECTED_FRAME,
@@ -464,9 +491,12 @@ impl AmqpHandler {
         if id == 0 || id > self.cfg.channel_max {
             return Err(fault(reply::CHANNEL_ERROR, "channel id out of range"));
         }
-        let idx = id as usize;
+        // Channel ids run from 1 (checked above).
+        let idx = id as usize - 1;
         if let AMQPClass::Channel(channel::AMQPMethod::Open(_)) = m {
             if self.channels.len() <= idx {
+                // Exactly: a connection keeps this while idle, so no growth slack.
+                self.channels.reserve_exact(idx + 1 - self.channels.len());
                 self.channels.resize(idx + 1, ChannelState::default());
             }
             if self.channels[idx].open {
@@ -576,4 +606,49 @@ fn write_ack(out: &mut Vec<u8>, channel: u16, tag: u64, multiple: bool) {
             multiple,
         })),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_one_channel_connection_holds_one_channel_state() {
+        let mut h = AmqpHandlerFactory::new(BrokerConfig::default()).session();
+        let mut input = PROTOCOL_HEADER.to_vec();
+        use connection::AMQPMethod as C;
+        let start_ok = connection::StartOk {
+            client_properties: FieldTable::default(),
+            mechanism: "PLAIN".into(),
+            response: LongString::from(b"\0guest\0guest".to_vec()),
+            locale: "en_US".into(),
+        };
+        let tune_ok = connection::TuneOk {
+            channel_max: 1,
+            frame_max: 131_072,
+            heartbeat: 0,
+        };
+        for m in [
+            AMQPClass::Connection(C::StartOk(start_ok)),
+            AMQPClass::Connection(C::TuneOk(tune_ok)),
+            AMQPClass::Connection(C::Open(connection::Open {
+                virtual_host: "/".into(),
+            })),
+        ] {
+            write_method(&mut input, 0, m);
+        }
+        write_method(
+            &mut input,
+            1,
+            AMQPClass::Channel(channel::AMQPMethod::Open(channel::Open {})),
+        );
+        let mut out = Vec::new();
+        let reply = h.on_bytes(&input, &mut out, &mut BrokerTotals::default());
+        assert!(matches!(reply, Reply::Consumed(n) if n == input.len()));
+        assert_eq!(h.stage, Stage::Running);
+        assert_eq!((h.channels.len(), h.channels.capacity()), (1, 1));
+        assert!(h.channels[0].open);
+        // The Start every connection gets is the one built once.
+        assert!(out.starts_with(&START));
+    }
 }

@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 
 /// `wirebench echo`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
+#[command(about = "Load a TCP echo server (no target: start the built-in one in this process)")]
 pub struct EchoArgs {
     /// HOST:PORT of the echo server; none starts the built-in server.
     pub target: Option<String>,
@@ -25,6 +26,7 @@ pub struct EchoArgs {
 
 /// `wirebench serve echo`'s own flags (the shared server flags are `ServerArgs`).
 #[derive(Args, Debug)]
+#[command(about = "Byte echo server: whatever arrives goes back unchanged")]
 pub struct ServeEchoArgs {
     #[command(flatten)]
     pub pacing: PacingArgs,

@@ -23,6 +23,9 @@ pub const MAX_TEST_HEADER: u64 = 1 << 20;
 
 /// `wirebench http`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
+#[command(
+    about = "Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process)"
+)]
 pub struct HttpArgs {
     /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
     pub url: Option<String>,
@@ -57,6 +60,9 @@ pub struct HttpArgs {
 
 /// `wirebench serve http`'s own flags (the shared server flags are `ServerArgs`).
 #[derive(Args, Debug)]
+#[command(
+    about = "HTTP/1.1 server: POST echoes the body, GET / says hello, GET /bytes/N sends N bytes"
+)]
 pub struct ServeHttpArgs {
     /// Largest request head (request line and headers); beyond it: 431 and a close.
     #[arg(long, default_value = "16k")]

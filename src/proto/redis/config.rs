@@ -17,8 +17,17 @@ use std::net::SocketAddr;
 /// The largest value `--size` asks for: what `serve redis` takes in one argument.
 pub const MAX_VALUE: u64 = 16 << 20;
 
-/// `wirebench redis`'s own flags (the shared load flags are `LoadArgs`).
+/// Where `serve redis` listens by default: Redis's own port, where clients look for a
+/// server.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:6379";
+
+/// `wirebench redis`'s own flags (the shared load flags are `LoadArgs`). The pipeline
+/// goes out in bursts by default (`RedisConfig::from_args`), so its help says so.
 #[derive(Args, Debug)]
+#[command(
+    about = "Load a Redis server: SET/GET/PING/mixed or any command template, replies checked (no target: the built-in one)",
+    mut_arg("pipeline_mode", |a| a.help(crate::flags::pipeline_mode_help("burst; with -R: sliding"))),
+)]
 pub struct RedisArgs {
     /// HOST:PORT of the Redis server; none starts the built-in server.
     pub target: Option<String>,
@@ -50,6 +59,10 @@ pub struct RedisArgs {
 
 /// `wirebench serve redis`'s own flags (the shared server flags are `ServerArgs`).
 #[derive(Args, Debug)]
+#[command(
+    about = "Redis server (RESP2/3): PING, ECHO, SET, GET, DEL, INCR, EXISTS, MGET, MSET on a per-thread store",
+    mut_arg("listen", |a| a.default_value(DEFAULT_LISTEN)),
+)]
 pub struct ServeRedisArgs {
     #[command(flatten)]
     pub pacing: PacingArgs,

@@ -15,6 +15,9 @@ use std::net::SocketAddr;
 
 /// `wirebench ws`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
+#[command(
+    about = "Load a WebSocket echo server at URL (ws:// or wss://; no URL: start the built-in one)"
+)]
 pub struct WsArgs {
     /// ws://HOST[:PORT][/PATH] or wss://...; none starts the built-in server.
     pub url: Option<String>,
@@ -37,6 +40,9 @@ pub struct WsArgs {
 
 /// `wirebench serve ws`'s own flags (the shared server flags are `ServerArgs`).
 #[derive(Args, Debug)]
+#[command(
+    about = "WebSocket echo server (RFC 6455): echoes every message, pings at --ping-every, close codes"
+)]
 pub struct ServeWsArgs {
     /// Send a ping to every open connection this often, e.g. 10ms; 0: never.
     #[arg(long, value_name = "DURATION", default_value = "0")]
