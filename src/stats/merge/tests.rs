@@ -5,7 +5,7 @@ use crate::stats::result::Totals;
 use crate::stats::result_builder::Measured;
 use crate::stats::shard::ShardInfo;
 use crate::stats::unit::Unit;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// A result of `samples` (ns), one byte count per sample, as shard `index` of `count`.
 fn result(samples: &[u64], index: u32, count: u32, start_ms: u64) -> RunResult {
