@@ -7,7 +7,7 @@
 //! FROM-scratch image, so wirebench itself writes the result file and prints it on one
 //! line after a marker, where `kubectl logs` finds it.
 
-use crate::cli::{self, K8sCommand, K8sRenderArgs, K8sRunArgs};
+use crate::cli::{self, Cli, K8sCommand, K8sRenderArgs, K8sRunArgs};
 use crate::error::{Error, Result};
 use std::io::Write;
 use std::net::IpAddr;
@@ -33,7 +33,9 @@ const SET_BY_RENDER: &[&str] = &["--shard", "--shards", "--start-at", "--run-id"
 /// characters at most) and the pods' names add an index and a suffix to it.
 const MAX_NAME: usize = 52;
 
-pub fn run(c: &K8sCommand) -> Result<()> {
+/// `dispatch` runs a pod's load command: the command dispatch, handed in by it, so
+/// that this module does not import its parent.
+pub fn run(c: &K8sCommand, dispatch: fn(Cli) -> Result<()>) -> Result<()> {
     match c {
         K8sCommand::Render(a) => {
             let generated = a.run_id.is_none();
@@ -44,7 +46,7 @@ pub fn run(c: &K8sCommand) -> Result<()> {
             print!("{yaml}");
             Ok(())
         }
-        K8sCommand::Run(a) => run_shard(a),
+        K8sCommand::Run(a) => run_shard(a, dispatch),
     }
 }
 
@@ -131,7 +133,7 @@ pub fn render(a: &K8sRenderArgs, now_ms: u64) -> Result<(String, String)> {
 
 /// Inside a pod: runs the load with `--json DIR/shard-INDEX.json`, then prints that
 /// result on one line after `RESULT_MARKER` (also when the run fell short, exit 1).
-fn run_shard(a: &K8sRunArgs) -> Result<()> {
+fn run_shard(a: &K8sRunArgs, dispatch: fn(Cli) -> Result<()>) -> Result<()> {
     if a.load.is_empty() {
         return Err(Error::usage("k8s run needs the load command after --"));
     }
@@ -156,7 +158,7 @@ fn run_shard(a: &K8sRunArgs) -> Result<()> {
         .chain(["--json".to_string(), file.to_string_lossy().into_owned()]);
     let parsed = cli::parse_from(argv)
         .map_err(|e| Error::usage(format!("the load command: {}", cli::error_line(&e))))?;
-    let outcome = super::run(parsed);
+    let outcome = dispatch(parsed);
     print_result(&file)?;
     outcome
 }

@@ -45,7 +45,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Suite(a) => suite::run(&a),
         Command::Report(a) => suite_report::run(&a),
         Command::Compare(a) => compare::run(&a),
-        Command::K8s { k8s } => k8s::run(&k8s),
+        Command::K8s { k8s } => k8s::run(&k8s, run),
         Command::Merge(a) => merge::run(&a),
     }
 }

@@ -8,10 +8,12 @@
 
 use super::busy::{Busy, BusyPool};
 use super::connector::ConnectError;
-use super::ctx::{Ctx, MAX_READ_BUFFER, NOTHING_LISTENS};
+use super::ctx::Ctx;
+use super::limits::{MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::opt_u64::OptU64;
 use super::ramp::Schedule;
 use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
+use super::spec::Plan;
 use super::tally::Tally;
 use super::transport::{self, Input};
 use crate::net::socket;
@@ -991,7 +993,7 @@ impl<S: ClientSession> Conn<S> {
         if ctx.stopping || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
             return false;
         }
-        if matches!(ctx.spec.plan, super::Plan::Hold) && !(ctx.released && self.open_loop()) {
+        if matches!(ctx.spec.plan, Plan::Hold) && !(ctx.released && self.open_loop()) {
             // Held: requests only by the schedule, once released.
             return false;
         }

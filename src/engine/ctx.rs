@@ -4,31 +4,15 @@
 
 use super::admission::Admission;
 use super::busy::BusyPool;
+use super::limits::DRAIN_GRACE;
 use super::ramp::Schedule;
 use super::session::{ClientSession, SessionFactory};
-use super::{LoadSpec, Plan};
+use super::spec::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::reactor::{Pending, Timers};
 use crate::stats::WorkerStats;
 use std::sync::Arc;
-
-/// How long replies are awaited after a duration plan's end before the requests still
-/// unanswered are left `in_flight`: the run ends at warm-up + duration + this, at most.
-pub const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// How long a worker whose every connection attempt was refused keeps trying: nothing
-/// listens there, and running out the whole duration would only hide it.
-pub const NOTHING_LISTENS: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// The per-worker read buffer: every socket is read into it, and only an unfinished
-/// reply's bytes are copied to its connection.
-pub const READ_BUFFER: usize = 64 * 1024;
-
-/// Most bytes one unfinished reply (or one connection's unwritten output) may hold.
-/// Protocols keep less (HTTP: a 64 KiB head, bodies are consumed as they arrive; echo:
-/// 16 MiB payloads); this catches any protocol that does not, as `too_large`.
-pub const MAX_READ_BUFFER: usize = 64 << 20;
 
 type FiguresOf<F> = <<F as SessionFactory>::Session as ClientSession>::Figures;
 

@@ -8,115 +8,33 @@ mod busy;
 pub mod conn;
 pub mod connector;
 mod ctx;
+mod limits;
 mod opt_u64;
 pub mod ramp;
 pub mod refill;
 pub mod session;
+mod spec;
 mod tally;
 pub mod transport;
 mod uring_slots;
 pub mod worker;
 
 pub use admission::Attempts;
-pub use ctx::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
+pub use limits::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
 pub use ramp::{Ramp, Share};
 pub use refill::Refill;
+pub use spec::{LoadSpec, Plan};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
-use crate::stats::{ConnTally, Counters, IntervalRow, Latency, LoopCounts, Snapshot};
-use connector::Connector;
+use crate::stats::{ConnTally, Counters, IntervalRow, Latency, LoopCounts};
 use session::{ClientSession, Figures, SessionFactory};
-use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use worker::{run_worker, WorkerArgs};
-
-/// When a run stops.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Plan {
-    /// Send for this long (after the warm-up), then collect the replies in flight.
-    Duration(Duration),
-    /// Send exactly this many measured requests in total.
-    Count(u64),
-    /// evh_perf's plan: per reconnect round open the connections; per iteration send
-    /// `pipeline` requests on each and wait for every reply; sleep between rounds.
-    Batch {
-        iterations: u64,
-        reconnects: u64,
-        sleep: Duration,
-    },
-    /// Open every connection and hold it until the stop flag: no request in closed
-    /// loop; in open loop (`rate`) requests by the schedule once `LoadSpec::release`
-    /// is set (at once without one), each connection's every `connections / rate`.
-    /// A held connection that ends is tallied as lost (`ConnTally::lost`).
-    Hold,
-}
-
-/// A validated load: what every protocol's load command hands the engine.
-pub struct LoadSpec {
-    pub connector: Connector,
-    pub threads: usize,
-    /// Connections per thread.
-    pub connections: usize,
-    /// Requests in flight per connection.
-    pub pipeline: usize,
-    /// Closed loop: refill the window on each reply, or send it whole once it is
-    /// empty (`refill.rs`).
-    pub refill: Refill,
-    pub plan: Plan,
-    /// Open loop: requests per second over all connections.
-    pub rate: Option<f64>,
-    pub warmup: Duration,
-    pub timeout: Duration,
-    /// Snapshot and progress interval.
-    pub interval: Duration,
-    /// Set it (Ctrl-C) to stop sending and let replies drain.
-    pub stop: Arc<AtomicBool>,
-    /// Connection policy: each connection sends exactly this many requests (claimed
-    /// from the plan before it opens), says goodbye, and its slot opens a new one while
-    /// the plan lasts (HTTP keep-alive off = 1, AMQP churn = n).
-    pub per_connection: Option<u64>,
-    /// Connection starts (and the rate, in open loop) spread over a ramp.
-    pub ramp: Option<Ramp>,
-    /// Limits on connection attempts: in flight at once, a rate, whether to retry.
-    pub attempts: Attempts,
-    /// Hold plans: requests (open loop) begin once this is set.
-    pub release: Option<Arc<AtomicBool>>,
-}
-
-impl LoadSpec {
-    /// When the measured phase begins: after the warm-up, and after the ramp unless
-    /// the ramp is measured.
-    pub fn measure_start(&self) -> Duration {
-        match self.ramp {
-            Some(r) if !r.measured => self.warmup.max(r.over),
-            _ => self.warmup,
-        }
-    }
-
-    /// The number of correct replies the plan asks for, when it names one.
-    pub fn expected(&self) -> Option<u64> {
-        match self.plan {
-            Plan::Duration(_) | Plan::Hold => None,
-            Plan::Count(n) => Some(n),
-            Plan::Batch {
-                iterations,
-                reconnects,
-                ..
-            } => Some(
-                self.threads as u64
-                    * self.connections as u64
-                    * self.pipeline as u64
-                    * iterations
-                    * reconnects,
-            ),
-        }
-    }
-}
+use worker::{run_worker, WorkerArgs, WorkerReport};
 
 pub use crate::stats::Observer;
 
@@ -146,21 +64,6 @@ pub struct EngineOutput<X = ()> {
     pub conns: ConnTally,
     /// Worker threads per event loop (io_uring or epoll).
     pub event_loop: LoopCounts,
-}
-
-/// What a worker hands over while it runs.
-pub enum WorkerReport {
-    /// One interval's snapshot, for progress and the JSON series.
-    Interval(Snapshot),
-    /// The worker's connections so far (sent with every interval, and at once when its
-    /// every slot has had its first attempt settle: `up`).
-    Connections {
-        worker: usize,
-        counters: Counters,
-        /// Boxed: 1.2 KB, once per interval.
-        conns: Box<ConnTally>,
-        up: bool,
-    },
 }
 
 /// Runs the load to its end.

@@ -9,7 +9,7 @@
 //! user_data (never by descriptor: the number is reused by the slot's next socket at
 //! once), so the kernel lets go of the socket at the end of the turn.
 
-use super::MAX_READ_BUFFER;
+use super::limits::MAX_READ_BUFFER;
 use crate::reactor::uring_load::{user_data, BGID, GEN_MASK, IGNORE, POLL, RECV, SEND};
 use crate::stats::ErrorKind;
 use io_uring::{opcode, squeue, types};

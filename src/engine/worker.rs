@@ -6,21 +6,36 @@
 use super::admission::Admission;
 use super::busy::BusyPool;
 use super::conn::{Conn, State};
-use super::ctx::{Ctx, READ_BUFFER};
+use super::ctx::Ctx;
+use super::limits::READ_BUFFER;
 use super::ramp::Schedule;
 use super::session::SessionFactory;
-use super::WorkerReport;
-use super::{LoadSpec, Plan};
+use super::spec::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::reactor::uring_load::{self, UringHandler, UringReactor, GEN_MASK};
 use crate::reactor::{split, Handler, Pending, Reactor, Stop, Timers};
-use crate::stats::{EventLoop, LoopCounts, Snapshot, WorkerStats};
+use crate::stats::{ConnTally, Counters, EventLoop, LoopCounts, Snapshot, WorkerStats};
 use io_uring::squeue;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What a worker hands over while it runs.
+pub enum WorkerReport {
+    /// One interval's snapshot, for progress and the JSON series.
+    Interval(Snapshot),
+    /// The worker's connections so far (sent with every interval, and at once when its
+    /// every slot has had its first attempt settle: `up`).
+    Connections {
+        worker: usize,
+        counters: Counters,
+        /// Boxed: 1.2 KB, once per interval.
+        conns: Box<ConnTally>,
+        up: bool,
+    },
+}
 
 pub struct WorkerOutput<X> {
     pub stats: WorkerStats,

@@ -1,7 +1,7 @@
 //! `wirebench ioevent`, validated: its flags into an `IoeventConfig` (a bad value is
 //! `Error::Usage`, one sentence, exit 2), and the descriptor check before a run.
 
-use super::BackendKind;
+use super::backend::BackendKind;
 use crate::cli::IoeventArgs;
 use crate::error::{Error, Result};
 use crate::report::format::group;

@@ -1,6 +1,7 @@
 //! `wirebench ioevent`: the libev/libevent/evpp event-loop benchmark, run on several
 //! backends side by side in one process.
 
+pub mod backend;
 pub mod chart;
 pub mod config;
 pub mod epoll;
@@ -11,51 +12,10 @@ pub mod tokio_backend;
 pub mod uring;
 
 use crate::error::{Error, Result};
+pub use backend::BackendKind;
 pub use config::{IoeventConfig, FD_MARGIN};
-use method::{Backend, Pairs, Shape};
+use method::{Pairs, Shape};
 use result::{IterationRecord, Series};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BackendKind {
-    Epoll,
-    Poll,
-    Uring,
-    Tokio,
-}
-
-impl BackendKind {
-    pub const ALL: [BackendKind; 4] = [
-        BackendKind::Epoll,
-        BackendKind::Poll,
-        BackendKind::Uring,
-        BackendKind::Tokio,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Epoll => "epoll",
-            BackendKind::Poll => "poll",
-            BackendKind::Uring => "uring",
-            BackendKind::Tokio => "tokio",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Vec<BackendKind>> {
-        match s {
-            "all" => Some(Self::ALL.to_vec()),
-            _ => Self::ALL.iter().find(|b| b.name() == s).map(|b| vec![*b]),
-        }
-    }
-
-    fn make(self, pairs: Pairs) -> std::io::Result<Box<dyn Backend>> {
-        Ok(match self {
-            BackendKind::Epoll => Box::new(epoll::Epoll::new(pairs)?),
-            BackendKind::Poll => Box::new(poll::Poll::new(pairs)),
-            BackendKind::Uring => Box::new(uring::Uring::new(pairs)?),
-            BackendKind::Tokio => Box::new(tokio_backend::Tokio::new(pairs)?),
-        })
-    }
-}
 
 fn runtime(e: std::io::Error, what: &str) -> Error {
     Error::runtime(format!("{what}: {e}"))

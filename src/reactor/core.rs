@@ -2,8 +2,9 @@
 //! events (for the timers); no allocation once the event buffer and the ready lists
 //! have grown.
 
+use super::handler::Handler;
 use super::measured_cpu::MeasuredCpu;
-use super::{Handler, STOP_TOKEN};
+use super::token::STOP_TOKEN;
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use std::sync::atomic::{AtomicBool, Ordering};

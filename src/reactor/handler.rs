@@ -2,7 +2,8 @@
 //! live (inside its own state, because its slots arm timers and yield while they run),
 //! and what to do with each event, timer and wake-up.
 
-use super::{Pending, Timers};
+use super::pending::Pending;
+use super::timers::Timers;
 use crate::net::epoll::Epoll;
 
 pub trait Handler {

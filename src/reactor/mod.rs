@@ -15,6 +15,7 @@ mod measured_cpu;
 pub mod pending;
 pub mod slab;
 pub mod timers;
+mod token;
 pub mod transport;
 pub mod uring;
 pub mod uring_load;
@@ -24,26 +25,7 @@ pub use handler::Handler;
 pub use pending::Pending;
 pub use slab::Slab;
 pub use timers::Timers;
-
-/// Tokens at or above this are no slot's: the reactor's own (`STOP_TOKEN`) and the
-/// handler's (a server's listeners). A slot's generation stays below 2^30 wherever it
-/// registers a descriptor next to such tokens (`Slab`).
-pub const OWN_TOKENS: u64 = 1 << 62;
-
-/// The token of a stop eventfd (`Stop::Fd`).
-pub const STOP_TOKEN: u64 = OWN_TOKENS;
-
-/// The epoll token of generation `gen` of `slot`.
-#[inline]
-pub fn token(slot: u32, gen: u32) -> u64 {
-    ((gen as u64) << 32) | slot as u64
-}
-
-/// (slot, generation) of a token.
-#[inline]
-pub fn split(token: u64) -> (u32, u32) {
-    (token as u32, (token >> 32) as u32)
-}
+pub use token::{split, token, OWN_TOKENS, STOP_TOKEN};
 
 #[cfg(test)]
 mod tests;

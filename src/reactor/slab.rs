@@ -4,7 +4,7 @@
 //! hands back. (A load worker's slots are fixed, one per connection it keeps open,
 //! and each keeps its own generation: a `Vec`, indexed by the same tokens.)
 
-use super::{split, token};
+use super::token::{split, token};
 
 pub struct Slab<T> {
     slots: Vec<(u32, Option<T>)>,
@@ -96,7 +96,7 @@ impl<T> Slab<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reactor::OWN_TOKENS;
+    use crate::reactor::token::OWN_TOKENS;
 
     #[test]
     fn a_reused_slot_refuses_the_old_token() {

@@ -14,9 +14,10 @@
 //!
 //! Imports no engine type: what a slot is stays the handler's (`UringHandler`).
 
+use super::handler::Handler;
 use super::measured_cpu::MeasuredCpu;
+use super::token::split;
 use super::uring::BufRing;
-use super::{split, Handler};
 use crate::clock::Clock;
 use io_uring::{cqueue, squeue, IoUring};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,7 +51,7 @@ const CQ_ENTRIES: u32 = 8 * ENTRIES;
 /// user_data of kind `kind` for slot `slot`, generation `gen`.
 #[inline]
 pub fn user_data(kind: u64, slot: u32, gen: u32) -> u64 {
-    super::uring::user_data(kind, super::token(slot, gen & GEN_MASK))
+    super::uring::user_data(kind, super::token::token(slot, gen & GEN_MASK))
 }
 
 /// What a load handler does with completions, beside what every handler does.

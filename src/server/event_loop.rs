@@ -5,11 +5,11 @@
 //! (checked by one pass over the connections per tick, never per request), publishing
 //! the figures; held replies and session wake-ups are the reactor's timers.
 
+use super::config::ServerConfig;
 use super::conn::{self, Closed, Conn, LoopState};
 use super::counters::{bump, ThreadCounters};
 use super::session::{ServerFactory, ServerSession};
 use super::timeouts::{Expired, Ticker};
-use super::ServerConfig;
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::net::socket::{self, errno};

@@ -3,6 +3,7 @@
 //! `event_loop.rs`, otherwise: `Machinery`) driving sans-IO server sessions
 //! (`session.rs`); connection limits, TLS, timeouts, pacing, counters and shutdown.
 
+mod config;
 pub mod conn;
 pub mod counters;
 pub mod event_loop;
@@ -17,32 +18,13 @@ mod wake_tests;
 
 use crate::error::{Error, Result};
 use crate::stats::EventLoop;
+pub use config::ServerConfig;
 use counters::{ServerTotals, ThreadCounters};
 use session::{Figures, ServerFactory, ServerSession};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-#[derive(Clone)]
-pub struct ServerConfig {
-    pub listen: SocketAddr,
-    pub threads: usize,
-    /// 0: no limit.
-    pub max_conns_per_thread: usize,
-    pub read_buffer: usize,
-    pub tls: Option<Arc<rustls::ServerConfig>>,
-    pub nodelay: bool,
-    /// Print one line per connection event on stderr.
-    pub debug: bool,
-    /// --header-timeout and --idle-timeout.
-    pub timeouts: timeouts::Timeouts,
-    /// --delay and --stall (the stall schedule counts from `start`).
-    pub pacing: pacing::Pacing,
-    /// One of several server processes (`serve --processes`, connect's built-in
-    /// server): the mass-connection case, served on epoll (`Machinery::for_config`).
-    pub one_of_processes: bool,
-}
 
 /// The protocol figures of every thread, merged on demand (as JSON, so the handle
 /// needs no type parameter; `ServerHandle::figures` gives them back typed).

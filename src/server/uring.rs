@@ -10,11 +10,11 @@
 //! (`ServerSession::on_bytes`, its `Reply`, `next_wake`/`on_wake`); timeouts are the
 //! same coarse tick (one pass over the connections per tick, never per request).
 
+use super::config::ServerConfig;
 use super::counters::{bump, ThreadCounters};
 use super::event_loop::ThreadInput;
 use super::session::{Reply, ServerFactory, ServerSession};
 use super::timeouts::{Expired, Ticker, NO_TICK};
-use super::ServerConfig;
 use crate::clock::Clock;
 use crate::net::socket;
 use crate::reactor::uring::{user_data, BufRing, BUFFERS, KIND_SHIFT, TOKEN_MASK};

@@ -26,6 +26,7 @@ mod http_peers;
 mod http_request_bytes;
 mod ioevent;
 mod k8s_render;
+mod layering;
 mod load_machinery;
 mod load_sources;
 mod merge;

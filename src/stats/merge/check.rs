@@ -3,7 +3,7 @@
 //! exactly once (or, with `--allow-partial`, each at most once). Every refusal is one
 //! sentence naming the file.
 
-use super::Part;
+use super::input::Part;
 use crate::stats::result::SCHEMA_VERSION;
 
 /// The shards a merge has: the run's N and the indexes present, ascending.

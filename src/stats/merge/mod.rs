@@ -15,15 +15,17 @@
 pub mod check;
 pub mod counters;
 pub mod histograms;
+mod input;
 pub mod intervals;
 mod parts;
+
+pub use input::{measured_start_ms, no_block_merge, BlockMerge, Part};
 
 use super::event_loop::LoopCounts;
 use super::rate::{RateFigures, ACHIEVED_AT_LEAST};
 use super::result::{ClientProcess, RunResult, Warmup};
 use super::result_builder::Measured;
 use super::shard::MergeInfo;
-use serde_json::Value;
 
 /// What is merged, which decides how time adds up and what `merge.of` says.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,35 +49,6 @@ impl Of {
 
     fn side_by_side(self) -> bool {
         self != Of::Rounds
-    }
-}
-
-/// One result to merge, and the name its refusals give it (its file).
-pub struct Part<'a> {
-    pub name: &'a str,
-    pub result: &'a RunResult,
-}
-
-/// A protocol's merge of its own block `name` (the blocks of every part, in order),
-/// given the merged result so far (totals, elapsed time); None: the protocol has no
-/// merge of its own for that block, and the generic counter sum applies
-/// (`counters::sum`). The stats layer names no protocol: `registry::block_merge` gives
-/// this by the results' `kind` (`Entry::block_merge`).
-pub type BlockMerge =
-    fn(name: &str, blocks: &[&Value], merged: &RunResult) -> Option<Result<Value, String>>;
-
-/// The block merge of a kind no protocol claims: every block by the counter sum.
-pub fn no_block_merge(_: &str, _: &[&Value], _: &RunResult) -> Option<Result<Value, String>> {
-    None
-}
-
-/// A part's measured start, Unix ms.
-pub fn measured_start_ms(r: &RunResult) -> u64 {
-    match &r.shard {
-        Some(s) => s.measured_start_unix_ms,
-        None => r
-            .started_unix_ms
-            .saturating_add((r.warmup.duration_s.max(0.0) * 1e3).round() as u64),
     }
 }
 

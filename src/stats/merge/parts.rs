@@ -1,7 +1,7 @@
 //! The plain sums of a merge (totals, errors), the environment, the protocol blocks,
 //! and what each part keeps of its own in `merge.parts`.
 
-use super::{counters, BlockMerge};
+use super::{counters, input::BlockMerge};
 use crate::stats::result::{RunResult, Totals};
 use crate::sys::Environment;
 use serde_json::{json, Value};
@@ -115,7 +115,7 @@ pub fn own_figures(r: &RunResult) -> Value {
     json!({
         "hostname": r.environment.hostname,
         "started_unix_ms": r.started_unix_ms,
-        "measured_start_unix_ms": super::measured_start_ms(r),
+        "measured_start_unix_ms": super::input::measured_start_ms(r),
         "elapsed_s": r.elapsed_s,
         "totals": r.totals,
         "errors": r.errors,

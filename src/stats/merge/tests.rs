@@ -6,7 +6,7 @@ use crate::stats::result::Totals;
 use crate::stats::result_builder::Measured;
 use crate::stats::shard::ShardInfo;
 use crate::stats::unit::Unit;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// A result of `samples` (ns), one byte count per sample, as shard `index` of `count`.
