@@ -21,16 +21,7 @@ fn run_env(env: &[&str], args: &[&str]) -> RunOut {
     all.extend(["--json", file.s()]);
     let mut p = Proc::spawn("env", &all, false);
     let code = p.finish(RUN_LIMIT);
-    let json = std::fs::read_to_string(file.path())
-        .ok()
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| serde_json::from_str(&t).expect("result is JSON"));
-    RunOut {
-        code,
-        stdout: p.stdout(),
-        stderr: p.stderr(),
-        json,
-    }
+    RunOut::of(&p, code, &file)
 }
 
 /// The summary's `loop:` line.
@@ -54,169 +45,61 @@ fn assert_loops(r: &RunOut, ok: u64, client: Value, server: Value, line: &str) {
     assert_eq!(loop_line(r), line);
 }
 
+/// `{"io_uring": 2}` from "io_uring x2", as the summary line writes it.
+fn counts(desc: &str) -> Value {
+    let (name, n) = desc.split_once(" x").expect("LOOP xN");
+    json!({ name: n.parse::<u64>().unwrap() })
+}
+
+/// Runs `args` (split at spaces) with `env`, a built-in server in the same process, and
+/// asserts `ok` replies and the loops `client` and `server` ("io_uring x2") in the
+/// result and the summary.
+#[track_caller]
+fn case(env: &[&str], args: &str, ok: u64, client: &str, server: &str) {
+    let argv: Vec<&str> = args.split_whitespace().collect();
+    let r = run_env(env, &argv);
+    let line = format!("loop:         client {client}; server {server}");
+    assert_loops(&r, ok, counts(client), counts(server), &line);
+}
+
 #[test]
 fn plain_tcp_echo_and_http_run_on_io_uring_by_default_on_both_ends() {
-    let r = run_env(
-        &[],
-        &[
-            "echo",
-            "-t",
-            "2",
-            "--server-threads",
-            "2",
-            "-c",
-            "3",
-            "-n",
-            "3001",
-        ],
-    );
-    assert_loops(
-        &r,
-        3001,
-        json!({"io_uring": 2}),
-        json!({"io_uring": 2}),
-        "loop:         client io_uring x2; server io_uring x2",
-    );
-    let r = run_env(
-        &[],
-        &[
-            "http",
-            "-t",
-            "2",
-            "--server-threads",
-            "2",
-            "-c",
-            "3",
-            "-n",
-            "2001",
-        ],
-    );
-    assert_loops(
-        &r,
-        2001,
-        json!({"io_uring": 2}),
-        json!({"io_uring": 2}),
-        "loop:         client io_uring x2; server io_uring x2",
-    );
+    let (two, args) = ("io_uring x2", "-t 2 --server-threads 2 -c 3");
+    case(&[], &format!("echo {args} -n 3001"), 3001, two, two);
+    case(&[], &format!("http {args} -n 2001"), 2001, two, two);
 }
 
 #[test]
 fn each_end_says_epoll_when_asked_for_it() {
-    let r = run_env(
-        &["WIREBENCH_LOAD_LOOP=epoll"],
-        &[
-            "echo",
-            "-t",
-            "2",
-            "--server-threads",
-            "2",
-            "-c",
-            "3",
-            "-n",
-            "3001",
-        ],
-    );
-    assert_loops(
-        &r,
+    let args = "-t 2 --server-threads 2 -c 3";
+    let env = ["WIREBENCH_LOAD_LOOP=epoll"];
+    case(
+        &env,
+        &format!("echo {args} -n 3001"),
         3001,
-        json!({"epoll": 2}),
-        json!({"io_uring": 2}),
-        "loop:         client epoll x2; server io_uring x2",
+        "epoll x2",
+        "io_uring x2",
     );
-    let r = run_env(
-        &["WIREBENCH_SERVER_LOOP=epoll"],
-        &[
-            "http",
-            "-t",
-            "2",
-            "--server-threads",
-            "2",
-            "-c",
-            "3",
-            "-n",
-            "2001",
-        ],
-    );
-    assert_loops(
-        &r,
+    let env = ["WIREBENCH_SERVER_LOOP=epoll"];
+    case(
+        &env,
+        &format!("http {args} -n 2001"),
         2001,
-        json!({"io_uring": 2}),
-        json!({"epoll": 2}),
-        "loop:         client io_uring x2; server epoll x2",
+        "io_uring x2",
+        "epoll x2",
     );
 }
 
 #[test]
 fn tls_open_loop_and_a_connection_per_request_run_on_epoll() {
     // TLS: the load engine's io_uring loop is for plain TCP, and so is the server's.
-    let r = run_env(
-        &[],
-        &[
-            "echo",
-            "--tls",
-            "-t",
-            "1",
-            "--server-threads",
-            "1",
-            "-c",
-            "2",
-            "-n",
-            "200",
-        ],
-    );
-    assert_loops(
-        &r,
-        200,
-        json!({"epoll": 1}),
-        json!({"epoll": 1}),
-        "loop:         client epoll x1; server epoll x1",
-    );
+    let args = "echo --tls -t 1 --server-threads 1 -c 2 -n 200";
+    case(&[], args, 200, "epoll x1", "epoll x1");
     // Open loop and HTTP without keep-alive: the client stays on epoll, the server not.
-    let r = run_env(
-        &[],
-        &[
-            "echo",
-            "-t",
-            "2",
-            "--server-threads",
-            "2",
-            "-c",
-            "2",
-            "-R",
-            "2000",
-            "-n",
-            "400",
-        ],
-    );
-    assert_loops(
-        &r,
-        400,
-        json!({"epoll": 2}),
-        json!({"io_uring": 2}),
-        "loop:         client epoll x2; server io_uring x2",
-    );
-    let r = run_env(
-        &[],
-        &[
-            "http",
-            "-t",
-            "1",
-            "--server-threads",
-            "1",
-            "-c",
-            "2",
-            "-n",
-            "101",
-            "--no-keepalive",
-        ],
-    );
-    assert_loops(
-        &r,
-        101,
-        json!({"epoll": 1}),
-        json!({"io_uring": 1}),
-        "loop:         client epoll x1; server io_uring x1",
-    );
+    let args = "echo -t 2 --server-threads 2 -c 2 -R 2000 -n 400";
+    case(&[], args, 400, "epoll x2", "io_uring x2");
+    let args = "http -t 1 --server-threads 1 -c 2 -n 101 --no-keepalive";
+    case(&[], args, 101, "epoll x1", "io_uring x1");
 }
 
 #[test]

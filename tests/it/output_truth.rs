@@ -14,16 +14,7 @@ fn run_with_progress(args: &[&str]) -> RunOut {
     all.extend(["--json", file.s()]);
     let mut p = Proc::wirebench(&all);
     let code = p.finish(RUN_LIMIT);
-    let json = std::fs::read_to_string(file.path())
-        .ok()
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| serde_json::from_str(&t).expect("result is JSON"));
-    RunOut {
-        code,
-        stdout: p.stdout(),
-        stderr: p.stderr(),
-        json,
-    }
+    RunOut::of(&p, code, &file)
 }
 
 fn assert_valid(schema: &str, j: &Value) {

@@ -6,6 +6,7 @@
 //! served by wirebench's server runtime (`wirebench::server::start`), which sends the
 //! heartbeats through the session's wake-ups.
 
+use crate::common::plain_server_config;
 use std::io::{ErrorKind as IoKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -17,7 +18,6 @@ use wirebench::engine::session::{
 };
 use wirebench::engine::{self, LoadSpec, Observer, Plan};
 use wirebench::server::session::{Reply, ServerFactory, ServerSession};
-use wirebench::server::ServerConfig;
 use wirebench::stats::ErrorKind;
 
 /// The protocol's own figures: heartbeats seen with and without a request in flight.
@@ -222,6 +222,34 @@ fn serve_conn(mut s: TcpStream, counts: Arc<ServerCounts>) {
     }
 }
 
+/// `requests` PINGs over `threads` x `per_thread` connections, 2 in flight each, in
+/// open loop at `rate` per second.
+fn spec(
+    addr: std::net::SocketAddr,
+    threads: usize,
+    per_thread: usize,
+    requests: u64,
+    rate: f64,
+) -> LoadSpec {
+    LoadSpec {
+        connector: Connector::new(addr, None, true, Duration::from_secs(5), Default::default()),
+        threads,
+        connections: per_thread,
+        pipeline: 2,
+        refill: engine::Refill::EachReply,
+        plan: Plan::Count(requests),
+        rate: Some(rate),
+        warmup: Duration::ZERO,
+        timeout: Duration::from_secs(5),
+        interval: Duration::from_secs(1),
+        stop: Arc::new(AtomicBool::new(false)),
+        per_connection: None,
+        ramp: None,
+        attempts: Default::default(),
+        release: None,
+    }
+}
+
 struct Quiet;
 impl Observer for Quiet {}
 
@@ -242,25 +270,9 @@ fn a_protocol_defined_in_a_test_runs_on_the_engine_with_exact_counts() {
     }
     let late = Arc::new(AtomicU64::new(0));
     let requests = 300;
-    let spec = LoadSpec {
-        connector: Connector::new(addr, None, true, Duration::from_secs(5), Default::default()),
-        threads: 1,
-        connections,
-        pipeline: 2,
-        refill: engine::Refill::EachReply,
-        plan: Plan::Count(requests),
-        // 600/s over 3 connections: 5 ms between a connection's requests, so the 2 ms
-        // heartbeats also find nothing in flight.
-        rate: Some(600.0),
-        warmup: Duration::ZERO,
-        timeout: Duration::from_secs(5),
-        interval: Duration::from_secs(1),
-        stop: Arc::new(AtomicBool::new(false)),
-        per_connection: None,
-        ramp: None,
-        attempts: Default::default(),
-        release: None,
-    };
+    // 600/s over 3 connections: 5 ms between a connection's requests, so the 2 ms
+    // heartbeats also find nothing in flight.
+    let spec = spec(addr, 1, connections, requests, 600.0);
     let out = engine::run(spec, LineFactory { late: late.clone() }, &mut Quiet).unwrap();
     let m = &out.measured;
     assert_eq!(m.sent, requests);
@@ -389,52 +401,16 @@ impl ServerFactory for LineServerFactory {
 
 #[test]
 fn a_protocol_defined_in_a_test_is_served_by_the_server_runtime_with_exact_counts() {
-    let server = wirebench::server::start(
-        ServerConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            threads: 2,
-            max_conns_per_thread: 0,
-            read_buffer: 4096,
-            tls: None,
-            nodelay: true,
-            debug: false,
-            timeouts: Default::default(),
-            pacing: wirebench::server::pacing::Pacing::off(),
-            one_of_processes: false,
-        },
-        LineServerFactory,
-    )
-    .expect("start the line server");
+    let server = wirebench::server::start(plain_server_config(2), LineServerFactory)
+        .expect("start the line server");
     // Two load threads of two connections each.
     let (threads, per_thread) = (2usize, 2usize);
     let connections = threads * per_thread;
     let requests = 400;
     let late = Arc::new(AtomicU64::new(0));
-    let spec = LoadSpec {
-        connector: Connector::new(
-            server.addr,
-            None,
-            true,
-            Duration::from_secs(5),
-            Default::default(),
-        ),
-        threads,
-        connections: per_thread,
-        pipeline: 2,
-        refill: engine::Refill::EachReply,
-        plan: Plan::Count(requests),
-        // 800/s over 4 connections: 5 ms between a connection's requests, so the 2 ms
-        // heartbeats also find nothing in flight.
-        rate: Some(800.0),
-        warmup: Duration::ZERO,
-        timeout: Duration::from_secs(5),
-        interval: Duration::from_secs(1),
-        stop: Arc::new(AtomicBool::new(false)),
-        per_connection: None,
-        ramp: None,
-        attempts: Default::default(),
-        release: None,
-    };
+    // 800/s over 4 connections: 5 ms between a connection's requests, so the 2 ms
+    // heartbeats also find nothing in flight.
+    let spec = spec(server.addr, threads, per_thread, requests, 800.0);
     let out = engine::run(spec, LineFactory { late: late.clone() }, &mut Quiet).unwrap();
     let (totals, figures) = server.shutdown_with_figures();
     let f: LineServerFigures = serde_json::from_value(figures).unwrap();

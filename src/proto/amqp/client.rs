@@ -195,16 +195,7 @@ fn start_ok_method(opts: &ClientOptions) -> AMQPClass {
         "authentication_failure_close".into(),
         AMQPValue::Boolean(true),
     );
-    let mut props = FieldTable::default();
-    props.insert(
-        "product".into(),
-        AMQPValue::LongString(LongString::from("wirebench")),
-    );
-    props.insert(
-        "version".into(),
-        AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
-    );
-    props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
+    let props = codec::peer_properties(caps);
     let mut response = Vec::with_capacity(opts.user.len() + opts.password.len() + 2);
     response.push(0);
     response.extend_from_slice(opts.user.as_bytes());

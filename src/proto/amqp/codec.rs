@@ -5,7 +5,7 @@
 use amq_protocol::frame::parsing::{parse_frame_type, parse_raw_frame};
 use amq_protocol::frame::{gen_frame, AMQPFrame, AMQPFrameType, WriteContext};
 use amq_protocol::protocol::{constants, metadata, parse_class, AMQPClass};
-use amq_protocol::types::ChannelId;
+use amq_protocol::types::{AMQPValue, ChannelId, FieldTable, LongString};
 
 /// The protocol header a 0-9-1 peer sends first (and a server answers a wrong one with).
 pub const PROTOCOL_HEADER: [u8; 8] = [
@@ -246,6 +246,22 @@ pub fn write_body(out: &mut Vec<u8>, channel: ChannelId, body: &[u8], frame_max:
     for part in body.chunks(chunk) {
         write_frame(out, &AMQPFrame::Body(channel, part.to_vec()));
     }
+}
+
+/// The properties both ends announce in the handshake (the client's StartOk, the
+/// broker's Start): product, version, and the given capabilities.
+pub fn peer_properties(capabilities: FieldTable) -> FieldTable {
+    let mut props = FieldTable::default();
+    props.insert(
+        "product".into(),
+        AMQPValue::LongString(LongString::from("wirebench")),
+    );
+    props.insert(
+        "version".into(),
+        AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
+    );
+    props.insert("capabilities".into(), AMQPValue::FieldTable(capabilities));
+    props
 }
 
 #[cfg(test)]

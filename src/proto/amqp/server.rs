@@ -242,20 +242,11 @@ fn start_method() -> AMQPClass {
     ] {
         caps.insert(cap.into(), AMQPValue::Boolean(true));
     }
-    let mut props = FieldTable::default();
-    props.insert(
-        "product".into(),
-        AMQPValue::LongString(LongString::from("wirebench")),
-    );
-    props.insert(
-        "version".into(),
-        AMQPValue::LongString(LongString::from(env!("CARGO_PKG_VERSION"))),
-    );
+    let mut props = codec::peer_properties(caps);
     props.insert(
         "platform".into(),
         AMQPValue::LongString(LongString::from("Rust")),
     );
-    props.insert("capabilities".into(), AMQPValue::FieldTable(caps));
     AMQPClass::Connection(connection::AMQPMethod::Start(connection::Start {
         version_major: 0,
         version_minor: 9,

@@ -296,6 +296,23 @@ pub struct RunOut {
 }
 
 impl RunOut {
+    /// The finished run `p` that exited `code`, with the result it wrote to `file`
+    /// (None when it wrote nothing; a file that is not JSON fails the test).
+    pub fn of(p: &Proc, code: i32, file: &TempPath) -> RunOut {
+        let json = std::fs::read_to_string(file.path())
+            .ok()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                serde_json::from_str(&t).unwrap_or_else(|e| panic!("result is not JSON: {e}\n{t}"))
+            });
+        RunOut {
+            code,
+            stdout: p.stdout(),
+            stderr: p.stderr(),
+            json,
+        }
+    }
+
     pub fn json(&self) -> &Value {
         self.json.as_ref().unwrap_or_else(|| {
             panic!(
@@ -355,19 +372,7 @@ pub fn run_json_watching_memory(args: &[&str]) -> (RunOut, u64) {
     all.extend(["--json", file.s(), "-q"]);
     let mut p = Proc::wirebench(&all);
     let (code, peak) = p.finish_watching_memory(RUN_LIMIT);
-    let json = std::fs::read_to_string(file.path())
-        .ok()
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| {
-            serde_json::from_str(&t).unwrap_or_else(|e| panic!("result is not JSON: {e}\n{t}"))
-        });
-    let out = RunOut {
-        code,
-        stdout: p.stdout(),
-        stderr: p.stderr(),
-        json,
-    };
-    (out, peak)
+    (RunOut::of(&p, code, &file), peak)
 }
 
 // ---------------------------------------------------------------- servers
@@ -434,6 +439,23 @@ impl Served {
     }
 }
 
+/// A built-in server on 127.0.0.1 (a free port) with `threads` threads: plain TCP, no
+/// limits, timeouts or pacing.
+pub fn plain_server_config(threads: usize) -> wirebench::server::ServerConfig {
+    wirebench::server::ServerConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads,
+        max_conns_per_thread: 0,
+        read_buffer: 65536,
+        tls: None,
+        nodelay: true,
+        debug: false,
+        timeouts: Default::default(),
+        pacing: wirebench::server::pacing::Pacing::off(),
+        one_of_processes: false,
+    }
+}
+
 /// The library's echo server, in this process; shut down on drop.
 pub struct InProc {
     handle: Option<wirebench::server::ServerHandle>,
@@ -443,18 +465,7 @@ pub struct InProc {
 impl InProc {
     pub fn start(threads: usize) -> InProc {
         let handle = wirebench::server::start(
-            wirebench::server::ServerConfig {
-                listen: "127.0.0.1:0".parse().unwrap(),
-                threads,
-                max_conns_per_thread: 0,
-                read_buffer: 65536,
-                tls: None,
-                nodelay: true,
-                debug: false,
-                timeouts: Default::default(),
-                pacing: wirebench::server::pacing::Pacing::off(),
-                one_of_processes: false,
-            },
+            plain_server_config(threads),
             wirebench::proto::echo::server::EchoHandlerFactory,
         )
         .expect("start the in-process echo server");
