@@ -334,10 +334,7 @@ pub fn run(
     // The loops of the workers that reported (a worker without a final report is
     // counted among `workers_failed`).
     let client_process = client_process.map(|p| ClientProcess {
-        event_loop: Some(finals.iter().fold(LoopCounts::default(), |mut a, f| {
-            a.add(&f.event_loop);
-            a
-        })),
+        event_loop: Some(finals.iter().map(|f| &f.event_loop).sum()),
         ..p
     });
     let workers_failed = ended

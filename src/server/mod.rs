@@ -244,25 +244,25 @@ pub fn start_many<F: ServerFactory>(
                         let _ = tx.send((crate::sys::gettid(), moved));
                     }
                 };
-                // The loop is noted before it runs, so it is in the counters by the
-                // time the thread says it is set up (`ServerTotals::event_loop`).
-                let r = match machinery {
-                    Machinery::Uring { fixed } => match uring::setup(&cfg, fixed) {
-                        Ok(ring) => {
-                            own_counters.ran_on(EventLoop::IoUring);
-                            uring::run(cfg, factory, input, ring, fixed, &mut ready)
-                        }
-                        // Refused on this thread (a seccomp policy, a locked-memory
-                        // limit): the epoll loop serves instead, the same way.
-                        Err(_) => {
-                            own_counters.ran_on(EventLoop::Epoll);
-                            event_loop::run(cfg, factory, input, &mut ready)
-                        }
-                    },
-                    Machinery::Epoll => {
-                        own_counters.ran_on(EventLoop::Epoll);
-                        event_loop::run(cfg, factory, input, &mut ready)
+                // The ring, when this thread runs on io_uring. Refused on this thread (a
+                // seccomp policy, a locked-memory limit): the epoll loop serves instead,
+                // the same way.
+                let ring = match machinery {
+                    Machinery::Uring { fixed } => {
+                        uring::setup(&cfg, fixed).ok().map(|r| (r, fixed))
                     }
+                    Machinery::Epoll => None,
+                };
+                // Noted before the loop runs, so it is in the counters by the time the
+                // thread says it is set up (`ServerTotals::event_loop`).
+                own_counters.ran_on(if ring.is_some() {
+                    EventLoop::IoUring
+                } else {
+                    EventLoop::Epoll
+                });
+                let r = match ring {
+                    Some((ring, fixed)) => uring::run(cfg, factory, input, ring, fixed, &mut ready),
+                    None => event_loop::run(cfg, factory, input, &mut ready),
                 };
                 ready();
                 if let Err(e) = r {

@@ -27,6 +27,16 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// The threads of several parts together (workers, processes, shards).
+impl<'a> std::iter::Sum<&'a LoopCounts> for LoopCounts {
+    fn sum<I: Iterator<Item = &'a LoopCounts>>(it: I) -> LoopCounts {
+        it.fold(LoopCounts::default(), |mut a, l| {
+            a.add(l);
+            a
+        })
+    }
+}
+
 impl LoopCounts {
     /// One thread on `l`.
     pub fn one(l: EventLoop) -> Self {

@@ -231,6 +231,12 @@ static START: std::sync::LazyLock<Vec<u8>> = std::sync::LazyLock::new(|| {
     out
 });
 
+/// Where channel `id` sits in a connection's `channels`: ids run from 1, channel 0 is
+/// the connection's own and has none.
+fn channel_index(id: u16) -> Option<usize> {
+    (id as usize).checked_sub(1)
+}
+
 fn start_method() -> AMQPClass {
     let mut caps = FieldTable::default();
     for cap in [
@@ -331,9 +337,7 @@ impl AmqpHandler {
 
     /// Channel `id`'s state, if it was ever opened on this connection.
     fn channel_mut(&mut self, id: u16) -> Option<&mut ChannelState> {
-        (id as usize)
-            .checked_sub(1)
-            .and_then(|i| self.channels.get_mut(i))
+        self.channels.get_mut(channel_index(id)?)
     }
 
     /// The open channel a content frame belongs to (channel id already range-checked by open).
@@ -378,10 +382,7 @@ impl AmqpHandler {
     /// --ack-multiple: one Basic.Ack per channel for everything completed in this read.
     fn flush_acks(&mut self, out: &mut Vec<u8>) {
         for id in self.dirty.drain(..) {
-            let Some(ch) = (id as usize)
-                .checked_sub(1)
-                .and_then(|i| self.channels.get_mut(i))
-            else {
+            let Some(ch) = channel_index(id).and_then(|i| self.channels.get_mut(i)) else {
                 continue;
             };
             if ch.open && ch.published > ch.acked {
@@ -402,10 +403,7 @@ impl AmqpHandler {
             method_id: m.get_amqp_method_id(),
         };
         // A method on a channel whose message content is incomplete breaks the content.
-        if let Some(c) = (ch as usize)
-            .checked_sub(1)
-            .and_then(|i| self.channels.get(i))
-        {
+        if let Some(c) = channel_index(ch).and_then(|i| self.channels.get(i)) {
             if c.content != Content::Idle {
                 return Err(Fault::frame(
                     reply::UNEXPECTED_FRAME,

@@ -21,7 +21,6 @@ mod parts;
 
 pub use input::{measured_start_ms, no_block_merge, BlockMerge, Part};
 
-use super::event_loop::LoopCounts;
 use super::rate::{RateFigures, ACHIEVED_AT_LEAST};
 use super::result::{ClientProcess, RunResult, Warmup};
 use super::result_builder::Measured;
@@ -126,12 +125,7 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
             peak_rss_bytes: ps.iter().map(|p| p.peak_rss_bytes).sum(),
             includes_builtin_server: ps.iter().any(|p| p.includes_builtin_server),
             // Threads per loop add up; unknown when any part does not say.
-            event_loop: all_some(ps.iter().map(|p| p.event_loop)).map(|ls| {
-                ls.iter().fold(LoopCounts::default(), |mut a, l| {
-                    a.add(l);
-                    a
-                })
-            }),
+            event_loop: all_some(ps.iter().map(|p| p.event_loop)).map(|ls| ls.iter().sum()),
         }
     });
     // The built-in servers' counters add up when they are counters; otherwise each
