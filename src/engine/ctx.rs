@@ -67,7 +67,7 @@ pub struct Ctx<F: SessionFactory> {
     pub released: bool,
     /// Slots whose first connection attempt has not settled (up or failed) yet.
     pub unsettled: usize,
-    /// The worker runs on io_uring (`reactor::uring_load`): its plain sockets' sends,
+    /// The worker runs on io_uring (`reactor::uring_loop`): its plain sockets' sends,
     /// receives and connect polls go through the ring.
     pub uring: Option<Box<super::uring_slots::UringSlots>>,
 }

@@ -1,4 +1,4 @@
-//! What the load engine's slots keep for the io_uring loop (`reactor::uring_load`):
+//! What the load engine's slots keep for the io_uring loop (`reactor::uring_loop`):
 //! per slot, which receive or poll is armed for which connection, and its send buffer,
 //! lent to the kernel from a SEND's submission to its completion (the bytes encoded
 //! meanwhile wait in `queued` and go with the next SEND). Submissions are queued here
@@ -10,7 +10,13 @@
 //! once), so the kernel lets go of the socket at the end of the turn.
 
 use super::limits::MAX_READ_BUFFER;
-use crate::reactor::uring_load::{user_data, BGID, GEN_MASK, IGNORE, POLL, RECV, SEND};
+use crate::reactor::uring_loop::{user_data, BGID, GEN_MASK, IGNORE, OWN, RECV, SEND};
+
+/// The load loop's receive buffers (a power of two) and their size: a turn gives back
+/// every buffer it was handed, so this bounds one turn's receives, not the connections
+/// (a dry ring ends a receive with ENOBUFS; the slot re-arms it).
+pub const BUFFERS: u16 = 1024;
+pub const BUFFER_SIZE: usize = 8 * 1024;
 use crate::stats::ErrorKind;
 use io_uring::{opcode, squeue, types};
 
@@ -55,7 +61,7 @@ impl UringSlots {
         self.sqes.push(
             opcode::PollAdd::new(types::Fd(fd), mask)
                 .build()
-                .user_data(user_data(POLL, slot, gen)),
+                .user_data(user_data(OWN, slot, gen)),
         );
     }
 
@@ -103,7 +109,7 @@ impl UringSlots {
             return;
         };
         let gen = gen & GEN_MASK;
-        for (armed, kind) in [(s.recv.take(), RECV), (s.poll.take(), POLL)] {
+        for (armed, kind) in [(s.recv.take(), RECV), (s.poll.take(), OWN)] {
             if armed == Some(gen) {
                 self.sqes.push(
                     opcode::AsyncCancel::new(user_data(kind, slot, gen))

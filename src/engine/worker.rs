@@ -13,8 +13,8 @@ use super::session::SessionFactory;
 use super::spec::{LoadSpec, Plan};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
-use crate::reactor::uring_load::{self, UringHandler, UringReactor, GEN_MASK};
-use crate::reactor::{split, Handler, Pending, Reactor, Stop, Timers};
+use crate::reactor::uring_loop::{self, UringHandler, UringReactor, GEN_MASK};
+use crate::reactor::{split, EpollHandler, Handler, Pending, Reactor, Stop, Timers};
 use crate::stats::{ConnTally, Counters, EventLoop, LoopCounts, Snapshot, WorkerStats};
 use io_uring::squeue;
 use std::sync::atomic::Ordering;
@@ -118,14 +118,23 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     // else epoll. A plan that reconnects every n requests (AMQP churn, HTTP without
     // keep-alive) stays on epoll: AMQP churn with io_uring on both ends measured 0.92x
     // epoll on both ends (BENCHMARKS.md, "The merged main of 2026-11-23, fifth session").
-    let on_uring = uring_load::wanted()
+    let on_uring = uring_loop::wanted()
         && spec.connector.tls.is_none()
         && spec.rate.is_none()
         && spec.per_connection.is_none()
         && !matches!(spec.plan, Plan::Hold)
         && !ctx.settles_on_write;
     let mut uring = on_uring
-        .then(|| UringReactor::new(args.clock, STOP_CHECK, spec.stop.clone()).ok())
+        .then(|| {
+            UringReactor::new(
+                args.clock,
+                STOP_CHECK,
+                Stop::Flag(spec.stop.clone()),
+                super::uring_slots::BUFFERS,
+                super::uring_slots::BUFFER_SIZE,
+            )
+            .ok()
+        })
         .flatten();
     if uring.is_some() {
         ctx.uring = Some(Box::new(super::uring_slots::UringSlots::new(n)));
@@ -254,11 +263,22 @@ struct Worker<'a, F: SessionFactory> {
     snapshots: &'a Sender<WorkerReport>,
 }
 
-impl<F: SessionFactory> Handler for Worker<'_, F> {
+impl<F: SessionFactory> EpollHandler for Worker<'_, F> {
     fn epoll(&self) -> &Epoll {
         &self.ctx.epoll
     }
 
+    fn on_event(&mut self, token: u64, events: u32) {
+        let (slot, gen) = split(token);
+        if let Some(c) = self.conns.get_mut(slot as usize) {
+            if c.gen == gen {
+                c.on_event(slot, events, &mut self.ctx);
+            }
+        }
+    }
+}
+
+impl<F: SessionFactory> Handler for Worker<'_, F> {
     fn timers(&mut self) -> &mut Timers {
         &mut self.ctx.timers
     }
@@ -274,15 +294,6 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
     fn on_flush(&mut self, slot: u32) {
         if let Some(c) = self.conns.get_mut(slot as usize) {
             c.on_flush(slot, &mut self.ctx);
-        }
-    }
-
-    fn on_event(&mut self, token: u64, events: u32) {
-        let (slot, gen) = split(token);
-        if let Some(c) = self.conns.get_mut(slot as usize) {
-            if c.gen == gen {
-                c.on_event(slot, events, &mut self.ctx);
-            }
         }
     }
 
@@ -352,7 +363,7 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
     }
 }
 
-/// The same slots on io_uring (`reactor::uring_load`): completions instead of readiness.
+/// The same slots on io_uring (`reactor::uring_loop`): completions instead of readiness.
 impl<F: SessionFactory> UringHandler for Worker<'_, F> {
     fn sqes(&mut self) -> &mut Vec<squeue::Entry> {
         // Only a worker with `ctx.uring` runs this loop.
@@ -401,7 +412,15 @@ impl<F: SessionFactory> UringHandler for Worker<'_, F> {
         }
     }
 
-    fn on_poll(&mut self, slot: u32, gen: u32, revents: u32) {
+    /// Its own completions are connecting sockets' polls: `res` is the poll mask (in
+    /// epoll's bits, the same values as poll's), or -errno.
+    fn on_own(&mut self, what: u64, res: i32, _flags: u32) {
+        let (slot, gen) = split(what);
+        let revents = if res < 0 {
+            libc::EPOLLERR as u32
+        } else {
+            res as u32
+        };
         if let Some(u) = self.ctx.uring.as_mut() {
             u.poll_ended(slot, gen);
         }

@@ -2,7 +2,7 @@
 //! events (for the timers); no allocation once the event buffer and the ready lists
 //! have grown.
 
-use super::handler::Handler;
+use super::handler::EpollHandler;
 use super::measured_cpu::MeasuredCpu;
 use super::token::STOP_TOKEN;
 use crate::clock::Clock;
@@ -74,7 +74,7 @@ impl Reactor {
 
     /// Runs until the handler ends the loop (`after_wake` says `None`, or `on_stop`
     /// says true).
-    pub fn run<H: Handler>(&mut self, h: &mut H) {
+    pub fn run<H: EpollHandler>(&mut self, h: &mut H) {
         let Some(mut next) = h.after_wake(self.clock.now_ns()) else {
             return;
         };

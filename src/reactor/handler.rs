@@ -1,13 +1,14 @@
-//! What an event loop's owner gives the reactor: where its epoll, timers and ready list
-//! live (inside its own state, because its slots arm timers and yield while they run),
-//! and what to do with each event, timer and wake-up.
+//! What an event loop's owner gives a reactor: where its timers and ready list live
+//! (inside its own state, because its slots arm timers and yield while they run), and
+//! what to do with each timer and wake-up (`Handler`, shared by both loops); plus what
+//! the epoll loop hands it (`EpollHandler`: readiness by token). The io_uring loop's
+//! part (completions) is `uring_loop::UringHandler`.
 
 use super::pending::Pending;
 use super::timers::Timers;
 use crate::net::epoll::Epoll;
 
 pub trait Handler {
-    fn epoll(&self) -> &Epoll;
     fn timers(&mut self) -> &mut Timers;
     /// Slots that stopped before their socket was drained, to give the others a turn:
     /// (slot, generation), driven again before the next wait.
@@ -22,11 +23,6 @@ pub trait Handler {
     /// A slot marked in `pending` this turn: write what it has now.
     fn on_flush(&mut self, _slot: u32) {}
 
-    /// Right after a wait returns, before its events (no clock read of the reactor's
-    /// own: a handler that needs the time reads it).
-    fn woke(&mut self) {}
-    /// Readiness for a token the handler registered (a slot's or one of its own).
-    fn on_event(&mut self, token: u64, events: u32);
     /// A slot from the ready list.
     fn on_ready(&mut self, slot: u32, gen: u32);
     /// A timer armed for `at` on (slot, generation) is due. Entries are never removed
@@ -40,4 +36,14 @@ pub trait Handler {
     /// timeouts, publishing); returns when it next wants waking (ns on the reactor's
     /// clock, `u64::MAX`: only for events and timers), or `None` to end the loop.
     fn after_wake(&mut self, now: u64) -> Option<u64>;
+}
+
+/// What the epoll loop (`Reactor`) hands a handler: readiness.
+pub trait EpollHandler: Handler {
+    fn epoll(&self) -> &Epoll;
+    /// Right after a wait returns, before its events (no clock read of the reactor's
+    /// own: a handler that needs the time reads it).
+    fn woke(&mut self) {}
+    /// Readiness for a token the handler registered (a slot's or one of its own).
+    fn on_event(&mut self, token: u64, events: u32);
 }

@@ -18,10 +18,10 @@ pub mod timers;
 mod token;
 pub mod transport;
 pub mod uring;
-pub mod uring_load;
+pub mod uring_loop;
 
 pub use self::core::{Reactor, Stop};
-pub use handler::Handler;
+pub use handler::{EpollHandler, Handler};
 pub use pending::Pending;
 pub use slab::Slab;
 pub use timers::Timers;

@@ -59,10 +59,21 @@ impl Recorder {
     }
 }
 
-impl Handler for Recorder {
+impl EpollHandler for Recorder {
     fn epoll(&self) -> &Epoll {
         &self.ep
     }
+    fn on_event(&mut self, token: u64, _events: u32) {
+        assert!(self.pending.collecting());
+        self.seen.push(Seen::Event(token));
+        let (slot, gen) = split(token);
+        self.pending.mark(slot);
+        // Yields: served again before the next wait.
+        self.ready.push((slot, gen));
+    }
+}
+
+impl Handler for Recorder {
     fn timers(&mut self) -> &mut Timers {
         &mut self.timers
     }
@@ -75,14 +86,6 @@ impl Handler for Recorder {
     fn on_flush(&mut self, slot: u32) {
         assert!(!self.pending.collecting(), "a flush writes at once");
         self.seen.push(Seen::Flush(slot));
-    }
-    fn on_event(&mut self, token: u64, _events: u32) {
-        assert!(self.pending.collecting());
-        self.seen.push(Seen::Event(token));
-        let (slot, gen) = split(token);
-        self.pending.mark(slot);
-        // Yields: served again before the next wait.
-        self.ready.push((slot, gen));
     }
     fn on_ready(&mut self, slot: u32, gen: u32) {
         self.seen.push(Seen::Ready(slot, gen));

@@ -2,8 +2,8 @@
 //! buffers (`BufRing`: one allocation per thread, lent to the kernel and given back
 //! once consumed, so an idle connection owns no buffer), the user_data layout (a kind
 //! in the top two bits, a slot token below), and whether this kernel has what the
-//! loops need. The server's loop on it is `server/uring.rs`, the load engine's
-//! `reactor/uring_load.rs`.
+//! loops need. The loop itself is `uring_loop.rs`, under both the load engine and the
+//! server.
 
 use io_uring::{squeue, types, IoUring};
 
@@ -17,11 +17,6 @@ pub const TOKEN_MASK: u64 = (1 << KIND_SHIFT) - 1;
 pub fn user_data(kind: u64, what: u64) -> u64 {
     (kind << KIND_SHIFT) | (what & TOKEN_MASK)
 }
-
-/// The server's receive buffers in a ring (a power of two). A loop turn gives back
-/// every buffer it was handed, so this bounds the completions of one turn, not the
-/// connections.
-pub const BUFFERS: u16 = 256;
 
 /// Whether this kernel gives what the io_uring loops need (a ring with a single
 /// issuer and deferred task work, 6.1+; io_uring not disabled by sysctl).

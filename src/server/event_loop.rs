@@ -13,7 +13,7 @@ use super::timeouts::{Expired, Ticker};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::net::socket::{self, errno};
-use crate::reactor::{token, Handler, Reactor, Slab, Stop, Timers, OWN_TOKENS};
+use crate::reactor::{token, EpollHandler, Handler, Reactor, Slab, Stop, Timers, OWN_TOKENS};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
@@ -139,17 +139,9 @@ fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
     }
 }
 
-impl<F: ServerFactory> Handler for Thread<F> {
+impl<F: ServerFactory> EpollHandler for Thread<F> {
     fn epoll(&self) -> &Epoll {
         &self.ep
-    }
-
-    fn timers(&mut self) -> &mut Timers {
-        &mut self.st.timers
-    }
-
-    fn ready(&mut self) -> &mut Vec<(u32, u32)> {
-        &mut self.st.ready
     }
 
     fn woke(&mut self) {
@@ -178,6 +170,16 @@ impl<F: ServerFactory> Handler for Thread<F> {
         if let Some(why) = conn::drive(tok, c, &mut self.st) {
             self.close(tok, why);
         }
+    }
+}
+
+impl<F: ServerFactory> Handler for Thread<F> {
+    fn timers(&mut self) -> &mut Timers {
+        &mut self.st.timers
+    }
+
+    fn ready(&mut self) -> &mut Vec<(u32, u32)> {
+        &mut self.st.ready
     }
 
     fn on_ready(&mut self, slot: u32, gen: u32) {

@@ -248,9 +248,9 @@ pub fn start_many<F: ServerFactory>(
                 // seccomp policy, a locked-memory limit): the epoll loop serves instead,
                 // the same way.
                 let ring = match machinery {
-                    Machinery::Uring { fixed } => {
-                        uring::setup(&cfg, fixed).ok().map(|r| (r, fixed))
-                    }
+                    Machinery::Uring { fixed } => uring::setup(&cfg, fixed, input.stop_fd)
+                        .ok()
+                        .map(|r| (r, fixed)),
                     Machinery::Epoll => None,
                 };
                 // Noted before the loop runs, so it is in the counters by the time the

@@ -1,14 +1,17 @@
 //! One server thread on io_uring, the default for plain TCP (TLS, --delay/--stall,
-//! --debug and `WIREBENCH_SERVER_LOOP=epoll` run on the epoll loop, `event_loop.rs`): a multishot ACCEPT per listener, a multishot
-//! RECV per connection into the thread's ring of provided buffers
-//! (`reactor::uring::BufRing`: an idle connection owns no buffer), and each reply a
-//! SEND from a buffer the thread lends the connection until the send completes.
-//! Connections are ordinary descriptors (direct ones, the ring's file table, are
-//! `WIREBENCH_SERVER_LOOP=uring-fixed`: they measured no better). Every loop turn is
-//! one io_uring_enter that submits the turn's sends and waits for completions (or the next deadline), so a request costs no system
-//! call of its own. Sessions are driven exactly as on the epoll loop
-//! (`ServerSession::on_bytes`, its `Reply`, `next_wake`/`on_wake`); timeouts are the
-//! same coarse tick (one pass over the connections per tick, never per request).
+//! --debug and `WIREBENCH_SERVER_LOOP=epoll` run on the epoll loop, `event_loop.rs`).
+//! Its loop is the reactor's io_uring core (`reactor::uring_loop::UringReactor`, the
+//! one under the load engine too); this file is what a server's slots are: a multishot
+//! ACCEPT per listener (the handler's own completions), a multishot RECV per
+//! connection into the thread's ring of provided buffers (an idle connection owns no
+//! buffer), and each reply a SEND from a buffer the thread lends the connection until
+//! the send completes. Connections are ordinary descriptors (direct ones, the ring's
+//! file table, are `WIREBENCH_SERVER_LOOP=uring-fixed`: they measured no better).
+//! Every loop turn is one io_uring_enter that submits the turn's sends and waits for
+//! completions (or the next deadline), so a request costs no system call of its own.
+//! Sessions are driven exactly as on the epoll loop (`ServerSession::on_bytes`, its
+//! `Reply`, `next_wake`/`on_wake`); timeouts are the same coarse tick (one pass over
+//! the connections per tick, never per request).
 
 use super::config::ServerConfig;
 use super::counters::{bump, ThreadCounters};
@@ -17,26 +20,21 @@ use super::session::{Reply, ServerFactory, ServerSession};
 use super::timeouts::{Expired, Ticker, NO_TICK};
 use crate::clock::Clock;
 use crate::net::socket;
-use crate::reactor::uring::{user_data, BufRing, BUFFERS, KIND_SHIFT, TOKEN_MASK};
-use crate::reactor::{split, token, Slab, Timers};
-use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use crate::reactor::uring::user_data;
+use crate::reactor::uring_loop::{UringHandler, UringReactor, BGID, IGNORE, OWN, RECV, SEND};
+use crate::reactor::{split, token, Handler, Slab, Stop, Timers};
+use io_uring::{cqueue, opcode, squeue, types};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const RECV: u64 = 1;
-const SEND: u64 = 2;
-const OWN: u64 = 3;
-/// OWN's numbers: the stop eventfd's read, listener `i` at `ACCEPT + i`.
-const STOP: u64 = 0;
-const ACCEPT: u64 = 1;
-/// A completion that needs nothing (a cancellation's, a shutdown's, a close's).
-const IGNORE: u64 = TOKEN_MASK;
-/// The buffer group of the thread's receive buffers.
-const BGID: u16 = 0;
+/// The thread's receive buffers in its ring (a power of two). A loop turn gives back
+/// every buffer it was handed, so this bounds the completions of one turn, not the
+/// connections.
+const BUFFERS: u16 = 256;
 /// Largest receive buffer; --read-buffer above this is cut to it (the ring's memory is
-/// `reactor::uring::BUFFERS` times this).
+/// `BUFFERS` times this).
 const BUFFER_CAP: usize = 64 * 1024;
 /// Reply bytes a connection may have queued behind its send in flight before it stops
 /// being read (backpressure: a peer that does not read cannot grow this further).
@@ -45,8 +43,6 @@ const PENDING_CAP: usize = 1 << 20;
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 /// How often the figures are published (and the longest wait).
 const PUBLISH_EVERY: Duration = Duration::from_millis(50);
-/// Submission queue entries (the completion queue is 8x).
-const ENTRIES: u32 = 1024;
 /// Direct descriptors: at most this many connections per thread (and at most the
 /// descriptor limit, which bounds the table).
 const MAX_FILES: u64 = 1 << 20;
@@ -92,6 +88,9 @@ struct Thread<F: ServerFactory> {
     counters: Arc<ThreadCounters>,
     figures: Figs<F>,
     dirty: bool,
+    /// Where the figures are published, every `PUBLISH_EVERY` (ns on `clock`).
+    published: Arc<Mutex<Figs<F>>>,
+    next_publish: u64,
     /// Sessions append replies here; cleared before each call.
     out: Vec<u8>,
     /// Send buffers not lent to any connection (reused: no allocation per reply).
@@ -100,15 +99,19 @@ struct Thread<F: ServerFactory> {
     sqes: Vec<squeue::Entry>,
     /// Session wake-ups (ns on `clock`); stale entries are skipped when they fire.
     timers: Timers,
+    /// The reactor's ready list: always empty (a turn serves every completion).
+    ready: Vec<(u32, u32)>,
+    /// The sessions' clock (time zero is the pacing epoch), and this turn's reading.
     clock: Clock,
+    now: u64,
     /// Timeouts (and their tick), when any is on.
     ticker: Option<Ticker>,
     tick: u32,
     heads: bool,
-    next_tick: Option<Instant>,
+    next_tick: Option<u64>,
     /// Listeners whose accept ended in an error, re-armed at `rearm_at`.
     rearm: Vec<usize>,
-    rearm_at: Option<Instant>,
+    rearm_at: Option<u64>,
     /// Connections are direct descriptors (the ring's file table), not the process's.
     fixed: bool,
     /// Connections whose timeouts passed this tick (kept to reuse its memory).
@@ -126,52 +129,48 @@ struct TurnCounts {
     requests: u64,
 }
 
-/// A thread's ring and receive buffers, made before the loop takes its listeners, so
-/// that a kernel or a seccomp policy that refuses them leaves the thread on the epoll
-/// loop (`server::start_many`). Fields drop in order: the ring (its requests end)
-/// before the buffers they wrote to.
-pub struct Ring {
-    ring: IoUring,
-    bufs: BufRing,
-}
-
-/// Makes a server thread's ring (single issuer: call it on the thread that runs it).
-pub fn setup(cfg: &ServerConfig, fixed: bool) -> std::io::Result<Ring> {
-    let ring = IoUring::builder()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .setup_cqsize(ENTRIES * 8)
-        .build(ENTRIES)?;
-    let bufs = BufRing::new(&ring, BUFFERS, cfg.read_buffer.clamp(1, BUFFER_CAP), BGID)?;
+/// Makes a server thread's loop: its ring and receive buffers, before the loop takes
+/// its listeners, so that a kernel or a seccomp policy that refuses them leaves the
+/// thread on the epoll loop (`server::start_many`). Single issuer: call it on the
+/// thread that runs it. Readable `stop_fd` (an eventfd) ends the loop.
+pub fn setup(cfg: &ServerConfig, fixed: bool, stop_fd: i32) -> std::io::Result<UringReactor> {
+    let reactor = UringReactor::new(
+        // Time zero is the pacing epoch, the sessions' clock.
+        Clock::since(cfg.pacing.epoch),
+        PUBLISH_EVERY,
+        Stop::Fd(stop_fd),
+        BUFFERS,
+        cfg.read_buffer.clamp(1, BUFFER_CAP),
+    )?;
     if fixed {
         let n = crate::sys::raise_nofile_limit().clamp(64, MAX_FILES) as u32;
-        ring.submitter().register_files_sparse(n)?;
+        reactor.register_files_sparse(n)?;
     }
-    Ok(Ring { ring, bufs })
+    Ok(reactor)
 }
 
-/// Runs one server thread on `ring` until it is told to stop; `ready` is called once
-/// its stop read and its listeners' accepts are submitted, before the first wait.
+/// Runs one server thread on `reactor` until it is told to stop; `ready` is called
+/// once its listeners' accepts are submitted, before the first wait.
 pub fn run<F: ServerFactory>(
     cfg: ServerConfig,
     factory: Arc<F>,
     input: ThreadInput<Figs<F>>,
-    ring: Ring,
+    mut reactor: UringReactor,
     fixed: bool,
     ready: &mut dyn FnMut(),
 ) -> std::io::Result<()> {
-    let Ring { mut ring, mut bufs } = ring;
     if fixed && cfg.nodelay {
         // Accepted connections inherit it (no setsockopt on a direct descriptor).
         for l in &input.listeners {
             socket::set_nodelay(l.as_raw_fd());
         }
     }
-    let start = Instant::now();
+    let clock = Clock::since(cfg.pacing.epoch);
+    let now = clock.now_ns();
     let ticker = cfg
         .timeouts
         .any()
-        .then(|| Ticker::new(&cfg.timeouts, cfg.timeouts.tick(), start));
+        .then(|| Ticker::new(&cfg.timeouts, cfg.timeouts.tick(), clock.instant_at(now)));
     let mut t = Thread {
         shared: factory.thread_state(),
         factory,
@@ -180,16 +179,19 @@ pub fn run<F: ServerFactory>(
         counters: input.counters,
         figures: Default::default(),
         dirty: false,
+        published: input.figures,
+        next_publish: now + PUBLISH_EVERY.as_nanos() as u64,
         out: Vec::new(),
         pool: Vec::new(),
         sqes: Vec::new(),
         timers: Timers::default(),
-        // Time zero is the pacing epoch, the sessions' clock.
-        clock: Clock::since(cfg.pacing.epoch),
+        ready: Vec::new(),
+        clock,
+        now,
         ticker,
         tick: 0,
         heads: cfg.timeouts.header.is_some(),
-        next_tick: ticker.map(|k| k.instant_of(1)),
+        next_tick: ticker.map(|k| clock.ns_of(k.instant_of(1))),
         rearm: Vec::new(),
         rearm_at: None,
         fixed,
@@ -197,27 +199,19 @@ pub fn run<F: ServerFactory>(
         turn: TurnCounts::default(),
         cfg,
     };
-    let mut stop_buf = [0u8; 8];
-    t.sqes.push(
-        opcode::Read::new(types::Fd(input.stop_fd), stop_buf.as_mut_ptr(), 8)
-            .build()
-            .user_data(user_data(OWN, STOP)),
-    );
     for i in 0..t.listeners.len() {
         t.arm_accept(i);
     }
     // Armed before `ready`: once it is said, every listener has an accept in the kernel.
-    let r = t
-        .push_all(&mut ring)
-        .and_then(|()| ring.submit().map(drop))
-        .and_then(|()| {
-            ready();
-            t.turns(&mut ring, &mut bufs, &input.figures)
-        });
+    let r = reactor.submit(&mut t).and_then(|()| {
+        ready();
+        reactor.run(&mut t)
+    });
+    t.count_turn();
     // Shutdown: the kernel lets go of every listener and socket first (so the port is
     // free once this returns), then every connection is closed (and counted), the
     // figures published.
-    crate::reactor::uring::cancel_all(&mut ring);
+    reactor.cancel_all();
     let all: Vec<u64> = t.conns.tokens().collect();
     for tok in all {
         if let Some(c) = t.conns.remove(tok) {
@@ -228,10 +222,8 @@ pub fn run<F: ServerFactory>(
             bump(&t.counters.closes, 1);
         }
     }
-    publish(&input.figures, &t.figures);
-    // The ring goes first: its requests end before the buffers they wrote to.
-    drop(ring);
-    drop(bufs);
+    publish(&t.published, &t.figures);
+    drop(reactor);
     r
 }
 
@@ -240,7 +232,7 @@ pub fn run<F: ServerFactory>(
 fn cancel_recv(tok: u64) -> squeue::Entry {
     opcode::AsyncCancel::new(user_data(RECV, tok))
         .build()
-        .user_data(user_data(OWN, IGNORE))
+        .user_data(user_data(IGNORE, 0))
 }
 
 fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
@@ -249,95 +241,83 @@ fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
     }
 }
 
-impl<F: ServerFactory> Thread<F> {
-    /// Turns until the stop eventfd is read: each submits what the last one queued and
-    /// waits for completions or the next deadline.
-    fn turns(
-        &mut self,
-        ring: &mut IoUring,
-        bufs: &mut BufRing,
-        published: &Mutex<Figs<F>>,
-    ) -> std::io::Result<()> {
-        let mut last = Instant::now();
-        let mut next_publish = last + PUBLISH_EVERY;
-        let mut cqes: Vec<(u64, i32, u32)> = Vec::with_capacity((ENTRIES * 8) as usize);
-        loop {
-            self.push_all(ring)?;
-            // The clock read at the end of the last turn: one read a turn, and the
-            // deadlines are coarse (ticks, the publish period) against a turn's work.
-            let now = last;
-            let mut wake = next_publish;
-            for d in [self.next_tick, self.rearm_at].into_iter().flatten() {
-                wake = wake.min(d);
+impl<F: ServerFactory> Handler for Thread<F> {
+    fn timers(&mut self) -> &mut Timers {
+        &mut self.timers
+    }
+
+    fn ready(&mut self) -> &mut Vec<(u32, u32)> {
+        &mut self.ready
+    }
+
+    fn on_ready(&mut self, _slot: u32, _gen: u32) {}
+
+    fn on_timer(&mut self, _at: u64, slot: u32, gen: u32) {
+        self.on_wake_due(token(slot, gen));
+    }
+
+    fn on_stop(&mut self) -> bool {
+        true
+    }
+
+    /// The turn's end: ticks, listeners to re-arm, publishing, the turn's counts.
+    fn after_wake(&mut self, now: u64) -> Option<u64> {
+        if let (Some(at), Some(k)) = (self.next_tick, self.ticker) {
+            if now >= at {
+                self.check_deadlines(&k);
+                self.next_tick = Some(self.clock.ns_of(k.instant_of(self.tick + 1)));
             }
-            if let Some(ns) = self.timers.next() {
-                wake = wake.min(self.clock.instant_at(ns));
+        }
+        if self.rearm_at.is_some_and(|at| now >= at) {
+            self.rearm_at = None;
+            for i in std::mem::take(&mut self.rearm) {
+                self.arm_accept(i);
             }
-            crate::reactor::uring::enter_for(ring, wake.saturating_duration_since(now))?;
-            let woke = Instant::now();
-            if let Some(k) = &self.ticker {
-                // Connections stamp their activity with the tick of this turn.
-                self.tick = k.at(woke);
+        }
+        if now >= self.next_publish {
+            if self.dirty {
+                publish(&self.published, &self.figures);
+                self.dirty = false;
             }
-            cqes.clear();
-            cqes.extend(
-                ring.completion()
-                    .map(|c| (c.user_data(), c.result(), c.flags())),
-            );
-            let mut gave = false;
-            for &(ud, res, flags) in &cqes {
-                let what = ud & TOKEN_MASK;
-                match ud >> KIND_SHIFT {
-                    RECV => {
-                        let bid = cqueue::buffer_select(flags);
-                        self.on_recv(what, res, bid, flags, bufs);
-                        if let Some(bid) = bid {
-                            bufs.give(bid);
-                            gave = true;
-                        }
-                    }
-                    SEND => self.on_send(what, res),
-                    _ if what == STOP => {
-                        self.count_turn();
-                        return Ok(());
-                    }
-                    _ if what == IGNORE => {}
-                    _ => self.on_accept((what - ACCEPT) as usize, res, flags),
-                }
-            }
-            if gave {
-                bufs.publish();
-            }
-            // The wake-up's reading serves the whole turn (timers, ticks, publishing).
-            let now = woke;
-            last = now;
-            let now_ns = self.clock.ns_of(now);
-            while let Some((_, slot, gen)) = self.timers.pop_due(now_ns) {
-                self.on_timer(token(slot, gen), now_ns);
-            }
-            if let (Some(at), Some(k)) = (self.next_tick, self.ticker) {
-                if now >= at {
-                    self.check_deadlines(&k);
-                    self.next_tick = Some(k.instant_of(self.tick + 1));
-                }
-            }
-            if self.rearm_at.is_some_and(|at| now >= at) {
-                self.rearm_at = None;
-                for i in std::mem::take(&mut self.rearm) {
-                    self.arm_accept(i);
-                }
-            }
-            if now >= next_publish {
-                if self.dirty {
-                    publish(published, &self.figures);
-                    self.dirty = false;
-                }
-                next_publish = now + PUBLISH_EVERY;
-            }
-            self.count_turn();
+            self.next_publish = now + PUBLISH_EVERY.as_nanos() as u64;
+        }
+        self.count_turn();
+        let mut next = self.next_publish;
+        for d in [self.next_tick, self.rearm_at].into_iter().flatten() {
+            next = next.min(d);
+        }
+        Some(next)
+    }
+}
+
+impl<F: ServerFactory> UringHandler for Thread<F> {
+    fn sqes(&mut self) -> &mut Vec<squeue::Entry> {
+        &mut self.sqes
+    }
+
+    fn woke(&mut self, now: u64) {
+        self.now = now;
+        if let Some(k) = &self.ticker {
+            // Connections stamp their activity with the tick of this turn.
+            self.tick = k.at(self.clock.instant_at(now));
         }
     }
 
+    fn on_recv(&mut self, slot: u32, gen: u32, res: i32, data: &[u8], more: bool) {
+        self.received(token(slot, gen), res, data, more);
+    }
+
+    fn on_sent(&mut self, slot: u32, gen: u32, res: i32) {
+        self.on_send(token(slot, gen), res);
+    }
+
+    /// Its own completions are its listeners' accepts (`what`: the listener).
+    fn on_own(&mut self, what: u64, res: i32, flags: u32) {
+        self.on_accept(what as usize, res, flags);
+    }
+}
+
+impl<F: ServerFactory> Thread<F> {
     /// Adds the turn's per-request counts to the thread's counters: once a turn, not
     /// once a request.
     fn count_turn(&mut self) {
@@ -378,7 +358,8 @@ impl<F: ServerFactory> Thread<F> {
     }
 
     /// A session wake-up that is due: what it makes goes out after any replies owed.
-    fn on_timer(&mut self, tok: u64, now_ns: u64) {
+    fn on_wake_due(&mut self, tok: u64) {
+        let now_ns = self.now;
         let Some(c) = self.conns.get_mut(tok) else {
             return;
         };
@@ -428,32 +409,6 @@ impl<F: ServerFactory> Thread<F> {
         );
     }
 
-    fn push_all(&mut self, ring: &mut IoUring) -> std::io::Result<()> {
-        let mut at = 0;
-        while at < self.sqes.len() {
-            // SAFETY: every entry points at memory that outlives its operation: a
-            // connection's send buffer is kept until its completion, receive buffers
-            // are the ring's, the stop read's buffer lives in `run`.
-            let pushed = unsafe {
-                let mut sq = ring.submission();
-                let mut n = 0;
-                for e in &self.sqes[at..] {
-                    if sq.push(e).is_err() {
-                        break;
-                    }
-                    n += 1;
-                }
-                n
-            };
-            at += pushed;
-            if at < self.sqes.len() {
-                ring.submit()?;
-            }
-        }
-        self.sqes.clear();
-        Ok(())
-    }
-
     fn arm_accept(&mut self, i: usize) {
         if let Some(l) = self.listeners.get(i) {
             self.sqes.push(
@@ -466,7 +421,7 @@ impl<F: ServerFactory> Thread<F> {
                     })
                     .allocate_file_index(self.fixed)
                     .build()
-                    .user_data(user_data(OWN, ACCEPT + i as u64)),
+                    .user_data(user_data(OWN, i as u64)),
             );
         }
     }
@@ -484,7 +439,7 @@ impl<F: ServerFactory> Thread<F> {
         if !cqueue::more(flags) {
             if res < 0 {
                 // Out of descriptors (or worse): rest instead of spinning on accept.
-                self.rearm_at = Some(Instant::now() + ACCEPT_BACKOFF);
+                self.rearm_at = Some(self.now + ACCEPT_BACKOFF.as_nanos() as u64);
                 self.rearm.push(which);
                 return;
             }
@@ -534,8 +489,9 @@ impl<F: ServerFactory> Thread<F> {
         self.arm_wake(tok);
     }
 
-    fn on_recv(&mut self, tok: u64, res: i32, bid: Option<u16>, flags: u32, bufs: &BufRing) {
-        let more = cqueue::more(flags);
+    /// A receive completion: `res` bytes in `data` (the reactor gives its buffer back
+    /// once this returns), or the stream's end, or -errno; `more`: still armed.
+    fn received(&mut self, tok: u64, res: i32, data: &[u8], more: bool) {
         let Some(c) = self.conns.get_mut(tok) else {
             return;
         };
@@ -568,15 +524,15 @@ impl<F: ServerFactory> Thread<F> {
             self.kill(tok);
             return;
         }
-        let Some(bid) = bid else {
+        if data.is_empty() {
+            // Bytes with no buffer named: nothing to read them from.
             self.kill(tok);
             return;
-        };
+        }
         let n = res as usize;
         c.last_active = self.tick;
         self.turn.reads += 1;
         self.turn.bytes_in += n as u64;
-        let data = bufs.data(bid, n);
         self.feed(tok, data);
         if let Some(c) = self.conns.get_mut(tok) {
             if !c.receiving && !c.paused && !c.closing && !c.dead {
@@ -771,7 +727,7 @@ impl<F: ServerFactory> Thread<F> {
                 self.sqes.push(
                     opcode::Shutdown::new(types::Fixed(fd as u32), libc::SHUT_RDWR)
                         .build()
-                        .user_data(user_data(OWN, IGNORE)),
+                        .user_data(user_data(IGNORE, 0)),
                 );
                 // Shut down at the next enter: nothing completes before it.
                 return;
@@ -800,7 +756,7 @@ impl<F: ServerFactory> Thread<F> {
             self.sqes.push(
                 opcode::Close::new(types::Fixed(fd as u32))
                     .build()
-                    .user_data(user_data(OWN, IGNORE)),
+                    .user_data(user_data(IGNORE, 0)),
             );
         } else {
             socket::close(fd);

@@ -1,5 +1,5 @@
 //! The load engine's two loops (engine/worker.rs): io_uring, the default for plain TCP
-//! closed-loop plans (reactor/uring_load.rs), and epoll (`WIREBENCH_LOAD_LOOP=epoll`). The same
+//! closed-loop plans (reactor/uring_loop.rs), and epoll (`WIREBENCH_LOAD_LOOP=epoll`). The same
 //! loads through each give the same exact counts, and the server saw exactly what
 //! was counted (nothing sent twice, nothing lost between a send and its completion).
 

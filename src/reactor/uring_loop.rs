@@ -1,48 +1,53 @@
-//! The load engine's loop on io_uring (the default for plain TCP closed-loop plans;
-//! `WIREBENCH_LOAD_LOOP=epoll` keeps every worker on epoll): the same turn as `Reactor::run` (the handler's timers,
-//! ready list, turn-end flush, stop flag, measured CPU time and `after_wake`), but its
-//! wait is one `io_uring_enter` that submits the turn's sends and receive arms and waits
-//! for the next completion or deadline, and what it hands the handler are completions,
-//! not readiness: a receive's bytes (straight from a provided buffer, given back once
-//! the handler returns), a send's count, a connect's poll.
+//! The loop on io_uring, under the load engine (the default for plain TCP closed-loop
+//! plans; `WIREBENCH_LOAD_LOOP=epoll` keeps every worker on epoll) and the server (the
+//! default for plain TCP; `WIREBENCH_SERVER_LOOP=epoll`). The same turn as
+//! `Reactor::run` (the handler's timers, ready list, turn-end flush, stop signal,
+//! measured CPU time and `after_wake`), but its wait is one `io_uring_enter` that
+//! submits the turn's sends and receive arms and waits for the next completion or
+//! deadline, and what it hands the handler are completions, not readiness: a receive's
+//! bytes (straight from a provided buffer, given back once the handler returns), a
+//! send's count, and the completions of the handler's own requests (a connecting
+//! socket's poll, a listener's accept).
 //!
-//! Why a second core and not a `Handler` of `Reactor::run`: completions carry data and
-//! own buffers; readiness does not. Why io_uring at all: the epoll loop makes one
-//! `recvfrom` and one `sendto` per request and one `epoll_pwait2` per turn; here a turn
-//! is one system call whatever its number of connections (SINGLE_ISSUER +
-//! DEFER_TASKRUN: completions are made in this thread, inside that call).
+//! Why a second core and not an `EpollHandler` of `Reactor::run`: completions carry
+//! data and own buffers; readiness does not. Why io_uring at all: the epoll loop makes
+//! one `recvfrom` and one `sendto` per request and one `epoll_pwait2` per turn; here a
+//! turn is one system call whatever its number of connections (SINGLE_ISSUER +
+//! DEFER_TASKRUN: completions are made in this thread, inside that call). The clock is
+//! read once a turn, right after that call: the turn's work is short against the
+//! deadlines it serves (ticks, timeouts, snapshots).
 //!
-//! Imports no engine type: what a slot is stays the handler's (`UringHandler`).
+//! Imports no engine or server type: what a slot is stays the handler's
+//! (`UringHandler`).
 
+use super::core::Stop;
 use super::handler::Handler;
 use super::measured_cpu::MeasuredCpu;
 use super::token::split;
 use super::uring::BufRing;
 use crate::clock::Clock;
-use io_uring::{cqueue, squeue, IoUring};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 pub use super::uring::{KIND_SHIFT, TOKEN_MASK};
-/// Completions nobody waits for (a cancel's own).
+/// The loop's own completions: those nobody waits for (a cancel's, a shutdown's, a
+/// close's) and the stop eventfd's read (`STOP_READ`).
 pub const IGNORE: u64 = 0;
 /// A multishot receive of a slot's socket.
 pub const RECV: u64 = 1;
 /// A send from a slot's send buffer.
 pub const SEND: u64 = 2;
-/// A one-shot poll of a connecting socket (its result is the poll mask).
-pub const POLL: u64 = 3;
+/// The handler's own requests (`UringHandler::on_own`): the load engine's connect
+/// polls (by slot token), the server's accepts (by listener).
+pub const OWN: u64 = 3;
 /// Generations in a user_data token keep 30 bits (the kind takes the top two).
 pub const GEN_MASK: u32 = (1 << 30) - 1;
+/// The user_data of the read of a `Stop::Fd` eventfd.
+const STOP_READ: u64 = TOKEN_MASK;
 
 /// The buffer group of the provided receive buffers.
 pub const BGID: u16 = 0;
-/// Receive buffers in the ring (a power of two) and their size: a turn gives back
-/// every buffer it was handed, so this bounds one turn's receives, not the
-/// connections (a dry ring ends a receive with ENOBUFS; the handler re-arms it).
-pub const BUFFERS: u16 = 1024;
-pub const BUFFER_SIZE: usize = 8 * 1024;
 /// Submission entries (a full queue is submitted on the way, no entry is lost) and
 /// completion entries.
 const ENTRIES: u32 = 1024;
@@ -54,17 +59,21 @@ pub fn user_data(kind: u64, slot: u32, gen: u32) -> u64 {
     super::uring::user_data(kind, super::token::token(slot, gen & GEN_MASK))
 }
 
-/// What a load handler does with completions, beside what every handler does.
+/// What a handler does with completions, beside what every handler does.
 pub trait UringHandler: Handler {
     /// Where the handler's slots queue their submissions for the next enter.
     fn sqes(&mut self) -> &mut Vec<squeue::Entry>;
+    /// Right after a wait returns, before its completions: `now` is the turn's clock
+    /// reading (the one `after_wake` gets too).
+    fn woke(&mut self, _now: u64) {}
     /// A receive of (slot, gen): `res` bytes in `data` (`res` <= 0: end of stream, or
     /// -errno); `more`: the multishot receive stays armed.
     fn on_recv(&mut self, slot: u32, gen: u32, res: i32, data: &[u8], more: bool);
     /// A send of (slot, gen) took `res` bytes (or failed: -errno).
     fn on_sent(&mut self, slot: u32, gen: u32, res: i32);
-    /// A connecting socket's poll: `revents` in epoll's bits (the same values as poll's).
-    fn on_poll(&mut self, slot: u32, gen: u32, revents: u32);
+    /// A completion of the handler's own kind (`OWN`): `what` is the user_data below
+    /// the kind, as the handler made it.
+    fn on_own(&mut self, what: u64, res: i32, flags: u32);
 }
 
 /// Whether the load engine may run on io_uring: unless `WIREBENCH_LOAD_LOOP=epoll`
@@ -94,20 +103,32 @@ pub struct UringReactor {
     again: Vec<(u32, u32)>,
     flushing: Vec<u32>,
     coarse_ns: u64,
-    stop: Arc<AtomicBool>,
+    stop: Stop,
+    /// Where a `Stop::Fd` read puts its count (boxed: the kernel writes there while the
+    /// reactor moves), and whether that read is with the kernel.
+    stop_buf: Box<[u8; 8]>,
+    stop_armed: bool,
     stopped: bool,
     cpu: MeasuredCpu,
 }
 
 impl UringReactor {
-    /// A ring for this thread, or the reason there is none (the caller stays on epoll).
-    pub fn new(clock: Clock, coarse: Duration, stop: Arc<AtomicBool>) -> std::io::Result<Self> {
+    /// A ring for this thread with `buffers` (a power of two) provided receive buffers
+    /// of `buffer_size` bytes, waking at least every `coarse`; or the reason there is
+    /// none (the caller stays on epoll).
+    pub fn new(
+        clock: Clock,
+        coarse: Duration,
+        stop: Stop,
+        buffers: u16,
+        buffer_size: usize,
+    ) -> std::io::Result<Self> {
         let ring = IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
             .setup_cqsize(CQ_ENTRIES)
             .build(ENTRIES)?;
-        let bufs = BufRing::new(&ring, BUFFERS, BUFFER_SIZE, BGID)?;
+        let bufs = BufRing::new(&ring, buffers, buffer_size, BGID)?;
         Ok(UringReactor {
             ring,
             bufs,
@@ -117,9 +138,16 @@ impl UringReactor {
             flushing: Vec::new(),
             coarse_ns: coarse.as_nanos().max(1) as u64,
             stop,
+            stop_buf: Box::new([0; 8]),
+            stop_armed: false,
             stopped: false,
             cpu: MeasuredCpu::default(),
         })
+    }
+
+    /// A sparse table of `n` direct descriptors (for accepts into the ring's table).
+    pub fn register_files_sparse(&self, n: u32) -> std::io::Result<()> {
+        self.ring.submitter().register_files_sparse(n)
     }
 
     pub fn measure_cpu_from(&mut self, at: u64) {
@@ -130,14 +158,36 @@ impl UringReactor {
         self.cpu.measured()
     }
 
+    /// Ends every request still with the kernel and waits until they are gone (their
+    /// sockets let go): before a server closes its connections at shutdown.
+    pub fn cancel_all(&mut self) {
+        super::uring::cancel_all(&mut self.ring);
+    }
+
+    /// Submits what the handler has queued (and the stop read), without waiting: a
+    /// server says it is ready once its accepts are with the kernel.
+    pub fn submit<H: UringHandler>(&mut self, h: &mut H) -> std::io::Result<()> {
+        self.push(h.sqes())?;
+        self.ring.submit().map(drop)
+    }
+
     /// Moves the handler's queued submissions into the ring (submitting on the way
-    /// when it is full).
+    /// when it is full), and the stop eventfd's read once.
     fn push(&mut self, sqes: &mut Vec<squeue::Entry>) -> std::io::Result<()> {
+        if let (Stop::Fd(fd), false) = (&self.stop, self.stop_armed) {
+            self.stop_armed = true;
+            sqes.push(
+                opcode::Read::new(types::Fd(*fd), self.stop_buf.as_mut_ptr(), 8)
+                    .build()
+                    .user_data(super::uring::user_data(IGNORE, STOP_READ)),
+            );
+        }
         let mut at = 0;
         while at < sqes.len() {
             // SAFETY: every entry's buffers outlive its completion: a send's buffer is
             // its slot's and kept until the send completes, receive buffers are the
-            // ring's, polls and cancels carry none.
+            // ring's, the stop read's is boxed in the reactor (cancelled with the ring),
+            // polls, accepts and cancels carry none.
             let pushed = unsafe {
                 let mut sq = self.ring.submission();
                 let mut n = 0;
@@ -161,11 +211,13 @@ impl UringReactor {
     /// Runs until the handler ends the loop (`after_wake` says `None`, or `on_stop`
     /// says true).
     pub fn run<H: UringHandler>(&mut self, h: &mut H) -> std::io::Result<()> {
-        let Some(mut next) = h.after_wake(self.clock.now_ns()) else {
+        let mut now = self.clock.now_ns();
+        let Some(mut next) = h.after_wake(now) else {
             return Ok(());
         };
         loop {
-            let now = self.clock.now_ns();
+            // `now` is the last turn's reading: the deadlines are coarse against a
+            // turn's work, and a late one is served at the next wake-up.
             let mut wake = next.min(now.saturating_add(self.coarse_ns));
             if let Some(t) = h.timers().next() {
                 wake = wake.min(t);
@@ -182,10 +234,11 @@ impl UringReactor {
             // One enter: submits the turn's sends and arms, runs the deferred task work
             // (the completions), and sleeps only when there is none.
             super::uring::enter_for(&self.ring, Duration::from_nanos(timeout))?;
+            now = self.clock.now_ns();
             if let Some(p) = h.pending() {
                 p.start();
             }
-            h.woke();
+            h.woke(now);
             self.cqes.clear();
             self.cqes.extend(
                 self.ring
@@ -193,10 +246,12 @@ impl UringReactor {
                     .map(|c| (c.user_data(), c.result(), c.flags())),
             );
             let mut gave = false;
+            let mut stop = false;
             for &(ud, res, flags) in &self.cqes {
-                let (slot, gen) = split(ud & TOKEN_MASK);
+                let what = ud & TOKEN_MASK;
                 match ud >> KIND_SHIFT {
                     RECV => {
+                        let (slot, gen) = split(what);
                         let bid = cqueue::buffer_select(flags);
                         let data = match bid {
                             Some(b) if res > 0 => self.bufs.data(b, res as usize),
@@ -208,16 +263,12 @@ impl UringReactor {
                             gave = true;
                         }
                     }
-                    SEND => h.on_sent(slot, gen, res),
-                    POLL => {
-                        let revents = if res < 0 {
-                            libc::EPOLLERR as u32
-                        } else {
-                            res as u32
-                        };
-                        h.on_poll(slot, gen, revents);
+                    SEND => {
+                        let (slot, gen) = split(what);
+                        h.on_sent(slot, gen, res);
                     }
-                    _ => {}
+                    OWN => h.on_own(what, res, flags),
+                    _ => stop |= what == STOP_READ,
                 }
             }
             if gave {
@@ -227,7 +278,6 @@ impl UringReactor {
             for (slot, gen) in self.again.drain(..) {
                 h.on_ready(slot, gen);
             }
-            let now = self.clock.now_ns();
             while let Some((at, slot, gen)) = h.timers().pop_due(now) {
                 h.on_timer(at, slot, gen);
             }
@@ -238,10 +288,15 @@ impl UringReactor {
                 }
             }
             self.cpu.on_turn(now);
-            if !self.stopped && self.stop.load(Ordering::Relaxed) {
-                self.stopped = true;
-                if h.on_stop() {
-                    return Ok(());
+            if !self.stopped {
+                if let Stop::Flag(f) = &self.stop {
+                    stop |= f.load(Ordering::Relaxed);
+                }
+                if stop {
+                    self.stopped = true;
+                    if h.on_stop() {
+                        return Ok(());
+                    }
                 }
             }
             match h.after_wake(now) {
