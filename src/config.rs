@@ -1,7 +1,7 @@
 //! Validated run configurations built from the flags. Engines never see clap types,
 //! and every bad combination is refused here with one sentence (exit 2).
 
-use crate::engine::{Plan, Refill};
+use crate::engine::{LoadShape, Plan, Refill};
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PipelineMode, RampArgs, ServerArgs};
 use crate::net::tls::Trust;
@@ -54,11 +54,11 @@ pub fn builtin_server_threads(
     }
     let cpus = crate::sys::affinity_cpus();
     if !has_target && !threads_given {
-        load.threads = (cpus / 2).max(1);
+        load.shape.threads = (cpus / 2).max(1);
     }
     at_least_one(
         "--server-threads",
-        asked.unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1)),
+        asked.unwrap_or_else(|| cpus.saturating_sub(load.shape.threads).max(1)),
     )
 }
 
@@ -108,20 +108,12 @@ pub struct OutputOptions {
     pub json: Option<PathBuf>,
 }
 
-/// A validated load shape, shared by every load command.
+/// A validated load, shared by every load command.
 #[derive(Clone, Debug)]
 pub struct LoadConfig {
-    pub threads: usize,
-    pub connections: usize,
-    pub pipeline: usize,
-    /// `--pipeline-mode`, or the protocol's default (`LoadOverrides::refill`).
-    pub refill: Refill,
-    pub plan: Plan,
-    pub rate: Option<f64>,
-    pub warmup: Duration,
-    /// `--ramp`: connection starts (and the rate) spread over it.
-    pub ramp: Option<crate::engine::Ramp>,
-    pub timeout: Duration,
+    /// What the engine takes as given (`refill`: `--pipeline-mode`, or the protocol's
+    /// default, `LoadOverrides::refill`; `ramp`: `--ramp`).
+    pub shape: LoadShape,
     pub nodelay: bool,
     /// `--source`, when given (what a load without it uses: `commands::load_sources`).
     pub source: Option<SourceFlag>,
@@ -165,6 +157,17 @@ pub struct WholeLoad {
     pub connections: usize,
     pub plan: Plan,
     pub rate: Option<f64>,
+}
+
+impl WholeLoad {
+    /// The totals of a shape not shared out (yet, or at all).
+    fn of(shape: &LoadShape) -> WholeLoad {
+        WholeLoad {
+            connections: shape.connections,
+            plan: shape.plan,
+            rate: shape.rate,
+        }
+    }
 }
 
 /// What a protocol's own flags decide in place of shared load flags: AMQP's
@@ -267,15 +270,17 @@ impl LoadConfig {
         let tls = client_trust(over.tls.unwrap_or(a.tls), a.insecure, a.ca.as_ref())?;
         let coordination = Coordination::from_args(&a.shard)?;
         let mut cfg = LoadConfig {
-            threads,
-            connections,
-            pipeline,
-            refill,
-            plan,
-            rate: a.rate,
-            warmup,
-            ramp,
-            timeout,
+            shape: LoadShape {
+                threads,
+                connections,
+                pipeline,
+                refill,
+                plan,
+                rate: a.rate,
+                warmup,
+                ramp,
+                timeout,
+            },
             nodelay: !a.no_nodelay,
             source: a.source.as_deref().map(SourceFlag::parse).transpose()?,
             tls,
@@ -300,20 +305,17 @@ impl LoadConfig {
         let Some(s) = self.coordination.shard.clone() else {
             return Ok(());
         };
-        let whole = WholeLoad {
-            connections: self.connections,
-            plan: self.plan,
-            rate: self.rate,
-        };
+        let shape = &mut self.shape;
+        let whole = WholeLoad::of(shape);
         let (i, n) = (s.index, s.count);
-        self.connections = s.share(self.connections as u64) as usize;
-        if self.connections == 0 {
+        shape.connections = s.share(shape.connections as u64) as usize;
+        if shape.connections == 0 {
             return Err(Error::usage(format!(
                 "-c {} connections per thread cannot be shared over {n} shards: shard {i} would get none (give -c {n} or more)",
                 whole.connections
             )));
         }
-        if let Plan::Count(total) = self.plan {
+        if let Plan::Count(total) = shape.plan {
             let unit = unit.max(1);
             let mine = s.share(total / unit) * unit;
             if mine == 0 {
@@ -321,9 +323,9 @@ impl LoadConfig {
                     "-n {total} cannot be shared over {n} shards: shard {i} would send nothing"
                 )));
             }
-            self.plan = Plan::Count(mine);
+            shape.plan = Plan::Count(mine);
         }
-        if let Some(r) = self.rate {
+        if let Some(r) = shape.rate {
             let mine = s.rate(r);
             if mine < MIN_RATE {
                 return Err(Error::usage(format!(
@@ -331,7 +333,7 @@ impl LoadConfig {
                     show_number(r)
                 )));
             }
-            self.rate = Some(mine);
+            shape.rate = Some(mine);
         }
         self.whole = Some(whole);
         Ok(())
@@ -341,17 +343,21 @@ impl LoadConfig {
     /// there, and the base of its connection ids.
     pub fn portion_json(&self) -> serde_json::Value {
         json!({
-            "connections_per_thread": self.connections,
+            "connections_per_thread": self.shape.connections,
             "connections": self.sockets(),
-            "plan": plan_json(self.plan),
-            "rate": self.rate,
+            "plan": plan_json(self.shape.plan),
+            "rate": self.shape.rate,
             "connection_id_base": self.coordination.shard.as_ref().map(|s| s.connection_id_base()),
         })
     }
 
     /// The config table's connections line.
     pub fn connections_text(&self) -> String {
-        let mine = format!("{} per thread ({} total)", self.connections, self.sockets());
+        let mine = format!(
+            "{} per thread ({} total)",
+            self.shape.connections,
+            self.sockets()
+        );
         match self.whole {
             Some(w) => format!("{mine}, this shard's share of {} per thread", w.connections),
             None => mine,
@@ -374,7 +380,7 @@ impl LoadConfig {
     }
 
     fn plan_text_alone(&self) -> String {
-        let plan = match self.plan {
+        let plan = match self.shape.plan {
             Plan::Duration(d) => format!("for {}", crate::report::format::seconds(d)),
             Plan::Count(n) => format!("{n} requests"),
             Plan::Batch {
@@ -401,8 +407,8 @@ impl LoadConfig {
 
     /// The ramp as the config table shows it.
     fn ramp_text(&self) -> Option<String> {
-        let r = self.ramp?;
-        let what = match self.rate {
+        let r = self.shape.ramp?;
+        let what = match self.shape.rate {
             Some(_) => "connection starts and the rate (from 0)",
             None => "connection starts",
         };
@@ -419,18 +425,19 @@ impl LoadConfig {
 
     /// The config table's pipeline line.
     pub fn pipeline_text(&self) -> String {
-        match self.refill {
-            Refill::EachReply => format!("{} in flight per connection", self.pipeline),
+        match self.shape.refill {
+            Refill::EachReply => format!("{} in flight per connection", self.shape.pipeline),
             Refill::WhenEmpty => format!(
                 "{0} per connection in one write, the next {0} when all are answered (burst)",
-                self.pipeline
+                self.shape.pipeline
             ),
         }
     }
 
     /// The config table's rate line; `per_s` names the unit ("messages/s").
     pub fn rate_text(&self, per_s: &str) -> String {
-        self.rate
+        self.shape
+            .rate
             .map(|r| format!("{r} {per_s} open loop (latency from intended send time)"))
             .unwrap_or_else(|| "closed loop".into())
     }
@@ -442,27 +449,24 @@ impl LoadConfig {
 
     /// Sockets this load needs at once (one per connection).
     pub fn sockets(&self) -> u64 {
-        self.threads as u64 * self.connections as u64
+        self.shape.threads as u64 * self.shape.connections as u64
     }
 
     /// The config block: for a shard, the whole run as given (the same on every
     /// shard) and how many shards share it; its own part is `portion_json`.
     pub fn to_json(&self) -> serde_json::Value {
-        let w = self.whole.unwrap_or(WholeLoad {
-            connections: self.connections,
-            plan: self.plan,
-            rate: self.rate,
-        });
+        let shape = &self.shape;
+        let w = self.whole.unwrap_or(WholeLoad::of(shape));
         let mut v = json!({
-            "threads": self.threads,
+            "threads": shape.threads,
             "connections_per_thread": w.connections,
-            "pipeline": self.pipeline,
-            "pipeline_mode": self.refill.name(),
+            "pipeline": shape.pipeline,
+            "pipeline_mode": shape.refill.name(),
             "plan": plan_json(w.plan),
             "rate": w.rate,
-            "warmup_s": self.warmup.as_secs_f64(),
-            "ramp": self.ramp.map(|r| r.to_json()),
-            "timeout_s": self.timeout.as_secs_f64(),
+            "warmup_s": shape.warmup.as_secs_f64(),
+            "ramp": shape.ramp.map(|r| r.to_json()),
+            "timeout_s": shape.timeout.as_secs_f64(),
             "nodelay": self.nodelay,
             "tls": self.tls.is_some(),
         });

@@ -70,19 +70,17 @@ pub fn load_spec(
     stop: Arc<AtomicBool>,
 ) -> LoadSpec {
     LoadSpec {
-        connector: Connector::new(addr, tls, load.nodelay, load.timeout, Default::default()),
-        threads: load.threads,
-        connections: load.connections,
-        pipeline: load.pipeline,
-        refill: load.refill,
-        plan: load.plan,
-        rate: load.rate,
-        warmup: load.warmup,
-        timeout: load.timeout,
+        connector: Connector::new(
+            addr,
+            tls,
+            load.nodelay,
+            load.shape.timeout,
+            Default::default(),
+        ),
+        shape: load.shape,
         interval: load.output.progress,
         stop,
         per_connection: None,
-        ramp: load.ramp,
         attempts: Default::default(),
         release: None,
     }
@@ -118,12 +116,12 @@ pub fn progress(
     server: Option<&ServerHandle>,
     unit: Unit,
 ) -> (Progress, ServerCpu) {
-    let duration = match load.plan {
+    let duration = match load.shape.plan {
         Plan::Duration(d) => Some(d),
         _ => None,
     };
     let cpu = ServerCpu::default();
-    let mut progress = Progress::new(!load.output.quiet, spec.expected(), duration, unit);
+    let mut progress = Progress::new(!load.output.quiet, spec.shape.expected(), duration, unit);
     if let Some(s) = server {
         let probe = s.cpu_probe();
         let start = cpu.at_start.clone();

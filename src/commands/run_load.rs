@@ -64,7 +64,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     spec.connector.set_sources(sources.addrs.clone());
     P::connection_policy(&cfg, &mut spec);
     // A ramp is warm-up unless measured: the result says when measuring began.
-    let measure_start = spec.measure_start();
+    let measure_start = spec.shape.measure_start();
     let unit = P::unit(&cfg);
     let (mut progress, server_cpu) = harness::progress(l, &spec, server.as_ref(), unit.clone());
     let client = OffsetIds {

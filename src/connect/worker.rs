@@ -12,7 +12,7 @@
 use super::messages::{Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP};
 use crate::engine::connector::{ClientTls, Connector, Spread};
 use crate::engine::session::OffsetIds;
-use crate::engine::{self, Attempts, LoadSpec, Observer, Plan};
+use crate::engine::{self, Attempts, LoadShape, LoadSpec, Observer, Plan};
 use crate::error::{Error, Result};
 use crate::net::socket::errno_name;
 use crate::net::tls::Trust;
@@ -178,20 +178,22 @@ fn load_spec(
                 first: spec.first,
             },
         ),
-        threads: 1,
-        connections,
-        pipeline: 1,
-        refill: Default::default(),
-        plan,
-        rate,
-        warmup: Duration::ZERO,
-        timeout,
+        shape: LoadShape {
+            threads: 1,
+            connections,
+            pipeline: 1,
+            refill: Default::default(),
+            plan,
+            rate,
+            warmup: Duration::ZERO,
+            // Measured, as the plan made it (connect counts its ramp): the engine's
+            // measured phase starts at once, so the counts below are the whole run's.
+            ramp: spec.ramp,
+            timeout,
+        },
         interval: PROGRESS,
         stop,
         per_connection: spec.churn.then_some(1),
-        // Measured, as the plan made it (connect counts its ramp): the engine's
-        // measured phase starts at once, so the counts below are the whole run's.
-        ramp: spec.ramp,
         attempts: Attempts {
             max_connecting: (!spec.churn).then_some(spec.concurrency.max(1)),
             per_s: (spec.rate > 0.0).then_some(spec.rate),

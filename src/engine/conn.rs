@@ -542,7 +542,7 @@ impl<S: ClientSession> Conn<S> {
         let now = ctx.now();
         let late = now >= self.phase_began + ctx.timeout_ns;
         let addr = ctx.spec.connector.addr;
-        let timeout = ctx.spec.timeout;
+        let timeout = ctx.spec.shape.timeout;
         let why = match self.state {
             State::Waiting => return self.begin(slot, ctx),
             State::Running => return self.pump(slot, ctx),
@@ -993,7 +993,7 @@ impl<S: ClientSession> Conn<S> {
         if ctx.stopping || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
             return false;
         }
-        if matches!(ctx.spec.plan, Plan::Hold) && !(ctx.released && self.open_loop()) {
+        if matches!(ctx.spec.shape.plan, Plan::Hold) && !(ctx.released && self.open_loop()) {
             // Held: requests only by the schedule, once released.
             return false;
         }
@@ -1035,7 +1035,7 @@ impl<S: ClientSession> Conn<S> {
     /// pipelining policy says (`refill.rs`).
     #[inline]
     fn room<F: SessionFactory<Session = S>>(&self, ctx: &Ctx<F>) -> usize {
-        ctx.spec.refill.room(ctx.pipeline, self.in_flight())
+        ctx.spec.shape.refill.room(ctx.pipeline, self.in_flight())
     }
 
     /// Encodes as many requests as the pipeline, the schedule and the budget allow.

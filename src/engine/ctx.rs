@@ -79,19 +79,19 @@ impl<F: SessionFactory> Ctx<F> {
     }
 
     pub fn batch(&self) -> bool {
-        matches!(self.spec.plan, Plan::Batch { .. })
+        matches!(self.spec.shape.plan, Plan::Batch { .. })
     }
 
     /// A hold plan that has not been stopped: connections stay, idle or not.
     #[inline]
     pub fn holding(&self) -> bool {
-        matches!(self.spec.plan, Plan::Hold) && !self.stopping
+        matches!(self.spec.shape.plan, Plan::Hold) && !self.stopping
     }
 
     /// A session for the next connection; its id is unique within the run.
     /// This worker's connection number `made` in the run's numbering (`Spread`).
     pub fn connection_number(&self, made: u64) -> u64 {
-        made * self.spec.threads as u64 + self.worker as u64
+        made * self.spec.shape.threads as u64 + self.worker as u64
     }
 
     pub fn new_session(&mut self) -> F::Session {

@@ -23,7 +23,7 @@ pub use admission::Attempts;
 pub use limits::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
 pub use ramp::{Ramp, Share};
 pub use refill::Refill;
-pub use spec::{LoadSpec, Plan};
+pub use spec::{LoadShape, LoadSpec, Plan};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -75,19 +75,19 @@ pub fn run<F: SessionFactory>(
     let spec = Arc::new(spec);
     let factory = Arc::new(factory);
     let clock = Clock::new();
-    let measure_start_ns = spec.measure_start().as_nanos() as u64;
+    let measure_start_ns = spec.shape.measure_start().as_nanos() as u64;
     let (tx, rx) = mpsc::channel();
-    let budgets: Vec<Option<u64>> = (0..spec.threads)
-        .map(|w| match spec.plan {
+    let budgets: Vec<Option<u64>> = (0..spec.shape.threads)
+        .map(|w| match spec.shape.plan {
             Plan::Count(n) => {
-                let t = spec.threads as u64;
+                let t = spec.shape.threads as u64;
                 Some(n / t + u64::from((w as u64) < n % t))
             }
             _ => None,
         })
         .collect();
 
-    let mut handles = Vec::with_capacity(spec.threads);
+    let mut handles = Vec::with_capacity(spec.shape.threads);
     for (index, budget) in budgets.into_iter().enumerate() {
         let args = WorkerArgs {
             index,
@@ -106,8 +106,8 @@ pub fn run<F: SessionFactory>(
     }
     drop(tx);
 
-    let mut agg = IntervalAggregator::new(spec.threads);
-    let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.threads];
+    let mut agg = IntervalAggregator::new(spec.shape.threads);
+    let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.shape.threads];
     let measure_at = clock.instant_at(measure_start_ns);
     let mut started = false;
     loop {
@@ -151,11 +151,11 @@ pub fn run<F: SessionFactory>(
         measured: Counters::default(),
         warmup: Counters::default(),
         latency: Latency::new(),
-        uncorrected: spec.rate.map(|_| Latency::new()),
+        uncorrected: spec.shape.rate.map(|_| Latency::new()),
         intervals: Vec::new(),
         elapsed: Duration::ZERO,
         client_cpu: Duration::ZERO,
-        expected: spec.expected(),
+        expected: spec.shape.expected(),
         first_connect_error: None,
         interrupted: false,
         handshake: Latency::new(),
@@ -188,10 +188,10 @@ pub fn run<F: SessionFactory>(
         max_lag_ns = max_lag_ns.max(w.max_lag_ns);
     }
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
-    out.rate = spec.rate.map(|asked| {
+    out.rate = spec.shape.rate.map(|asked| {
         // Requests were sent until the deadline at most: the grace for replies after
         // it is no sending time.
-        let (window, judged) = match spec.plan {
+        let (window, judged) = match spec.shape.plan {
             Plan::Duration(d) => (out.elapsed.min(d), true),
             Plan::Count(n) => (
                 out.elapsed,
@@ -200,8 +200,8 @@ pub fn run<F: SessionFactory>(
             Plan::Batch { .. } | Plan::Hold => (out.elapsed, false),
         };
         // A measured ramp inside the window asks for less than the full rate.
-        let asked = spec.ramp.map_or(asked, |r| {
-            ramp::average_rate(asked, r, spec.measure_start(), window)
+        let asked = spec.shape.ramp.map_or(asked, |r| {
+            ramp::average_rate(asked, r, spec.shape.measure_start(), window)
         });
         RateFigures::new(
             asked,

@@ -6,7 +6,7 @@
 //! every reply of it is in, as redis-benchmark's `-P` and evh_perf's pipelined batch do:
 //! per connection, with no barrier between the connections of a worker.
 //!
-//! Open loop (`LoadSpec::rate`) sends each request at its scheduled time whatever the
+//! Open loop (`LoadShape::rate`) sends each request at its scheduled time whatever the
 //! policy (`config.rs` refuses `WhenEmpty` with a rate), and a batch plan
 //! (`Plan::Batch`) already sends a whole window per iteration.
 

@@ -1,7 +1,7 @@
-//! What a load is, as the engine takes it: the plan (when a run stops) and the
-//! validated `LoadSpec` every protocol's load command hands `engine::run`. Its own
-//! file so that the engine's parts (worker, ctx, conn) read it without importing the
-//! engine's `mod.rs`, which imports them.
+//! What a load is, as the engine takes it: the plan (when a run stops), the load's
+//! shape, and the validated `LoadSpec` every protocol's load command hands
+//! `engine::run`. Its own file so that the engine's parts (worker, ctx, conn) read it
+//! without importing the engine's `mod.rs`, which imports them.
 
 use super::admission::Attempts;
 use super::connector::Connector;
@@ -32,9 +32,11 @@ pub enum Plan {
     Hold,
 }
 
-/// A validated load: what every protocol's load command hands the engine.
-pub struct LoadSpec {
-    pub connector: Connector,
+/// How much load and when it stops: threads, connections, what each keeps in flight,
+/// the plan, the pacing and the timing. The validated config holds it and hands the
+/// engine the same value (`LoadSpec::shape`), so the two never copy it field by field.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoadShape {
     pub threads: usize,
     /// Connections per thread.
     pub connections: usize,
@@ -47,24 +49,12 @@ pub struct LoadSpec {
     /// Open loop: requests per second over all connections.
     pub rate: Option<f64>,
     pub warmup: Duration,
-    pub timeout: Duration,
-    /// Snapshot and progress interval.
-    pub interval: Duration,
-    /// Set it (Ctrl-C) to stop sending and let replies drain.
-    pub stop: Arc<AtomicBool>,
-    /// Connection policy: each connection sends exactly this many requests (claimed
-    /// from the plan before it opens), says goodbye, and its slot opens a new one while
-    /// the plan lasts (HTTP keep-alive off = 1, AMQP churn = n).
-    pub per_connection: Option<u64>,
     /// Connection starts (and the rate, in open loop) spread over a ramp.
     pub ramp: Option<Ramp>,
-    /// Limits on connection attempts: in flight at once, a rate, whether to retry.
-    pub attempts: Attempts,
-    /// Hold plans: requests (open loop) begin once this is set.
-    pub release: Option<Arc<AtomicBool>>,
+    pub timeout: Duration,
 }
 
-impl LoadSpec {
+impl LoadShape {
     /// When the measured phase begins: after the warm-up, and after the ramp unless
     /// the ramp is measured.
     pub fn measure_start(&self) -> Duration {
@@ -92,4 +82,22 @@ impl LoadSpec {
             ),
         }
     }
+}
+
+/// A validated load: what every protocol's load command hands the engine.
+pub struct LoadSpec {
+    pub connector: Connector,
+    pub shape: LoadShape,
+    /// Snapshot and progress interval.
+    pub interval: Duration,
+    /// Set it (Ctrl-C) to stop sending and let replies drain.
+    pub stop: Arc<AtomicBool>,
+    /// Connection policy: each connection sends exactly this many requests (claimed
+    /// from the plan before it opens), says goodbye, and its slot opens a new one while
+    /// the plan lasts (HTTP keep-alive off = 1, AMQP churn = n).
+    pub per_connection: Option<u64>,
+    /// Limits on connection attempts: in flight at once, a rate, whether to retry.
+    pub attempts: Attempts,
+    /// Hold plans: requests (open loop) begin once this is set.
+    pub release: Option<Arc<AtomicBool>>,
 }

@@ -73,29 +73,30 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     // of its own, its system calls take no file reference (sys::fd_table).
     crate::sys::fd_table::own_fd_table();
     let spec = args.spec.clone();
-    let deadline_ns = match spec.plan {
+    let deadline_ns = match spec.shape.plan {
         Plan::Duration(d) => Some(args.measure_start_ns + d.as_nanos() as u64),
         _ => None,
     };
-    let n = spec.connections;
+    let n = spec.shape.connections;
     let mut ctx = Ctx {
         factory: args.factory.clone(),
         spec: spec.clone(),
         worker: args.index,
         clock: args.clock,
         epoll: Epoll::new()?,
-        stats: WorkerStats::new(spec.rate.is_some()),
+        stats: WorkerStats::new(spec.shape.rate.is_some()),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
         // The interval and ramp every slot's schedule shares (each keeps its offset).
         schedule: spec
+            .shape
             .rate
-            .map(|r| Schedule::new(r, 0, spec.threads * n, spec.ramp)),
-        busy: BusyPool::new(spec.pipeline),
+            .map(|r| Schedule::new(r, 0, spec.shape.threads * n, spec.shape.ramp)),
+        busy: BusyPool::new(spec.shape.pipeline),
         rbuf: vec![0; READ_BUFFER],
         out: Vec::with_capacity(16 * 1024),
-        pipeline: spec.pipeline,
-        timeout_ns: spec.timeout.as_nanos() as u64,
+        pipeline: spec.shape.pipeline,
+        timeout_ns: spec.shape.timeout.as_nanos() as u64,
         measure_start_ns: args.measure_start_ns,
         deadline_ns,
         budget: args.budget,
@@ -108,7 +109,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         parked: 0,
         pending: Pending::with_capacity(n),
         ready: Vec::new(),
-        admission: Admission::new(&spec.attempts, spec.threads),
+        admission: Admission::new(&spec.attempts, spec.shape.threads),
         released: spec.release.is_none(),
         unsettled: n,
         uring: None,
@@ -120,9 +121,9 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     // epoll on both ends (BENCHMARKS.md, "The merged main of 2026-11-23, fifth session").
     let on_uring = uring_loop::wanted()
         && spec.connector.tls.is_none()
-        && spec.rate.is_none()
+        && spec.shape.rate.is_none()
         && spec.per_connection.is_none()
-        && !matches!(spec.plan, Plan::Hold)
+        && !matches!(spec.shape.plan, Plan::Hold)
         && !ctx.settles_on_write;
     let mut uring = on_uring
         .then(|| {
@@ -145,14 +146,18 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     } else {
         EventLoop::Epoll
     });
-    let total = spec.threads * n;
+    let total = spec.shape.threads * n;
     let mut conns: Vec<Conn<F::Session>> = (0..n)
         .map(|slot| {
             let g = args.index * n + slot;
-            Conn::new(spec.rate.map(|r| Schedule::new(r, g, total, spec.ramp)))
+            Conn::new(
+                spec.shape
+                    .rate
+                    .map(|r| Schedule::new(r, g, total, spec.shape.ramp)),
+            )
         })
         .collect();
-    let batch = match spec.plan {
+    let batch = match spec.shape.plan {
         Plan::Batch {
             iterations,
             reconnects,
@@ -171,13 +176,13 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
 
     // Start every slot: at once, or spread over the ramp; with limits on attempts and
     // no ramp, they wait their turn in slot order (no queue entry each).
-    let fresh = spec.ramp.is_none() && batch.is_none() && ctx.admission.limited();
+    let fresh = spec.shape.ramp.is_none() && batch.is_none() && ctx.admission.limited();
     if fresh {
         ctx.admission.wait_fresh(n as u32);
     }
     for (slot, c) in conns.iter_mut().enumerate().filter(|_| !fresh) {
         let g = args.index * n + slot;
-        let at = match (batch.is_some(), spec.ramp) {
+        let at = match (batch.is_some(), spec.shape.ramp) {
             (false, Some(r)) => r.start_of(g, total),
             _ => 0,
         };

@@ -146,8 +146,8 @@ mod tests {
         assert_eq!(row(&rows, "mode"), "churn");
         // AMQP's own flags decided the shared load shape, validated once.
         let l = Amqp::load(&cfg);
-        assert_eq!((l.threads, l.connections), (1, 2));
-        assert_eq!(l.plan, crate::engine::Plan::Count(24));
+        assert_eq!((l.shape.threads, l.shape.connections), (1, 2));
+        assert_eq!(l.shape.plan, crate::engine::Plan::Count(24));
 
         let Command::Redis(c) = parse(&[
             "redis",

@@ -14,7 +14,7 @@ use wirebench::engine::connector::Connector;
 use wirebench::engine::session::{
     ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup,
 };
-use wirebench::engine::{self, EngineOutput, LoadSpec, Observer, Plan};
+use wirebench::engine::{self, EngineOutput, LoadShape, LoadSpec, Observer, Plan};
 use wirebench::stats::ErrorKind;
 
 /// HELLO, answered OK or NO (refused); LOGIN, answered OK; then PING n / PONG n;
@@ -167,18 +167,20 @@ fn run_with(
 ) -> EngineOutput {
     let spec = LoadSpec {
         connector: Connector::new(addr, None, true, timeout, Default::default()),
-        threads: 1,
-        connections,
-        pipeline: 1,
-        refill: engine::Refill::EachReply,
-        plan: Plan::Count(requests),
-        rate: None,
-        warmup: Duration::ZERO,
-        timeout,
+        shape: LoadShape {
+            threads: 1,
+            connections,
+            pipeline: 1,
+            refill: engine::Refill::EachReply,
+            plan: Plan::Count(requests),
+            rate: None,
+            warmup: Duration::ZERO,
+            ramp: None,
+            timeout,
+        },
         interval: Duration::from_secs(1),
         stop: Arc::new(AtomicBool::new(false)),
         per_connection,
-        ramp: None,
         attempts: Default::default(),
         release: None,
     };

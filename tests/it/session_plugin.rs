@@ -16,7 +16,7 @@ use wirebench::engine::connector::Connector;
 use wirebench::engine::session::{
     ClientSession, Decode, Figures, InFlight, SessionFactory, Setup, Verdict,
 };
-use wirebench::engine::{self, LoadSpec, Observer, Plan};
+use wirebench::engine::{self, LoadShape, LoadSpec, Observer, Plan};
 use wirebench::server::session::{Reply, ServerFactory, ServerSession};
 use wirebench::stats::ErrorKind;
 
@@ -233,18 +233,20 @@ fn spec(
 ) -> LoadSpec {
     LoadSpec {
         connector: Connector::new(addr, None, true, Duration::from_secs(5), Default::default()),
-        threads,
-        connections: per_thread,
-        pipeline: 2,
-        refill: engine::Refill::EachReply,
-        plan: Plan::Count(requests),
-        rate: Some(rate),
-        warmup: Duration::ZERO,
-        timeout: Duration::from_secs(5),
+        shape: LoadShape {
+            threads,
+            connections: per_thread,
+            pipeline: 2,
+            refill: engine::Refill::EachReply,
+            plan: Plan::Count(requests),
+            rate: Some(rate),
+            warmup: Duration::ZERO,
+            ramp: None,
+            timeout: Duration::from_secs(5),
+        },
         interval: Duration::from_secs(1),
         stop: Arc::new(AtomicBool::new(false)),
         per_connection: None,
-        ramp: None,
         attempts: Default::default(),
         release: None,
     }

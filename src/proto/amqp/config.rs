@@ -203,13 +203,13 @@ impl AmqpConfig {
         // Churn claims each connection's messages from the plan before it opens, so
         // the ramp's connections are the plan's: the ramp counts, and says so.
         if per_connection.is_some() {
-            load.ramp = load.ramp.map(|r| crate::engine::Ramp {
+            load.shape.ramp = load.shape.ramp.map(|r| crate::engine::Ramp {
                 measured: true,
                 ..r
             });
         }
         if let Some(w) = a.publish_wait {
-            load.rate = Some(publish_wait_rate(w, load.sockets())?);
+            load.shape.rate = Some(publish_wait_rate(w, load.sockets())?);
         }
         if target.is_some() && (a.server_threads.is_some() || a.ack_multiple) {
             return Err(Error::usage(
@@ -220,7 +220,7 @@ impl AmqpConfig {
             .server_threads
             .unwrap_or_else(|| {
                 crate::sys::affinity_cpus()
-                    .saturating_sub(load.threads)
+                    .saturating_sub(load.shape.threads)
                     .max(1)
             })
             .max(1);
@@ -262,7 +262,7 @@ impl AmqpConfig {
         let c = &self.client;
         v["mode"] = json!(self.mode.name());
         v["confirm"] = json!(c.confirm);
-        v["inflight"] = json!(self.load.pipeline);
+        v["inflight"] = json!(self.load.shape.pipeline);
         v["channels"] = json!(c.channels);
         v["size"] = json!(c.size);
         v["exchange"] = json!(c.exchange);
@@ -270,7 +270,7 @@ impl AmqpConfig {
         v["vhost"] = json!(c.vhost);
         v["clients"] = json!(self.clients);
         v["messages_per_client"] = json!(c.per_connection);
-        v["ramp_s"] = json!(self.load.ramp.map_or(0.0, |r| r.over.as_secs_f64()));
+        v["ramp_s"] = json!(self.load.shape.ramp.map_or(0.0, |r| r.over.as_secs_f64()));
         v["builtin_server"] = json!(self.target.is_none());
         if self.target.is_none() {
             v["server_threads"] = json!(self.server_threads);
@@ -282,7 +282,7 @@ impl AmqpConfig {
     /// The plan row: AMQP's own words for the plan, with the ramp and the shard added
     /// as for every protocol (`LoadConfig::with_ramp_and_shard`).
     pub fn plan_text(&self) -> String {
-        let plan = match (self.mode, self.load.plan) {
+        let plan = match (self.mode, self.load.shape.plan) {
             // The clients of this generator: a shard's share of --clients.
             (Mode::Churn, Plan::Count(n)) => format!(
                 "{} clients, {} at once, {} messages each",

@@ -88,12 +88,12 @@ impl Protocol for Amqp {
         vec![
             ("target", target),
             ("mode", cfg.mode.name().to_string()),
-            ("threads", l.threads.to_string()),
+            ("threads", l.shape.threads.to_string()),
             (
                 "connections",
                 format!(
                     "{} per thread ({} at once), {} channel{} each",
-                    l.connections,
+                    l.shape.connections,
                     l.sockets(),
                     c.channels,
                     if c.channels == 1 { "" } else { "s" }
@@ -110,18 +110,22 @@ impl Protocol for Amqp {
             (
                 "confirms",
                 if c.confirm {
-                    format!("on, at most {} unconfirmed per connection", l.pipeline)
+                    format!(
+                        "on, at most {} unconfirmed per connection",
+                        l.shape.pipeline
+                    )
                 } else {
                     "off: a message counts once its connection closes cleanly".into()
                 },
             ),
             (
                 "rate",
-                l.rate
+                l.shape
+                    .rate
                     .map(|r| format!("{r} publishes/s open loop"))
                     .unwrap_or_else(|| "closed loop".into()),
             ),
-            ("timeout", seconds(l.timeout)),
+            ("timeout", seconds(l.shape.timeout)),
             ("tls", l.tls_text()),
         ]
     }

@@ -233,7 +233,7 @@ impl HttpConfig {
             .map(|t| size_flag("--header-size", t, MAX_TEST_HEADER))
             .transpose()?
             .unwrap_or(0);
-        if a.no_keepalive && load.pipeline > 1 {
+        if a.no_keepalive && load.shape.pipeline > 1 {
             return Err(Error::usage(
                 "--no-keepalive sends one request per connection: it does not combine with --pipeline above 1",
             ));
@@ -258,11 +258,11 @@ impl HttpConfig {
         }
         let cpus = crate::sys::affinity_cpus();
         if url.is_none() && shared.threads.is_none() {
-            load.threads = (cpus / 2).max(1);
+            load.shape.threads = (cpus / 2).max(1);
         }
         let server_threads = a
             .server_threads
-            .unwrap_or_else(|| cpus.saturating_sub(load.threads).max(1));
+            .unwrap_or_else(|| cpus.saturating_sub(load.shape.threads).max(1));
         if server_threads == 0 {
             return Err(Error::usage("--server-threads must be at least 1"));
         }

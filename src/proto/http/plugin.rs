@@ -108,7 +108,7 @@ impl Protocol for Http {
                     wire(cfg, aim).len()
                 ),
             ),
-            ("threads", l.threads.to_string()),
+            ("threads", l.shape.threads.to_string()),
             ("connections", l.connections_text()),
             ("pipeline", l.pipeline_text()),
             (
@@ -133,8 +133,8 @@ impl Protocol for Http {
                     }
                 ),
             ),
-            ("timeout", seconds(l.timeout)),
-            ("warmup", seconds(l.warmup)),
+            ("timeout", seconds(l.shape.timeout)),
+            ("warmup", seconds(l.shape.warmup)),
             ("nodelay", l.nodelay.to_string()),
         ]
     }

@@ -106,13 +106,13 @@ impl Protocol for Redis {
                     }
                 ),
             ),
-            ("threads", l.threads.to_string()),
+            ("threads", l.shape.threads.to_string()),
             ("connections", l.connections_text()),
             ("pipeline", l.pipeline_text()),
             ("plan", l.plan_text()),
             ("rate", l.rate_text("requests/s")),
-            ("timeout", seconds(l.timeout)),
-            ("warmup", seconds(l.warmup)),
+            ("timeout", seconds(l.shape.timeout)),
+            ("warmup", seconds(l.shape.warmup)),
             ("tls", l.tls_text()),
             ("nodelay", l.nodelay.to_string()),
         ]
