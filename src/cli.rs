@@ -252,16 +252,19 @@ pub struct IoeventArgs {
     pub verbose: bool,
 }
 
-// connect's figures are the connections the ramp spreads, so it always counts its
-// ramp: its help says so rather than the loads' "excluded unless --ramp-measured".
+// A hold's figure is the time to all established, which the ramp is part of, so a
+// hold always counts its ramp; a churn leaves it out unless --ramp-measured, as the
+// loads do. The help says which, rather than the loads' one sentence.
 #[derive(Args, Debug)]
 #[command(mut_arg("ramp", |a| a.help(
     "Spread connection starts (with --churn: the cycling slots' first connects) linearly \
-     over this long (e.g. 2s). connect always counts the ramp: time to all established \
-     and the connect rate run from the first attempt"
+     over this long (e.g. 2s). A hold counts the ramp (time to all established and the \
+     connect rate run from the first attempt); a churn leaves it out of its figures unless \
+     --ramp-measured (its cycles are counted apart, as connect.ramp)"
 )))]
 #[command(mut_arg("ramp_measured", |a| a.help(
-    "Accepted as for the loads; connect always counts its ramp (config.ramp.measured is true)"
+    "With --churn: count the ramp's cycles in the figures (connections/s, latencies). A hold \
+     always counts its ramp and takes the flag; config.ramp.measured says how it ran"
 )))]
 pub struct ConnectArgs {
     /// HOST:PORT or RANGE:PORT of the server (127.0.0.1-127.0.0.20:9000); none starts the built-in echo server.
@@ -288,7 +291,8 @@ pub struct ConnectArgs {
     #[arg(long)]
     pub churn: bool,
     /// `--ramp T`: connection starts (with --churn: the cycling slots) spread linearly
-    /// over T, always counted (see the help above).
+    /// over T; counted by a hold, left out by a churn unless --ramp-measured (see the
+    /// help above).
     #[command(flatten)]
     pub ramp: RampArgs,
     /// Client worker processes [default: enough for the descriptor limit].

@@ -129,9 +129,20 @@ pub enum WorkerMsg {
     /// Every connection of this worker's share was attempted and settled.
     Connected {
         c: Counts,
+        /// A churn ramp left out of the figures: what happened during it (`c` is then
+        /// the time after it). None: the ramp, if any, is counted in `c`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ramp: Option<Counts>,
     },
+    /// `c` (and `ramp`) as in `Connected`; `Progress` counts the ramp in its `c`.
     Final {
         c: Counts,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ramp: Option<Counts>,
+        /// Seconds of the measured phase, the engine's (`EngineOutput::elapsed`): from
+        /// the end of a ramp left out to the last reply; from the start otherwise.
+        #[serde(default)]
+        measured_s: f64,
         /// Connect latency (socket to established), HdrHistogram V2 base64.
         connect_hist: String,
         /// Echo/ping latency.

@@ -24,7 +24,11 @@ use std::time::{Duration, Instant};
 
 /// Each worker's last word, and whether it is done with its phase.
 struct Gathered {
+    /// Progress: everything so far; once connected or final: the measured phase.
     latest: Vec<Counts>,
+    /// A churn ramp left out of the figures: what happened during it (from the
+    /// worker's `connected` or final report).
+    ramp: Vec<Option<Counts>>,
     connected: Vec<bool>,
     finals: Vec<Option<FinalParts>>,
     gone: Vec<bool>,
@@ -35,12 +39,15 @@ pub struct FinalParts {
     pub echo_hist: Latency,
     pub cpu_s: f64,
     pub event_loop: LoopCounts,
+    /// The worker's measured phase, seconds (after a ramp left out).
+    pub measured_s: f64,
 }
 
 impl Gathered {
     fn new(n: usize) -> Self {
         Gathered {
             latest: vec![Counts::default(); n],
+            ramp: vec![None; n],
             connected: vec![false; n],
             finals: (0..n).map(|_| None).collect(),
             gone: vec![false; n],
@@ -52,12 +59,15 @@ impl Gathered {
             Msg::Gone(i) => self.gone[i] = true,
             Msg::Line(i, l) => match serde_json::from_str::<WorkerMsg>(&l) {
                 Ok(WorkerMsg::Progress { c }) => self.latest[i] = c,
-                Ok(WorkerMsg::Connected { c }) => {
+                Ok(WorkerMsg::Connected { c, ramp }) => {
                     self.latest[i] = c;
+                    self.ramp[i] = ramp;
                     self.connected[i] = true;
                 }
                 Ok(WorkerMsg::Final {
                     c,
+                    ramp,
+                    measured_s,
                     connect_hist,
                     echo_hist,
                     cpu_s,
@@ -65,12 +75,14 @@ impl Gathered {
                     ..
                 }) => {
                     self.latest[i] = c;
+                    self.ramp[i] = ramp;
                     self.connected[i] = true;
                     self.finals[i] = Some(FinalParts {
                         connect_hist: Latency::decode(&connect_hist).unwrap_or_default(),
                         echo_hist: Latency::decode(&echo_hist).unwrap_or_default(),
                         cpu_s,
                         event_loop,
+                        measured_s,
                     });
                 }
                 _ => {}
@@ -78,12 +90,28 @@ impl Gathered {
         }
     }
 
+    /// Everything so far, a ramp left out of the figures included: for progress and
+    /// for what is open.
     fn sum(&self) -> Counts {
+        let (mut t, ramp) = self.phases();
+        if let Some(r) = ramp {
+            t.add(&r);
+        }
+        t
+    }
+
+    /// The measured counts summed over the workers, and the ramp's apart when a worker
+    /// left it out (each worker's counts are exact; so are their sums).
+    fn phases(&self) -> (Counts, Option<Counts>) {
         let mut t = Counts::default();
         for c in &self.latest {
             t.add(c);
         }
-        t
+        let mut ramp: Option<Counts> = None;
+        for r in self.ramp.iter().flatten() {
+            ramp.get_or_insert_with(Counts::default).add(r);
+        }
+        (t, ramp)
     }
 
     /// Every worker is done with its connect phase (or gone).
@@ -342,8 +370,16 @@ pub fn run(
         .zip(&g.finals)
         .filter(|(e, f)| f.is_none() || **e == workers::Ended::Failed)
         .count();
+    let (counts, ramp) = g.phases();
+    // A churn ramp left out: the figures are over the measured phase after it, the
+    // longest any worker had (each ran its own from its own start).
+    let measured_s = ramp
+        .as_ref()
+        .map(|_| finals.iter().map(|f| f.measured_s).fold(0.0, f64::max));
     Ok(Run {
-        counts: g.sum(),
+        counts,
+        ramp,
+        measured_s,
         connect_hist,
         echo_hist,
         client_cpu_s,
@@ -467,7 +503,10 @@ impl Progress {
 
 /// Judges a finished run: None when it did all it was asked.
 pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
-    let c = &r.counts;
+    // The plan's cycles are the measured ones (a churn ramp left out runs before
+    // them); failures and lost frames count wherever they happened, ramp included.
+    let measured = &r.counts;
+    let c = &r.whole();
     let mut why = Vec::new();
     if r.interrupted {
         why.push("interrupted by a signal before the plan was done".to_string());
@@ -492,15 +531,20 @@ pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
             }
         }
         Mode::Churn { duration } => {
-            if duration.is_none() && c.cycles_ok < cfg.total {
+            let after_ramp = if r.ramp.is_some() {
+                " after the ramp"
+            } else {
+                ""
+            };
+            if duration.is_none() && measured.cycles_ok < cfg.total {
                 why.push(format!(
-                    "{} of {} cycles completed",
-                    group(c.cycles_ok),
+                    "{} of {} cycles completed{after_ramp}",
+                    group(measured.cycles_ok),
                     group(cfg.total)
                 ));
             }
-            if c.cycles_ok == 0 {
-                why.push("no cycle completed".to_string());
+            if measured.cycles_ok == 0 {
+                why.push(format!("no cycle completed{after_ramp}"));
             }
         }
     }
@@ -560,6 +604,67 @@ mod tests {
         }
         all.sort();
         all
+    }
+
+    fn line(i: usize, m: &WorkerMsg) -> Msg {
+        Msg::Line(i, serde_json::to_string(m).unwrap())
+    }
+
+    fn counts(established: u64, ok: u64, fail: u64) -> Counts {
+        let mut c = Counts {
+            attempts: established + fail,
+            established,
+            sent: ok,
+            ok,
+            cycles_ok: ok,
+            ..Default::default()
+        };
+        if fail > 0 {
+            c.failures.insert("ECONNREFUSED".into(), fail);
+        }
+        c
+    }
+
+    fn final_of(c: Counts, ramp: Option<Counts>, measured_s: f64) -> WorkerMsg {
+        WorkerMsg::Final {
+            c,
+            ramp,
+            measured_s,
+            connect_hist: Latency::new().encode(),
+            echo_hist: Latency::new().encode(),
+            cpu_s: 0.0,
+            rss_bytes: 0,
+            event_loop: LoopCounts::default(),
+        }
+    }
+
+    #[test]
+    fn workers_ramps_left_out_merge_apart_and_progress_counts_them() {
+        let mut g = Gathered::new(2);
+        // Progress counts the ramp in; the final reports split it off.
+        g.take(line(0, &WorkerMsg::Progress { c: counts(9, 9, 0) }));
+        assert_eq!(g.sum().established, 9);
+        assert_eq!(g.phases().1, None);
+        g.take(line(
+            0,
+            &final_of(counts(5, 5, 0), Some(counts(7, 7, 1)), 1.5),
+        ));
+        g.take(line(
+            1,
+            &final_of(counts(6, 6, 0), Some(counts(3, 2, 0)), 2.0),
+        ));
+        let (measured, ramp) = g.phases();
+        let ramp = ramp.unwrap();
+        assert_eq!((measured.established, measured.cycles_ok), (11, 11));
+        assert_eq!((ramp.attempts, ramp.established, ramp.ok), (11, 10, 9));
+        assert_eq!(ramp.failures["ECONNREFUSED"], 1);
+        let all = g.sum();
+        assert_eq!((all.attempts, all.established), (22, 21));
+        assert!(g.all_final());
+        // Without a ramp left out, the counts are the whole run's, as before.
+        let mut g = Gathered::new(1);
+        g.take(line(0, &final_of(counts(4, 4, 0), None, 1.0)));
+        assert_eq!(g.phases(), (counts(4, 4, 0), None));
     }
 
     #[test]

@@ -65,7 +65,8 @@ pub struct ConnectConfig {
     /// this shard's share. None outside a sharded run.
     pub whole: Option<WholeConnect>,
     /// `--ramp`: connection starts (churn: the slots' first cycles) spread over it;
-    /// always measured (`ConnectConfig::from_args`).
+    /// a hold's is always measured, a churn's only with `--ramp-measured`
+    /// (`ConnectConfig::planned`).
     pub ramp: Option<crate::engine::Ramp>,
 }
 
@@ -190,13 +191,14 @@ impl ConnectConfig {
             (Some(s), Some(c)) => sharding::concurrency(s, c),
             (_, given) => given.or(chosen_concurrency).unwrap_or(1),
         };
-        // connect's figures are the connections the ramp spreads: time to all
-        // established and the connect rate run from the first attempt, the connect
-        // histogram holds every handshake, and churn counts every cycle. Leaving the
-        // ramp out would leave out the thing measured, so it is always counted, and
-        // `--ramp-measured` (accepted as for the loads) changes nothing.
+        // A hold's figure is the time to establish all N, and the ramp is part of it:
+        // leaving it out would leave out the thing measured, so a hold always counts
+        // its ramp (`--ramp-measured` is accepted and changes nothing). A churn's
+        // figures are rates and latencies over the run, which the ramp's slow start
+        // would dilute: as for the loads, its ramp is left out of them (counted apart,
+        // as the report's `connect.ramp`) unless `--ramp-measured`.
         let ramp = crate::config::ramp(&a.ramp)?.map(|r| crate::engine::Ramp {
-            measured: true,
+            measured: r.measured || matches!(mode, Mode::Hold { .. }),
             ..r
         });
         let timeout = dur("--timeout", &a.timeout)?;
@@ -482,6 +484,24 @@ mod tests {
             (c.sources.len(), c.processes, c.concurrency),
             (254, 1, 1024)
         );
+    }
+
+    #[test]
+    fn a_churn_leaves_its_ramp_out_unless_measured_and_a_hold_always_counts_its_own() {
+        let measured = |args: &[&str]| plan(args, |_| true).ramp.map(|r| r.measured);
+        let churn = ["127.0.0.1:9000", "--churn", "-d", "1s", "--ramp", "1s"];
+        assert_eq!(measured(&churn), Some(false));
+        assert_eq!(
+            measured(&[&churn[..], &["--ramp-measured"]].concat()),
+            Some(true)
+        );
+        let hold = ["127.0.0.1:9000", "--ramp", "1s"];
+        assert_eq!(measured(&hold), Some(true));
+        assert_eq!(
+            measured(&[&hold[..], &["--ramp-measured"]].concat()),
+            Some(true)
+        );
+        assert_eq!(measured(&["127.0.0.1:9000", "--churn", "-d", "1s"]), None);
     }
 
     #[test]

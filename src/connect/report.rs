@@ -7,7 +7,7 @@ use super::plan::{ConnectConfig, Mode};
 use crate::report::format::{count_of, group, micros, rate, size};
 use crate::server::counters::ServerTotals;
 use crate::stats::result::ClientProcess;
-use crate::stats::result::{HistogramBlob, Totals};
+use crate::stats::result::{HistogramBlob, Totals, Warmup};
 use crate::stats::Latency;
 use crate::stats::{LatencySummary, Measured, RunResult, Unit};
 use crate::sys::limits::KernelLimits;
@@ -18,7 +18,13 @@ use std::net::SocketAddr;
 
 /// What a run gathered from its workers, its server and /proc: what the report is made of.
 pub struct Run {
+    /// The measured phase's counts: the whole run's, unless a churn ramp was left out.
     pub counts: Counts,
+    /// A churn ramp left out of the figures: what happened during it. None: the ramp,
+    /// if any, is counted in `counts`.
+    pub ramp: Option<Counts>,
+    /// With `ramp`: the measured phase after it, seconds (the workers' longest).
+    pub measured_s: Option<f64>,
     pub connect_hist: Latency,
     pub echo_hist: Latency,
     pub client_cpu_s: f64,
@@ -60,6 +66,17 @@ pub struct Memory {
     pub slab_after: u64,
 }
 
+impl Run {
+    /// The whole run's counts: the measured phase's and a ramp's left out.
+    pub fn whole(&self) -> Counts {
+        let mut c = self.counts.clone();
+        if let Some(r) = &self.ramp {
+            c.add(r);
+        }
+        c
+    }
+}
+
 pub struct Outcome {
     pub reason: Option<String>,
 }
@@ -91,6 +108,44 @@ pub struct ChurnSection {
     pub cycles: u64,
     pub cycles_ok: u64,
     pub connections_per_s: f64,
+}
+
+/// A churn ramp left out of the figures (`connect.ramp`): what happened during it,
+/// counted apart so that it and the rest of the section add up to the whole run (its
+/// established plus the section's are the server's accepts). All counters, so that
+/// results merge by summing them; its length is `config.ramp.seconds`. A cycle counts
+/// where each of its parts happened: its attempt when it began, its echo when it was
+/// sent, so one that began during the ramp and echoed after it has its attempt here and
+/// its echo in the figures (at most one per slot in flight at the ramp's end).
+#[derive(Serialize)]
+pub struct RampSection {
+    pub attempts: u64,
+    pub established: u64,
+    pub failed: u64,
+    pub failures: BTreeMap<String, u64>,
+    pub lost: BTreeMap<String, u64>,
+    pub cycles_ok: u64,
+    pub sent: u64,
+    pub ok: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub in_flight: u64,
+}
+
+impl RampSection {
+    fn of(c: &Counts) -> Self {
+        RampSection {
+            attempts: c.attempts,
+            established: c.established,
+            failed: c.failed(),
+            failures: c.failures.clone(),
+            lost: c.lost.clone(),
+            cycles_ok: c.cycles_ok,
+            sent: c.sent,
+            ok: c.ok,
+            errors: c.errors.clone(),
+            in_flight: c.in_flight,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -127,6 +182,8 @@ pub struct ConnectSection {
     pub connect_latency_us: LatencySummary,
     pub connect_histogram: HistogramBlob,
     pub churn: Option<ChurnSection>,
+    /// A churn ramp left out of the figures (null when there is none, or it is counted).
+    pub ramp: Option<RampSection>,
     pub ping: Option<PingSection>,
     pub memory: MemorySection,
     pub kernel: KernelLimits,
@@ -256,25 +313,28 @@ pub fn build(
         "connection_id_base": cfg.coordination.shard.as_ref().map(|s| s.connection_id_base()),
     });
     let mut reason = outcome.reason;
-    if !c.invariant_holds() {
+    let whole = r.whole();
+    if !whole.invariant_holds() {
         let why = format!(
             "accounting does not add up: sent {} != ok {} + errors {} + in flight {}",
-            group(c.sent),
-            group(c.ok),
-            group(c.echo_errors()),
-            group(c.in_flight)
+            group(whole.sent),
+            group(whole.ok),
+            group(whole.echo_errors()),
+            group(whole.in_flight)
         );
         reason = Some(match reason {
             Some(r) => format!("{why}; {r}"),
             None => why,
         });
     }
+    // A churn ramp left out: the figures are over the measured phase after it.
+    let elapsed_s = r.measured_s.unwrap_or(r.timeline.elapsed_s);
     let base = RunResult::builder(Measured {
         kind: "connect",
         target: r.targets.first().map(|a| a.to_string()).unwrap_or_default(),
         config,
         started_unix_ms,
-        elapsed_s: r.timeline.elapsed_s,
+        elapsed_s,
         totals: totals(c),
         errors: error_totals(c),
         unit: Unit::new("pings", "echoed", true),
@@ -283,6 +343,7 @@ pub fn build(
     })
     .server_cpu(r.server_cpu_s)
     .client_process(r.client_process.clone())
+    .warmup(ramp_warmup(cfg, r.ramp.as_ref()))
     .server(
         r.server
             .as_ref()
@@ -291,7 +352,9 @@ pub fn build(
     .finish(reason);
     let mut base = base;
     base.shard = cfg.coordination.info(r.timeline.go_unix_ms, portion);
-    let reach = r.timeline.reached_s;
+    // Churn with its ramp left out: its attempts, cycles and rates are the measured
+    // phase's, over its time.
+    let reach = r.measured_s.unwrap_or(r.timeline.reached_s);
     let connect = ConnectSection {
         mode,
         requested: cfg.total,
@@ -322,6 +385,7 @@ pub fn build(
                 0.0
             },
         }),
+        ramp: r.ramp.as_ref().map(RampSection::of),
         ping: ping_s.map(|iv| PingSection {
             interval_s: iv,
             sent: c.sent,
@@ -347,6 +411,20 @@ pub fn build(
         kernel,
     };
     ConnectResult { base, connect }
+}
+
+/// The result's `warmup`: the echo frames of a churn ramp left out (as the loads' ramp
+/// is their warm-up), or nothing.
+fn ramp_warmup(cfg: &ConnectConfig, ramp: Option<&Counts>) -> Warmup {
+    match (cfg.ramp, ramp) {
+        (Some(rp), Some(c)) => Warmup {
+            duration_s: rp.over.as_secs_f64(),
+            sent: c.sent,
+            ok: c.ok,
+            errors: c.echo_errors(),
+        },
+        _ => Warmup::default(),
+    }
 }
 
 fn bytes(v: Option<f64>) -> String {
@@ -414,6 +492,16 @@ pub fn summary(r: &ConnectResult) -> String {
             c.time_to_establish_s,
             rate(ch.connections_per_s)
         );
+        if let Some(rp) = &c.ramp {
+            let _ = writeln!(
+                s,
+                "ramp:          {:.3} s before that, left out (--ramp-measured counts it): {} cycles ok of {}; failed: {}",
+                b.warmup.duration_s,
+                group(rp.cycles_ok),
+                group(rp.attempts),
+                map_line(&rp.failures)
+            );
+        }
     } else {
         let _ = writeln!(
             s,

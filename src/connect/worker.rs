@@ -67,9 +67,12 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
     };
     let out = engine::run(load, factory, &mut told)
         .map_err(|e| Error::runtime(format!("a connect worker failed: {e}")))?;
-    let c = counts(&out.measured, &out.conns, spec.churn);
+    let (c, ramp) = phases(&out, spec.churn, spec.ramp.is_some_and(|r| !r.measured));
     if !told.connected {
-        emit(&WorkerMsg::Connected { c: c.clone() });
+        emit(&WorkerMsg::Connected {
+            c: c.clone(),
+            ramp: ramp.clone(),
+        });
     }
     // Hold: the connections are the parent's until it says stop, even if every one
     // of them failed already.
@@ -79,6 +82,8 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
     let rss = crate::sys::proc_fs::rss_bytes(std::process::id()).unwrap_or(0);
     emit(&WorkerMsg::Final {
         c,
+        ramp,
+        measured_s: out.elapsed.as_secs_f64(),
         connect_hist: out.handshake.encode(),
         echo_hist: out.latency.encode(),
         cpu_s: cpu_s(&cpu_at_stop),
@@ -86,6 +91,29 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
         event_loop: out.event_loop,
     });
     Ok(())
+}
+
+/// The run's counts: the measured phase's, and apart from them the ramp's when it was
+/// left out of the figures (the engine's warm-up: `LoadSpec::measure_start`). Each
+/// phase's counts are the engine's of that phase, so the two add up to the whole run;
+/// only `open` (a reading of the moment, not of a phase) is the whole run's, in the
+/// measured counts.
+fn phases<X>(
+    out: &engine::EngineOutput<X>,
+    churn: bool,
+    ramp_excluded: bool,
+) -> (Counts, Option<Counts>) {
+    let mut c = counts(&out.measured, &out.conns, churn);
+    if !ramp_excluded {
+        return (c, None);
+    }
+    let mut ramp = counts(&out.warmup, &out.warmup_conns, churn);
+    let (mut all, mut all_conns) = (out.measured, out.conns);
+    all.add(&out.warmup);
+    all_conns.add(&out.warmup_conns);
+    c.open = counts(&all, &all_conns, churn).open;
+    ramp.open = 0;
+    (c, Some(ramp))
 }
 
 fn client_tls(spec: &TlsSpec, server_name: &str) -> Result<ClientTls> {
@@ -186,8 +214,9 @@ fn load_spec(
             plan,
             rate,
             warmup: Duration::ZERO,
-            // Measured, as the plan made it (connect counts its ramp): the engine's
-            // measured phase starts at once, so the counts below are the whole run's.
+            // As the plan made it: a hold counts its ramp (the measured phase starts at
+            // once); a churn ramp without --ramp-measured is the engine's warm-up, its
+            // counts kept apart (`phases`).
             ramp: spec.ramp,
             timeout,
         },
@@ -216,7 +245,7 @@ impl Observer for Reporter {
         let c = counts(counters, conns, self.churn);
         if all_up && !self.churn && !self.connected {
             self.connected = true;
-            emit(&WorkerMsg::Connected { c });
+            emit(&WorkerMsg::Connected { c, ramp: None });
         } else {
             emit(&WorkerMsg::Progress { c });
         }

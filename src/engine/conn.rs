@@ -321,7 +321,9 @@ impl<S: ClientSession> Conn<S> {
     ) {
         self.abandon(kind, ctx);
         self.refund(ctx);
-        ctx.stats.conns.lost(kind);
+        // In the phase the connection was counted in (`count_connection`).
+        let measured = ctx.batch() || self.began >= ctx.measure_start_ns;
+        ctx.stats.conns_at(measured).lost(kind);
         self.retire(slot, ctx);
     }
 
@@ -817,7 +819,7 @@ impl<S: ClientSession> Conn<S> {
         let refused = e.kind == ErrorKind::ConnectRefused;
         let measured = ctx.batch() || now >= ctx.measure_start_ns;
         if e.errno != 0 {
-            ctx.stats.conns.failed(e.errno);
+            ctx.stats.conns_at(measured).failed(e.errno);
         }
         ctx.stats.record_connect_error(measured, e.kind, e.detail);
         if ctx.batch() {

@@ -60,8 +60,11 @@ pub struct EngineOutput<X = ()> {
     pub handshake: Latency,
     /// Open loop: what was asked and how far the schedule fell behind.
     pub rate: Option<RateFigures>,
-    /// Failed attempts by errno and connections lost while held, whole run.
+    /// Failed attempts by errno and connections lost while held, measured phase (in
+    /// the phase `measured` counts them in).
     pub conns: ConnTally,
+    /// The same of the warm-up (with `warmup`).
+    pub warmup_conns: ConnTally,
     /// Worker threads per event loop (io_uring or epoll).
     pub event_loop: LoopCounts,
 }
@@ -161,6 +164,7 @@ pub fn run<F: SessionFactory>(
         handshake: Latency::new(),
         rate: None,
         conns: ConnTally::default(),
+        warmup_conns: ConnTally::default(),
         event_loop: LoopCounts::default(),
     };
     let mut finish_ns = measure_start_ns;
@@ -176,6 +180,7 @@ pub fn run<F: SessionFactory>(
         out.latency.add(&w.stats.latency);
         out.handshake.add(&w.stats.handshake);
         out.conns.add(&w.stats.conns);
+        out.warmup_conns.add(&w.stats.warmup_conns);
         out.event_loop.add(&w.stats.event_loop);
         if let (Some(all), Some(u)) = (out.uncorrected.as_mut(), w.stats.uncorrected.as_ref()) {
             all.add(u);

@@ -26,8 +26,9 @@ use std::time::Duration;
 pub enum WorkerReport {
     /// One interval's snapshot, for progress and the JSON series.
     Interval(Snapshot),
-    /// The worker's connections so far (sent with every interval, and at once when its
-    /// every slot has had its first attempt settle: `up`).
+    /// The worker's connections so far, warm-up and measured phase together (sent with
+    /// every interval, and at once when its every slot has had its first attempt
+    /// settle: `up`).
     Connections {
         worker: usize,
         counters: Counters,
@@ -544,10 +545,15 @@ fn send_connections<F: SessionFactory>(
     worker: usize,
     snapshots: &Sender<WorkerReport>,
 ) {
+    // Progress counts what happened so far, the warm-up (connect's ramp) included.
+    let mut counters = ctx.stats.measured;
+    counters.add(&ctx.stats.warmup);
+    let mut conns = Box::new(ctx.stats.conns);
+    conns.add(&ctx.stats.warmup_conns);
     let _ = snapshots.send(WorkerReport::Connections {
         worker,
-        counters: ctx.stats.measured,
-        conns: Box::new(ctx.stats.conns),
+        counters,
+        conns,
         up: ctx.unsettled == 0,
     });
 }

@@ -24,8 +24,11 @@ pub struct WorkerStats {
     /// This interval's latency. Each reply is recorded here only (one histogram
     /// increment per reply); `close_interval` folds it into `latency`.
     pub interval: Latency,
-    /// Failed attempts by errno, connections lost while held.
+    /// Failed attempts by errno, connections lost while held: measured phase, in the
+    /// phase `Counters` counts the same events in (so `connect` can leave out its ramp).
     pub conns: ConnTally,
+    /// The same of the warm-up (and of a ramp that is not measured).
+    pub warmup_conns: ConnTally,
     /// The loop this worker ran on, counted once when it chose it.
     pub event_loop: LoopCounts,
 }
@@ -41,6 +44,7 @@ impl WorkerStats {
             handshake: Latency::new(),
             first_connect_error: None,
             conns: ConnTally::default(),
+            warmup_conns: ConnTally::default(),
             event_loop: LoopCounts::default(),
         }
     }
@@ -51,6 +55,16 @@ impl WorkerStats {
             &mut self.measured
         } else {
             &mut self.warmup
+        }
+    }
+
+    /// The failures and losses of one phase, as `phase` gives its counters.
+    #[inline]
+    pub fn conns_at(&mut self, measured: bool) -> &mut ConnTally {
+        if measured {
+            &mut self.conns
+        } else {
+            &mut self.warmup_conns
         }
     }
 

@@ -1,6 +1,6 @@
 //! `--ramp T`: connection starts spread linearly over T, seen from the server side, and
-//! the counts stay exact (the loads' ramp is warm-up unless `--ramp-measured`;
-//! connect's is always counted).
+//! the counts stay exact (the ramp is warm-up unless `--ramp-measured`, but for
+//! connect's hold, whose time to all established the ramp is part of).
 
 use crate::common::run_json;
 use std::io::{Read, Write};
@@ -160,29 +160,43 @@ fn connect_processes_interleave_their_starts_over_the_ramp() {
 fn connect_churn_ramps_its_slots_and_takes_ramp_measured() {
     let (port, accepted) = echo_noting_accepts();
     let target = format!("127.0.0.1:{port}");
-    // With --ramp-measured and without it the same: every cycle of the ramp is counted.
-    for (round, flag) in [(1, Some("--ramp-measured")), (2, None)] {
-        let mut args = vec![
-            "connect",
-            &target,
-            "--churn",
-            "-n",
-            "40",
-            "--concurrency",
-            "4",
-            "--ramp",
-            "300ms",
+    let args = |flag: Option<&'static str>| {
+        let mut a = vec![
+            "connect".to_string(),
+            target.clone(),
+            "--churn".into(),
+            "-n".into(),
+            "40".into(),
+            "--concurrency".into(),
+            "4".into(),
+            "--ramp".into(),
+            "300ms".into(),
         ];
-        args.extend(flag);
-        let r = run_json(&args);
-        assert_eq!(r.code, 0, "{}", r.explain());
-        assert_eq!(r.u("/connect/established"), 40, "{}", r.explain());
-        assert_eq!(r.u("/connect/churn/cycles_ok"), 40, "{}", r.explain());
-        assert_eq!((r.u("/totals/sent"), r.u("/totals/ok")), (40, 40));
-        assert_eq!(r.u("/warmup/sent"), 0);
-        assert_eq!(r.json()["config"]["ramp"]["measured"], true);
-        assert_eq!(accepted.lock().unwrap().len(), 40 * round);
-    }
+        a.extend(flag.map(String::from));
+        a
+    };
+    let run = |a: &[String]| run_json(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    // With --ramp-measured every cycle of the ramp is counted in the figures.
+    let r = run(&args(Some("--ramp-measured")));
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.u("/connect/established"), 40, "{}", r.explain());
+    assert_eq!(r.u("/connect/churn/cycles_ok"), 40, "{}", r.explain());
+    assert_eq!((r.u("/totals/sent"), r.u("/totals/ok")), (40, 40));
+    assert_eq!(r.u("/warmup/sent"), 0);
+    assert_eq!(r.json()["config"]["ramp"]["measured"], true);
+    assert!(r.json()["connect"]["ramp"].is_null());
+    assert_eq!(accepted.lock().unwrap().len(), 40);
+    // Without it the 40 cycles are the measured ones after the ramp; the cycles
+    // during it are counted apart, and the two add up to what the server accepted.
+    let r = run(&args(None));
+    assert_eq!(r.code, 0, "{}", r.explain());
+    assert_eq!(r.json()["config"]["ramp"]["measured"], false);
+    assert_eq!(r.u("/connect/churn/cycles_ok"), 40, "{}", r.explain());
+    assert_eq!((r.u("/totals/sent"), r.u("/totals/ok")), (40, 40));
+    let ramp = r.u("/connect/ramp/established");
+    let all = r.u("/connect/established") + ramp;
+    assert_eq!(all as usize, accepted.lock().unwrap().len() - 40);
+    assert!(ramp > 0, "{}", r.explain());
     let bad = run_json(&["connect", &target, "--ramp", "soon"]);
     assert_eq!(bad.code, 2, "{}", bad.explain());
     assert!(
@@ -190,4 +204,64 @@ fn connect_churn_ramps_its_slots_and_takes_ramp_measured() {
         "{}",
         bad.stderr
     );
+}
+
+#[test]
+fn a_connect_churn_ramp_is_counted_apart_and_adds_up_to_the_servers_accepts() {
+    // The built-in server, two client processes of two slots each: 40 measured
+    // cycles after a 300 ms ramp whose cycles are counted apart.
+    let r = run_json(&[
+        "connect",
+        "--churn",
+        "-n",
+        "40",
+        "--concurrency",
+        "4",
+        "--processes",
+        "2",
+        "--ramp",
+        "300ms",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(j["config"]["ramp"]["measured"], false);
+    assert_eq!(j["config"]["ramp"]["seconds"], 0.3);
+    // The figures: exactly the plan's 40 cycles, each one echo, every one timed.
+    assert_eq!(r.u("/connect/churn/cycles_ok"), 40, "{}", r.explain());
+    assert_eq!((r.u("/totals/sent"), r.u("/totals/ok")), (40, 40));
+    assert_eq!(r.u("/latency_us/count"), 40);
+    let established = r.u("/connect/established");
+    assert_eq!(r.u("/connect/connect_latency_us/count"), established);
+    assert_eq!(r.u("/totals/connections"), established);
+    // The ramp: counted, not lost, and its books balance on their own.
+    let ramp = |k: &str| r.u(&format!("/connect/ramp/{k}"));
+    assert!(ramp("established") > 0, "{}", r.explain());
+    assert_eq!(ramp("failed") + r.u("/connect/failed"), 0);
+    assert_eq!(ramp("attempts"), ramp("established"));
+    assert_eq!(ramp("sent"), ramp("ok"));
+    assert_eq!(ramp("in_flight"), 0);
+    assert_eq!(
+        (r.u("/warmup/sent"), r.u("/warmup/ok")),
+        (ramp("sent"), ramp("ok"))
+    );
+    assert_eq!(j["warmup"]["duration_s"], 0.3);
+    // Measured and ramp together are every connection the server accepted and
+    // closed, and every one of them echoed once.
+    let all = established + ramp("established");
+    assert_eq!(r.u("/server/accepts"), all, "{}", r.explain());
+    assert_eq!(r.u("/server/closes"), all);
+    assert_eq!(r.u("/connect/attempts") + ramp("attempts"), all);
+    assert_eq!(r.u("/totals/sent") + ramp("sent"), all);
+    assert!(established < all);
+    // A hold counts its ramp, with --ramp-measured or without, and says so.
+    for flag in [None, Some("--ramp-measured")] {
+        let mut a = vec!["connect", "-n", "20", "--ramp", "200ms"];
+        a.extend(flag);
+        let r = run_json(&a);
+        assert_eq!(r.code, 0, "{}", r.explain());
+        assert_eq!(r.u("/connect/established"), 20);
+        assert_eq!(r.u("/server/accepts"), 20);
+        assert_eq!(r.json()["config"]["ramp"]["measured"], true);
+        assert!(r.json()["connect"]["ramp"].is_null());
+    }
 }

@@ -3,7 +3,7 @@
 //! samples, rates and memory recomputed, a differing setting refused.
 
 use super::merge;
-use crate::connect::report::{ConnectSection, MemorySection, PingSection};
+use crate::connect::report::{ConnectSection, MemorySection, PingSection, RampSection};
 use crate::stats::result::HistogramBlob;
 use crate::stats::Latency;
 use crate::sys::limits::KernelLimits;
@@ -47,6 +47,7 @@ fn block(samples: &[u64], reach_s: f64, hold_s: f64, failed: u64, rss: (u64, u64
         connect_latency_us: h.summary(),
         connect_histogram: HistogramBlob::of(&h),
         churn: None,
+        ramp: None,
         ping: Some(PingSection {
             interval_s: 0.5,
             sent: 2 * n,
@@ -168,4 +169,40 @@ fn an_older_parts_ping_skipped_is_not_carried_on() {
         serde_json::json!({"interval_s": 0.5, "sent": 6, "ok": 4})
     );
     assert_eq!(m["teardown_s"], 0.1);
+}
+
+#[test]
+fn churn_ramps_left_out_sum_exactly_and_stay_apart() {
+    let ramp = |established: u64, failed: u64| {
+        serde_json::to_value(RampSection {
+            attempts: established + failed,
+            established,
+            failed,
+            failures: BTreeMap::from([("ECONNREFUSED".to_string(), failed)]),
+            lost: BTreeMap::new(),
+            cycles_ok: established,
+            sent: established,
+            ok: established,
+            errors: BTreeMap::new(),
+            in_flight: 0,
+        })
+        .unwrap()
+    };
+    let mut a = block(&[1_000, 2_000], 1.0, 0.0, 0, (10, 20));
+    let mut b = block(&[3_000], 2.0, 0.0, 0, (10, 20));
+    a["ramp"] = ramp(700, 1);
+    b["ramp"] = ramp(300, 2);
+    let m = merge(&[&a, &b]).unwrap();
+    assert_eq!(m["established"], 3);
+    assert_eq!(m["ramp"]["established"], 1000);
+    assert_eq!(m["ramp"]["attempts"], 1003);
+    assert_eq!(m["ramp"]["failed"], 3);
+    assert_eq!(m["ramp"]["failures"]["ECONNREFUSED"], 3);
+    assert_eq!(
+        (m["ramp"]["sent"].clone(), m["ramp"]["ok"].clone()),
+        (1000.into(), 1000.into())
+    );
+    // Counted apart: the measured figures and their rates do not take it in.
+    assert_eq!(m["attempts"], 3);
+    assert_eq!(m["connect_rate_per_s"], 1.5);
 }
