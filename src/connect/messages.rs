@@ -150,6 +150,10 @@ pub enum WorkerMsg {
         cpu_s: f64,
         /// The worker's own RSS while it held its connections.
         rss_bytes: u64,
+        /// The worker's own peak RSS (VmHWM) by its final report: read by the worker,
+        /// since a churn worker may be gone before the parent could read it.
+        #[serde(default)]
+        peak_rss_bytes: Option<u64>,
         /// Its engine threads per event loop.
         #[serde(default)]
         event_loop: crate::stats::LoopCounts,

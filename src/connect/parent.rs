@@ -39,6 +39,7 @@ pub struct FinalParts {
     pub echo_hist: Latency,
     pub cpu_s: f64,
     pub event_loop: LoopCounts,
+    pub peak_rss_bytes: Option<u64>,
     /// The worker's measured phase, seconds (after a ramp left out).
     pub measured_s: f64,
 }
@@ -72,6 +73,7 @@ impl Gathered {
                     echo_hist,
                     cpu_s,
                     event_loop,
+                    peak_rss_bytes,
                     ..
                 }) => {
                     self.latest[i] = c;
@@ -82,6 +84,7 @@ impl Gathered {
                         echo_hist: Latency::decode(&echo_hist).unwrap_or_default(),
                         cpu_s,
                         event_loop,
+                        peak_rss_bytes,
                         measured_s,
                     });
                 }
@@ -306,12 +309,6 @@ pub fn run(
     let slab1 = memory::slab_bytes();
     let server_rss1 = memory::total_rss(&server_pids);
     let client_rss1 = memory::total_rss(&client_pids);
-    let client_process = memory::total_peak_rss(&client_pids).map(|peak_rss_bytes| ClientProcess {
-        peak_rss_bytes,
-        includes_builtin_server: false,
-        // Known once the workers' final reports are in (below).
-        event_loop: None,
-    });
     let held = counts_up.open;
 
     let mut hold_s = 0.0;
@@ -359,11 +356,15 @@ pub fn run(
     let connect_hist = histograms::add_all(finals.iter().map(|f| &f.connect_hist));
     let echo_hist = histograms::add_all(finals.iter().map(|f| &f.echo_hist));
     let client_cpu_s: f64 = finals.iter().map(|f| f.cpu_s).sum();
-    // The loops of the workers that reported (a worker without a final report is
-    // counted among `workers_failed`).
-    let client_process = client_process.map(|p| ClientProcess {
+    // The peak memory and the loops of the workers that reported, each in its own
+    // words (a worker without a final report is counted among `workers_failed`). Not
+    // read here from /proc: a churn worker may have exited already. Each peaked on its
+    // own, so the sum is an upper bound of a simultaneous peak.
+    let peaks: Vec<u64> = finals.iter().filter_map(|f| f.peak_rss_bytes).collect();
+    let client_process = (!peaks.is_empty()).then(|| ClientProcess {
+        peak_rss_bytes: peaks.iter().sum(),
+        includes_builtin_server: false,
         event_loop: Some(finals.iter().map(|f| &f.event_loop).sum()),
-        ..p
     });
     let workers_failed = ended
         .iter()

@@ -88,6 +88,7 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
         echo_hist: out.latency.encode(),
         cpu_s: cpu_s(&cpu_at_stop),
         rss_bytes: rss,
+        peak_rss_bytes: crate::sys::proc_fs::own_peak_rss_bytes(),
         event_loop: out.event_loop,
     });
     Ok(())

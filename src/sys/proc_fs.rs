@@ -113,16 +113,6 @@ pub fn own_peak_rss_bytes() -> Option<u64> {
     peak_rss_at("/proc/self/status")
 }
 
-/// Summed peak RSS (VmHWM) of these processes, bytes; None when none could be read.
-/// Each process peaked on its own, so the sum is an upper bound of a simultaneous peak.
-pub fn total_peak_rss(pids: &[u32]) -> Option<u64> {
-    let peaks: Vec<u64> = pids
-        .iter()
-        .filter_map(|p| peak_rss_at(&format!("/proc/{p}/status")))
-        .collect();
-    (!peaks.is_empty()).then(|| peaks.iter().sum())
-}
-
 fn peak_rss_at(path: &str) -> Option<u64> {
     let status = std::fs::read_to_string(path).ok()?;
     status_kib(&status, "VmHWM:").map(|kib| kib * 1024)

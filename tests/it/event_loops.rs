@@ -159,3 +159,33 @@ fn serve_processes_and_connect_say_epoll_summed_over_their_processes() {
         "loop:          client epoll x2; server epoll x2"
     );
 }
+
+#[test]
+fn a_connect_churn_that_ends_at_once_still_says_its_loops_and_peak_memory() {
+    // Churn workers may exit before the parent looks at them: what they ran on and
+    // their peak memory come in their own final reports, not from /proc.
+    let r = run_env(
+        &[],
+        &[
+            "connect",
+            "--churn",
+            "-n",
+            "40",
+            "--concurrency",
+            "2",
+            "--processes",
+            "2",
+            "--server-processes",
+            "2",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_eq!(ju(j, "/connect/churn/cycles_ok"), 40, "{}", r.explain());
+    assert_eq!(j["client_process"]["event_loop"], json!({"epoll": 2}));
+    assert!(ju(j, "/client_process/peak_rss_bytes") > 0);
+    assert_eq!(
+        loop_line(&r),
+        "loop:          client epoll x2; server epoll x2"
+    );
+}
