@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirebench::engine::session::{ClientSession, Decode, InFlight, Setup};
+use wirebench::engine::session::{ClientSession, Decode, InFlight, Lane, Setup};
 use wirebench::proto::amqp::client::{AmqpClient, ClientOptions};
 use wirebench::proto::amqp::client_figures::ClientFigures;
 use wirebench::proto::amqp::codec::{parse_method, split_frame, FrameKind, Split, PROTOCOL_HEADER};
@@ -102,6 +102,7 @@ fuzz_target!(|data: &[u8]| {
         intended_ns: 0,
         sent_ns: 0,
         tag: 0,
+        lane: Lane::ANY,
         measured: true,
     };
     for _ in 0..8 {

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirebench::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Verdict};
+use wirebench::engine::session::{ClientSession, Decode, InFlight, Lane, SessionFactory, Verdict};
 use wirebench::proto::echo::client::EchoFactory;
 use wirebench::proto::echo::codec::{check, encode, pattern, Check, Expected, HEADER_LEN};
 
@@ -81,6 +81,7 @@ fuzz_target!(|data: &[u8]| {
         intended_ns: exp.sent_ns,
         sent_ns: exp.sent_ns,
         tag: payload_len as u32,
+        lane: Lane::ANY,
         measured: true,
     };
     match client.decode(data, Some(&req), &mut Vec::new(), &mut ()) {

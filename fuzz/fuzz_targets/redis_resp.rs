@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirebench::engine::session::{ClientSession, Decode, InFlight, SessionFactory};
+use wirebench::engine::session::{ClientSession, Decode, InFlight, Lane, SessionFactory};
 use wirebench::proto::redis::client::{Plan, RedisFactory, REPLY_LIMITS};
 use wirebench::proto::redis::codec::{parse_request, scan_reply, Args, RequestLimits, Scan};
 use wirebench::proto::redis::command::{Values, Workload};
@@ -94,6 +94,7 @@ fuzz_target!(|data: &[u8]| {
             intended_ns: 0,
             sent_ns: 0,
             tag,
+            lane: Lane::ANY,
             measured: true,
         };
         match client.decode(data, Some(&req), &mut Vec::new(), &mut figures) {

@@ -96,6 +96,7 @@ impl BusyPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::session::Lane;
 
     #[test]
     fn boxes_come_back_emptied_and_are_reused() {
@@ -130,6 +131,7 @@ mod tests {
                 intended_ns: 0,
                 sent_ns: 0,
                 tag: 0,
+                lane: Lane::ANY,
                 measured: true,
             });
         }

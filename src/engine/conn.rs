@@ -12,12 +12,13 @@ use super::ctx::Ctx;
 use super::limits::{MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::opt_u64::OptU64;
 use super::ramp::Schedule;
-use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
+use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup};
+use super::settle::{holds, settle};
 use super::spec::Plan;
 use super::tally::Tally;
 use super::transport::{self, Input};
 use crate::net::socket;
-use crate::stats::{ErrorKind, WorkerStats};
+use crate::stats::ErrorKind;
 use rustls::ClientConnection;
 
 /// How a connection's run of requests ended.
@@ -1027,6 +1028,7 @@ impl<S: ClientSession> Conn<S> {
                 intended_ns: intended,
                 sent_ns: now,
                 tag,
+                lane: session.lane_of(self.seq),
                 measured,
             });
             self.seq += 1;
@@ -1362,6 +1364,7 @@ impl<S: ClientSession> Conn<S> {
         if let Decode::Reply {
             used,
             settles,
+            lane,
             verdict,
             ..
         } = d
@@ -1371,6 +1374,7 @@ impl<S: ClientSession> Conn<S> {
             let answered = &mut self.answered;
             settle(
                 b,
+                lane,
                 settles,
                 bytes,
                 verdict,
@@ -1435,12 +1439,13 @@ impl<S: ClientSession> Conn<S> {
                 Decode::Reply {
                     used,
                     settles,
+                    lane,
                     verdict,
                     close,
                 } => {
                     let asked = oldest.is_some();
                     let b = match busy.as_deref_mut() {
-                        Some(b) if asked && settles as usize <= b.inflight.len() => b,
+                        Some(b) if asked && holds(b, lane, settles) => b,
                         _ => {
                             // A reply to nothing asked: the stream cannot be trusted.
                             ctx.stats
@@ -1454,6 +1459,7 @@ impl<S: ClientSession> Conn<S> {
                     let bytes = used as u64 + std::mem::take(&mut b.consumed);
                     if settle(
                         b,
+                        lane,
                         settles,
                         bytes,
                         verdict,
@@ -1508,70 +1514,6 @@ impl<S: ClientSession> Conn<S> {
         }
         None
     }
-}
-
-/// Settles the oldest `n` requests of a connection (one reply, or a multiple
-/// acknowledgement), the first carrying the reply's `bytes`; each counts in `answered`.
-/// Correct ones go to `tally` (added once per read), wrong ones to `stats` at once.
-/// Returns whether the verdict drops the connection.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn settle(
-    b: &mut Busy,
-    n: u32,
-    bytes: u64,
-    verdict: Verdict,
-    now: u64,
-    stats: &mut WorkerStats,
-    tally: &mut Tally,
-    answered: &mut u64,
-) -> bool {
-    if n <= 1 && verdict == Verdict::Ok {
-        // The common case, one correct reply, inline and without the loop.
-        if let Some(req) = b.inflight.pop_front() {
-            *answered += 1;
-            let (corrected, actual) = (
-                now.saturating_sub(req.intended_ns),
-                now.saturating_sub(req.sent_ns),
-            );
-            tally.ok(req.measured, bytes, corrected, actual, stats);
-        }
-        return false;
-    }
-    settle_each(b, n, bytes, verdict, now, stats, tally, answered)
-}
-
-/// `settle` for several requests at once or a wrong reply.
-#[allow(clippy::too_many_arguments)]
-fn settle_each(
-    b: &mut Busy,
-    n: u32,
-    bytes: u64,
-    verdict: Verdict,
-    now: u64,
-    stats: &mut WorkerStats,
-    tally: &mut Tally,
-    answered: &mut u64,
-) -> bool {
-    let mut bytes = bytes;
-    for _ in 0..n.max(1) {
-        let Some(req) = b.inflight.pop_front() else {
-            break;
-        };
-        *answered += 1;
-        let bytes = std::mem::take(&mut bytes);
-        match verdict {
-            Verdict::Ok => tally.ok(
-                req.measured,
-                bytes,
-                now.saturating_sub(req.intended_ns),
-                now.saturating_sub(req.sent_ns),
-                stats,
-            ),
-            Verdict::Error(k) | Verdict::Fatal(k) => stats.record_error(req.measured, k, bytes),
-        }
-    }
-    matches!(verdict, Verdict::Fatal(_))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! statistics and the protocol's figures exactly at the end.
 
 pub mod admission;
-mod busy;
+pub(crate) mod busy;
 pub mod conn;
 pub mod connector;
 mod ctx;
@@ -13,8 +13,9 @@ mod opt_u64;
 pub mod ramp;
 pub mod refill;
 pub mod session;
+pub(crate) mod settle;
 mod spec;
-mod tally;
+pub(crate) mod tally;
 pub mod transport;
 mod uring_slots;
 pub mod worker;

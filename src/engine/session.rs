@@ -6,7 +6,8 @@
 //! - open and close exchanges (a handshake, a goodbye): `open`, `close`, on every plan,
 //!   their requests and answers counted for every protocol alike (`Exchanges`);
 //! - replies, one or several requests settled at once with one verdict
-//!   (`Decode::Reply { settles }`: an AMQP multiple ack or nack);
+//!   (`Decode::Reply { settles }`: an AMQP multiple ack or nack), the oldest in send
+//!   order or the oldest of one lane (`Lane`: an AMQP channel);
 //! - requests that settle on write (`SessionFactory::settles_on_write`);
 //! - events that arrive with or without anything in flight (`Decode::Event`: a ping,
 //!   a push, a heartbeat), answered through `out` without dropping the connection;
@@ -17,6 +18,19 @@
 use crate::stats::ErrorKind;
 pub use crate::stats::Exchanges;
 
+/// Which of a connection's independent reply streams a request belongs to: replies
+/// of one lane come in its send order, but lanes may answer in any order between
+/// them (AMQP confirms per channel). Most protocols have one stream: every request
+/// goes on `Lane::ANY` and every reply settles the oldest in send order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lane(pub u16);
+
+impl Lane {
+    /// As a request's lane: the protocol has one stream. As a reply's: it settles the
+    /// oldest requests in send order, whatever their lane.
+    pub const ANY: Lane = Lane(0);
+}
+
 /// A request on the wire, awaiting its reply. Kept by the engine in send order.
 #[derive(Clone, Copy, Debug)]
 pub struct InFlight {
@@ -26,6 +40,8 @@ pub struct InFlight {
     pub sent_ns: u64,
     /// Protocol-owned detail of the request (for echo: its payload length).
     pub tag: u32,
+    /// The lane it went out on (`ClientSession::lane_of`); in the entry's padding.
+    pub lane: Lane,
     /// Sent after the warm-up, so it counts in the results.
     pub measured: bool,
 }
@@ -88,13 +104,17 @@ pub enum Decode {
     /// Nothing complete yet: read more.
     Incomplete,
     /// `used` bytes complete the replies to the oldest `settles` requests in flight
-    /// (>= 1; more than one for a multiple acknowledgement), all judged `verdict`.
+    /// (>= 1; more than one for a multiple acknowledgement) on `lane` (`Lane::ANY`:
+    /// the oldest in send order; another lane: the oldest of that lane, in order,
+    /// the others left in place), all judged `verdict`. Fewer than `settles` on
+    /// the lane is a reply nobody asked for (`unsolicited`).
     /// With `close`, the connection is closed after it (HTTP `Connection: close`):
     /// requests still in flight end as `closed` and the slot reconnects if the plan
     /// goes on.
     Reply {
         used: usize,
         settles: u32,
+        lane: Lane,
         verdict: Verdict,
         close: bool,
     },
@@ -118,6 +138,7 @@ impl Decode {
         Decode::Reply {
             used,
             settles: 1,
+            lane: Lane::ANY,
             verdict,
             close: false,
         }
@@ -159,6 +180,14 @@ pub trait ClientSession: 'static {
 
     /// Appends request `seq`, sent at `sent_ns`, to `out`; returns its tag.
     fn encode(&mut self, seq: u64, sent_ns: u64, out: &mut Vec<u8>) -> u32;
+
+    /// The lane request `seq` goes out on, asked once per request as it is encoded:
+    /// a reply that names a lane settles that lane's oldest. Default: one lane, so
+    /// every reply settles the oldest in send order.
+    #[inline(always)]
+    fn lane_of(&self, _seq: u64) -> Lane {
+        Lane::ANY
+    }
 
     /// Looks at the start of `input`. `oldest` is the oldest request awaiting a reply,
     /// or None when none is (nothing in flight, or a settles-on-write protocol): then

@@ -11,7 +11,7 @@ use super::client_figures::ClientFigures;
 use super::codec::{self, write_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
 use super::confirms::ChannelConfirms;
 use crate::engine::session::{
-    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict,
+    ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup, Verdict,
 };
 use crate::stats::ErrorKind;
 use amq_protocol::frame::AMQPFrame;
@@ -144,6 +144,12 @@ impl AmqpClient {
 
     fn channels(&self) -> u16 {
         self.shared.opts.channels.max(1)
+    }
+
+    /// The channel (index = channel - 1) request `seq` is published on: round-robin.
+    #[inline]
+    fn channel_index(&self, seq: u64) -> usize {
+        (seq % self.channels() as u64) as usize
     }
 
     fn templates(&self) -> &[Box<[u8]>] {
@@ -556,14 +562,22 @@ impl ClientSession for AmqpClient {
 
     #[inline]
     fn encode(&mut self, seq: u64, _sent_ns: u64, out: &mut Vec<u8>) -> u32 {
-        let idx = (seq % self.channels() as u64) as usize;
+        let idx = self.channel_index(seq);
         out.extend_from_slice(&self.templates()[idx]);
         self.confirms[idx].published += 1;
         idx as u32
     }
 
-    /// One confirm settles the oldest requests it covers (a multiple ack or nack
-    /// several at once); with nothing awaited, only heartbeats and flow notices.
+    /// Each channel is a lane: its confirms count its own delivery tags, and channels
+    /// confirm in any order between them.
+    #[inline]
+    fn lane_of(&self, seq: u64) -> Lane {
+        Lane(self.channel_index(seq) as u16 + 1)
+    }
+
+    /// One confirm settles the oldest publishes it covers on its channel (a multiple
+    /// ack or nack several at once); with nothing awaited, only heartbeats and flow
+    /// notices.
     fn decode(
         &mut self,
         input: &[u8],
@@ -645,6 +659,8 @@ impl ClientSession for AmqpClient {
             return Decode::Reply {
                 used: at,
                 settles,
+                // `ch` named a channel this connection publishes on (1..=channels).
+                lane: Lane(ch),
                 verdict,
                 close: false,
             };

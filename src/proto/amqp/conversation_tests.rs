@@ -6,7 +6,7 @@ use super::client::{AmqpClient, ClientOptions};
 use super::client_figures::ClientFigures;
 use super::codec::{split_frame, Split, PROTOCOL_HEADER};
 use super::server::{AmqpHandler, AmqpHandlerFactory, BrokerConfig, BrokerTotals};
-use crate::engine::session::{ClientSession, Decode, InFlight, Setup, Verdict};
+use crate::engine::session::{ClientSession, Decode, InFlight, Lane, Setup, Verdict};
 use crate::server::session::{Reply, ServerFactory, ServerSession};
 
 /// Which connection-level exchange a test drives.
@@ -113,6 +113,7 @@ fn inflight(seq: u64) -> InFlight {
         intended_ns: 0,
         sent_ns: 0,
         tag: 0,
+        lane: Lane::ANY,
         measured: true,
     }
 }
@@ -142,6 +143,7 @@ fn conversation(cfg: BrokerConfig, n: u64, channels: u16) -> (Vec<u8>, Vec<u8>, 
                 settles,
                 verdict,
                 close,
+                lane: _,
             } => {
                 assert_eq!(verdict, Verdict::Ok);
                 assert!(!close);

@@ -1,6 +1,6 @@
 //! AMQP 0-9-1: framing over the amq-protocol crate (codec), the publisher the engine
-//! drives (client), its confirm bookkeeping (confirms), the dummy broker (server) and
-//! target URLs (url).
+//! drives (client, one lane per channel), its confirm bookkeeping (confirms), the
+//! dummy broker (server) and target URLs (url).
 
 pub mod client;
 pub mod client_figures;
@@ -18,3 +18,5 @@ pub mod url;
 mod conversation_tests;
 #[cfg(test)]
 mod frame_max_tests;
+#[cfg(test)]
+mod lane_tests;

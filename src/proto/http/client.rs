@@ -5,7 +5,7 @@
 use super::figures::StatusClasses;
 use super::response::{Parsed, ResponseParser};
 use super::status::StatusSet;
-use crate::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Verdict};
+use crate::engine::session::{ClientSession, Decode, InFlight, Lane, SessionFactory, Verdict};
 use crate::stats::ErrorKind;
 use std::sync::Arc;
 
@@ -90,6 +90,7 @@ impl HttpClient {
         Decode::Reply {
             used: 0,
             settles: 1,
+            lane: Lane::ANY,
             verdict: Verdict::Fatal(kind),
             close: true,
         }
@@ -124,6 +125,7 @@ impl HttpClient {
                 Decode::Reply {
                     used,
                     settles: 1,
+                    lane: Lane::ANY,
                     verdict,
                     close: close || !self.keepalive,
                 }
@@ -190,6 +192,7 @@ mod tests {
             intended_ns: 0,
             sent_ns: 0,
             tag: 0,
+            lane: Lane::ANY,
             measured: true,
         }
     }
@@ -202,6 +205,7 @@ mod tests {
         Decode::Reply {
             used,
             settles: 1,
+            lane: Lane::ANY,
             verdict,
             close,
         }

@@ -285,6 +285,7 @@ fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::session::Lane;
 
     fn factory(command: &str, resp3: bool, auth: bool, db: u32) -> RedisFactory {
         RedisFactory::new(Plan {
@@ -304,6 +305,7 @@ mod tests {
             intended_ns: 0,
             sent_ns: 0,
             tag,
+            lane: Lane::ANY,
             measured: true,
         }
     }

@@ -8,7 +8,7 @@ use super::figures::ClientFigures;
 use super::handshake::{self, Answer};
 use super::message;
 use crate::engine::session::{
-    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict,
+    ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup, Verdict,
 };
 use crate::rng::Rng;
 use crate::stats::ErrorKind;
@@ -321,6 +321,7 @@ impl ClientSession for WsClient {
             return Decode::Reply {
                 used: 0,
                 settles: 1,
+                lane: Lane::ANY,
                 verdict: Verdict::Fatal(if in_step {
                     ErrorKind::Mismatch
                 } else {
@@ -377,6 +378,7 @@ mod tests {
             intended_ns: 0,
             sent_ns: 0,
             tag,
+            lane: Lane::ANY,
             measured: true,
         }
     }
