@@ -635,6 +635,7 @@ mod tests {
             echo_hist: Latency::new().encode(),
             cpu_s: 0.0,
             rss_bytes: 0,
+            peak_rss_bytes: Some(1 << 20),
             event_loop: LoopCounts::default(),
         }
     }
