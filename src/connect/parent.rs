@@ -360,9 +360,8 @@ pub fn run(
     // words (a worker without a final report is counted among `workers_failed`). Not
     // read here from /proc: a churn worker may have exited already. Each peaked on its
     // own, so the sum is an upper bound of a simultaneous peak.
-    let peaks: Vec<u64> = finals.iter().filter_map(|f| f.peak_rss_bytes).collect();
-    let client_process = (!peaks.is_empty()).then(|| ClientProcess {
-        peak_rss_bytes: peaks.iter().sum(),
+    let client_process = (!finals.is_empty()).then(|| ClientProcess {
+        peak_rss_bytes: finals.iter().filter_map(|f| f.peak_rss_bytes).sum(),
         includes_builtin_server: false,
         event_loop: Some(finals.iter().map(|f| &f.event_loop).sum()),
     });

@@ -351,7 +351,15 @@ pub fn build(
     )
     .finish(reason);
     let mut base = base;
-    base.shard = cfg.coordination.info(r.timeline.go_unix_ms, portion);
+    // A churn ramp left out: the measured phase starts once it is over, as the loads'
+    // (`LoadShape::measure_start`), so that shards line up by it in a merge.
+    let ramp_ms = match (cfg.ramp, &r.ramp) {
+        (Some(rp), Some(_)) => rp.over.as_millis() as u64,
+        _ => 0,
+    };
+    base.shard = cfg
+        .coordination
+        .info(r.timeline.go_unix_ms + ramp_ms, portion);
     // Churn with its ramp left out: its attempts, cycles and rates are the measured
     // phase's, over its time.
     let reach = r.measured_s.unwrap_or(r.timeline.reached_s);

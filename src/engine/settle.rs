@@ -16,9 +16,13 @@ use crate::stats::WorkerStats;
 /// asked for. A lane's entries are counted only as far as the `n`th.
 #[inline]
 pub fn holds(b: &Busy, lane: Lane, n: u32) -> bool {
-    let n = n as usize;
     if lane == Lane::ANY {
-        return n <= b.inflight.len();
+        return n as usize <= b.inflight.len();
+    }
+    // A lane's reply settles one at least (as `settle_each` does).
+    let n = n.max(1) as usize;
+    if n == 1 && b.inflight.front().is_some_and(|r| r.lane == lane) {
+        return true;
     }
     b.inflight.iter().filter(|r| r.lane == lane).take(n).count() == n
 }
@@ -40,8 +44,12 @@ pub fn settle(
     tally: &mut Tally,
     answered: &mut u64,
 ) -> bool {
-    if n <= 1 && verdict == Verdict::Ok && lane == Lane::ANY {
-        // The common case, one correct reply, inline and without the loop.
+    if n <= 1
+        && verdict == Verdict::Ok
+        && (lane == Lane::ANY || b.inflight.front().is_some_and(|r| r.lane == lane))
+    {
+        // The common case, one correct reply to the oldest request (of its lane, when
+        // that is the oldest of all: an AMQP confirm in order), inline, no loop.
         if let Some(req) = b.inflight.pop_front() {
             *answered += 1;
             let (corrected, actual) = (
@@ -284,6 +292,20 @@ mod tests {
         assert!(!holds(&b, Lane(3), 1));
         assert!(holds(&b, Lane::ANY, 3));
         assert!(!holds(&b, Lane::ANY, 4));
+        // A lane's reply settles one at least: on a lane with none in flight it is a
+        // reply nobody asked for, not a silent no-op.
+        assert!(!holds(&b, Lane(3), 0));
+        assert!(holds(&b, Lane(1), 0));
+    }
+
+    #[test]
+    fn a_correct_reply_on_the_front_entrys_lane_takes_the_front() {
+        // The fast path (an AMQP confirm in order): the front is lane 1's oldest.
+        let mut b = busy(&[req(0, 1, 100, true), req(1, 2, 200, true)]);
+        let mut run = Run::new();
+        assert!(!run.settle(&mut b, 1, 1, Verdict::Ok, 1_000));
+        assert_eq!(left(&b), [(1, 2)]);
+        assert_eq!(run.latencies(), [(900, 1)]);
     }
 
     #[test]

@@ -16,7 +16,8 @@ pub enum Stop {
     /// Set by a signal handler, which cannot wake the loop: it looks at least every
     /// coarse tick.
     Flag(Arc<AtomicBool>),
-    /// An eventfd (level-triggered, never read): readable means stop, at once.
+    /// An eventfd: readable means stop, at once (the epoll loop never reads it; the
+    /// io_uring loop's read of it is its wake-up).
     Fd(i32),
 }
 

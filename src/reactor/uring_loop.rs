@@ -150,6 +150,11 @@ impl UringReactor {
         self.ring.submitter().register_files_sparse(n)
     }
 
+    /// The loop's clock (its turns' readings, `woke` and `after_wake`, are on it).
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
     pub fn measure_cpu_from(&mut self, at: u64) {
         self.cpu.start_at(at);
     }
@@ -268,7 +273,7 @@ impl UringReactor {
                         h.on_sent(slot, gen, res);
                     }
                     OWN => h.on_own(what, res, flags),
-                    _ => stop |= what == STOP_READ,
+                    _ => stop |= what == STOP_READ && self.stop_armed,
                 }
             }
             if gave {

@@ -165,7 +165,9 @@ pub fn run<F: ServerFactory>(
             socket::set_nodelay(l.as_raw_fd());
         }
     }
-    let clock = Clock::since(cfg.pacing.epoch);
+    // The reactor's clock (made in `setup` on the pacing epoch, the sessions' clock):
+    // the turns' readings and the sessions' times are on one clock.
+    let clock = reactor.clock();
     let now = clock.now_ns();
     let ticker = cfg
         .timeouts
