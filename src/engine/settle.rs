@@ -52,15 +52,20 @@ pub fn settle(
         // that is the oldest of all: an AMQP confirm in order), inline, no loop.
         if let Some(req) = b.inflight.pop_front() {
             *answered += 1;
-            let (corrected, actual) = (
-                now.saturating_sub(req.intended_ns),
-                now.saturating_sub(req.sent_ns),
-            );
-            tally.ok(req.measured, bytes, corrected, actual, stats);
+            credit(&req, bytes, now, tally, stats);
         }
         return false;
     }
     settle_each(b, lane, n, bytes, verdict, now, stats, tally, answered)
+}
+
+/// A correct reply to `req` at `now`: its latency from when it was meant to go (the
+/// corrected one) and from when it went.
+#[inline(always)]
+fn credit(req: &InFlight, bytes: u64, now: u64, tally: &mut Tally, stats: &mut WorkerStats) {
+    let corrected = now.saturating_sub(req.intended_ns);
+    let actual = now.saturating_sub(req.sent_ns);
+    tally.ok(req.measured, bytes, corrected, actual, stats);
 }
 
 /// `settle` for several requests at once, a wrong reply or a reply on a lane.
@@ -81,13 +86,7 @@ fn settle_each(
         *answered += 1;
         let bytes = std::mem::take(&mut bytes);
         match verdict {
-            Verdict::Ok => tally.ok(
-                req.measured,
-                bytes,
-                now.saturating_sub(req.intended_ns),
-                now.saturating_sub(req.sent_ns),
-                stats,
-            ),
+            Verdict::Ok => credit(&req, bytes, now, tally, stats),
             Verdict::Error(k) | Verdict::Fatal(k) => stats.record_error(req.measured, k, bytes),
         }
     };

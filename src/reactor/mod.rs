@@ -17,6 +17,7 @@ pub mod slab;
 pub mod timers;
 mod token;
 pub mod transport;
+mod turn;
 pub mod uring;
 pub mod uring_loop;
 

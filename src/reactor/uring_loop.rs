@@ -22,12 +22,11 @@
 
 use super::core::Stop;
 use super::handler::Handler;
-use super::measured_cpu::MeasuredCpu;
 use super::token::split;
+use super::turn::Turn;
 use super::uring::BufRing;
 use crate::clock::Clock;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 pub use super::uring::{KIND_SHIFT, TOKEN_MASK};
@@ -100,16 +99,12 @@ pub struct UringReactor {
     /// This turn's completions (user_data, result, flags), copied out of the ring so the
     /// handler can queue submissions while they are served.
     cqes: Vec<(u64, i32, u32)>,
-    again: Vec<(u32, u32)>,
-    flushing: Vec<u32>,
-    coarse_ns: u64,
-    stop: Stop,
+    /// What the turn does around its wait, as on epoll.
+    turn: Turn,
     /// Where a `Stop::Fd` read puts its count (boxed: the kernel writes there while the
     /// reactor moves), and whether that read is with the kernel.
     stop_buf: Box<[u8; 8]>,
     stop_armed: bool,
-    stopped: bool,
-    cpu: MeasuredCpu,
 }
 
 impl UringReactor {
@@ -134,14 +129,9 @@ impl UringReactor {
             bufs,
             clock,
             cqes: Vec::with_capacity(CQ_ENTRIES as usize),
-            again: Vec::new(),
-            flushing: Vec::new(),
-            coarse_ns: coarse.as_nanos().max(1) as u64,
-            stop,
+            turn: Turn::new(coarse.as_nanos() as u64, stop),
             stop_buf: Box::new([0; 8]),
             stop_armed: false,
-            stopped: false,
-            cpu: MeasuredCpu::default(),
         })
     }
 
@@ -156,11 +146,11 @@ impl UringReactor {
     }
 
     pub fn measure_cpu_from(&mut self, at: u64) {
-        self.cpu.start_at(at);
+        self.turn.cpu.start_at(at);
     }
 
     pub fn cpu_measured(&self) -> Duration {
-        self.cpu.measured()
+        self.turn.cpu.measured()
     }
 
     /// Ends every request still with the kernel and waits until they are gone (their
@@ -179,7 +169,7 @@ impl UringReactor {
     /// Moves the handler's queued submissions into the ring (submitting on the way
     /// when it is full), and the stop eventfd's read once.
     fn push(&mut self, sqes: &mut Vec<squeue::Entry>) -> std::io::Result<()> {
-        if let (Stop::Fd(fd), false) = (&self.stop, self.stop_armed) {
+        if let (Stop::Fd(fd), false) = (self.turn.stop(), self.stop_armed) {
             self.stop_armed = true;
             sqes.push(
                 opcode::Read::new(types::Fd(*fd), self.stop_buf.as_mut_ptr(), 8)
@@ -222,19 +212,9 @@ impl UringReactor {
         };
         loop {
             // `now` is the last turn's reading: the deadlines are coarse against a
-            // turn's work, and a late one is served at the next wake-up.
-            let mut wake = next.min(now.saturating_add(self.coarse_ns));
-            if let Some(t) = h.timers().next() {
-                wake = wake.min(t);
-            }
-            if let Some(m) = self.cpu.wake_at() {
-                wake = wake.min(m);
-            }
-            let timeout = if h.ready().is_empty() {
-                wake.saturating_sub(now)
-            } else {
-                0
-            };
+            // turn's work, and a late one is served at the next wake-up (one turn's
+            // work late at most).
+            let timeout = self.turn.timeout(h, next, now);
             self.push(h.sqes())?;
             // One enter: submits the turn's sends and arms, runs the deferred task work
             // (the completions), and sleeps only when there is none.
@@ -279,32 +259,7 @@ impl UringReactor {
             if gave {
                 self.bufs.publish();
             }
-            std::mem::swap(&mut self.again, h.ready());
-            for (slot, gen) in self.again.drain(..) {
-                h.on_ready(slot, gen);
-            }
-            while let Some((at, slot, gen)) = h.timers().pop_due(now) {
-                h.on_timer(at, slot, gen);
-            }
-            if let Some(p) = h.pending() {
-                p.take(&mut self.flushing);
-                for &slot in &self.flushing {
-                    h.on_flush(slot);
-                }
-            }
-            self.cpu.on_turn(now);
-            if !self.stopped {
-                if let Stop::Flag(f) = &self.stop {
-                    stop |= f.load(Ordering::Relaxed);
-                }
-                if stop {
-                    self.stopped = true;
-                    if h.on_stop() {
-                        return Ok(());
-                    }
-                }
-            }
-            match h.after_wake(now) {
+            match self.turn.end(h, now, stop) {
                 Some(n) => next = n,
                 None => return Ok(()),
             }
