@@ -5,22 +5,10 @@
 
 use super::handler::EpollHandler;
 use super::token::STOP_TOKEN;
-use super::turn::Turn;
+use super::turn::{Stop, Turn};
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// How a loop is told to stop.
-pub enum Stop {
-    /// Set by a signal handler, which cannot wake the loop: it looks at least every
-    /// coarse tick.
-    Flag(Arc<AtomicBool>),
-    /// An eventfd: readable means stop, at once (the epoll loop never reads it; the
-    /// io_uring loop's read of it is its wake-up).
-    Fd(i32),
-}
 
 pub struct Reactor {
     clock: Clock,

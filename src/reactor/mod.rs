@@ -21,12 +21,13 @@ mod turn;
 pub mod uring;
 pub mod uring_loop;
 
-pub use self::core::{Reactor, Stop};
+pub use self::core::Reactor;
 pub use handler::{EpollHandler, Handler};
 pub use pending::Pending;
 pub use slab::Slab;
 pub use timers::Timers;
 pub use token::{split, token, OWN_TOKENS, STOP_TOKEN};
+pub use turn::Stop;
 
 #[cfg(test)]
 mod tests;

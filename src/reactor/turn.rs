@@ -3,12 +3,23 @@
 //! its timers, a coarse tick, the measured phase's start; not at all while slots wait
 //! in the ready list), and the turn's end once the wait's events or completions are
 //! served (the ready list, the due timers, the turn-end flush, the measured CPU time,
-//! the stop signal, `after_wake`). Only the wait and what it hands over differ.
+//! the stop signal, `after_wake`); and how a loop is told to stop (`Stop`). Only the
+//! wait and what it hands over differ.
 
-use super::core::Stop;
 use super::handler::Handler;
 use super::measured_cpu::MeasuredCpu;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// How a loop is told to stop.
+pub enum Stop {
+    /// Set by a signal handler, which cannot wake the loop: it looks at least every
+    /// coarse tick.
+    Flag(Arc<AtomicBool>),
+    /// An eventfd: readable means stop, at once (the epoll loop never reads it; the
+    /// io_uring loop's read of it is its wake-up).
+    Fd(i32),
+}
 
 pub struct Turn {
     /// The ready list being served, swapped with the handler's so neither reallocates.

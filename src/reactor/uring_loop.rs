@@ -20,10 +20,9 @@
 //! Imports no engine or server type: what a slot is stays the handler's
 //! (`UringHandler`).
 
-use super::core::Stop;
 use super::handler::Handler;
 use super::token::split;
-use super::turn::Turn;
+use super::turn::{Stop, Turn};
 use super::uring::BufRing;
 use crate::clock::Clock;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
