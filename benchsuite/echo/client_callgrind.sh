@@ -10,6 +10,8 @@
 set -euo pipefail
 # shellcheck source=../lib/c_echo.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/c_echo.sh" echo-callgrind
+# shellcheck source=../lib/callgrind.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/callgrind.sh"
 knobs POINTS="10x1:40000 100x16:400000" BASE_PORT=9700
 need_tools valgrind callgrind_annotate # apt-get install valgrind
 PORT=$BASE_PORT
@@ -27,12 +29,7 @@ for point in $POINTS; do
             "$bin" echo "127.0.0.1:$PORT" -t 1 -c "$conns" --pipeline "$depth" --size 36 \
             -n "$msgs" --quiet >"$OUT/$tag.stdout" 2>"$OUT/$tag.valgrind.txt" || true
         stop_server
-        best="" most=0
-        for f in "$WORK/$tag".cg*; do
-            n=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f")
-            if ((n > most)); then most=$n best=$f; fi
-        done
-        callgrind_annotate --inclusive=no "$best" 2>/dev/null | sed -n 1,60p >"$OUT/$tag.annotate.txt"
+        most=$(busiest_thread "$WORK/$tag" "$OUT/$tag.annotate.txt")
         printf '%-7s %-10s load thread: %d instructions, %.0f per message (-n %d)\n' \
             "$shape" "$name" "$most" "$(python3 -c "print($most / $msgs)")" "$msgs" | tee -a "$OUT/summary.txt"
     done

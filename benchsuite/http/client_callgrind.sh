@@ -10,6 +10,8 @@
 set -euo pipefail
 # shellcheck source=../lib/nginx.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http-callgrind
+# shellcheck source=../lib/callgrind.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/callgrind.sh"
 knobs REQUESTS=20000 CONNS=50 PORT=18980
 need_tools valgrind callgrind_annotate # apt-get install valgrind
 start_nginx nolog
@@ -21,12 +23,7 @@ for spec in "$@"; do
         --callgrind-out-file="$WORK/$name.cg" \
         "$bin" http "http://127.0.0.1:$PORT/" -t 1 -c "$CONNS" -n "$REQUESTS" --quiet \
         >"$OUT/$name.stdout" 2>"$OUT/$name.valgrind.txt" || true
-    best="" most=0
-    for f in "$WORK/$name".cg*; do
-        n=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f")
-        if ((n > most)); then most=$n best=$f; fi
-    done
-    callgrind_annotate --inclusive=no "$best" 2>/dev/null | sed -n 1,60p >"$OUT/$name.annotate.txt"
+    most=$(busiest_thread "$WORK/$name" "$OUT/$name.annotate.txt")
     printf '%-10s load thread: %d instructions, %.0f per request (-n %d, -c %d)\n' \
         "$name" "$most" "$(python3 -c "print($most / $REQUESTS)")" "$REQUESTS" "$CONNS" | tee -a "$OUT/summary.txt"
 done

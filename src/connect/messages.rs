@@ -86,6 +86,15 @@ fn add_map(a: &mut BTreeMap<String, u64>, b: &BTreeMap<String, u64>) {
 }
 
 impl Counts {
+    /// These counts and a ramp's left out of the figures, when there is one: the
+    /// whole run's.
+    pub fn with_ramp(mut self, ramp: Option<&Counts>) -> Counts {
+        if let Some(r) = ramp {
+            self.add(r);
+        }
+        self
+    }
+
     pub fn add(&mut self, o: &Counts) {
         self.attempts += o.attempts;
         self.established += o.established;

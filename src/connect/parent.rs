@@ -96,11 +96,8 @@ impl Gathered {
     /// Everything so far, a ramp left out of the figures included: for progress and
     /// for what is open.
     fn sum(&self) -> Counts {
-        let (mut t, ramp) = self.phases();
-        if let Some(r) = ramp {
-            t.add(&r);
-        }
-        t
+        let (t, ramp) = self.phases();
+        t.with_ramp(ramp.as_ref())
     }
 
     /// The measured counts summed over the workers, and the ramp's apart when a worker

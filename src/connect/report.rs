@@ -69,11 +69,7 @@ pub struct Memory {
 impl Run {
     /// The whole run's counts: the measured phase's and a ramp's left out.
     pub fn whole(&self) -> Counts {
-        let mut c = self.counts.clone();
-        if let Some(r) = &self.ramp {
-            c.add(r);
-        }
-        c
+        self.counts.clone().with_ramp(self.ramp.as_ref())
     }
 }
 
