@@ -16,7 +16,10 @@ use wirebench::server::session::{Reply, ServerFactory, ServerSession};
 /// What a test broker does with connection number `k` (1-based) once the handshake is done.
 #[derive(Clone, Copy)]
 enum Misbehave {
-    /// Connections with k % every == 0 are cut (no CloseOk) once `after` messages were read.
+    /// Connections with k % every == 0 are cut (no CloseOk) once `after` messages were
+    /// read, or at their Close if they published fewer: a cut client reconnects for what
+    /// it had not sent yet, and that connection must not close cleanly either (how
+    /// much it had sent when cut depends on the timing).
     Cut { every: u64, after: u64 },
     /// Offers this frame-max in Connection.Tune (the CLI would refuse one below 4096).
     Offer(u32),
@@ -109,7 +112,10 @@ fn serve_one(mut s: TcpStream, k: u64, how: Misbehave, tally: &Tally) {
         let reply = h.on_bytes(&carry, &mut out, &mut figures);
         let read = figures.messages;
         match how {
-            Misbehave::Cut { every, after } if k % every == 0 && read >= after => {
+            Misbehave::Cut { every, after }
+                if k % every == 0
+                    && (read >= after || (read > 0 && matches!(reply, Reply::Close))) =>
+            {
                 // Cut before writing this read's answers: no CloseOk ever leaves.
                 tally.cut.fetch_add(read, SeqCst);
                 tally.cut_conns.fetch_add(1, SeqCst);
