@@ -73,7 +73,8 @@ impl Reactor {
                 }
                 h.on_event(ev.u64, ev.events);
             }
-            match self.turn.end(h, self.clock.now_ns(), stop) {
+            let clock = self.clock;
+            match self.turn.end(h, || clock.now_ns(), stop) {
                 Some(n) => next = n,
                 None => return,
             }

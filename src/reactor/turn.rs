@@ -67,16 +67,23 @@ impl Turn {
         }
     }
 
-    /// The turn's end at `now`, its events or completions served (`stop`: the wait
-    /// handed over a stop signal): the slots that yielded, the due timers, the gathered
-    /// sends, the CPU time, the stop (once), then `after_wake`. Returns the handler's
-    /// next deadline, or `None` when the loop ends.
+    /// The turn's end, its events or completions served (`stop`: the wait handed over
+    /// a stop signal): the slots that yielded, then, at `now()` (the epoll loop reads
+    /// the clock there; the io_uring loop gives its turn's reading), the due timers,
+    /// the gathered sends, the CPU time, the stop (once) and `after_wake`. Returns the
+    /// handler's next deadline, or `None` when the loop ends.
     #[inline]
-    pub fn end<H: Handler>(&mut self, h: &mut H, now: u64, stop: bool) -> Option<u64> {
+    pub fn end<H: Handler>(
+        &mut self,
+        h: &mut H,
+        now: impl FnOnce() -> u64,
+        stop: bool,
+    ) -> Option<u64> {
         std::mem::swap(&mut self.again, h.ready());
         for (slot, gen) in self.again.drain(..) {
             h.on_ready(slot, gen);
         }
+        let now = now();
         while let Some((at, slot, gen)) = h.timers().pop_due(now) {
             h.on_timer(at, slot, gen);
         }

@@ -258,7 +258,7 @@ impl UringReactor {
             if gave {
                 self.bufs.publish();
             }
-            match self.turn.end(h, now, stop) {
+            match self.turn.end(h, || now, stop) {
                 Some(n) => next = n,
                 None => return Ok(()),
             }
