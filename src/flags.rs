@@ -11,7 +11,8 @@ pub fn pipeline_mode_help(default: &str) -> String {
     format!("How the pipeline refills: sliding (each reply's place is refilled at once) or burst (the whole window in one write, the next when all of it is answered, as redis-benchmark -P) [default: {default}]")
 }
 
-/// Load shape, stop rule, timing and output: shared by every load command.
+/// Load shape and stop rule, then what every client shares (`ClientArgs`): shared by
+/// every load command.
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
     /// Worker threads [default: CPUs in this process's affinity mask; half of them with the built-in server].
@@ -47,6 +48,20 @@ pub struct LoadArgs {
     /// Run this long before measuring; excluded from the results.
     #[arg(long, default_value = "0s")]
     pub warmup: String,
+    /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
+    #[arg(long)]
+    pub no_nodelay: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// What every client command shares, `connect` too: how its connections start and
+/// time out, where they come from, TLS, what it prints and writes, and its place among
+/// several generators. Validated once, by `config::ClientConfig::from_args`. A command
+/// may reword a flag's help or change its default for itself
+/// (`#[command(mut_arg("progress", ...))]`).
+#[derive(Args, Debug, Clone)]
+pub struct ClientArgs {
     #[command(flatten)]
     pub ramp: RampArgs,
     /// A reply later than this is an error and its connection is reopened.
@@ -64,9 +79,6 @@ pub struct LoadArgs {
     /// Print only the summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
-    #[arg(long)]
-    pub no_nodelay: bool,
     /// Source addresses to connect from, connection n from the (n mod count)-th: an address, a range (127.0.0.2-127.0.0.254) or a comma list; `kernel` lets the kernel pick [default: 127.0.0.2-127.0.0.255 for 1,024 connections or more to an IPv4 loopback target, else the kernel's].
     #[arg(long, value_name = "ADDRS")]
     pub source: Option<String>,
@@ -92,8 +104,8 @@ pub enum PipelineMode {
     Burst,
 }
 
-/// One generator of several: which shard this is and when they all start. Every load
-/// command has them (`connect` too), so a new protocol gets them with `LoadArgs`.
+/// One generator of several: which shard this is and when they all start. Every client
+/// command has them (`ClientArgs`), so a new protocol gets them with `LoadArgs`.
 /// Validated by `shard::Coordination`; docs/shards.md.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ShardArgs {
@@ -111,8 +123,8 @@ pub struct ShardArgs {
     pub start_at: Option<String>,
 }
 
-/// `--ramp T` and `--ramp-measured`: shared by every load command and `connect`
-/// (validated by `config::ramp`).
+/// `--ramp T` and `--ramp-measured`: shared by every client command (`ClientArgs`),
+/// validated by `config::ramp`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct RampArgs {
     /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also

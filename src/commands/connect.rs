@@ -3,10 +3,11 @@
 
 use super::load;
 use super::serve_plan::{worker_args, ServePlan};
-use crate::cli::ConnectArgs;
 use crate::config::{ProtocolTiming, ServeConfig, ServerTlsChoice};
+use crate::connect::args::ConnectArgs;
+use crate::connect::parent::{self, BuiltinServer};
 use crate::connect::plan::{ConnectConfig, Mode};
-use crate::connect::{parent, report};
+use crate::connect::{judge, report, summary};
 use crate::error::{Error, Result};
 use crate::procs::workers::Launch;
 use crate::proto::echo::plugin::Echo;
@@ -23,9 +24,14 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     }
     let limits = KernelLimits::read();
     let cfg = ConnectConfig::from_args(args, &limits)?;
-    let json = cfg.json.as_deref().map(JsonSink::create).transpose()?;
+    let json = cfg
+        .output
+        .json
+        .as_deref()
+        .map(JsonSink::create)
+        .transpose()?;
     let stop = load::stop_flag()?;
-    if !cfg.quiet {
+    if !cfg.output.quiet {
         print!(
             "{}",
             text::config_table(
@@ -42,20 +48,20 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         (true, true) => Some(SelfSignedFiles::create()?),
         _ => None,
     };
-    let server_args = match cfg.builtin() {
-        true => Some(builtin_server_plan(cert.as_ref())?),
+    let builtin = match cfg.builtin() {
+        true => Some(builtin_server(cert.as_ref())?),
         false => None,
     };
     let started = load::unix_ms();
-    let run = parent::run(&cfg, &stop, server_args)?;
+    let run = parent::run(&cfg, &stop, builtin)?;
     drop(cert);
-    let outcome = parent::judge(&cfg, &run);
+    let outcome = judge::judge(&cfg, &run);
     let result = report::build(&cfg, &run, outcome, started, limits);
     if let Some(sink) = json {
         sink.write(&result)?;
     }
-    print!("{}", report::summary(&result));
-    if let Some(bucket) = cfg.histogram_bucket_us {
+    print!("{}", summary::summary(&result));
+    if let Some(bucket) = cfg.output.histogram_bucket_us {
         print!("connect {}", text::histogram(&run.connect_hist, bucket));
         if run.echo_hist.count() > 0 {
             let what = if cfg.is_churn() { "echo" } else { "ping" };
@@ -70,7 +76,7 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
 
 /// The built-in echo server's worker processes: their command line, their validated
 /// plan (serialized, never flags) and the CA PEM a TLS client checks them with.
-fn builtin_server_plan(cert: Option<&SelfSignedFiles>) -> Result<(Launch, Option<String>)> {
+fn builtin_server(cert: Option<&SelfSignedFiles>) -> Result<BuiltinServer> {
     let listen: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
     let plan = ServePlan {
         protocol: Echo::NAME.to_string(),
@@ -98,11 +104,13 @@ fn builtin_server_plan(cert: Option<&SelfSignedFiles>) -> Result<(Launch, Option
         },
         proto: ProtocolTiming::default(),
     };
-    let launch = Launch {
-        args: worker_args(Echo::NAME),
-        env: vec![plan.to_env()?],
-    };
-    Ok((launch, cert.map(|c| c.pem.clone())))
+    Ok(BuiltinServer {
+        launch: Launch {
+            args: worker_args(Echo::NAME),
+            env: vec![plan.to_env()?],
+        },
+        ca_pem: cert.map(|c| c.pem.clone()),
+    })
 }
 
 fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str, String)> {
