@@ -212,13 +212,14 @@ impl ConnectConfig {
 
 impl Asked {
     fn read(a: &ConnectArgs) -> Result<Asked> {
+        let (targets, host) = targets(a.target.as_deref())?;
+        let server_pids = server_pids(a.server_pid.as_deref(), targets.is_some())?;
         let mode = Mode::read(a)?;
         let total = match (&mode, a.connections) {
             (_, Some(0)) => return Err(Error::usage("-n/--connections must be at least 1")),
             (Mode::Churn { duration: Some(_) }, _) => 0,
             (_, n) => n.unwrap_or(1000),
         };
-        let (targets, host) = targets(a.target.as_deref())?;
         if !(a.connect_rate.is_finite() && a.connect_rate >= 0.0) {
             return Err(Error::usage(
                 "--connect-rate must be a number of connections per second, 0 for no limit",
@@ -232,7 +233,6 @@ impl Asked {
                 "--server-processes only applies to the built-in server (no target)",
             ));
         }
-        let server_pids = server_pids(a.server_pid.as_deref(), targets.is_some())?;
         Ok(Asked {
             mode,
             total,
