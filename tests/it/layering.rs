@@ -1,8 +1,8 @@
-//! The crate's files import one way (DESIGN.md: "Data flows one way ... Nothing below
-//! imports from above"): no two files of src/ import each other, and no folder imports
-//! one that `NEVER` puts above it. `scan` reads the imports from the source text; the
-//! tests at the end hold the scan to small made-up crates, so a rule that can no
-//! longer fail shows.
+//! The crate's files import one way (the project's design rules, `../shared/DESIGN.md`
+//! beside the repository: "Data flows one way ... Nothing below imports from above"):
+//! no two files of src/ import each other, and no folder imports one that `NEVER` puts
+//! above it. `scan` reads the imports from the source text; the tests at the end hold
+//! the scan to small made-up crates, so a rule that can no longer fail shows.
 
 mod scan;
 
