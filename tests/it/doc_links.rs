@@ -3,7 +3,7 @@
 //! document names (`benchsuite/runs/...`, linked or in a command) is in the tree. Old
 //! raw runs leave the tree (git keeps them), so a page that still cites one fails here.
 
-use crate::common::TempPath;
+use crate::common::{sorted_entries, TempPath};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -11,12 +11,7 @@ use std::path::{Path, PathBuf};
 /// output (target) or hidden folders (.git).
 fn markdown_files(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-            .map(|e| e.expect("a directory entry").path())
-            .collect();
-        entries.sort();
-        for p in entries {
+        for p in sorted_entries(dir) {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if p.is_dir() {
                 let skip = name.starts_with('.')
