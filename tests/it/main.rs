@@ -15,6 +15,7 @@ mod bounds_http;
 mod cli_errors;
 mod connect;
 mod connect_defaults;
+mod doc_links;
 mod echo_batch;
 mod echo_foreign;
 mod echo_server_death;

@@ -63,6 +63,16 @@ impl Drop for TempPath {
     }
 }
 
+/// The entries of a folder, sorted, so a walk of the source tree goes the same way every run.
+pub fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    entries
+}
+
 /// A port free a moment ago, below the ephemeral range and given to no other test
 /// (`net::free_port`): no parallel test's bind to port 0 or outgoing connection can
 /// take it before the peer binds, so a readiness probe never reaches another test's
