@@ -6,21 +6,6 @@
 use crate::common::*;
 use serde_json::Value;
 
-/// Runs `args` with progress on (stderr is a pipe: one plain line per interval) and a
-/// JSON result.
-fn run_with_progress(args: &[&str]) -> RunOut {
-    let file = TempPath::new("progress", ".json");
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--json", file.s()]);
-    let mut p = Proc::wirebench(&all);
-    let code = p.finish(RUN_LIMIT);
-    RunOut::of(&p, code, &file)
-}
-
-fn progress_lines(stderr: &str) -> Vec<&str> {
-    stderr.lines().filter(|l| l.starts_with("[ ")).collect()
-}
-
 /// The count after the unit's word on a progress line ("] echoed 1,234 ..." -> 1234).
 fn counted(line: &str, word: &str) -> u64 {
     let after = line
