@@ -575,3 +575,20 @@ fn send_connections<F: SessionFactory>(
         up: ctx.unsettled == 0,
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::interval_end;
+
+    #[test]
+    fn an_interval_ends_on_a_duration_plans_end() {
+        // Ticks every 300 on a plan that ends at 1,000: 300, 600, 900, then 1,000.
+        assert_eq!(interval_end(600, 300, 600, Some(1_000)), 900);
+        assert_eq!(interval_end(900, 300, 900, Some(1_000)), 1_000);
+        // After the end (the drain): an interval on, never back to the end.
+        assert_eq!(interval_end(1_000, 300, 1_000, Some(1_000)), 1_300);
+        // A late tick is not made up; without a deadline, as before.
+        assert_eq!(interval_end(300, 300, 750, Some(1_000)), 751);
+        assert_eq!(interval_end(900, 300, 900, None), 1_200);
+    }
+}
