@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::procs::workers::Launch;
 use crate::proto::echo::plugin::Echo;
 use crate::proto::plugin::Protocol;
+use crate::report::console::Console;
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
@@ -24,17 +25,16 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     let limits = KernelLimits::read();
     let cfg = ConnectConfig::from_args(args, &limits)?;
     let json = cfg.json.as_deref().map(JsonSink::create).transpose()?;
+    // `--json -`: the JSON takes stdout, the rest goes to stderr.
+    let console = Console::for_json(cfg.json.as_deref());
     let stop = load::stop_flag()?;
     if !cfg.quiet {
-        print!(
-            "{}",
-            text::config_table(
-                &format!("wirebench connect {}", env!("CARGO_PKG_VERSION")),
-                &config_rows(&cfg, &limits)
-            )
-        );
+        console.print(&text::config_table(
+            &format!("wirebench connect {}", env!("CARGO_PKG_VERSION")),
+            &config_rows(&cfg, &limits),
+        ));
         if let Some(line) = cfg.chosen.line() {
-            println!("{line}");
+            console.print(&format!("{line}\n"));
         }
     }
     // The built-in server's processes share one certificate, made here.
@@ -54,12 +54,18 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     if let Some(sink) = json {
         sink.write(&result)?;
     }
-    print!("{}", report::summary(&result));
+    console.print(&report::summary(&result));
     if let Some(bucket) = cfg.histogram_bucket_us {
-        print!("connect {}", text::histogram(&run.connect_hist, bucket));
+        console.print(&format!(
+            "connect {}",
+            text::histogram(&run.connect_hist, bucket)
+        ));
         if run.echo_hist.count() > 0 {
             let what = if cfg.is_churn() { "echo" } else { "ping" };
-            print!("{what} {}", text::histogram(&run.echo_hist, bucket));
+            console.print(&format!(
+                "{what} {}",
+                text::histogram(&run.echo_hist, bucket)
+            ));
         }
     }
     match &result.base.outcome.reason {

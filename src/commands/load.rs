@@ -4,6 +4,7 @@
 use crate::config::OutputOptions;
 use crate::engine::EngineOutput;
 use crate::error::{Error, Result};
+use crate::report::console::Console;
 use crate::report::format::{count_of, group};
 use crate::report::json::JsonSink;
 use crate::report::text;
@@ -216,10 +217,11 @@ pub fn report_with<X>(
     if let Some(sink) = json {
         sink.write(r)?;
     }
-    print!("{}", text::summary(r));
-    print!("{extra}");
+    let console = Console::for_json(opts.json.as_deref());
+    console.print(&text::summary(r));
+    console.print(extra);
     if let Some(bucket) = opts.histogram_bucket_us {
-        print!("{}", text::histogram(&out.latency, bucket));
+        console.print(&text::histogram(&out.latency, bucket));
     }
     match &r.outcome.reason {
         None => Ok(()),

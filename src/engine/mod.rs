@@ -70,6 +70,13 @@ pub struct EngineOutput<X = ()> {
     pub event_loop: LoopCounts,
 }
 
+/// Whether an interval row starts at or after a duration plan's end (`drain_from_s`,
+/// seconds into the measured phase): the drain's.
+fn is_drain(row: &IntervalRow, drain_from_s: Option<f64>) -> bool {
+    // Rows end on whole nanoseconds: a row that starts at the end exactly is the drain's.
+    drain_from_s.is_some_and(|d| row.t_s - row.duration_s >= d - 1e-9)
+}
+
 /// Runs the load to its end.
 pub fn run<F: SessionFactory>(
     spec: LoadSpec,
@@ -83,10 +90,7 @@ pub fn run<F: SessionFactory>(
     let (tx, rx) = mpsc::channel();
     let budgets: Vec<Option<u64>> = (0..spec.shape.threads)
         .map(|w| match spec.shape.plan {
-            Plan::Count(n) => {
-                let t = spec.shape.threads as u64;
-                Some(n / t + u64::from((w as u64) < n % t))
-            }
+            Plan::Count(n) => Some(spec.shape.requests_of(w, n)),
             _ => None,
         })
         .collect();
@@ -114,6 +118,13 @@ pub fn run<F: SessionFactory>(
     let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.shape.threads];
     let measure_at = clock.instant_at(measure_start_ns);
     let mut started = false;
+    // A duration plan's drain (replies still coming after its end) is kept in the
+    // interval rows, so they add up to the totals, but it is no interval of progress:
+    // its rate is the tail's, not the load's (workers end an interval at the plan's end).
+    let drain_from_s = match spec.shape.plan {
+        Plan::Duration(d) => Some(d.as_secs_f64()),
+        _ => None,
+    };
     loop {
         let wait = if started {
             Duration::from_secs(1)
@@ -123,7 +134,9 @@ pub fn run<F: SessionFactory>(
         match rx.recv_timeout(wait) {
             Ok(WorkerReport::Interval(snap)) => {
                 for (row, lat) in agg.push(snap) {
-                    observer.on_interval(&row, &lat);
+                    if !is_drain(&row, drain_from_s) {
+                        observer.on_interval(&row, &lat);
+                    }
                 }
             }
             Ok(WorkerReport::Connections {

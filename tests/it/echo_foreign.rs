@@ -61,7 +61,7 @@ fn random_sizes_against_a_plain_echo_server() {
         "-t",
         "2",
         "-c",
-        "4",
+        "8",
         "--pipeline",
         "2",
     ]);

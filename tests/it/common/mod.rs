@@ -370,6 +370,22 @@ pub fn ju(v: &Value, pointer: &str) -> u64 {
         .unwrap_or_else(|| panic!("{pointer} is not an unsigned integer in {v}"))
 }
 
+/// Runs the binary with a JSON file but without -q: progress lines go to stderr (a
+/// pipe here, so plain lines), the summary to stdout.
+pub fn run_with_progress(args: &[&str]) -> RunOut {
+    let file = TempPath::new("progress", ".json");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", file.s()]);
+    let mut p = Proc::wirebench(&all);
+    let code = p.finish(RUN_LIMIT);
+    RunOut::of(&p, code, &file)
+}
+
+/// The progress lines of a run's stderr (plain lines: `[   1.0s ...`).
+pub fn progress_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.starts_with("[ ")).collect()
+}
+
 /// Runs `wirebench <args> --json FILE -q` to its end (bounded) and reads the result.
 pub fn run_json(args: &[&str]) -> RunOut {
     run_json_watching_memory(args).0
