@@ -23,6 +23,10 @@ pub fn failure(e: &Error) -> String {
         Error::InvalidMessage(_) | Error::InappropriateMessage { .. } => {
             "the server's answer is not TLS (a plain-text server? then leave out --tls, or use http:// or ws://)".into()
         }
+        Error::InappropriateHandshakeMessage {
+            got_type: rustls::HandshakeType::ClientHello,
+            ..
+        } => "the server answered with a TLS ClientHello, this client's own sent back: it echoes, it is not a TLS server (leave out --tls)".into(),
         Error::InappropriateHandshakeMessage { .. } => {
             "the server sent a TLS handshake message out of order, so it does not speak TLS as rustls does".into()
         }
