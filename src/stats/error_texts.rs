@@ -242,7 +242,8 @@ mod tests {
         w.push(b"z");
         assert_eq!(w.as_str().len(), MAX_TEXT_BYTES, "nothing taken once cut");
         let mut w = Words::new();
-        let _ = write!(w, "close {} {}", 1011, "overloaded");
+        let (code, reason) = (1011, "overloaded");
+        let _ = write!(w, "close {code} {reason}");
         assert_eq!(w.as_str(), "close 1011 overloaded");
         assert!(words(b" \r\n").is_empty());
     }

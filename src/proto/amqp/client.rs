@@ -672,14 +672,7 @@ impl ClientSession for AmqpClient {
                     return fatal(at);
                 }
                 m => {
-                    self.told(
-                        figures,
-                        format!(
-                            "the broker sent method {}.{} to a publisher",
-                            m.get_amqp_class_id(),
-                            m.get_amqp_method_id()
-                        ),
-                    );
+                    self.told(figures, unexpected(&m));
                     return fatal(at);
                 }
             };
@@ -754,14 +747,7 @@ impl AmqpClient {
                 c.reply_code, c.reply_text
             ),
             m => {
-                self.told(
-                    figures,
-                    format!(
-                        "the broker sent method {}.{} to a publisher",
-                        m.get_amqp_class_id(),
-                        m.get_amqp_method_id()
-                    ),
-                );
+                self.told(figures, unexpected(&m));
                 return Decode::Fail {
                     kind: ErrorKind::Protocol,
                 };
@@ -772,6 +758,15 @@ impl AmqpClient {
             kind: ErrorKind::Closed,
         }
     }
+}
+
+/// A method a publisher does not expect, in words.
+fn unexpected(m: &AMQPClass) -> String {
+    format!(
+        "the broker sent method {}.{} to a publisher",
+        m.get_amqp_class_id(),
+        m.get_amqp_method_id()
+    )
 }
 
 fn fatal(used: usize) -> Decode {
