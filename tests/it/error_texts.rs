@@ -423,3 +423,23 @@ fn no_error_is_formatted_with_debug_in_the_source() {
         found.join("\n")
     );
 }
+
+#[test]
+fn a_refused_connect_shows_its_errno_text() {
+    // A loopback port nothing listens on, below the ephemeral range, so no
+    // connection can be given it as its own source port and meet itself.
+    let port = (20_000..30_000)
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port");
+    let addr = format!("127.0.0.1:{port}");
+    let r = run_json(&["echo", &addr, "-n", "10", "-t", "1", "-c", "1"]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    assert_eq!(
+        r.json()["error_texts"],
+        json!({"kept": [{
+            "kind": "connect_refused",
+            "text": format!("connecting to {addr}: Connection refused (os error 111)"),
+            "count": r.u("/totals/connect_errors"),
+        }], "other": 0})
+    );
+}
