@@ -171,6 +171,7 @@ pub fn build_result<X>(inp: ResultInputs<'_>, out: &EngineOutput<X>) -> RunResul
     .uncorrected(out.uncorrected.as_ref())
     .intervals(&out.intervals)
     .warmup(Warmup::from_counters(inp.warmup.as_secs_f64(), &out.warmup))
+    .error_texts(out.texts.clone())
     .server_cpu(inp.server.as_ref().map(|s| s.cpu.as_secs_f64()))
     .client_process(client_process(builtin_server, out.event_loop))
     .server(inp.server.map(|s| s.counters))

@@ -30,7 +30,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
-use crate::stats::{ConnTally, Counters, IntervalRow, Latency, LoopCounts};
+use crate::stats::{ConnTally, Counters, ErrorTexts, IntervalRow, Latency, LoopCounts};
 use session::{ClientSession, Figures, SessionFactory};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -68,6 +68,8 @@ pub struct EngineOutput<X = ()> {
     pub warmup_conns: ConnTally,
     /// Worker threads per event loop (io_uring or epoll).
     pub event_loop: LoopCounts,
+    /// What the peers said when things failed, measured phase, merged over workers.
+    pub texts: ErrorTexts,
 }
 
 /// Whether an interval row starts at or after a duration plan's end (`drain_from_s`,
@@ -180,11 +182,13 @@ pub fn run<F: SessionFactory>(
         conns: ConnTally::default(),
         warmup_conns: ConnTally::default(),
         event_loop: LoopCounts::default(),
+        texts: ErrorTexts::default(),
     };
+    let mut texts = Vec::with_capacity(handles.len());
     let mut finish_ns = measure_start_ns;
     let mut max_lag_ns = 0;
     for h in handles {
-        let w = h
+        let mut w = h
             .join()
             .map_err(|_| Error::runtime("a load thread failed unexpectedly"))?
             .map_err(|e| Error::runtime(format!("cannot start a load event loop: {e}")))?;
@@ -200,12 +204,14 @@ pub fn run<F: SessionFactory>(
             all.add(u);
         }
         out.client_cpu += w.cpu;
+        texts.push(std::mem::take(&mut w.stats.texts));
         if out.first_connect_error.is_none() {
             out.first_connect_error = w.stats.first_connect_error.clone();
         }
         finish_ns = finish_ns.max(w.finish_ns);
         max_lag_ns = max_lag_ns.max(w.max_lag_ns);
     }
+    out.texts = ErrorTexts::merge_all(&texts);
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
     out.rate = spec.shape.rate.map(|asked| {
         // Requests were sent until the deadline at most: the grace for replies after

@@ -22,6 +22,7 @@ mod echo_foreign;
 mod echo_server_death;
 mod echo_server_robust;
 mod echo_tls;
+mod error_texts;
 mod event_loops;
 mod http_load;
 mod http_peers;
