@@ -14,6 +14,7 @@ use crate::proto::plugin::Protocol;
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::interference::{this_process_tree, Window};
 use crate::sys::limits::KernelLimits;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
@@ -47,14 +48,22 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         false => None,
     };
     let started = load::unix_ms();
+    // Interference from the workers' start to their end: they are this process's
+    // children, so their time is the run's own.
+    let machine = Window::open(this_process_tree());
     let run = parent::run(&cfg, &stop, server_args)?;
+    let interference = machine.close(this_process_tree(), &[]);
     drop(cert);
     let outcome = parent::judge(&cfg, &run);
-    let result = report::build(&cfg, &run, outcome, started, limits);
+    let mut result = report::build(&cfg, &run, outcome, started, limits);
+    result.base.set_interference(interference);
     if let Some(sink) = json {
         sink.write(&result)?;
     }
     print!("{}", report::summary(&result));
+    if let Some(line) = text::interference_line(&result.base) {
+        println!("{line}");
+    }
     if let Some(bucket) = cfg.histogram_bucket_us {
         print!("connect {}", text::histogram(&run.connect_hist, bucket));
         if run.echo_hist.count() > 0 {

@@ -3,6 +3,7 @@
 
 pub mod conn_tally;
 pub mod event_loop;
+pub mod interference;
 pub mod latency;
 pub mod merge;
 pub mod observer;
