@@ -74,8 +74,13 @@ pub fn run(a: &CompareArgs) -> Result<()> {
         );
     }
     println!(
-        "no regression past {}% (threshold) beyond the noise of the rounds",
-        a.threshold
+        "no regression past {}% (threshold) beyond the noise of the rounds{}",
+        a.threshold,
+        if inconclusive > 0 {
+            " among the rows that count"
+        } else {
+            ""
+        }
     );
     Ok(())
 }
