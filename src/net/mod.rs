@@ -8,3 +8,4 @@ pub mod loopback;
 pub mod range;
 pub mod socket;
 pub mod tls;
+pub mod tls_words;

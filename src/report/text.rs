@@ -1,8 +1,9 @@
 //! Text output: the configuration table at start, the summary and the histogram at the end.
 
 use super::format::{group, mib_per_s, micros, rate, size};
+use crate::stats::error_texts::MAX_TEXTS;
 use crate::stats::result::ClientProcess;
-use crate::stats::{Latency, LatencySummary, LoopCounts, RunResult};
+use crate::stats::{ErrorTexts, Latency, LatencySummary, LoopCounts, RunResult};
 use std::fmt::Write as _;
 
 const RULE: &str = "----------------------------------------------------------------------------------------------------";
@@ -161,6 +162,7 @@ pub fn summary(r: &RunResult) -> String {
             .collect();
         let _ = writeln!(s, "errors:       {}", list.join(", "));
     }
+    s.push_str(&error_text_lines(&r.error_texts));
     let per = |us: Option<f64>| match us {
         Some(us) => format!("{us:.2} us/{}", u.one()),
         None => format!("n/a per {}", u.one()),
@@ -175,7 +177,8 @@ pub fn summary(r: &RunResult) -> String {
     }
     let _ = writeln!(s, "cpu:          {cpu}");
     if let Some(p) = &r.client_process {
-        let _ = writeln!(s, "memory:       {}", client_memory(p));
+        let processes = r.merge.as_ref().map_or(1, |m| m.parts.len());
+        let _ = writeln!(s, "memory:       {}", client_memory(p, processes));
     }
     if let Some(loops) = event_loops(r) {
         let _ = writeln!(s, "loop:         {loops}");
@@ -189,18 +192,73 @@ pub fn summary(r: &RunResult) -> String {
             group(r.warmup.ok)
         );
     }
+    if let Some(line) = interference_line(r) {
+        let _ = writeln!(s, "{line}");
+    }
     s
 }
 
-/// "client peak RSS 12.3 MiB (wirebench process, built-in server included)".
-pub fn client_memory(p: &ClientProcess) -> String {
-    format!(
-        "client peak RSS {} (VmHWM of the wirebench process{})",
-        size(p.peak_rss_bytes),
-        if p.includes_builtin_server {
-            ", built-in server included"
+/// The peers' words for the errors, one line per text kept (largest count first):
+/// "count kind: text", counts aligned; then those not kept. Empty when there are none.
+pub fn error_text_lines(t: &ErrorTexts) -> String {
+    if t.is_empty() {
+        return String::new();
+    }
+    let other = (t.other > 0).then(|| group(t.other));
+    let counts: Vec<String> = t.kept.iter().map(|e| group(e.count)).collect();
+    let w = counts
+        .iter()
+        .chain(&other)
+        .map(String::len)
+        .max()
+        .unwrap_or(0);
+    let mut s = String::new();
+    for (i, (e, n)) in t.kept.iter().zip(&counts).enumerate() {
+        let head = if i == 0 {
+            label("error texts")
         } else {
-            ""
+            " ".repeat(14)
+        };
+        let _ = writeln!(s, "{head}{n:>w$} {}: {}", e.kind, e.text);
+    }
+    if let Some(n) = other {
+        let head = if t.kept.is_empty() {
+            label("error texts")
+        } else {
+            " ".repeat(14)
+        };
+        let _ = writeln!(
+            s,
+            "{head}{n:>w$} more, whose texts were not kept (at most {MAX_TEXTS} distinct texts are)"
+        );
+    }
+    s
+}
+
+/// The line saying other processes took a share of the run's CPUs, when they took
+/// more than `stats::interference::THRESHOLD` of one; its server is the run's own when
+/// it was built in or a suite started it.
+pub fn interference_line(r: &RunResult) -> Option<String> {
+    let server_ours = r.server.is_some() || r.extra("suite").is_some();
+    r.interference()?
+        .line((!server_ours).then_some("the target server is"))
+}
+
+/// "client peak RSS 12.3 MiB (VmHWM of the wirebench process, built-in server
+/// included)"; a merge of `processes` results says its figure is their peaks' sum.
+pub fn client_memory(p: &ClientProcess, processes: usize) -> String {
+    let whose = if processes > 1 {
+        format!("the sum of {processes} wirebench processes' own peaks (VmHWM)")
+    } else {
+        "VmHWM of the wirebench process".to_string()
+    };
+    format!(
+        "client peak RSS {} ({whose}{})",
+        size(p.peak_rss_bytes),
+        match (p.includes_builtin_server, processes > 1) {
+            (false, _) => "",
+            (true, false) => ", built-in server included",
+            (true, true) => ", built-in servers included",
         }
     )
 }

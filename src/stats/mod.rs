@@ -2,7 +2,9 @@
 //! per-worker recording, interval snapshots and the run result.
 
 pub mod conn_tally;
+pub mod error_texts;
 pub mod event_loop;
+pub mod interference;
 pub mod latency;
 pub mod merge;
 pub mod observer;
@@ -16,6 +18,7 @@ pub mod unit;
 pub mod worker;
 
 pub use conn_tally::ConnTally;
+pub use error_texts::{ErrorTexts, Words};
 pub use event_loop::{EventLoop, LoopCounts};
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;

@@ -2,6 +2,7 @@
 //! JSON described by schema/result.schema.json; every protocol fills the same shape,
 //! and builds it through `RunResultBuilder` (result_builder.rs).
 
+use super::error_texts::ErrorTexts;
 use super::event_loop::LoopCounts;
 use super::latency::{Latency, LatencySummary};
 use super::outcome::{Counters, ErrorKind};
@@ -28,6 +29,11 @@ pub struct RunResult {
     pub totals: Totals,
     /// Request and connection errors by kind (only kinds that occurred).
     pub errors: BTreeMap<String, u64>,
+    /// What the peers said when requests or connections failed: a bounded sample of
+    /// distinct texts with their counts (`stats/error_texts.rs`); empty when no error
+    /// came with words, and in results written before it was kept.
+    #[serde(default)]
+    pub error_texts: ErrorTexts,
     pub throughput: Throughput,
     /// What a counted item is in the protocol's words, and whether it has a reply.
     #[serde(default)]
@@ -64,6 +70,11 @@ pub struct RunResult {
     /// This result is an exact merge of several (shards, rounds, processes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeInfo>,
+    /// The machine while the run was measured: what other processes and the
+    /// hypervisor took from the CPUs it used (absent where /proc/stat cannot be read,
+    /// and in results written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<super::interference::Machine>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -222,6 +233,16 @@ impl RunResult {
     pub fn set_server_cpu(&mut self, server_s: Option<f64>) {
         self.cpu.server_s = server_s;
         self.cpu.server_us_per_msg = server_s.and_then(|s| per_item(self.totals.ok, s));
+    }
+
+    /// The interference measured over the run, when it was.
+    pub fn interference(&self) -> Option<&super::interference::Interference> {
+        self.machine.as_ref().map(|m| &m.interference)
+    }
+
+    /// Sets the interference measured over the run (None: not measured).
+    pub fn set_interference(&mut self, i: Option<super::interference::Interference>) {
+        self.machine = i.map(|interference| super::interference::Machine { interference });
     }
 
     /// Marks the run as fallen short for `why`, unless it already is.

@@ -67,6 +67,7 @@ impl RunResult {
                 environment: Environment::capture(),
                 elapsed_s: secs,
                 errors: m.errors,
+                error_texts: Default::default(),
                 throughput,
                 latency_us: m.latency.summary(),
                 latency_uncorrected_us: None,
@@ -85,6 +86,7 @@ impl RunResult {
                 rate: None,
                 shard: None,
                 merge: None,
+                machine: None,
                 totals: m.totals,
                 unit: m.unit,
             },
@@ -117,6 +119,12 @@ impl RunResultBuilder {
                 ..row.clone()
             })
             .collect();
+        self
+    }
+
+    /// What the peers said when things failed (`stats::ErrorTexts`).
+    pub fn error_texts(mut self, t: super::error_texts::ErrorTexts) -> Self {
+        self.r.error_texts = t;
         self
     }
 
