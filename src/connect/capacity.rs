@@ -77,29 +77,31 @@ fn check_processes(n: &Needs, limits: &KernelLimits) -> Result<()> {
             )));
         }
     }
-    let need = open.div_ceil(n.processes as u64);
-    if need > per_process {
-        return Err(Error::usage(format!(
-            "{} connections over {} client processes need {} sockets per process, but a process may open only {} files here (ulimit -n {}): use --processes {} or more",
-            group(open),
+    // Each side's processes hold their share of the sockets; what to ask for instead is
+    // the client's fill of a process, or the share the built-in server plans for.
+    let sides = [
+        (
+            "client",
+            "--processes",
             n.processes,
-            group(need),
-            group(per_process),
-            limits.nofile_hard,
-            open.div_ceil(per_process)
-        )));
-    }
-    if n.builtin {
-        let need = open.div_ceil(n.server_processes as u64);
+            open.div_ceil(per_process),
+        ),
+        (
+            "built-in server",
+            "--server-processes",
+            n.server_processes,
+            open.div_ceil(SERVER_SHARE),
+        ),
+    ];
+    for (side, flag, p, enough) in sides.into_iter().take(if n.builtin { 2 } else { 1 }) {
+        let need = open.div_ceil(p as u64);
         if need > per_process {
             return Err(Error::usage(format!(
-                "{} connections over {} built-in server processes need {} sockets per process, but a process may open only {} files here (ulimit -n {}): use --server-processes {} or more",
+                "{} connections over {p} {side} processes need {} sockets per process, but a process may open only {} files here (ulimit -n {}): use {flag} {enough} or more",
                 group(open),
-                n.server_processes,
                 group(need),
                 group(per_process),
                 limits.nofile_hard,
-                open.div_ceil(SERVER_SHARE)
             )));
         }
     }
