@@ -15,5 +15,8 @@ pub const READ_BUFFER: usize = 64 * 1024;
 
 /// Most bytes one unfinished reply (or one connection's unwritten output) may hold.
 /// Protocols keep less (HTTP: a 64 KiB head, bodies are consumed as they arrive; echo:
-/// 16 MiB payloads); this catches any protocol that does not, as `too_large`.
+/// 16 MiB payloads); this catches any protocol that does not, as `too_large`. All
+/// connections together keep no more than `MEMORY_BUDGET` (each worker its share).
 pub const MAX_READ_BUFFER: usize = 64 << 20;
+
+pub use crate::stats::MEMORY_BUDGET;

@@ -94,6 +94,8 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
             .rate
             .map(|r| Schedule::new(r, 0, spec.shape.threads * n, spec.shape.ramp)),
         busy: BusyPool::new(spec.shape.pipeline),
+        kept: 0,
+        kept_share: super::limits::MEMORY_BUDGET / spec.shape.threads.max(1),
         rbuf: vec![0; READ_BUFFER],
         out: Vec::with_capacity(16 * 1024),
         pipeline: spec.shape.pipeline,

@@ -130,6 +130,14 @@ pub fn summary(r: &RunResult) -> String {
         "connections:  {opened}, {} failed (attempts or dropped for unsolicited bytes)",
         group(t.connect_errors)
     );
+    if t.over_budget > 0 {
+        let _ = writeln!(
+            s,
+            "memory budget: {} connections dropped as too_large: the bytes the connections kept together reached the run's {} MiB",
+            group(t.over_budget),
+            crate::stats::MEMORY_BUDGET >> 20
+        );
+    }
     if t.exchange_sent + t.exchange_answered > 0 {
         let _ = writeln!(
             s,

@@ -1,9 +1,12 @@
 //! The Redis client session: an opening exchange (`HELLO 3`, `AUTH`, `SELECT`, as
 //! asked), then the workload's commands, every reply checked: its type, and for a GET
 //! of a key this tool writes, its value. Error replies are in step (`status`, counted
-//! by first word in the figures); RESP3 pushes are events, not replies.
+//! by first word in the figures); RESP3 pushes are events, not replies, in the
+//! opening exchange too (without `--resp3` a push is not RESP2: a protocol error).
+//! A reply that arrives in pieces is scanned once (`codec::ReplyScan`), not again from
+//! its first byte at every read.
 
-use super::codec::{push_command, scan_reply, ReplyLimits, Scan, Top};
+use super::codec::{push_command, ReplyLimits, ReplyScan, Scan, Top};
 use super::command::{Expect, Values, Workload};
 use super::figures::ClientFigures;
 use super::keys::{Distribution, Keys};
@@ -15,10 +18,13 @@ use std::sync::Arc;
 
 /// What a reply may claim. A bulk past Redis's own `proto-max-bulk-len` (512 MiB) is
 /// `too_large` at its header; what a connection holds of an unfinished reply is also
-/// capped by the engine (64 MiB). Values counted past a million in one reply likewise.
+/// capped by the engine (64 MiB, and the run's memory budget). Values counted past a
+/// million in one reply likewise. RESP3 as here; a session without `--resp3` reads
+/// RESP2 only.
 pub const REPLY_LIMITS: ReplyLimits = ReplyLimits {
     max_bulk: 512 << 20,
     max_values: 1 << 20,
+    resp3: true,
 };
 
 /// One command of the opening exchange and the reply it must get.
@@ -92,6 +98,11 @@ impl SessionFactory for RedisFactory {
             open_bytes: self.open_bytes.clone(),
             steps: self.steps.clone(),
             opened: None,
+            scan: ReplyScan::default(),
+            limits: ReplyLimits {
+                resp3: self.plan.resp3,
+                ..REPLY_LIMITS
+            },
         }
     }
 }
@@ -103,6 +114,17 @@ pub struct RedisClient {
     steps: Arc<[Step]>,
     /// Replies of the opening exchange received; None until it is sent.
     opened: Option<usize>,
+    /// The reply being received, as far as it was scanned.
+    scan: ReplyScan,
+    limits: ReplyLimits,
+}
+
+impl RedisClient {
+    /// The bytes of the work the scanner did so far (tests count it).
+    #[cfg(test)]
+    fn examined(&self) -> u64 {
+        self.scan.examined()
+    }
 }
 
 fn text(input: &[u8], at: usize, len: usize) -> &[u8] {
@@ -113,12 +135,13 @@ impl ClientSession for RedisClient {
     type Figures = ClientFigures;
 
     /// HELLO, AUTH and SELECT, written at once and counted as the engine's exchange
-    /// requests (`count`), each reply as an answer (a refusal too; a push is not one).
+    /// requests (`count`), each reply as an answer (a refusal too); a push before them
+    /// is an event, as while requests run.
     fn open(
         &mut self,
         input: &[u8],
         out: &mut Vec<u8>,
-        _figures: &mut ClientFigures,
+        figures: &mut ClientFigures,
         count: &mut Exchanges,
     ) -> Setup {
         let Some(mut done) = self.opened else {
@@ -133,7 +156,7 @@ impl ClientSession for RedisClient {
         };
         let mut used = 0;
         while done < self.steps.len() {
-            let (len, top) = match scan_reply(&input[used..], &REPLY_LIMITS) {
+            let (len, top) = match self.scan.scan(&input[used..], &self.limits) {
                 Scan::Incomplete => break,
                 Scan::Whole { len, frame } => (len, frame),
                 Scan::TooLarge => {
@@ -152,9 +175,12 @@ impl ClientSession for RedisClient {
             let reply = &input[used..used + len];
             let step = self.steps[done];
             let ok = match (step, top) {
+                // An event, at the start of what the engine hands over next.
+                (_, Top::Push) if used > 0 => break,
                 (_, Top::Push) => {
-                    used += len;
-                    continue;
+                    figures.pushes += 1;
+                    self.opened = Some(done);
+                    return Setup::Event { used: len };
                 }
                 (Step::Hello, Top::Aggregate { .. }) => true,
                 (Step::Auth | Step::Select, Top::Simple { at, len }) => {
@@ -212,7 +238,7 @@ impl ClientSession for RedisClient {
         _out: &mut Vec<u8>,
         figures: &mut ClientFigures,
     ) -> Decode {
-        let (len, top) = match scan_reply(input, &REPLY_LIMITS) {
+        let (len, top) = match self.scan.scan(input, &self.limits) {
             Scan::Incomplete => return Decode::Incomplete,
             Scan::Whole { len, frame } => (len, frame),
             Scan::TooLarge => {
