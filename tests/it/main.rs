@@ -21,6 +21,7 @@ mod echo_server_death;
 mod echo_server_robust;
 mod echo_tls;
 mod event_loops;
+mod hostile_peers;
 mod http_load;
 mod http_peers;
 mod http_request_bytes;

@@ -119,14 +119,6 @@ pub struct RedisClient {
     limits: ReplyLimits,
 }
 
-impl RedisClient {
-    /// The bytes of the work the scanner did so far (tests count it).
-    #[cfg(test)]
-    fn examined(&self) -> u64 {
-        self.scan.examined()
-    }
-}
-
 fn text(input: &[u8], at: usize, len: usize) -> &[u8] {
     &input[at..at + len]
 }
@@ -334,6 +326,39 @@ mod tests {
             lane: Lane::ANY,
             measured: true,
         }
+    }
+
+    #[test]
+    fn pushes_in_the_opening_exchange_are_events() {
+        let f = factory("ping", true, false, 0);
+        let mut s = f.session(1);
+        let (mut out, mut fig) = (Vec::new(), ClientFigures::default());
+        let mut n = Exchanges::default();
+        s.open(b"", &mut out, &mut fig, &mut n);
+        let input = b">1\r\n+a\r\n>1\r\n+b\r\n%0\r\n";
+        assert_eq!(
+            s.open(input, &mut out, &mut fig, &mut n),
+            Setup::Event { used: 8 }
+        );
+        assert_eq!(
+            s.open(&input[8..], &mut out, &mut fig, &mut n),
+            Setup::Event { used: 8 }
+        );
+        assert_eq!(
+            s.open(&input[16..], &mut out, &mut fig, &mut n),
+            Setup::Done { used: 4 }
+        );
+        assert_eq!((fig.pushes, n.answered), (2, 1));
+        // Without RESP3 a push is no RESP2 reply.
+        let mut s = factory("ping", false, false, 0).session(1);
+        let mut o = Vec::new();
+        let req = s.encode(0, 0, &mut o);
+        assert_eq!(
+            s.decode(b">1\r\n+a\r\n", Some(&inflight(0, req)), &mut o, &mut fig),
+            Decode::Fail {
+                kind: ErrorKind::Protocol
+            }
+        );
     }
 
     #[test]

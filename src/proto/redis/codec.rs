@@ -562,6 +562,116 @@ mod tests {
         }
     }
 
+    /// Feeds `bytes` to one scanner a prefix at a time, `step` more bytes each call,
+    /// as the engine hands over a reply that comes in pieces.
+    fn fed(bytes: &[u8], step: usize, scan: &mut ReplyScan, lim: &ReplyLimits) -> Scan<Top> {
+        let mut upto = 0;
+        loop {
+            upto = (upto + step).min(bytes.len());
+            match scan.scan(&bytes[..upto], lim) {
+                Scan::Incomplete if upto < bytes.len() => continue,
+                other => return other,
+            }
+        }
+    }
+
+    #[test]
+    fn a_resumed_scan_finds_what_a_whole_scan_finds_at_every_split() {
+        let replies: &[&[u8]] = &[
+            b"+OK\r\n",
+            b"$5\r\nhello\r\n",
+            b"*2\r\n*1\r\n:1\r\n+x\r\n",
+            b"%1\r\n+server\r\n+redis\r\n",
+            b">2\r\n+message\r\n$2\r\nhi\r\n",
+            b"|1\r\n+ttl\r\n:3\r\n:7\r\n",
+            b"*3\r\n$3\r\nabc\r\n$-1\r\n=7\r\ntxt:abc\r\n",
+        ];
+        for bytes in replies {
+            let whole = scan_reply(bytes, &LIM);
+            for cut in 1..bytes.len() {
+                // Two pieces: the first incomplete, then the whole.
+                let mut s = ReplyScan::default();
+                assert_eq!(
+                    s.scan(&bytes[..cut], &LIM),
+                    Scan::Incomplete,
+                    "{bytes:?} {cut}"
+                );
+                assert_eq!(s.scan(bytes, &LIM), whole, "{bytes:?} cut at {cut}");
+            }
+            for step in 1..4 {
+                let mut s = ReplyScan::default();
+                assert_eq!(fed(bytes, step, &mut s, &LIM), whole, "{bytes:?} by {step}");
+                // The next reply starts afresh.
+                assert_eq!(s.scan(bytes, &LIM), whole);
+            }
+        }
+    }
+
+    #[test]
+    fn a_reply_in_many_pieces_is_scanned_once_not_once_per_piece() {
+        // A million values, fed 8 KiB at a time (an io_uring receive buffer).
+        let n = 1_000_000;
+        let mut reply = format!("*{n}\r\n").into_bytes();
+        for i in 0..n {
+            reply.extend_from_slice(format!(":{}\r\n", i % 10).as_bytes());
+        }
+        let mut s = ReplyScan::default();
+        let got = fed(&reply, 8 * 1024, &mut s, &LIM);
+        assert_eq!(
+            got,
+            Scan::Whole {
+                len: reply.len(),
+                frame: Top::Aggregate { n: n as u64 }
+            }
+        );
+        let pieces = reply.len().div_ceil(8 * 1024) as u64;
+        // Each byte once, plus at most a line read again per piece; a scan from the
+        // first byte at every piece would look at ~pieces/2 times the reply.
+        let bound = reply.len() as u64 + pieces * 32;
+        assert!(
+            s.examined() <= bound,
+            "examined {} of {}",
+            s.examined(),
+            reply.len()
+        );
+        // A bulk string's payload is never looked at, only its end.
+        let mut bulk = b"$4000000\r\n".to_vec();
+        bulk.extend(std::iter::repeat(b'x').take(4_000_000));
+        bulk.extend_from_slice(b"\r\n");
+        let mut s = ReplyScan::default();
+        assert!(matches!(
+            fed(&bulk, 8 * 1024, &mut s, &LIM),
+            Scan::Whole { .. }
+        ));
+        assert!(s.examined() < 600 * 16, "examined {}", s.examined());
+    }
+
+    #[test]
+    fn resp2_refuses_resp3_types() {
+        let resp2 = ReplyLimits {
+            resp3: false,
+            ..LIM
+        };
+        for resp3_only in [
+            &b">1\r\n+x\r\n"[..],
+            b"%0\r\n",
+            b"_\r\n",
+            b"#t\r\n",
+            b"=1\r\nx\r\n",
+        ] {
+            assert_eq!(
+                scan_reply(resp3_only, &resp2),
+                Scan::Invalid,
+                "{resp3_only:?}"
+            );
+            assert!(matches!(scan_reply(resp3_only, &LIM), Scan::Whole { .. }));
+        }
+        assert!(matches!(
+            scan_reply(b"*1\r\n$1\r\nx\r\n", &resp2),
+            Scan::Whole { .. }
+        ));
+    }
+
     #[test]
     fn claims_past_the_caps_are_too_large_before_any_payload() {
         assert_eq!(scan_reply(b"$4294967296\r\n", &LIM), Scan::TooLarge);

@@ -485,6 +485,9 @@ mod tests {
             c.decode(&ping, None, &mut out, &mut f),
             Decode::Event { used: 4 }
         );
+        // The pong is owed, and given when the engine asks for it.
+        assert!(out.is_empty());
+        c.owed(&mut out);
         let Parsed::Header(h) = codec::parse_header(&out, 125) else {
             panic!()
         };
@@ -572,19 +575,56 @@ mod tests {
         let mut back = vec![0x89, 0x00];
         codec::write_close(&mut back, 1000, None);
         let mut pong = Vec::new();
+        // A ping in the closing handshake is an event, answered as ever.
         assert_eq!(
             c.close(&back, &mut pong, &mut f, &mut n),
-            Setup::Done { used: back.len() }
+            Setup::Event { used: 2 }
         );
+        c.owed(&mut pong);
         assert_eq!(pong[0], 0x80 | PONG);
+        assert_eq!(
+            c.close(&back[2..], &mut Vec::new(), &mut f, &mut n),
+            Setup::Done {
+                used: back.len() - 2
+            }
+        );
         assert_eq!((f.upgrades, f.clean_closes), (1, 1));
-        // A ping in the closing handshake is answered, and is no event.
-        assert_eq!((f.pings_answered, f.pings_answered_closing), (0, 1));
+        assert_eq!((f.pings_answered, f.pings_answered_closing), (1, 1));
         // The upgrade and the close, each answered; the pong is no exchange request.
         let two = Exchanges {
             sent: 2,
             answered: 2,
         };
         assert_eq!(n, two);
+    }
+
+    #[test]
+    fn a_flood_of_pings_is_owed_one_pong_for_the_latest() {
+        let fac = factory(false, 1 << 20, 10);
+        let mut c = fac.session(1);
+        let mut f = ClientFigures::default();
+        let mut out = Vec::new();
+        for i in 0..1000u16 {
+            let mut ping = Vec::new();
+            codec::write_control(&mut ping, PING, &i.to_be_bytes(), None);
+            assert_eq!(
+                c.decode(&ping, None, &mut out, &mut f),
+                Decode::Event { used: 4 }
+            );
+        }
+        assert!(out.is_empty(), "nothing written per ping");
+        c.owed(&mut out);
+        let Parsed::Header(h) = codec::parse_header(&out, 125) else {
+            panic!()
+        };
+        assert_eq!((h.opcode, h.frame_len()), (PONG, out.len()));
+        let mut p = out[h.header_len..].to_vec();
+        codec::apply_mask(&mut p, h.mask.unwrap());
+        assert_eq!(p, 999u16.to_be_bytes(), "the latest ping's payload");
+        // Owed once: asked again, nothing more.
+        let before = out.len();
+        c.owed(&mut out);
+        assert_eq!(out.len(), before);
+        assert_eq!((f.pings_answered, f.pings_superseded), (1000, 999));
     }
 }
