@@ -99,6 +99,14 @@ fn serve_until_close(s: &mut TcpStream, mut buf: Vec<u8>, pongs: &AtomicU64, bef
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     }
+    answer_close(s, buf, pongs, before_close);
+}
+
+/// The client's close came: `before_close`, our close, then its frames read (pongs
+/// counted) until it hangs up.
+fn answer_close(s: &mut TcpStream, mut buf: Vec<u8>, pongs: &AtomicU64, before_close: &[u8]) {
+    let mut chunk = vec![0u8; 64 * 1024];
+    let _ = s.set_read_timeout(None);
     let mut out = before_close.to_vec();
     codec::write_close(&mut out, 1000, None);
     let _ = s.write_all(&out);
@@ -126,7 +134,8 @@ fn pings(n: usize) -> Vec<u8> {
 }
 
 /// Floods pings, reading at most 64 bytes (of pongs and messages) after each 64 KB
-/// of them; then echoes and closes as a server should.
+/// of them and answering nothing; then echoes and closes as a server should (so the
+/// client's messages are answered after the whole flood).
 fn ping_flood(mut s: TcpStream) {
     let Some(mut buf) = upgrade(&mut s) else {
         return;
@@ -143,9 +152,6 @@ fn ping_flood(mut s: TcpStream) {
             Ok(n) => buf.extend_from_slice(&small[..n]),
             Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
             Err(_) => return,
-        }
-        if let Some(Seen::Close) = frames(&mut buf, &mut s, &FLOOD_PONGS) {
-            return;
         }
     }
     let _ = s.set_read_timeout(None);
