@@ -9,7 +9,7 @@
 use super::busy::{Busy, BusyPool};
 use super::connector::ConnectError;
 use super::ctx::Ctx;
-use super::limits::{MAX_READ_BUFFER, MEMORY_BUDGET, NOTHING_LISTENS};
+use super::limits::{MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::opt_u64::OptU64;
 use super::ramp::Schedule;
 use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup};
@@ -736,8 +736,8 @@ impl<S: ClientSession> Conn<S> {
             format!("the server sent more than {MAX_READ_BUFFER} bytes during the {what}")
         } else if !self.within_budget(slot, ctx) {
             format!(
-                "the run's connections kept more than its memory budget ({} MiB) during the {what}",
-                MEMORY_BUDGET >> 20
+                "the connections of this thread kept more than its share of the run's memory budget (--memory-budget, {} bytes a thread) during the {what}",
+                ctx.kept_share
             )
         } else {
             return Ok(());

@@ -68,7 +68,7 @@ pub struct Ctx<F: SessionFactory> {
     /// Slots whose first connection attempt has not settled (up or failed) yet.
     pub unsettled: usize,
     /// Bytes this worker's connections keep (their `Busy::held`), and the most they
-    /// may: the worker's share of the run's `MEMORY_BUDGET`.
+    /// may: the worker's share of the run's memory budget (`LoadShape::memory_budget`).
     pub kept: usize,
     pub kept_share: usize,
     /// The worker runs on io_uring (`reactor::uring_loop`): its plain sockets' sends,

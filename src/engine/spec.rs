@@ -52,6 +52,10 @@ pub struct LoadShape {
     /// Connection starts (and the rate, in open loop) spread over a ramp.
     pub ramp: Option<Ramp>,
     pub timeout: Duration,
+    /// `--memory-budget`: most bytes the load's connections keep together (unfinished
+    /// replies, output not written yet), each worker thread an equal share; a
+    /// connection that would take its worker past it is dropped (`over_budget`).
+    pub memory_budget: usize,
 }
 
 impl LoadShape {

@@ -95,7 +95,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
             .map(|r| Schedule::new(r, 0, spec.shape.threads * n, spec.shape.ramp)),
         busy: BusyPool::new(spec.shape.pipeline),
         kept: 0,
-        kept_share: super::limits::MEMORY_BUDGET / spec.shape.threads.max(1),
+        kept_share: spec.shape.memory_budget / spec.shape.threads.max(1),
         rbuf: vec![0; READ_BUFFER],
         out: Vec::with_capacity(16 * 1024),
         pipeline: spec.shape.pipeline,

@@ -19,7 +19,7 @@ pub use conn_tally::ConnTally;
 pub use event_loop::{EventLoop, LoopCounts};
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;
-pub use outcome::{Counters, ErrorKind, Exchanges, MEMORY_BUDGET};
+pub use outcome::{Counters, ErrorKind, Exchanges};
 pub use result::RunResult;
 pub use result_builder::{Measured, RunResultBuilder};
 pub use shard::{MergeInfo, ShardInfo};

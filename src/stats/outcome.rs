@@ -115,14 +115,6 @@ impl ErrorKind {
     }
 }
 
-/// The memory budget of a load's buffers: most bytes the run's connections may keep
-/// together (unfinished replies, what the sockets did not take yet), shared equally by
-/// its worker threads. Without it each connection's own cap (64 MiB) multiplied by the
-/// connections (eight fed an endless bulk string held 540 MB). A connection that would
-/// take its worker past its share is dropped, its requests `too_large`, and counted in
-/// `over_budget`. Here, not in the engine, so the report can say it.
-pub const MEMORY_BUDGET: usize = 256 << 20;
-
 /// Counters of one phase (warm-up or measured) of one worker, or their sum.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -146,7 +138,7 @@ pub struct Counters {
     /// Requests of the connections' opening and closing exchanges (not in `sent`).
     pub exchanges: Exchanges,
     /// Connections dropped because the bytes the run's connections kept together
-    /// reached its memory budget (their requests end as `too_large`).
+    /// reached its memory budget, `--memory-budget` (their requests end as `too_large`).
     pub over_budget: u64,
 }
 

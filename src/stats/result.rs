@@ -94,7 +94,8 @@ pub struct Totals {
     #[serde(default)]
     pub exchange_answered: u64,
     /// Connections dropped because the bytes all connections kept together reached
-    /// the run's memory budget (`stats::MEMORY_BUDGET`); their requests are `too_large`.
+    /// the run's memory budget (`--memory-budget`, `config.memory_budget_bytes`); their
+    /// requests are `too_large`.
     #[serde(default)]
     pub over_budget: u64,
     /// sent = ok + errors + in_flight, each counted on its own; for an external

@@ -12,12 +12,13 @@ use std::time::Duration;
 use wirebench::proto::redis::codec::{parse_request, Args, RequestLimits, Scan};
 use wirebench::proto::ws::codec::{self, Parsed, CLOSE, PING, PONG};
 use wirebench::proto::ws::handshake::{self, Request};
+use wirebench::report::format::count_of;
 
-const LOOPS: [&str; 2] = ["uring", "epoll"];
+pub const LOOPS: [&str; 2] = ["uring", "epoll"];
 
 /// `wirebench ARGS --json FILE -q` on load loop `which` (`uring`: the default), with
 /// its peak RSS.
-fn run_on(which: &str, args: &[&str]) -> (RunOut, u64) {
+pub fn run_on(which: &str, args: &[&str]) -> (RunOut, u64) {
     let file = TempPath::new("hostile", ".json");
     let env = format!(
         "WIREBENCH_LOAD_LOOP={}",
@@ -417,6 +418,10 @@ fn endless_bulk(mut s: TcpStream) {
     });
 }
 
+/// The budget the endless replies are given: a sixteenth of what their 32
+/// connections' own caps (64 MiB each) would let them keep.
+const SMALL_BUDGET: u64 = 128 << 20;
+
 #[test]
 fn endless_replies_on_many_connections_stay_within_the_memory_budget() {
     let server = Foreign::start(endless_bulk);
@@ -426,7 +431,7 @@ fn endless_replies_on_many_connections_stay_within_the_memory_budget() {
             "redis",
             &addr,
             "-c",
-            "4",
+            "16",
             "-t",
             "2",
             "-d",
@@ -435,10 +440,13 @@ fn endless_replies_on_many_connections_stay_within_the_memory_budget() {
             "10s",
             "--command",
             "ping",
+            "--memory-budget",
+            "128m",
         ];
         let (r, peak) = run_on(which, &args);
         let why = format!("{which}: {}", r.explain());
         assert_eq!(r.json()["totals"]["invariant_holds"], true, "{why}");
+        assert_eq!(r.u("/config/memory_budget_bytes"), SMALL_BUDGET, "{why}");
         assert_eq!(r.u("/totals/ok"), 0, "{why}");
         let over = r.u("/totals/over_budget");
         assert!(over >= 1, "{why}");
@@ -447,9 +455,18 @@ fn endless_replies_on_many_connections_stay_within_the_memory_budget() {
         assert_eq!(r.u("/errors/too_large"), failed, "{why}");
         assert_eq!(r.u("/totals/errors"), failed, "{why}");
         assert!(failed >= over, "{why}");
-        assert!(r.stdout.contains("memory budget:"), "{why}");
-        // Eight connections held 64 MiB each (540 MB) before.
-        let budget = wirebench::stats::MEMORY_BUDGET as u64;
-        assert!(peak < budget + (48 << 20), "{which}: peak RSS {peak} bytes");
+        let said = format!(
+            "memory budget: {} dropped as too_large: what the connections kept together reached the run's --memory-budget of 128 MiB (each thread an equal share)",
+            count_of(over, "connection")
+        );
+        assert!(
+            r.stdout.lines().any(|l| l == said),
+            "{which}: want '{said}' in\n{why}"
+        );
+        // Without a budget they could keep 2 GiB (eight connections held 540 MB).
+        assert!(
+            peak < SMALL_BUDGET + (48 << 20),
+            "{which}: peak RSS {peak} bytes"
+        );
     }
 }

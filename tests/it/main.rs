@@ -30,6 +30,7 @@ mod k8s_render;
 mod layering;
 mod load_machinery;
 mod load_sources;
+mod memory_budget;
 mod merge;
 mod merge_connect;
 mod open_exchanges;

@@ -478,13 +478,21 @@ mod tests {
             s.decode(b"-WRONGTYPE x\r\n", Some(&get), &mut out, &mut fig),
             Decode::reply(14, Verdict::Error(ErrorKind::Status))
         );
+        // A push is RESP3: an event with --resp3, not RESP2 without it.
+        let mut s3 = factory("mixed:1:1", true, false, 0).session(7);
         assert_eq!(
-            s.decode(b">1\r\n+x\r\n", Some(&get), &mut out, &mut fig),
+            s3.decode(b">1\r\n+x\r\n", Some(&get), &mut out, &mut fig),
             Decode::Event { used: 8 }
         );
         assert_eq!(
-            s.decode(b">1\r\n+x\r\n", None, &mut out, &mut fig),
+            s3.decode(b">1\r\n+x\r\n", None, &mut out, &mut fig),
             Decode::Event { used: 8 }
+        );
+        assert_eq!(
+            s.decode(b">1\r\n+x\r\n", Some(&get), &mut out, &mut fig),
+            Decode::Fail {
+                kind: ErrorKind::Protocol
+            }
         );
         assert_eq!(
             (fig.hits, fig.misses, fig.wrongtype, fig.pushes),
