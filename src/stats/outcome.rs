@@ -125,6 +125,8 @@ pub struct Counters {
     /// Requests still unanswered when their connection task ended.
     pub in_flight: u64,
     pub bytes_sent: u64,
+    /// Every byte read from the peer in this phase, counted at its read: replies,
+    /// events, the exchanges' answers, wrong replies' bytes.
     pub bytes_received: u64,
     /// Connections established (after TLS, when used).
     pub connections: u64,
