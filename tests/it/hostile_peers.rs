@@ -320,29 +320,36 @@ fn pushes(mut s: TcpStream) {
     });
 }
 
+/// 100 PINGs on one RESP3 connection to `addr` on load loop `which`: the run exits 0
+/// with every one answered. Returns the result and what to say when a check fails.
+fn hundred_resp3_pings(which: &str, addr: &str) -> (RunOut, String) {
+    let args = [
+        "redis",
+        addr,
+        "--resp3",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "100",
+        "--command",
+        "ping",
+    ];
+    let (r, _) = run_on(which, &args);
+    let why = format!("{which}: {}", r.explain());
+    assert_eq!(r.code, 0, "{why}");
+    assert_eq!(r.u("/totals/ok"), 100, "{why}");
+    (r, why)
+}
+
 #[test]
 fn a_large_opening_reply_reads_the_same_on_both_loops() {
     let server = Foreign::start(big_hello);
     let addr = server.addr_string();
     let map = big_map().len() as u64;
     for which in LOOPS {
-        let args = [
-            "redis",
-            &addr,
-            "--resp3",
-            "-c",
-            "1",
-            "-t",
-            "1",
-            "-n",
-            "100",
-            "--command",
-            "ping",
-        ];
-        let (r, _) = run_on(which, &args);
-        let why = format!("{which}: {}", r.explain());
-        assert_eq!(r.code, 0, "{why}");
-        assert_eq!(r.u("/totals/ok"), 100, "{why}");
+        let (r, why) = hundred_resp3_pings(which, &addr);
         assert_eq!(r.u("/totals/exchange_answered"), 1, "{why}");
         // Every byte: the map and 100 PONGs.
         assert_eq!(r.u("/totals/bytes_received"), map + 100 * 7, "{why}");
@@ -355,23 +362,7 @@ fn pushes_count_as_events_in_every_phase_with_their_bytes() {
     let addr = server.addr_string();
     let p = PUSH.len() as u64;
     for which in LOOPS {
-        let args = [
-            "redis",
-            &addr,
-            "--resp3",
-            "-c",
-            "1",
-            "-t",
-            "1",
-            "-n",
-            "100",
-            "--command",
-            "ping",
-        ];
-        let (r, _) = run_on(which, &args);
-        let why = format!("{which}: {}", r.explain());
-        assert_eq!(r.code, 0, "{why}");
-        assert_eq!(r.u("/totals/ok"), 100, "{why}");
+        let (r, why) = hundred_resp3_pings(which, &addr);
         let events = PUSHES_FIRST as u64 + 100;
         assert_eq!(r.u("/totals/events"), events, "{why}");
         assert_eq!(r.u("/redis/pushes"), events, "{why}");
