@@ -367,26 +367,32 @@ impl<S: ClientSession> Conn<S> {
     }
 
     /// Brings the worker's count of kept bytes up to date with this slot's (its
-    /// buffers' room, and on io_uring what waits behind its SEND). False when the slot
-    /// grew and its worker is past its share of the run's memory budget: the
-    /// connection is then dropped as `too_large`, counted here in `over_budget`.
-    fn within_budget<F: SessionFactory<Session = S>>(
-        &mut self,
-        slot: u32,
-        ctx: &mut Ctx<F>,
-    ) -> bool {
+    /// buffers' room, and on io_uring what waits behind its SEND); returns whether the
+    /// slot's part grew. Where nothing can have grown (a SEND completed, the slot went
+    /// idle) this alone is asked; where something may have, `within_budget`.
+    fn count_held<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) -> bool {
         let sends = ctx.uring.as_ref().map_or(0, |u| u.held(slot));
         if self.busy.is_none() && sends == 0 {
-            return true;
+            return false;
         }
         let b = work(&mut self.busy, &mut ctx.busy);
         let held = b.input.capacity() + b.output.capacity() + sends;
         ctx.kept = ctx.kept + held - b.held;
         let grew = held > b.held;
         b.held = held;
-        let over = grew && ctx.kept > ctx.kept_share;
+        grew
+    }
+
+    /// `count_held`, then false when the slot grew and its worker is past its share of
+    /// the run's memory budget: the caller drops the connection as `too_large`, counted
+    /// here in `over_budget`.
+    fn within_budget<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+    ) -> bool {
         // Counted as `may_grow` counts it: the worker is back at its count, no more.
-        !over || self.may_grow(0, ctx)
+        !self.count_held(slot, ctx) || self.may_grow(0, ctx)
     }
 
     /// Batch plans: waits at the barrier.
@@ -573,7 +579,7 @@ impl<S: ClientSession> Conn<S> {
             }
             return;
         }
-        self.within_budget(slot, ctx);
+        self.count_held(slot, ctx);
         // Everything written before may be out now: what the session held back for it.
         let answered = match self.state {
             State::Running | State::Opening | State::Closing => self.answer_owed(slot, ctx),
@@ -1450,7 +1456,7 @@ impl<S: ClientSession> Conn<S> {
             let idle = self.in_flight() == 0 && self.output_empty() && ctx.out.is_empty();
             if idle {
                 self.release_if_idle(now, &mut ctx.busy);
-                self.within_budget(slot, ctx);
+                self.count_held(slot, ctx);
             }
             let next_send = if self.open_loop() {
                 self.next_intended
