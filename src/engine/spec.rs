@@ -144,7 +144,7 @@ mod tests {
             warmup: Duration::ZERO,
             ramp: None,
             timeout: Duration::from_secs(1),
-            memory_budget: crate::engine::DEFAULT_MEMORY_BUDGET,
+            memory_budget: crate::engine::limits::DEFAULT_MEMORY_BUDGET,
         }
     }
 

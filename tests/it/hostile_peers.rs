@@ -243,7 +243,7 @@ fn serve_ws_pinging_every_millisecond_closes_cleanly_every_time() {
     let mut closes = 0;
     for round in 0..6 {
         let which = LOOPS[round % 2];
-        let (r, _) = run_on(which, &["ws", &url, "-c", "4", "-t", "2", "-d", "1s"]);
+        let (r, _) = run_on(which, &["ws", &url, "-c", "8", "-t", "2", "-d", "1s"]);
         let why = format!("{which} round {round}: {}", r.explain());
         assert_eq!(r.code, 0, "{why}");
         assert_eq!(r.u("/totals/connect_errors"), 0, "{why}");
@@ -422,7 +422,7 @@ fn endless_replies_on_many_connections_stay_within_the_memory_budget() {
             "redis",
             &addr,
             "-c",
-            "16",
+            "32",
             "-t",
             "2",
             "-d",
