@@ -82,6 +82,9 @@ pub struct LoadArgs {
     /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
     #[arg(long, hide_short_help = true)]
     pub no_nodelay: bool,
+    /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
+    #[arg(long, value_name = "SIZE")]
+    pub memory_budget: Option<String>,
     #[command(flatten)]
     pub client: ClientArgs,
 }

@@ -27,14 +27,6 @@ fn open_fds(pids: &[u32]) -> usize {
     fd_list(pids).len()
 }
 
-/// `serve`'s final counters line ("...; final: accepts ..."): an interference line may
-/// follow it when the machine is busy.
-fn final_line(out: &str) -> &str {
-    out.lines()
-        .find(|l| l.contains("; final: accepts "))
-        .unwrap_or("")
-}
-
 /// `ss` on the server's port: the state and peer of every socket still there.
 fn sockets_on(port: u16) -> String {
     std::process::Command::new("ss")
@@ -231,7 +223,7 @@ fn separate_multi_process_server_returns_to_its_descriptor_baseline() {
         serve.stderr()
     );
     let out = serve.stdout();
-    let last = final_line(&out);
+    let last = closing_line(&out);
     assert!(
         last.contains("final: accepts 24,000 closes 24,000"),
         "final line: {last}\n{out}"
@@ -505,10 +497,9 @@ fn one_process_server_on_an_address_range_with_a_paced_client() {
         "{}",
         serve.stderr()
     );
-    // The final counters line (an interference line may follow it on a busy machine).
     let out = serve.stdout();
     assert!(
-        final_line(&out).contains("final: accepts 300 closes 300"),
+        closing_line(&out).contains("final: accepts 300 closes 300"),
         "{out}"
     );
 }
