@@ -15,8 +15,8 @@
 //! - the protocol's own figures (`Figures`), kept per worker and phase, merged exactly;
 //! - a failed opening exchange with any kind (`Setup::Failed`, `opening_failure`).
 
-use crate::stats::ErrorKind;
 pub use crate::stats::Exchanges;
+use crate::stats::{ErrorKind, Figures};
 
 /// Which of a connection's independent reply streams a request belongs to: replies
 /// of one lane come in its send order, but lanes may answer in any order between
@@ -84,18 +84,6 @@ pub fn opening_failure(kind: ErrorKind, detail: String) -> (ErrorKind, String) {
             format!("handshake failed ({why}): {detail}"),
         )
     }
-}
-
-/// A protocol's own per-worker figures (HTTP status classes, AMQP broker closes).
-/// Merged exactly over workers, processes and shards: sums, never averages.
-pub trait Figures:
-    Default + Clone + Send + serde::Serialize + serde::de::DeserializeOwned + 'static
-{
-    fn merge(&mut self, other: &Self);
-}
-
-impl Figures for () {
-    fn merge(&mut self, _other: &()) {}
 }
 
 /// What the session makes of the bytes received so far.

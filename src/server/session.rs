@@ -2,7 +2,7 @@
 //! connection. Sans-IO like the client's (`engine/session.rs`): bytes in, bytes out;
 //! the runtime owns sockets, buffers, TLS, backpressure, timeouts and counting.
 
-pub use crate::engine::session::Figures;
+use crate::stats::Figures;
 
 /// What a session made of the bytes it was given.
 #[derive(Debug, PartialEq, Eq)]

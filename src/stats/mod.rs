@@ -3,6 +3,7 @@
 
 pub mod conn_tally;
 pub mod event_loop;
+pub mod figures;
 pub mod latency;
 pub mod merge;
 pub mod observer;
@@ -17,6 +18,7 @@ pub mod worker;
 
 pub use conn_tally::ConnTally;
 pub use event_loop::{EventLoop, LoopCounts};
+pub use figures::Figures;
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;
 pub use outcome::{Counters, ErrorKind, Exchanges};

@@ -2,7 +2,7 @@
 //! worker and phase, merged exactly, and put in the result as its `status_classes`
 //! block.
 
-use crate::engine::session::Figures;
+use crate::stats::Figures;
 use crate::stats::RunResult;
 use std::collections::BTreeMap;
 
