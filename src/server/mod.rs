@@ -1,16 +1,19 @@
 //! The shared server runtime: one thread per core, each with its own SO_REUSEPORT
-//! listeners and one loop (io_uring, `uring.rs`, for plain TCP; the raw epoll loop,
-//! `event_loop.rs`, otherwise: `Machinery`) driving sans-IO server sessions
-//! (`session.rs`); connection limits, TLS, timeouts, pacing, counters and shutdown.
+//! listeners and one loop (io_uring, `uring.rs`, for plain TCP; epoll, `epoll.rs`,
+//! otherwise: `Machinery`) under one connection driver (`thread.rs`, `driver.rs`,
+//! `conn.rs`) of sans-IO server sessions (`session.rs`); connection limits, TLS,
+//! timeouts, pacing, counters and shutdown.
 
 mod config;
 pub mod conn;
 pub mod counters;
-pub mod event_loop;
+pub mod driver;
+pub mod epoll;
 pub mod group;
 pub mod held;
 pub mod pacing;
 pub mod session;
+pub mod thread;
 pub mod timeouts;
 pub mod uring;
 #[cfg(test)]
@@ -18,9 +21,9 @@ mod wake_tests;
 
 use crate::error::{Error, Result};
 use crate::stats::EventLoop;
+use crate::stats::Figures;
 pub use config::ServerConfig;
 use counters::{ServerTotals, ThreadCounters};
-use crate::stats::Figures;
 use session::{ServerFactory, ServerSession};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -114,7 +117,7 @@ impl CpuProbe {
 /// measurement, BENCHMARKS.md "The server on io_uring by default").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Machinery {
-    /// The raw epoll loop (`event_loop.rs`): for TLS, --delay/--stall, --debug, a
+    /// The epoll loop (`epoll.rs`): for TLS, --delay/--stall, --debug, a
     /// kernel or policy without what the io_uring loop needs, and
     /// `WIREBENCH_SERVER_LOOP=epoll`.
     Epoll,
@@ -217,7 +220,7 @@ pub fn start_many<F: ServerFactory>(
         let own_counters = c.clone();
         let figures = Arc::new(Mutex::new(G::<F>::default()));
         published.push(figures.clone());
-        let input = event_loop::ThreadInput {
+        let input = thread::ThreadInput {
             listeners: ls,
             counters: c,
             stop_fd,
@@ -263,7 +266,7 @@ pub fn start_many<F: ServerFactory>(
                 });
                 let r = match ring {
                     Some((ring, fixed)) => uring::run(cfg, factory, input, ring, fixed, &mut ready),
-                    None => event_loop::run(cfg, factory, input, &mut ready),
+                    None => epoll::run(cfg, factory, input, &mut ready),
                 };
                 ready();
                 if let Err(e) = r {
