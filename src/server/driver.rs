@@ -279,27 +279,7 @@ fn feed<S: ServerSession, K: Core>(
     let reply = c.session.on_bytes(input, out, figures);
     *dirty = true;
     io.turn.requests += c.session.take_requests();
-    // A session never claims more than it was given; clamped all the same, so a
-    // protocol's bug cannot become a panic that takes the thread's connections.
-    let all = input.len();
-    let (used, reflect) = match reply {
-        Reply::Consumed(u) => (u.min(all), false),
-        Reply::Reflect(u) => (u.min(all), true),
-        Reply::Close => {
-            c.closing = true;
-            (all, false)
-        }
-        Reply::TooLarge => {
-            bump(&counters.too_large, 1);
-            c.closing = true;
-            (all, false)
-        }
-        Reply::More(u) => {
-            let u = u.min(all);
-            c.again = u < all;
-            (u, false)
-        }
-    };
+    let (used, reflect) = what_it_asks(c, reply, input.len(), counters);
     let bytes = if reflect {
         Bytes::Slice(&input[..used])
     } else {
@@ -322,16 +302,45 @@ fn feed<S: ServerSession, K: Core>(
         c.extra(&mut io.extras).carry = carry;
     }
     if *heads {
-        c.head_since = if !c.session.in_head(kept) {
-            NO_TICK
-        } else if c.head_since == NO_TICK {
-            io.tick
-        } else {
-            c.head_since
+        // A head's time runs from its first byte (or the accept) to its end.
+        c.head_since = match (c.session.in_head(kept), c.head_since) {
+            (false, _) => NO_TICK,
+            (true, NO_TICK) => io.tick,
+            (true, since) => since,
         };
     }
     arm_wake(tok, c, t);
     Ok(())
+}
+
+/// What a session's `Reply` on `all` input bytes asks: the bytes it used, and whether
+/// its reply is those bytes themselves. A session never claims more than it was given;
+/// clamped all the same, so a protocol's bug cannot become a panic that takes the
+/// thread's connections.
+fn what_it_asks<S>(
+    c: &mut Conn<S>,
+    reply: Reply,
+    all: usize,
+    counters: &ThreadCounters,
+) -> (usize, bool) {
+    match reply {
+        Reply::Consumed(u) => (u.min(all), false),
+        Reply::Reflect(u) => (u.min(all), true),
+        Reply::Close => {
+            c.closing = true;
+            (all, false)
+        }
+        Reply::TooLarge => {
+            bump(&counters.too_large, 1);
+            c.closing = true;
+            (all, false)
+        }
+        Reply::More(u) => {
+            let u = u.min(all);
+            c.again = u < all;
+            (u, false)
+        }
+    }
 }
 
 /// --delay/--stall: a reply not due yet (or behind one that is not) is held back
