@@ -23,9 +23,9 @@ pub struct SuitePoint<'a> {
     pub path: &'a str,
     /// The load's `method` key.
     pub method: &'a str,
+    /// Threads that share the connections evenly (`suite::gen::threads_for`).
     pub threads: u64,
-    pub connections_per_thread: u64,
-    /// All connections of the point (`threads * connections_per_thread`).
+    /// All connections of the point (`-c`: connections in total).
     pub connections: u64,
     /// The point's `body_size`: the payload size, in the protocol's sense.
     pub size: u64,
@@ -46,7 +46,7 @@ impl SuitePoint<'_> {
             "-t".into(),
             self.threads.to_string(),
             "-c".into(),
-            self.connections_per_thread.to_string(),
+            self.connections.to_string(),
             "--pipeline".into(),
             self.pipeline.to_string(),
             "--size".into(),

@@ -183,7 +183,7 @@ impl<F: ServerFactory, K: Core> Thread<F, K> {
         }
         if let Some(p) = c.extra.as_ref().and_then(|x| x.peer) {
             if why != Closed::Shutdown {
-                eprintln!("close {p}: {why:?}");
+                eprintln!("close {p}: {why}");
             }
         }
         if self.core.end(tok, c) {

@@ -699,7 +699,7 @@ fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
     };
     json!({
         "threads": threads,
-        "connections_per_thread": (p.connections / threads).max(1),
+        "connections": p.connections,
         "pipeline": p.pipeline,
         "plan": plan,
         "method": load.method,

@@ -32,7 +32,7 @@ impl Entry for Amqp {
             "-t".into(),
             p.threads.to_string(),
             "-c".into(),
-            p.connections_per_thread.to_string(),
+            p.connections.to_string(),
             "--size".into(),
             p.size.to_string(),
         ];

@@ -92,9 +92,8 @@ impl Protocol for Amqp {
             (
                 "connections",
                 format!(
-                    "{} per thread ({} at once), {} channel{} each",
-                    l.shape.connections,
-                    l.sockets(),
+                    "{}; {} channel{} each",
+                    l.connections_text(),
                     c.channels,
                     if c.channels == 1 { "" } else { "s" }
                 ),

@@ -29,7 +29,7 @@ impl Entry for Http {
             "-t".into(),
             p.threads.to_string(),
             "-c".into(),
-            p.connections_per_thread.to_string(),
+            p.connections.to_string(),
             "-m".into(),
             p.method.into(),
             "--pipeline".into(),

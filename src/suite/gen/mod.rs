@@ -61,7 +61,6 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
     // What an external generator is aimed at (a URL), in the protocol's terms.
     let url = load.protocol.suite_target(&addr, &load.path);
     let threads = threads_for(p.connections, load.threads);
-    let per_thread = p.connections / threads;
     let expected = match stop {
         Stop::Duration(d) => d,
         // A count has no natural length; the time limit is generous.
@@ -84,7 +83,6 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
                 path: &load.path,
                 method: &load.method,
                 threads,
-                connections_per_thread: per_thread,
                 connections: p.connections,
                 size: p.body_size,
                 pipeline: p.pipeline,
