@@ -4,6 +4,7 @@
 
 pub mod cpuset;
 pub mod gen;
+pub mod interference;
 pub mod manifest;
 pub mod plan;
 pub mod process;

@@ -524,10 +524,13 @@ impl Run<'_> {
         let inv = gen::invocation(load, p, load.stop, &t);
         let started_ms = crate::clock::unix_ms();
         let cpu0 = children_cpu_s();
+        let machine = super::interference::open(family.pid);
         let (t0, s0) = (Instant::now(), read_family(family.pid).0);
         let exit = self.execute(&inv, &prefix, load);
         let (t1, s1) = (Instant::now(), read_family(family.pid).0);
         let client_cpu = (children_cpu_s() - cpu0).max(0.0);
+        let interference =
+            super::interference::close(machine, family.pid, client_cpu, load.cpus.as_ref());
         let cost = sampler::cost((t0, s0), (t1, s1), &sampler.window(t0, t1));
         let stdout = std::fs::read_to_string(with(&prefix, ".out")).unwrap_or_default();
         let stderr = std::fs::read_to_string(with(&prefix, ".err")).unwrap_or_default();
@@ -546,6 +549,8 @@ impl Run<'_> {
             Err(msg) => failed_result(load, p, &inv, &msg, started_ms),
         };
         r.set_server_cpu(Some(cost.cpu_s));
+        // The suite's own measure: the generator's counted the server as another's.
+        r.set_interference(interference);
         let success = r.outcome.success;
         let meta = self.meta(
             s,
@@ -574,12 +579,18 @@ impl Run<'_> {
             .as_deref()
             .map(|r| format!("  FELL SHORT: {r}"))
             .unwrap_or_default();
+        let busy = r
+            .interference()
+            .and_then(|i| i.worst())
+            .map(|m| format!(" ({})", m.describe()))
+            .unwrap_or_default();
         self.say(&format!(
-            "suite: {} / {} / {} #{rep}: {} /s, p99 {} us, server CPU {:.0}%{why}",
+            "suite: {} / {} / {} #{rep}: {} {}, p99 {} us, server CPU {:.0}%{busy}{why}",
             s.name,
             load.name,
             point_tag(p),
             crate::report::format::group(rate as u64),
+            r.unit.per_s(),
             p99.round(),
             cost.cpu_percent.avg
         ));
