@@ -92,7 +92,6 @@ fn confirm(
         b,
         lane,
         settles,
-        used as u64,
         verdict,
         now,
         stats,
