@@ -1,6 +1,6 @@
 //! Command-line flags, close to what the user typed. Validation lives in `config`.
 
-use crate::flags::{LoadArgs, RampArgs, ServerArgs};
+use crate::flags::{LoadArgs, ServerArgs};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -168,8 +168,8 @@ pub enum Command {
     Amqp(LoadCommand<crate::proto::amqp::config::AmqpArgs>),
     Ws(LoadCommand<crate::proto::ws::config::WsArgs>),
     Redis(LoadCommand<crate::proto::redis::config::RedisArgs>),
-    /// Mass connections: open, hold (and ping) or churn connections, with their cost.
-    Connect(ConnectArgs),
+    // Its flags, about text included, are its own too (src/connect/args.rs).
+    Connect(crate::connect::args::ConnectArgs),
     // --- suites and reports (issue 7) ---
     /// Run a suite file: start each server pinned, sweep the loads over it, write one JSON per point.
     Suite(SuiteArgs),
@@ -301,88 +301,6 @@ pub struct IoeventArgs {
     pub verbose: bool,
 }
 
-// A hold's figure is the time to all established, which the ramp is part of, so a
-// hold always counts its ramp; a churn leaves it out unless --ramp-measured, as the
-// loads do. The help says which, rather than the loads' one sentence.
-#[derive(Args, Debug)]
-#[command(mut_arg("ramp", |a| a.help(
-    "Spread connection starts (with --churn: the cycling slots' first connects) linearly \
-     over this long (e.g. 2s). A hold counts the ramp (time to all established and the \
-     connect rate run from the first attempt); a churn leaves it out of its figures unless \
-     --ramp-measured (its cycles are counted apart, as connect.ramp)"
-)))]
-#[command(mut_arg("ramp_measured", |a| a.help(
-    "With --churn: count the ramp's cycles in the figures (connections/s, latencies). A hold \
-     always counts its ramp and takes the flag; config.ramp.measured says how it ran"
-)))]
-pub struct ConnectArgs {
-    /// HOST:PORT or RANGE:PORT of the server (127.0.0.1-127.0.0.20:9000); none starts the built-in echo server.
-    pub target: Option<String>,
-    /// Connections in total (with --churn: open-echo-close cycles) [default: 1000].
-    #[arg(short = 'n', long = "connections")]
-    pub connections: Option<u64>,
-    /// With --churn: cycle for this long instead of -n.
-    #[arg(short = 'd', long)]
-    pub duration: Option<String>,
-    /// New connections per second over all processes (0: as fast as possible).
-    #[arg(long, default_value_t = 0.0)]
-    pub connect_rate: f64,
-    /// Connection attempts in flight at once, over all processes [default: somaxconn, at most -n, for a loopback target; 1024 with --churn or another target].
-    #[arg(long)]
-    pub concurrency: Option<usize>,
-    /// Keep the connections open this long once all are up [default: 0s; 10s with --ping].
-    #[arg(long)]
-    pub hold: Option<String>,
-    /// While holding, every connection sends one echo frame per INTERVAL (spread evenly).
-    #[arg(long, value_name = "INTERVAL")]
-    pub ping: Option<String>,
-    /// Open, one echo round trip, close, repeat: connections per second.
-    #[arg(long)]
-    pub churn: bool,
-    /// `--ramp T`: connection starts (with --churn: the cycling slots) spread linearly
-    /// over T; counted by a hold, left out by a churn unless --ramp-measured (see the
-    /// help above).
-    #[command(flatten)]
-    pub ramp: RampArgs,
-    /// Client worker processes [default: enough for the descriptor limit].
-    #[arg(long)]
-    pub processes: Option<usize>,
-    /// Source addresses to connect from, e.g. 127.0.0.2-127.0.0.254 (each gives its own ephemeral ports) [default: 127.0.0.2-127.0.0.255 for a loopback target].
-    #[arg(long, value_name = "RANGE")]
-    pub source: Option<String>,
-    /// Built-in server only: its worker processes [default: enough for -n].
-    #[arg(long)]
-    pub server_processes: Option<usize>,
-    /// A separately started server's process ids (comma-separated), to report its memory per connection.
-    #[arg(long, value_name = "PIDS")]
-    pub server_pid: Option<String>,
-    /// A connect, TLS handshake or echo reply slower than this is a failure.
-    #[arg(long, default_value = "10s")]
-    pub timeout: String,
-    /// Progress interval.
-    #[arg(long, default_value = "1s")]
-    pub progress: String,
-    /// Print the ping/echo latency histogram, with buckets this many microseconds wide [default: 100].
-    #[arg(long, value_name = "BUCKET_US", num_args = 0..=1, default_missing_value = "100")]
-    pub histogram: Option<u64>,
-    /// Write the full result as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Print only the summary.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
-    /// Connect with TLS.
-    #[arg(long)]
-    pub tls: bool,
-    /// TLS: accept any server certificate (self-signed servers).
-    #[arg(long)]
-    pub insecure: bool,
-    /// TLS: trust only the CA certificates in this PEM file.
-    #[arg(long, value_name = "FILE")]
-    pub ca: Option<PathBuf>,
-    #[command(flatten)]
-    pub shard: crate::flags::ShardArgs,
-}
 // --- suites and reports (issue 7) ---
 #[derive(Args, Debug)]
 pub struct SuiteArgs {

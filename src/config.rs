@@ -3,7 +3,7 @@
 
 use crate::engine::{LoadShape, Plan, Refill};
 use crate::error::{Error, Result};
-use crate::flags::{LoadArgs, PipelineMode, RampArgs, ServerArgs};
+use crate::flags::{ClientArgs, LoadArgs, PipelineMode, RampArgs, ServerArgs};
 use crate::net::tls::Trust;
 use crate::shard::Coordination;
 use crate::units::{parse_bytes, parse_duration};
@@ -106,6 +106,57 @@ pub struct OutputOptions {
     pub quiet: bool,
     pub histogram_bucket_us: Option<u64>,
     pub json: Option<PathBuf>,
+}
+
+/// The shortest `--progress` of a load.
+pub const LOAD_MIN_PROGRESS: Duration = Duration::from_millis(10);
+
+/// What every client command shares (`flags::ClientArgs`), validated: one reading for
+/// every load and `connect`.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub ramp: Option<crate::engine::Ramp>,
+    pub timeout: Duration,
+    pub output: OutputOptions,
+    /// `--source`, when given.
+    pub source: Option<SourceFlag>,
+    pub tls: Option<Trust>,
+    pub coordination: Coordination,
+}
+
+impl ClientConfig {
+    /// `tls`: what a command's own flags decide instead of `--tls` (an amqps:// URL);
+    /// `min_progress`: the shortest `--progress` the command takes.
+    pub fn from_args(a: &ClientArgs, tls: Option<bool>, min_progress: Duration) -> Result<Self> {
+        let ramp = ramp(&a.ramp)?;
+        let timeout = duration_flag("--timeout", &a.timeout)?;
+        if timeout.is_zero() {
+            return Err(Error::usage("--timeout must be longer than zero"));
+        }
+        let progress = duration_flag("--progress", &a.progress)?;
+        if progress < min_progress {
+            return Err(Error::usage(format!(
+                "--progress must be at least {}ms",
+                min_progress.as_millis()
+            )));
+        }
+        check_histogram_bucket(a.histogram)?;
+        let tls = client_trust(tls.unwrap_or(a.tls), a.insecure, a.ca.as_ref())?;
+        let coordination = Coordination::from_args(&a.shard)?;
+        Ok(ClientConfig {
+            ramp,
+            timeout,
+            output: OutputOptions {
+                progress,
+                quiet: a.quiet,
+                histogram_bucket_us: a.histogram,
+                json: a.json.clone(),
+            },
+            source: a.source.as_deref().map(SourceFlag::parse).transpose()?,
+            tls,
+            coordination,
+        })
+    }
 }
 
 /// A validated load, shared by every load command.
@@ -259,24 +310,13 @@ impl LoadConfig {
                 "--warmup does not apply to a batch plan, which counts every reply",
             ));
         }
-        let ramp = ramp(&a.ramp)?;
-        if batch && ramp.is_some() {
+        let client = ClientConfig::from_args(&a.client, over.tls, LOAD_MIN_PROGRESS)?;
+        if batch && client.ramp.is_some() {
             return Err(Error::usage(
                 "--ramp does not apply to a batch plan, which opens every connection at once",
             ));
         }
-        let timeout = duration_flag("--timeout", &a.timeout)?;
-        if timeout.is_zero() {
-            return Err(Error::usage("--timeout must be longer than zero"));
-        }
-        let progress = duration_flag("--progress", &a.progress)?;
-        if progress < Duration::from_millis(10) {
-            return Err(Error::usage("--progress must be at least 10ms"));
-        }
-        check_histogram_bucket(a.histogram)?;
         let memory_budget = memory_budget(a.memory_budget.as_deref())?;
-        let tls = client_trust(over.tls.unwrap_or(a.tls), a.insecure, a.ca.as_ref())?;
-        let coordination = Coordination::from_args(&a.shard)?;
         let mut cfg = LoadConfig {
             shape: LoadShape {
                 threads: threads_asked.min(connections),
@@ -286,21 +326,16 @@ impl LoadConfig {
                 plan,
                 rate: a.rate,
                 warmup,
-                ramp,
-                timeout,
+                ramp: client.ramp,
+                timeout: client.timeout,
                 memory_budget,
             },
             threads_asked,
             nodelay: !a.no_nodelay,
-            source: a.source.as_deref().map(SourceFlag::parse).transpose()?,
-            tls,
-            output: OutputOptions {
-                progress,
-                quiet: a.quiet,
-                histogram_bucket_us: a.histogram,
-                json: a.json.clone(),
-            },
-            coordination,
+            source: client.source,
+            tls: client.tls,
+            output: client.output,
+            coordination: client.coordination,
             whole: None,
         };
         cfg.take_share(over.request_unit.unwrap_or(1))?;

@@ -11,7 +11,7 @@ pub fn pipeline_mode_help(default: &str) -> String {
     format!("How the pipeline refills: sliding (each reply's place is refilled at once) or burst (the whole window in one write, the next when all of it is answered, as redis-benchmark -P) [default: {default}]")
 }
 
-/// Load shape, stop rule, timing and output: shared by every load command.
+/// Load shape and stop rule, then what every client shares: shared by every load command.
 // (Plain comments from here: a doc comment of several paragraphs would become the
 // long about text of every load command.) `-h` lists the few flags a first run needs
 // (the others are `hide_short_help`); `--help` lists every flag the command takes. A
@@ -79,6 +79,23 @@ pub struct LoadArgs {
     /// Run this long before measuring; excluded from the results.
     #[arg(long, default_value = "0s", hide_short_help = true)]
     pub warmup: String,
+    /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
+    #[arg(long, hide_short_help = true)]
+    pub no_nodelay: bool,
+    /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
+    #[arg(long, value_name = "SIZE")]
+    pub memory_budget: Option<String>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// What every client command shares, `connect` too.
+// How its connections start and time out, where they come from, TLS, what it prints
+// and writes, and its place among several generators; validated once, by
+// `config::ClientConfig::from_args`. A command may reword a flag's help or change its
+// default for itself (`#[command(mut_arg("progress", ...))]`).
+#[derive(Args, Debug, Clone)]
+pub struct ClientArgs {
     #[command(flatten)]
     pub ramp: RampArgs,
     /// A reply later than this is an error and its connection is reopened.
@@ -99,15 +116,9 @@ pub struct LoadArgs {
     /// Print only the summary.
     #[arg(short = 'q', long, hide_short_help = true)]
     pub quiet: bool,
-    /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
-    #[arg(long, hide_short_help = true)]
-    pub no_nodelay: bool,
     /// Source addresses to connect from, connection n from the (n mod count)-th: an address, a range (127.0.0.2-127.0.0.254) or a comma list; `kernel` lets the kernel pick [default: 127.0.0.2-127.0.0.255 for 1,024 connections or more to an IPv4 loopback target, else the kernel's].
     #[arg(long, value_name = "ADDRS", hide_short_help = true)]
     pub source: Option<String>,
-    /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
-    #[arg(long, value_name = "SIZE")]
-    pub memory_budget: Option<String>,
     /// Connect with TLS.
     #[arg(long, help_heading = "TLS", hide_short_help = true)]
     pub tls: bool,
@@ -135,8 +146,8 @@ pub enum PipelineMode {
     Burst,
 }
 
-/// One generator of several: which shard this is and when they all start. Every load
-/// command has them (`connect` too), so a new protocol gets them with `LoadArgs`.
+/// One generator of several: which shard this is and when they all start. Every client
+/// command has them (`ClientArgs`), so a new protocol gets them with `LoadArgs`.
 /// Validated by `shard::Coordination`; docs/shards.md.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ShardArgs {
@@ -174,8 +185,8 @@ pub struct ShardArgs {
     pub start_at: Option<String>,
 }
 
-/// `--ramp T` and `--ramp-measured`: shared by every load command and `connect`
-/// (validated by `config::ramp`).
+/// `--ramp T` and `--ramp-measured`: shared by every client command (`ClientArgs`),
+/// validated by `config::ramp`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct RampArgs {
     /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also

@@ -3,10 +3,11 @@
 
 use super::load;
 use super::serve_plan::{worker_args, ServePlan};
-use crate::cli::ConnectArgs;
 use crate::config::{ProtocolTiming, ServeConfig, ServerTlsChoice};
+use crate::connect::args::ConnectArgs;
+use crate::connect::parent::{self, BuiltinServer};
 use crate::connect::plan::{ConnectConfig, Mode};
-use crate::connect::{parent, report};
+use crate::connect::{judge, report, summary};
 use crate::error::{Error, Result};
 use crate::procs::workers::Launch;
 use crate::proto::echo::plugin::Echo;
@@ -24,11 +25,16 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     }
     let limits = KernelLimits::read();
     let cfg = ConnectConfig::from_args(args, &limits)?;
-    let json = cfg.json.as_deref().map(JsonSink::create).transpose()?;
+    let json = cfg
+        .output
+        .json
+        .as_deref()
+        .map(JsonSink::create)
+        .transpose()?;
     // `--json -`: the JSON takes stdout, the rest goes to stderr.
-    let console = Console::for_json(cfg.json.as_deref());
+    let console = Console::for_json(cfg.output.json.as_deref());
     let stop = load::stop_flag()?;
-    if !cfg.quiet {
+    if !cfg.output.quiet {
         console.print(&text::config_table(
             &format!("wirebench connect {}", env!("CARGO_PKG_VERSION")),
             &config_rows(&cfg, &limits),
@@ -42,28 +48,28 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         (true, true) => Some(SelfSignedFiles::create()?),
         _ => None,
     };
-    let server_args = match cfg.builtin() {
-        true => Some(builtin_server_plan(cert.as_ref())?),
+    let builtin = match cfg.builtin() {
+        true => Some(builtin_server(cert.as_ref())?),
         false => None,
     };
     let started = load::unix_ms();
     // Interference from the workers' start to their end: they are this process's
     // children, so their time is the run's own.
     let machine = Window::open(this_process_tree());
-    let run = parent::run(&cfg, &stop, server_args)?;
+    let run = parent::run(&cfg, &stop, builtin)?;
     let interference = machine.close(this_process_tree(), &[]);
     drop(cert);
-    let outcome = parent::judge(&cfg, &run);
+    let outcome = judge::judge(&cfg, &run);
     let mut result = report::build(&cfg, &run, outcome, started, limits);
     result.base.set_interference(interference);
     if let Some(sink) = json {
         sink.write(&result)?;
     }
-    console.print(&report::summary(&result));
+    console.print(&summary::summary(&result));
     if let Some(line) = text::interference_line(&result.base) {
         console.print(&format!("{line}\n"));
     }
-    if let Some(bucket) = cfg.histogram_bucket_us {
+    if let Some(bucket) = cfg.output.histogram_bucket_us {
         console.print(&format!(
             "connect {}",
             text::histogram(&run.connect_hist, bucket)
@@ -84,7 +90,7 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
 
 /// The built-in echo server's worker processes: their command line, their validated
 /// plan (serialized, never flags) and the CA PEM a TLS client checks them with.
-fn builtin_server_plan(cert: Option<&SelfSignedFiles>) -> Result<(Launch, Option<String>)> {
+fn builtin_server(cert: Option<&SelfSignedFiles>) -> Result<BuiltinServer> {
     let listen: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
     let plan = ServePlan {
         protocol: Echo::NAME.to_string(),
@@ -109,11 +115,13 @@ fn builtin_server_plan(cert: Option<&SelfSignedFiles>) -> Result<(Launch, Option
         },
         proto: ProtocolTiming::default(),
     };
-    let launch = Launch {
-        args: worker_args(Echo::NAME),
-        env: vec![plan.to_env()?],
-    };
-    Ok((launch, cert.map(|c| c.pem.clone())))
+    Ok(BuiltinServer {
+        launch: Launch {
+            args: worker_args(Echo::NAME),
+            env: vec![plan.to_env()?],
+        },
+        ca_pem: cert.map(|c| c.pem.clone()),
+    })
 }
 
 fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str, String)> {

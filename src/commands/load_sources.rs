@@ -2,7 +2,7 @@
 //!
 //! Why a load spreads over loopback sources by default: the kernel picks a connection's
 //! ephemeral port per (source, destination) pair by walking the port range from a
-//! per-pair offset, and the fuller the pair the longer the walk (connect/defaults.rs).
+//! per-pair offset, and the fuller the pair the longer the walk (net/loopback.rs).
 //! Past ~14,000 connections from 127.0.0.1 to one port, connect() blocked the worker
 //! in that walk, the open-loop schedule fell seconds behind, and ~8,000 connections
 //! were busy at once on catching up; their buffers left the worker's malloc arena
@@ -13,8 +13,8 @@
 //! The choice is said in the plan (`sources:`) and in the JSON (`config.sources`).
 
 use crate::config::SourceFlag;
-use crate::connect::defaults::{self, span, Sources};
 use crate::error::{Error, Result};
+use crate::net::loopback::{self, span, Sources};
 use std::net::{IpAddr, SocketAddr};
 
 /// Connections (all threads) from which a load to an IPv4 loopback target spreads
@@ -45,7 +45,7 @@ enum How {
 
 impl LoadSources {
     /// The sources of `connections` (all threads) to `target`, given `--source`;
-    /// `usable` says whether an address can be bound here (`defaults::bindable`).
+    /// `usable` says whether an address can be bound here (`loopback::bindable`).
     pub fn choose(
         flag: Option<&SourceFlag>,
         target: SocketAddr,
@@ -65,7 +65,7 @@ impl LoadSources {
             None if connections < SPREAD_FROM || !target.ip().is_loopback() => {
                 (Vec::new(), How::Unsaid)
             }
-            None => match defaults::sources(Some(&[target]), usable) {
+            None => match loopback::sources(Some(&[target]), usable) {
                 Sources::Loopback(v) => (v, How::Loopback),
                 Sources::Kernel(why) => (Vec::new(), How::Kernel(why)),
                 Sources::Given => (Vec::new(), How::Unsaid),

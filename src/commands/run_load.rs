@@ -49,7 +49,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         l.source.as_ref(),
         addr,
         usize::try_from(l.sockets()).unwrap_or(usize::MAX),
-        crate::connect::defaults::bindable,
+        crate::net::loopback::bindable,
     )?;
     if !l.output.quiet {
         let mut rows = P::plan_rows(&cfg, &aim);

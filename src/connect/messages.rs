@@ -9,10 +9,9 @@ use std::net::{IpAddr, SocketAddr};
 /// The environment variable that carries a worker's spec.
 pub const SPEC_ENV: &str = "WIREBENCH_CONNECT_SPEC";
 
-/// Commands on a worker's stdin.
+/// Commands on a worker's stdin (and `procs::group::STOP`, which stops it).
 pub const CMD_GO: &str = "go";
 pub const CMD_PING: &str = "ping";
-pub const CMD_STOP: &str = "stop";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum TlsSpec {
@@ -77,6 +76,18 @@ pub struct Counts {
     pub cycles_ok: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+}
+
+/// A count by kind as every line of connect's text says it, each kind by its name in
+/// the JSON (`failures`, `lost`, `errors`): "timeout 30,000, reset 2"; "none" when empty.
+pub fn by_kind(m: &BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{k} {}", crate::report::format::group(*v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn add_map(a: &mut BTreeMap<String, u64>, b: &BTreeMap<String, u64>) {

@@ -2,15 +2,27 @@
 //! several worker processes (each holds ~20,000 descriptors here), hold and ping them
 //! or churn them, and report what they cost: connect latency and rate, failures by
 //! errno, server RSS and kernel slab per connection.
+//!
+//! The flags (`args.rs`) are read once into the plan (`plan.rs`, with `defaults.rs`,
+//! `sharding.rs` and the machine's `capacity.rs`); the parent (`parent.rs`) runs it
+//! over its worker processes (`worker.rs`, speaking `messages.rs`; their reports kept
+//! by `reports.rs`, shown by `progress.rs`), judges it (`judge.rs`) and reports it
+//! (`report.rs`, the JSON; `summary.rs`, the text read from it).
 
+pub mod args;
 pub mod block_merge;
+pub mod capacity;
 pub mod defaults;
 pub mod entry;
+pub mod judge;
 pub mod messages;
 pub mod parent;
 pub mod plan;
+pub mod progress;
 pub mod report;
+pub mod reports;
 pub mod sharding;
+pub mod summary;
 pub mod worker;
 
 use crate::error::{Error, Result};

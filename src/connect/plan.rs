@@ -1,30 +1,28 @@
-//! `wirebench connect`, validated: what to open, from where, to where, how fast, and
-//! whether this machine can hold it at all (the capacity check).
+//! `wirebench connect`, validated: what to open, from where, to where, how fast. The
+//! flags are read once, top to bottom: those every client shares
+//! (`config::ClientConfig`), then connect's own (`Asked`, the whole run as given);
+//! then what connect chooses where no flag decided (`defaults.rs`), and a shard's share
+//! (`sharding.rs`), from those values. Whether this machine can hold the plan is
+//! `capacity.rs`'s word (`ConnectConfig::needs`).
 
-use super::defaults::{self, Chosen, Sources};
+use super::args::ConnectArgs;
+use super::capacity::{self, Needs, SERVER_SHARE};
+use super::defaults::{self, Chosen};
 use super::sharding::{self, WholeConnect};
-use crate::cli::ConnectArgs;
-use crate::config::{check_histogram_bucket, client_trust};
+use crate::config::{duration_flag, ClientConfig, OutputOptions, SourceFlag};
+use crate::engine::Ramp;
 use crate::error::{Error, Result};
+use crate::net::loopback::{self, Sources};
 use crate::net::range;
 use crate::net::tls::Trust;
 use crate::report::format::group;
 use crate::shard::Coordination;
 use crate::sys::limits::KernelLimits;
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
 use std::time::Duration;
 
-/// Descriptors a worker keeps for itself (stdio, epoll, runtime) beyond its sockets.
-pub const FD_MARGIN: u64 = 64;
-/// Most worker processes on either side: more is a typo, not a plan.
-pub const MAX_PROCESSES: usize = 1024;
-/// Kernel memory per connection end (socket, inode, dentry, epoll item...): about half
-/// of the ~9.6 KB per connection measured here with both ends on this machine.
-pub const KERNEL_BYTES_PER_SOCKET: u64 = 4_800;
-/// Connections per built-in server process by default: SO_REUSEPORT spreads by hash,
-/// so leave room under the descriptor limit for an uneven share.
-const SERVER_SHARE: u64 = 15_000;
+/// The shortest `--progress` connect takes (its parent looks at its workers every 20 ms).
+const MIN_PROGRESS: Duration = Duration::from_millis(100);
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mode {
@@ -52,10 +50,7 @@ pub struct ConnectConfig {
     pub server_processes: usize,
     pub server_pids: Vec<u32>,
     pub timeout: Duration,
-    pub progress: Duration,
-    pub histogram_bucket_us: Option<u64>,
-    pub json: Option<PathBuf>,
-    pub quiet: bool,
+    pub output: OutputOptions,
     pub tls: Option<Trust>,
     /// What connect chose itself where no flag was given (sources, processes, in flight).
     pub chosen: Chosen,
@@ -65,20 +60,30 @@ pub struct ConnectConfig {
     /// this shard's share. None outside a sharded run.
     pub whole: Option<WholeConnect>,
     /// `--ramp`: connection starts (churn: the slots' first cycles) spread over it;
-    /// a hold's is always measured, a churn's only with `--ramp-measured`
-    /// (`ConnectConfig::planned`).
-    pub ramp: Option<crate::engine::Ramp>,
+    /// a hold's is always measured, a churn's only with `--ramp-measured`.
+    pub ramp: Option<Ramp>,
 }
 
-fn dur(flag: &str, text: &str) -> Result<Duration> {
-    crate::config::duration_flag(flag, text)
+/// Connect's own flags, validated: the whole run as the user gave it, before a
+/// shard's share and before connect's own choices.
+struct Asked {
+    mode: Mode,
+    /// Connections or cycles over every shard (0: churn for a duration).
+    total: u64,
+    targets: Option<Vec<SocketAddr>>,
+    host: String,
+    rate: f64,
+    concurrency: Option<usize>,
+    processes: Option<usize>,
+    server_processes: Option<usize>,
+    server_pids: Vec<u32>,
 }
 
 impl ConnectConfig {
     /// The validated plan, its defaults chosen, checked against this machine's capacity.
     pub fn from_args(a: &ConnectArgs, limits: &KernelLimits) -> Result<Self> {
-        let cfg = Self::planned(a, limits, defaults::bindable)?;
-        check_capacity(&cfg, cfg.open_at_once(), limits)?;
+        let cfg = Self::planned(a, limits, loopback::bindable)?;
+        capacity::check(&cfg.needs(), limits)?;
         Ok(cfg)
     }
 
@@ -89,212 +94,89 @@ impl ConnectConfig {
         limits: &KernelLimits,
         usable: impl Fn(IpAddr) -> bool,
     ) -> Result<Self> {
-        let mode = if a.churn {
-            if a.hold.is_some() || a.ping.is_some() {
-                return Err(Error::usage(
-                    "--churn closes every connection after one echo: it takes neither --hold nor --ping",
-                ));
-            }
-            let duration = a
-                .duration
-                .as_deref()
-                .map(|d| dur("--duration", d))
-                .transpose()?;
-            if duration.is_some() && a.connections.is_some() {
-                return Err(Error::usage(
-                    "choose one of -d/--duration and -n/--connections",
-                ));
-            }
-            if duration.is_some_and(|d| d.is_zero()) {
-                return Err(Error::usage("--duration must be longer than zero"));
-            }
-            Mode::Churn { duration }
-        } else {
-            if a.duration.is_some() {
-                return Err(Error::usage(
-                    "-d/--duration applies to --churn; to keep connections open use --hold",
-                ));
-            }
-            let ping = a.ping.as_deref().map(|p| dur("--ping", p)).transpose()?;
-            if ping.is_some_and(|p| p < Duration::from_millis(1)) {
-                return Err(Error::usage("--ping interval must be at least 1ms"));
-            }
-            let default_hold = if ping.is_some() { "10s" } else { "0s" };
-            let hold = dur("--hold", a.hold.as_deref().unwrap_or(default_hold))?;
-            if ping.is_some() && hold.is_zero() {
-                return Err(Error::usage("--ping needs a --hold longer than zero"));
-            }
-            Mode::Hold { hold, ping }
-        };
-        let whole_total = match (&mode, a.connections) {
-            (_, Some(0)) => return Err(Error::usage("-n/--connections must be at least 1")),
-            (Mode::Churn { duration: Some(_) }, _) => 0,
-            (_, n) => n.unwrap_or(1000),
-        };
-        let coordination = Coordination::from_args(&a.shard)?;
-        let shard = coordination.shard.clone();
+        let client = ClientConfig::from_args(&a.client, None, MIN_PROGRESS)?;
+        let asked = Asked::read(a)?;
+        Self::choose(asked, client, limits, usable)
+    }
+
+    /// The plan from what was asked: a shard's share of it, and connect's own choices
+    /// where no flag decided.
+    fn choose(
+        asked: Asked,
+        client: ClientConfig,
+        limits: &KernelLimits,
+        usable: impl Fn(IpAddr) -> bool,
+    ) -> Result<Self> {
+        let shard = client.coordination.shard.clone();
+        let churn = matches!(asked.mode, Mode::Churn { .. });
         let total = match &shard {
-            Some(s) => sharding::total(s, whole_total)?,
-            None => whole_total,
+            Some(s) => sharding::total(s, asked.total)?,
+            None => asked.total,
         };
-        let (targets, host) = match a.target.as_deref() {
-            None => (None, "127.0.0.1".to_string()),
-            Some(t) if range::is_range(t) => {
-                let v = range::parse_socket_range("target", t)?;
-                crate::net::addr::refuse_port_zero(t, v[0])?;
-                let h = v[0].ip().to_string();
-                (Some(v), h)
-            }
-            Some(t) => {
-                let (addr, host) = crate::net::addr::resolve_target(t)?;
-                (Some(vec![addr]), host)
-            }
-        };
-        let (all_sources, chosen_sources) = match a.source.as_deref() {
-            Some(s) => (range::parse_ips("--source", s)?, Sources::Given),
-            None => match defaults::sources(targets.as_deref(), usable) {
-                Sources::Loopback(v) => (v.clone(), Sources::Loopback(v)),
-                other => (Vec::new(), other),
-            },
-        };
+        let (all_sources, chosen_sources) =
+            sources(client.source.as_ref(), asked.targets.as_deref(), usable);
         let sources = match &shard {
             Some(s) => sharding::sources(s, &all_sources)?,
             None => all_sources.clone(),
         };
-        if let (Some(t), Some(s)) = (&targets, sources.first()) {
+        if let (Some(t), Some(s)) = (&asked.targets, sources.first()) {
             if t[0].is_ipv4() != s.is_ipv4() {
                 return Err(Error::usage(
                     "--source and the target must both be IPv4 or both IPv6",
                 ));
             }
         }
-        if !(a.connect_rate.is_finite() && a.connect_rate >= 0.0) {
-            return Err(Error::usage(
-                "--connect-rate must be a number of connections per second, 0 for no limit",
-            ));
-        }
-        if a.concurrency == Some(0) {
-            return Err(Error::usage("--concurrency must be at least 1"));
-        }
-        let chosen_concurrency = match a.concurrency {
-            Some(_) => None,
-            None => Some(defaults::in_flight(
-                matches!(mode, Mode::Churn { .. }),
-                targets
-                    .as_ref()
-                    .map_or(true, |t| t.iter().all(|a| a.ip().is_loopback())),
-                total,
-                limits.somaxconn,
-            )),
-        };
-        let concurrency = match (&shard, a.concurrency) {
+        let loopback = all_loopback(asked.targets.as_deref());
+        let chosen_concurrency = asked
+            .concurrency
+            .is_none()
+            .then(|| defaults::in_flight(churn, loopback, total, limits.somaxconn));
+        let concurrency = match (&shard, asked.concurrency) {
             (Some(s), Some(c)) => sharding::concurrency(s, c),
             (_, given) => given.or(chosen_concurrency).unwrap_or(1),
         };
-        // A hold's figure is the time to establish all N, and the ramp is part of it:
-        // leaving it out would leave out the thing measured, so a hold always counts
-        // its ramp (`--ramp-measured` is accepted and changes nothing). A churn's
-        // figures are rates and latencies over the run, which the ramp's slow start
-        // would dilute: as for the loads, its ramp is left out of them (counted apart,
-        // as the report's `connect.ramp`) unless `--ramp-measured`.
-        let ramp = crate::config::ramp(&a.ramp)?.map(|r| crate::engine::Ramp {
-            measured: r.measured || matches!(mode, Mode::Hold { .. }),
-            ..r
-        });
-        let timeout = dur("--timeout", &a.timeout)?;
-        if timeout.is_zero() {
-            return Err(Error::usage("--timeout must be longer than zero"));
-        }
-        let progress = dur("--progress", &a.progress)?;
-        if progress < Duration::from_millis(100) {
-            return Err(Error::usage("--progress must be at least 100ms"));
-        }
-        check_histogram_bucket(a.histogram)?;
-        let tls = client_trust(a.tls, a.insecure, a.ca.as_ref())?;
-        let server_pids = match a.server_pid.as_deref() {
-            None => Vec::new(),
-            Some(_) if targets.is_none() => {
-                return Err(Error::usage(
-                    "--server-pid is for a separately started server; the built-in one is measured anyway",
-                ))
-            }
-            Some(text) => text
-                .split(',')
-                .map(|p| {
-                    p.trim()
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|pid| crate::sys::proc_fs::alive(*pid as i32))
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| {
-                    Error::usage(format!(
-                        "--server-pid: '{text}' is not a list of running process ids"
-                    ))
-                })?,
-        };
-        if targets.is_some() && a.server_processes.is_some() {
-            return Err(Error::usage(
-                "--server-processes only applies to the built-in server (no target)",
-            ));
-        }
-        let per_process = per_process_fds(limits);
-        // Open at once: every connection (hold), or the concurrent cycles (churn).
-        let open_at_once = match mode {
-            Mode::Hold { .. } => total,
-            Mode::Churn { .. } => concurrency as u64,
-        };
-        // What the plan is called in messages: the flag the user gave (or its default).
-        let asked = match mode {
-            Mode::Hold { .. } => format!("-n {} connections", group(open_at_once)),
-            Mode::Churn { .. } => format!("--concurrency {}", group(open_at_once)),
-        };
-        let processes = match a.processes {
-            Some(p) => p,
-            None => derived_processes(&asked, open_at_once, per_process, "client")?,
-        };
-        let server_processes = match a.server_processes {
-            Some(p) => p,
-            None if targets.is_none() => {
-                derived_processes(&asked, open_at_once, SERVER_SHARE, "built-in server")?
-            }
-            None => 1,
-        };
-        let cfg = ConnectConfig {
+        let open_at_once = if churn { concurrency as u64 } else { total };
+        let (processes, server_processes) = processes(&asked, open_at_once, limits)?;
+        Ok(ConnectConfig {
             total,
-            mode,
-            targets,
-            host,
-            sources,
             rate: shard
                 .as_ref()
-                .map_or(a.connect_rate, |s| sharding::rate(s, a.connect_rate)),
+                .map_or(asked.rate, |s| sharding::rate(s, asked.rate)),
             concurrency,
-            ramp,
             processes,
             server_processes,
-            server_pids,
-            timeout,
-            progress,
-            histogram_bucket_us: a.histogram,
-            json: a.json.clone(),
-            quiet: a.quiet,
-            tls,
             chosen: Chosen {
                 sources: chosen_sources,
-                processes: a.processes.is_none().then_some(processes),
+                processes: asked.processes.is_none().then_some(processes),
                 concurrency: chosen_concurrency,
             },
             whole: shard.as_ref().map(|_| WholeConnect {
-                total: whole_total,
-                rate: a.connect_rate,
-                concurrency: a.concurrency,
+                total: asked.total,
+                rate: asked.rate,
+                concurrency: asked.concurrency,
                 sources: all_sources.len(),
-                processes: a.processes,
+                processes: asked.processes,
             }),
-            coordination,
-        };
-        Ok(cfg)
+            // A hold's figure is the time to establish all N, and the ramp is part of
+            // it: leaving it out would leave out the thing measured, so a hold always
+            // counts its ramp (`--ramp-measured` is accepted and changes nothing). A
+            // churn's figures are rates and latencies over the run, which the ramp's
+            // slow start would dilute: as for the loads, its ramp is left out of them
+            // (counted apart, as the report's `connect.ramp`) unless `--ramp-measured`.
+            ramp: client.ramp.map(|r| Ramp {
+                measured: r.measured || !churn,
+                ..r
+            }),
+            sources,
+            mode: asked.mode,
+            targets: asked.targets,
+            host: asked.host,
+            server_pids: asked.server_pids,
+            timeout: client.timeout,
+            output: client.output,
+            tls: client.tls,
+            coordination: client.coordination,
+        })
     }
 
     /// Sockets open at once: every connection (hold), or the concurrent cycles (churn).
@@ -302,6 +184,20 @@ impl ConnectConfig {
         match self.mode {
             Mode::Hold { .. } => self.total,
             Mode::Churn { .. } => self.concurrency as u64,
+        }
+    }
+
+    /// What the plan asks of this machine, for the capacity check.
+    pub fn needs(&self) -> Needs {
+        Needs {
+            open: self.open_at_once(),
+            processes: self.processes,
+            server_processes: self.server_processes,
+            builtin: self.builtin(),
+            sources: self.sources.len(),
+            destinations: self.targets.as_ref().map_or(1, |t| t.len()),
+            loopback: all_loopback(self.targets.as_deref()),
+            loopback_sources_chosen: matches!(self.chosen.sources, Sources::Loopback(_)),
         }
     }
 
@@ -314,112 +210,175 @@ impl ConnectConfig {
     }
 }
 
-/// The processes a plan needs when the user named none: `open` sockets at `share` per
-/// process. Beyond MAX_PROCESSES the plan is refused naming what the user gave (`asked`)
-/// and how far to bring it down, not a flag never typed.
-fn derived_processes(asked: &str, open: u64, share: u64, side: &str) -> Result<usize> {
-    let p = open.div_ceil(share).max(1);
-    if p > MAX_PROCESSES as u64 {
-        return Err(Error::usage(format!(
-            "{asked} would need {} {side} processes of {} sockets each, more than the {} allowed: ask for at most {}",
-            group(p),
-            group(share),
-            group(MAX_PROCESSES as u64),
-            group(share * MAX_PROCESSES as u64)
-        )));
-    }
-    Ok(p as usize)
-}
-
-/// Sockets one process may hold: the hard descriptor limit less a margin.
-pub fn per_process_fds(limits: &KernelLimits) -> u64 {
-    limits.nofile_hard.saturating_sub(FD_MARGIN).max(1)
-}
-
-/// Refuses a plan this machine cannot hold, naming the limit in one sentence.
-pub fn check_capacity(cfg: &ConnectConfig, open: u64, limits: &KernelLimits) -> Result<()> {
-    let per_process = per_process_fds(limits);
-    for (flag, p) in [
-        ("--processes", cfg.processes),
-        ("--server-processes", cfg.server_processes),
-    ] {
-        if p == 0 || p > MAX_PROCESSES {
-            return Err(Error::usage(format!(
-                "{flag} must be between 1 and {MAX_PROCESSES}"
-            )));
-        }
-    }
-    let need = open.div_ceil(cfg.processes as u64);
-    if need > per_process {
-        return Err(Error::usage(format!(
-            "{} connections over {} client processes need {} sockets per process, but a process may open only {} files here (ulimit -n {}): use --processes {} or more",
-            group(open),
-            cfg.processes,
-            group(need),
-            group(per_process),
-            limits.nofile_hard,
-            open.div_ceil(per_process)
-        )));
-    }
-    if cfg.builtin() {
-        let need = open.div_ceil(cfg.server_processes as u64);
-        if need > per_process {
-            return Err(Error::usage(format!(
-                "{} connections over {} built-in server processes need {} sockets per process, but a process may open only {} files here (ulimit -n {}): use --server-processes {} or more",
-                group(open),
-                cfg.server_processes,
-                group(need),
-                group(per_process),
-                limits.nofile_hard,
-                open.div_ceil(SERVER_SHARE)
-            )));
-        }
-    }
-    let (lo, hi) = limits.ip_local_port_range;
-    let ports = u64::from(hi - lo) + 1;
-    let sources = cfg.sources.len().max(1) as u64;
-    let dests = cfg.targets.as_ref().map_or(1, |t| t.len()) as u64;
-    let pairs = sources * dests;
-    if open > pairs * ports {
-        // With every loopback source already chosen, only destinations can add pairs.
-        let remedy = match cfg.chosen.sources {
-            Sources::Loopback(_) => "add destinations (a target range such as 127.0.0.1-127.0.0.20:PORT, served with --listen on the same range)",
-            _ => "add source addresses with --source (e.g. 127.0.0.2-127.0.0.254) or destinations",
+impl Asked {
+    fn read(a: &ConnectArgs) -> Result<Asked> {
+        let (targets, host) = targets(a.target.as_deref())?;
+        let server_pids = server_pids(a.server_pid.as_deref(), targets.is_some())?;
+        let mode = Mode::read(a)?;
+        let total = match (&mode, a.connections) {
+            (_, Some(0)) => return Err(Error::usage("-n/--connections must be at least 1")),
+            (Mode::Churn { duration: Some(_) }, _) => 0,
+            (_, n) => n.unwrap_or(1000),
         };
-        return Err(Error::usage(format!(
-            "{} connections need more than the {} ephemeral ports ({lo}-{hi}, net.ipv4.ip_local_port_range) that {} source x {} destination address pairs give: {remedy}",
-            group(open),
-            group(pairs * ports),
-            sources,
-            dests
-        )));
+        if !(a.connect_rate.is_finite() && a.connect_rate >= 0.0) {
+            return Err(Error::usage(
+                "--connect-rate must be a number of connections per second, 0 for no limit",
+            ));
+        }
+        if a.concurrency == Some(0) {
+            return Err(Error::usage("--concurrency must be at least 1"));
+        }
+        if targets.is_some() && a.server_processes.is_some() {
+            return Err(Error::usage(
+                "--server-processes only applies to the built-in server (no target)",
+            ));
+        }
+        Ok(Asked {
+            mode,
+            total,
+            targets,
+            host,
+            rate: a.connect_rate,
+            concurrency: a.concurrency,
+            processes: a.processes,
+            server_processes: a.server_processes,
+            server_pids,
+        })
     }
-    let loopback = cfg
-        .targets
-        .as_ref()
-        .map_or(true, |t| t.iter().all(|a| a.ip().is_loopback()));
-    let sockets = open * if loopback { 2 } else { 1 };
-    if let Some(max) = limits.file_max {
-        if sockets > max {
-            return Err(Error::usage(format!(
-                "{} sockets exceed the system-wide limit of {} open files (fs.file-max)",
-                group(sockets),
-                group(max)
-            )));
+}
+
+impl Mode {
+    /// `--churn` (with `-d`) or a hold (with `--hold`, `--ping`).
+    fn read(a: &ConnectArgs) -> Result<Mode> {
+        if a.churn {
+            if a.hold.is_some() || a.ping.is_some() {
+                return Err(Error::usage(
+                    "--churn closes every connection after one echo: it takes neither --hold nor --ping",
+                ));
+            }
+            let duration = a
+                .duration
+                .as_deref()
+                .map(|d| duration_flag("--duration", d))
+                .transpose()?;
+            if duration.is_some() && a.connections.is_some() {
+                return Err(Error::usage(
+                    "choose one of -d/--duration and -n/--connections",
+                ));
+            }
+            if duration.is_some_and(|d| d.is_zero()) {
+                return Err(Error::usage("--duration must be longer than zero"));
+            }
+            return Ok(Mode::Churn { duration });
+        }
+        if a.duration.is_some() {
+            return Err(Error::usage(
+                "-d/--duration applies to --churn; to keep connections open use --hold",
+            ));
+        }
+        let ping = a
+            .ping
+            .as_deref()
+            .map(|p| duration_flag("--ping", p))
+            .transpose()?;
+        if ping.is_some_and(|p| p < Duration::from_millis(1)) {
+            return Err(Error::usage("--ping interval must be at least 1ms"));
+        }
+        let default_hold = if ping.is_some() { "10s" } else { "0s" };
+        let hold = duration_flag("--hold", a.hold.as_deref().unwrap_or(default_hold))?;
+        if ping.is_some() && hold.is_zero() {
+            return Err(Error::usage("--ping needs a --hold longer than zero"));
+        }
+        Ok(Mode::Hold { hold, ping })
+    }
+}
+
+/// The target's addresses and the name its certificate is checked against; None: the
+/// built-in server, on 127.0.0.1.
+fn targets(target: Option<&str>) -> Result<(Option<Vec<SocketAddr>>, String)> {
+    match target {
+        None => Ok((None, "127.0.0.1".to_string())),
+        Some(t) if range::is_range(t) => {
+            let v = range::parse_socket_range("target", t)?;
+            crate::net::addr::refuse_port_zero(t, v[0])?;
+            let host = v[0].ip().to_string();
+            Ok((Some(v), host))
+        }
+        Some(t) => {
+            let (addr, host) = crate::net::addr::resolve_target(t)?;
+            Ok((Some(vec![addr]), host))
         }
     }
-    let kernel = sockets * KERNEL_BYTES_PER_SOCKET;
-    if let Some(avail) = crate::sys::proc_fs::meminfo_bytes("MemAvailable") {
-        if kernel > avail {
-            return Err(Error::usage(format!(
-                "{} sockets need about {:.1} GB of kernel memory but only {:.1} GB is available (MemAvailable)",
-                group(sockets),
-                kernel as f64 / 1e9,
-                avail as f64 / 1e9
-            )));
-        }
+}
+
+/// `--server-pid`: running processes of a server started apart (not the built-in one).
+fn server_pids(text: Option<&str>, has_target: bool) -> Result<Vec<u32>> {
+    let Some(text) = text else {
+        return Ok(Vec::new());
+    };
+    if !has_target {
+        return Err(Error::usage(
+            "--server-pid is for a separately started server; the built-in one is measured anyway",
+        ));
     }
-    Ok(())
+    text.split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|pid| crate::sys::proc_fs::alive(*pid as i32))
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "--server-pid: '{text}' is not a list of running process ids"
+            ))
+        })
+}
+
+/// The whole run's sources: `--source` as given (`kernel`: none), else every usable
+/// loopback address for a loopback target (`net::loopback`); and how they came.
+fn sources(
+    flag: Option<&SourceFlag>,
+    targets: Option<&[SocketAddr]>,
+    usable: impl Fn(IpAddr) -> bool,
+) -> (Vec<IpAddr>, Sources) {
+    match flag {
+        Some(SourceFlag::Addrs(v)) => (v.clone(), Sources::Given),
+        Some(SourceFlag::Kernel) => (Vec::new(), Sources::Given),
+        None => match loopback::sources(targets, usable) {
+            Sources::Loopback(v) => (v.clone(), Sources::Loopback(v)),
+            other => (Vec::new(), other),
+        },
+    }
+}
+
+/// Every destination is on loopback (the built-in server is).
+fn all_loopback(targets: Option<&[SocketAddr]>) -> bool {
+    targets.map_or(true, |t| t.iter().all(|a| a.ip().is_loopback()))
+}
+
+/// The client's and the built-in server's processes: as given, or just enough for the
+/// sockets open at once (the server's only without a target).
+fn processes(asked: &Asked, open: u64, limits: &KernelLimits) -> Result<(usize, usize)> {
+    // What the plan is called in messages: the flag the user gave (or its default).
+    let what = match asked.mode {
+        Mode::Hold { .. } => format!("-n {} connections", group(open)),
+        Mode::Churn { .. } => format!("--concurrency {}", group(open)),
+    };
+    let per_process = capacity::per_process_fds(limits);
+    let client = match asked.processes {
+        Some(p) => p,
+        None => capacity::processes_for(&what, open, per_process, "client")?,
+    };
+    let server = match asked.server_processes {
+        Some(p) => p,
+        None if asked.targets.is_none() => {
+            capacity::processes_for(&what, open, SERVER_SHARE, "built-in server")?
+        }
+        None => 1,
+    };
+    Ok((client, server))
 }
 
 #[cfg(test)]
@@ -557,7 +516,7 @@ mod tests {
         let ok = plan(&["127.0.0.1:9000", "-n", "7000000"], |_| true);
         assert_eq!(ok.processes, 352);
         let over = plan(&["127.0.0.1:9000", "-n", "8000000"], |_| true);
-        let e = check_capacity(&over, over.open_at_once(), &here()).unwrap_err();
+        let e = capacity::check(&over.needs(), &here()).unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("7,170,928 ephemeral ports"), "{msg}");
         assert!(msg.contains("add destinations"), "{msg}");
@@ -565,5 +524,19 @@ mod tests {
         let four = plan(&["127.0.0.1-127.0.0.4:9000", "-n", "8000000"], |_| true);
         let ports = 254 * 4 * 28_232u64;
         assert!(four.total < ports);
+    }
+
+    #[test]
+    fn the_source_flag_reads_as_the_loads_do() {
+        // `kernel`: no source, and nothing chosen (the flag decided).
+        let c = plan(&["127.0.0.1:9000", "--source", "kernel"], |_| true);
+        assert!(c.sources.is_empty());
+        assert_eq!(c.chosen.sources, Sources::Given);
+        // A comma list.
+        let c = plan(
+            &["127.0.0.1:9000", "--source", "127.0.0.7,127.0.0.9"],
+            |_| true,
+        );
+        assert_eq!(c.sources.len(), 2);
     }
 }

@@ -4,7 +4,7 @@
 
 use super::messages::Counts;
 use super::plan::{ConnectConfig, Mode};
-use crate::report::format::{count_of, group, micros, rate, size};
+use crate::report::format::group;
 use crate::server::counters::ServerTotals;
 use crate::stats::result::ClientProcess;
 use crate::stats::result::{HistogramBlob, Totals, Warmup};
@@ -13,7 +13,6 @@ use crate::stats::{LatencySummary, Measured, RunResult, Unit};
 use crate::sys::limits::KernelLimits;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 /// What a run gathered from its workers, its server and /proc: what the report is made of.
@@ -40,6 +39,7 @@ pub struct Run {
     pub client_process: Option<ClientProcess>,
 }
 
+#[derive(Default)]
 pub struct Timeline {
     /// From "go" until every worker had settled all its connects.
     pub reached_s: f64,
@@ -54,6 +54,7 @@ pub struct Timeline {
 }
 
 /// Memory before the first connect and with every connection up.
+#[derive(Default)]
 pub struct Memory {
     pub held: u64,
     pub server_active: Option<u64>,
@@ -214,17 +215,36 @@ fn totals(c: &Counts) -> Totals {
     }
 }
 
+/// The prefix of a failed attempt's entry in the result's `errors` (by errno).
+const CONNECT_PREFIX: &str = "connect_";
+/// The prefix of a lost connection's entry in the result's `errors` (by kind).
+const LOST_PREFIX: &str = "lost_";
+
+/// The result's `errors`: the echo frames' by kind, each failed attempt as
+/// `connect_<errno>` and each lost connection as `lost_<kind>`.
 fn error_totals(c: &Counts) -> BTreeMap<String, u64> {
     let mut m: BTreeMap<String, u64> = c.errors.clone();
     for (k, v) in &c.failures {
-        *m.entry(format!("connect_{}", k.to_lowercase().replace(' ', "_")))
-            .or_default() += v;
+        *m.entry(format!(
+            "{CONNECT_PREFIX}{}",
+            k.to_lowercase().replace(' ', "_")
+        ))
+        .or_default() += v;
     }
     for (k, v) in &c.lost {
-        *m.entry(format!("lost_{k}")).or_default() += v;
+        *m.entry(format!("{LOST_PREFIX}{k}")).or_default() += v;
     }
     m.retain(|_, v| *v > 0);
     m
+}
+
+/// The echo frames' errors by kind, out of the result's `errors` (`error_totals`).
+pub fn frame_errors(errors: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    errors
+        .iter()
+        .filter(|(k, _)| !k.starts_with(CONNECT_PREFIX) && !k.starts_with(LOST_PREFIX))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
 }
 
 pub fn build(
@@ -234,17 +254,50 @@ pub fn build(
     started_unix_ms: u64,
     kernel: KernelLimits,
 ) -> ConnectResult {
-    let c = &r.counts;
-    let m = &r.memory;
-    let server_known = m.server_processes > 0;
-    let mode = match cfg.mode {
-        Mode::Hold { .. } => "hold",
-        Mode::Churn { .. } => "churn",
+    let elapsed_s = r.measured_s.unwrap_or(r.timeline.elapsed_s);
+    let mut base = RunResult::builder(Measured {
+        kind: "connect",
+        target: r.targets.first().map(|a| a.to_string()).unwrap_or_default(),
+        config: config_json(cfg, r),
+        started_unix_ms,
+        // A churn ramp left out: the figures are over the measured phase after it.
+        elapsed_s,
+        totals: totals(&r.counts),
+        errors: error_totals(&r.counts),
+        unit: Unit::new("pings", "echoed", true),
+        latency: &r.echo_hist,
+        client_cpu_s: r.client_cpu_s,
+    })
+    .server_cpu(r.server_cpu_s)
+    .client_process(r.client_process.clone())
+    .warmup(ramp_warmup(cfg, r.ramp.as_ref()))
+    .server(
+        r.server
+            .as_ref()
+            .map(|t| serde_json::to_value(t).unwrap_or_default()),
+    )
+    .finish(with_accounting(outcome.reason, &r.whole()));
+    // A churn ramp left out: the measured phase starts once it is over, as the loads'
+    // (`LoadShape::measure_start`), so that shards line up by it in a merge.
+    let ramp_ms = match (cfg.ramp, &r.ramp) {
+        (Some(rp), Some(_)) => rp.over.as_millis() as u64,
+        _ => 0,
     };
+    base.shard = cfg
+        .coordination
+        .info(r.timeline.go_unix_ms + ramp_ms, portion_json(cfg));
+    ConnectResult {
+        base,
+        connect: section(cfg, r, kernel),
+    }
+}
+
+/// The plan as the config block says it, with the hold and the ping interval.
+fn plan_json(cfg: &ConnectConfig) -> (serde_json::Value, f64, Option<f64>) {
     // A shard's config block is the whole run as given, the same on every shard; what
     // this shard did is its `portion`.
     let total = cfg.whole.as_ref().map_or(cfg.total, |w| w.total);
-    let (plan, hold_s, ping_s) = match &cfg.mode {
+    match &cfg.mode {
         Mode::Hold { hold, ping } => (
             serde_json::json!({"type": "count", "connections": total}),
             hold.as_secs_f64(),
@@ -260,13 +313,25 @@ pub fn build(
             0.0,
             None,
         ),
-    };
+    }
+}
+
+fn mode_name(cfg: &ConnectConfig) -> &'static str {
+    match cfg.mode {
+        Mode::Hold { .. } => "hold",
+        Mode::Churn { .. } => "churn",
+    }
+}
+
+/// The result's `config`: for a shard, the whole run as given.
+fn config_json(cfg: &ConnectConfig, r: &Run) -> serde_json::Value {
+    let (plan, hold_s, ping_s) = plan_json(cfg);
     let mut config = serde_json::json!({
         "threads": 1,
         "connections_per_thread": cfg.total.div_ceil(cfg.processes as u64).max(1),
         "pipeline": 1,
         "plan": plan,
-        "mode": mode,
+        "mode": mode_name(cfg),
         "connections": cfg.total,
         "processes": cfg.processes,
         "server_processes": cfg.builtin().then_some(cfg.server_processes),
@@ -299,7 +364,12 @@ pub fn build(
         }
         config["shards"] = serde_json::json!(cfg.coordination.shard.as_ref().map(|s| s.count));
     }
-    let portion = serde_json::json!({
+    config
+}
+
+/// A shard's `portion`: its share of what the config block gives whole.
+fn portion_json(cfg: &ConnectConfig) -> serde_json::Value {
+    serde_json::json!({
         "connections": cfg.total,
         "processes": cfg.processes,
         "sources": cfg.sources.len(),
@@ -308,60 +378,37 @@ pub fn build(
         "connect_rate": cfg.rate,
         "concurrency": cfg.concurrency,
         "connection_id_base": cfg.coordination.shard.as_ref().map(|s| s.connection_id_base()),
-    });
-    let mut reason = outcome.reason;
-    let whole = r.whole();
-    if !whole.invariant_holds() {
-        let why = format!(
-            "accounting does not add up: sent {} != ok {} + errors {} + in flight {}",
-            group(whole.sent),
-            group(whole.ok),
-            group(whole.echo_errors()),
-            group(whole.in_flight)
-        );
-        reason = Some(match reason {
-            Some(r) => format!("{why}; {r}"),
-            None => why,
-        });
-    }
-    // A churn ramp left out: the figures are over the measured phase after it.
-    let elapsed_s = r.measured_s.unwrap_or(r.timeline.elapsed_s);
-    let base = RunResult::builder(Measured {
-        kind: "connect",
-        target: r.targets.first().map(|a| a.to_string()).unwrap_or_default(),
-        config,
-        started_unix_ms,
-        elapsed_s,
-        totals: totals(c),
-        errors: error_totals(c),
-        unit: Unit::new("pings", "echoed", true),
-        latency: &r.echo_hist,
-        client_cpu_s: r.client_cpu_s,
     })
-    .server_cpu(r.server_cpu_s)
-    .client_process(r.client_process.clone())
-    .warmup(ramp_warmup(cfg, r.ramp.as_ref()))
-    .server(
-        r.server
-            .as_ref()
-            .map(|t| serde_json::to_value(t).unwrap_or_default()),
-    )
-    .finish(reason);
-    let mut base = base;
-    // A churn ramp left out: the measured phase starts once it is over, as the loads'
-    // (`LoadShape::measure_start`), so that shards line up by it in a merge.
-    let ramp_ms = match (cfg.ramp, &r.ramp) {
-        (Some(rp), Some(_)) => rp.over.as_millis() as u64,
-        _ => 0,
-    };
-    base.shard = cfg
-        .coordination
-        .info(r.timeline.go_unix_ms + ramp_ms, portion);
+}
+
+/// The judge's reason, with the accounting first when it does not add up.
+fn with_accounting(reason: Option<String>, whole: &Counts) -> Option<String> {
+    if whole.invariant_holds() {
+        return reason;
+    }
+    let why = format!(
+        "accounting does not add up: sent {} != ok {} + errors {} + in flight {}",
+        group(whole.sent),
+        group(whole.ok),
+        group(whole.echo_errors()),
+        group(whole.in_flight)
+    );
+    Some(match reason {
+        Some(r) => format!("{why}; {r}"),
+        None => why,
+    })
+}
+
+/// The `connect` block.
+fn section(cfg: &ConnectConfig, r: &Run, kernel: KernelLimits) -> ConnectSection {
+    let c = &r.counts;
+    let m = &r.memory;
     // Churn with its ramp left out: its attempts, cycles and rates are the measured
     // phase's, over its time.
     let reach = r.measured_s.unwrap_or(r.timeline.reached_s);
-    let connect = ConnectSection {
-        mode,
+    let per_reach = |n: u64| if reach > 0.0 { n as f64 / reach } else { 0.0 };
+    ConnectSection {
+        mode: mode_name(cfg),
         requested: cfg.total,
         attempts: c.attempts,
         established: c.established,
@@ -369,34 +416,34 @@ pub fn build(
         failures: c.failures.clone(),
         lost: c.lost.clone(),
         time_to_establish_s: reach,
-        connect_rate_per_s: if reach > 0.0 {
-            c.attempts as f64 / reach
-        } else {
-            0.0
-        },
+        connect_rate_per_s: per_reach(c.attempts),
         hold_s: r.timeline.hold_s,
         teardown_s: r.timeline.teardown_s,
         processes: cfg.processes,
-        server_processes: server_known.then_some(m.server_processes),
+        server_processes: (m.server_processes > 0).then_some(m.server_processes),
         server_active: m.server_active,
         connect_latency_us: r.connect_hist.summary(),
         connect_histogram: HistogramBlob::of(&r.connect_hist),
         churn: cfg.is_churn().then(|| ChurnSection {
             cycles: c.attempts,
             cycles_ok: c.cycles_ok,
-            connections_per_s: if reach > 0.0 {
-                c.cycles_ok as f64 / reach
-            } else {
-                0.0
-            },
+            connections_per_s: per_reach(c.cycles_ok),
         }),
         ramp: r.ramp.as_ref().map(RampSection::of),
-        ping: ping_s.map(|iv| PingSection {
+        ping: plan_json(cfg).2.map(|iv| PingSection {
             interval_s: iv,
             sent: c.sent,
             ok: c.ok,
         }),
-        memory: MemorySection {
+        memory: MemorySection::of(m),
+        kernel,
+    }
+}
+
+impl MemorySection {
+    fn of(m: &Memory) -> Self {
+        let server_known = m.server_processes > 0;
+        MemorySection {
             connections: m.held,
             server_processes: m.server_processes,
             server_rss_bytes_before: server_known.then_some(m.server_rss_before),
@@ -412,10 +459,8 @@ pub fn build(
             slab_bytes_before: m.slab_before,
             slab_bytes_after: m.slab_after,
             slab_per_conn_bytes: per(m.slab_after, m.slab_before, m.held),
-        },
-        kernel,
-    };
-    ConnectResult { base, connect }
+        }
+    }
 }
 
 /// The result's `warmup`: the echo frames of a churn ramp left out (as the loads' ramp
@@ -429,193 +474,6 @@ fn ramp_warmup(cfg: &ConnectConfig, ramp: Option<&Counts>) -> Warmup {
             errors: c.echo_errors(),
         },
         _ => Warmup::default(),
-    }
-}
-
-fn bytes(v: Option<f64>) -> String {
-    match v {
-        Some(b) => format!("{} bytes", group(b.max(0.0).round() as u64)),
-        None => "n/a".into(),
-    }
-}
-
-fn latency_line(l: &LatencySummary) -> String {
-    if l.count == 0 {
-        return "n/a (nothing timed)".into();
-    }
-    format!(
-        "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-        micros(l.min),
-        micros(l.p50),
-        micros(l.p90),
-        micros(l.p99),
-        micros(l.p99_9),
-        micros(l.max)
-    )
-}
-
-fn map_line(m: &BTreeMap<String, u64>) -> String {
-    if m.is_empty() {
-        return "none".into();
-    }
-    m.iter()
-        .map(|(k, v)| format!("{k} {}", group(*v)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The text summary of a connect run.
-pub fn summary(r: &ConnectResult) -> String {
-    let (b, c) = (&r.base, &r.connect);
-    let rule = "-".repeat(100);
-    let mut s = format!("{rule}\n");
-    let _ = match &b.outcome.reason {
-        None => writeln!(s, "result:        ok"),
-        Some(why) => writeln!(s, "result:        FELL SHORT: {why}"),
-    };
-    let requested = if c.requested > 0 {
-        format!(" of {} requested", group(c.requested))
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        s,
-        "connections:   {} established{requested} ({} attempts); failed: {}",
-        group(c.established),
-        group(c.attempts),
-        map_line(&c.failures)
-    );
-    if !c.lost.is_empty() {
-        let _ = writeln!(s, "lost:          {}", map_line(&c.lost));
-    }
-    if let Some(ch) = &c.churn {
-        let _ = writeln!(
-            s,
-            "churn:         {} cycles ok of {} in {:.3} s: {} connections/s",
-            group(ch.cycles_ok),
-            group(ch.cycles),
-            c.time_to_establish_s,
-            rate(ch.connections_per_s)
-        );
-        if let Some(rp) = &c.ramp {
-            let _ = writeln!(
-                s,
-                "ramp:          {:.3} s before that, left out (--ramp-measured counts it): {} cycles ok of {}; failed: {}",
-                b.warmup.duration_s,
-                group(rp.cycles_ok),
-                group(rp.attempts),
-                map_line(&rp.failures)
-            );
-        }
-    } else {
-        let _ = writeln!(
-            s,
-            "time to all:   {:.3} s ({} connects/s over {}), then held {:.1} s",
-            c.time_to_establish_s,
-            rate(c.connect_rate_per_s),
-            count_of(c.processes as u64, "process"),
-            c.hold_s
-        );
-    }
-    let _ = writeln!(s, "connect (us):  {}", latency_line(&c.connect_latency_us));
-    if b.totals.sent > 0 {
-        let what = if c.churn.is_some() { "echo" } else { "ping" };
-        let _ = writeln!(
-            s,
-            "{what:<5}:        {} ok of {} sent, errors {}, no reply {}",
-            group(b.totals.ok),
-            group(b.totals.sent),
-            group(b.totals.errors),
-            group(b.totals.in_flight),
-        );
-        let _ = writeln!(s, "{what} (us):    {}", latency_line(&b.latency_us));
-    }
-    let m = &c.memory;
-    // Memory per connection means something only with the connections held.
-    if c.churn.is_some() {
-        if let Some(sv) = &b.server {
-            let _ = writeln!(
-                s,
-                "server:        accepts {} closes {}",
-                group(sv["accepts"].as_u64().unwrap_or(0)),
-                group(sv["closes"].as_u64().unwrap_or(0)),
-            );
-        }
-        let _ = writeln!(
-            s,
-            "cpu:           client {:.2} s{}",
-            b.cpu.client_s,
-            b.cpu
-                .server_s
-                .map(|v| format!(", server {v:.2} s"))
-                .unwrap_or_default()
-        );
-        client_peak(&mut s, b, c);
-        loops(&mut s, b);
-        return s;
-    }
-    if m.server_processes > 0 {
-        let _ = writeln!(
-            s,
-            "server memory: {} per connection (RSS of {}: {} -> {})",
-            bytes(m.server_rss_per_conn_bytes),
-            count_of(m.server_processes as u64, "process"),
-            size(m.server_rss_bytes_before.unwrap_or(0)),
-            size(m.server_rss_bytes_after.unwrap_or(0))
-        );
-    }
-    let _ = writeln!(
-        s,
-        "client memory: {} per connection (RSS of {})",
-        bytes(m.client_rss_per_conn_bytes),
-        count_of(c.processes as u64, "process")
-    );
-    let _ = writeln!(
-        s,
-        "kernel slab:   {} per connection ({} -> {}, whole machine)",
-        bytes(m.slab_per_conn_bytes),
-        size(m.slab_bytes_before),
-        size(m.slab_bytes_after)
-    );
-    if let Some(sv) = &b.server {
-        let _ = writeln!(
-            s,
-            "server:        accepts {} closes {} (active when all were up: {})",
-            group(sv["accepts"].as_u64().unwrap_or(0)),
-            group(sv["closes"].as_u64().unwrap_or(0)),
-            c.server_active.map(group).unwrap_or_else(|| "n/a".into())
-        );
-    }
-    let _ = writeln!(
-        s,
-        "cpu:           client {:.2} s{}",
-        b.cpu.client_s,
-        b.cpu
-            .server_s
-            .map(|v| format!(", server {v:.2} s"))
-            .unwrap_or_default()
-    );
-    client_peak(&mut s, b, c);
-    loops(&mut s, b);
-    s
-}
-
-/// The event loops of the client workers and the built-in server, when known.
-fn loops(s: &mut String, b: &RunResult) {
-    if let Some(l) = crate::report::text::event_loops(b) {
-        let _ = writeln!(s, "loop:          {l}");
-    }
-}
-
-/// The client worker processes' summed peak RSS, when /proc could tell.
-fn client_peak(s: &mut String, b: &RunResult, c: &ConnectSection) {
-    if let Some(p) = &b.client_process {
-        let _ = writeln!(
-            s,
-            "client peak:   {} RSS (VmHWM summed over {})",
-            size(p.peak_rss_bytes),
-            count_of(c.processes as u64, "worker process")
-        );
     }
 }
 

@@ -9,18 +9,18 @@
 //! open loop at one per connection per interval, released by the parent's `ping`.
 //! Churn is one echo per connection (`per_connection = 1`) on `concurrency` slots.
 
-use super::messages::{Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING, CMD_STOP};
+use super::messages::{Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING};
 use crate::engine::connector::{ClientTls, Connector, Spread};
 use crate::engine::session::OffsetIds;
 use crate::engine::{self, Attempts, LoadShape, LoadSpec, Observer, Plan};
 use crate::error::{Error, Result};
 use crate::net::socket::errno_name;
 use crate::net::tls::Trust;
-use crate::procs::workers::emit;
+use crate::procs::group::STOP;
+use crate::procs::workers::{emit, read_commands};
 use crate::proto::echo::client::EchoFactory;
 use crate::stats::{ConnTally, Counters, ErrorKind};
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -136,9 +136,10 @@ fn cpu_s(at_stop: &AtomicU64) -> f64 {
     }
 }
 
-/// Reads the parent's lines on a thread of its own: `ping` and `stop` set their
-/// flags (the engine looks at them every 50 ms at most), and `go`, `stop` and the end
-/// of stdin are also sent on the returned channel for whoever waits on them.
+/// Reads the parent's lines on a thread of its own (`procs::workers::read_commands`):
+/// `ping` and `stop` set their flags (the engine looks at them every 50 ms at most),
+/// and `go`, `stop` and the end of stdin are also sent on the returned channel for
+/// whoever waits on them.
 fn listen(
     stop: Arc<AtomicBool>,
     release: Arc<AtomicBool>,
@@ -146,31 +147,28 @@ fn listen(
     pings: bool,
 ) -> Result<mpsc::Receiver<()>> {
     let (tx, rx) = mpsc::channel();
-    let read = move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            match line.trim() {
+    let stopped = stop.clone();
+    read_commands(
+        move |line| {
+            match line {
                 CMD_GO => {}
                 CMD_PING if pings => {
                     release.store(true, Ordering::Relaxed);
-                    continue;
+                    return;
                 }
-                CMD_STOP => {
+                STOP => {
                     let cpu = crate::sys::process_cpu_time().as_nanos() as u64;
                     cpu_at_stop.store(cpu.max(1), Ordering::Relaxed);
                     stop.store(true, Ordering::Relaxed);
                 }
-                _ => continue,
+                _ => return,
             }
             let _ = tx.send(());
-        }
-        // The parent closed our stdin, or is gone: stop.
-        stop.store(true, Ordering::Relaxed);
-    };
-    std::thread::Builder::new()
-        .name("wb-connect-commands".into())
-        .spawn(read)
-        .map_err(|e| Error::runtime(format!("a connect worker cannot read its commands: {e}")))?;
+        },
+        // The parent closed our stdin, or is gone: stop (and the channel's sender
+        // goes with the reading thread, so a wait on it ends).
+        move || stopped.store(true, Ordering::Relaxed),
+    )?;
     Ok(rx)
 }
 

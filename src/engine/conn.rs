@@ -28,6 +28,10 @@ pub enum End {
     Done,
     /// The connection must be dropped; requests still in flight end as this kind.
     Failed(ErrorKind),
+    /// A request's error (counted already, as this kind) ends the connection: the
+    /// others still in flight end as `Dropped`, and a connection held without retry is
+    /// lost by this kind, its cause.
+    Dropped(ErrorKind),
     /// The protocol closes the connection after a reply (HTTP `Connection: close`): not
     /// an error; requests still in flight end as `Closed` and the slot reconnects if
     /// the plan goes on.
@@ -322,18 +326,20 @@ impl<S: ClientSession> Conn<S> {
     }
 
     /// Without retries (LoadSpec::attempts.retry), an established connection that
-    /// ended is tallied as lost by kind and its slot's run is over.
+    /// ended is tallied as lost by its `cause` (its requests in flight end as `kind`)
+    /// and its slot's run is over.
     fn lost<F: SessionFactory<Session = S>>(
         &mut self,
         slot: u32,
         kind: ErrorKind,
+        cause: ErrorKind,
         ctx: &mut Ctx<F>,
     ) {
         self.abandon(kind, ctx);
         self.refund(ctx);
         // In the phase the connection was counted in (`count_connection`).
         let measured = ctx.batch() || self.began >= ctx.measure_start_ns;
-        ctx.stats.conns_at(measured).lost(kind);
+        ctx.stats.conns_at(measured).lost(cause);
         self.retire(slot, ctx);
     }
 
@@ -1057,13 +1063,15 @@ impl<S: ClientSession> Conn<S> {
                 self.drop_socket(slot, ctx);
                 self.retire(slot, ctx)
             }
-            End::Reconnect | End::Failed(_) => {
-                let kind = match end {
-                    End::Failed(k) => k,
-                    _ => ErrorKind::Closed,
+            End::Reconnect | End::Failed(_) | End::Dropped(_) => {
+                // What the requests still in flight end as, and why the connection did.
+                let (kind, cause) = match end {
+                    End::Failed(k) => (k, k),
+                    End::Dropped(cause) => (ErrorKind::Dropped, cause),
+                    _ => (ErrorKind::Closed, ErrorKind::Closed),
                 };
                 if !ctx.spec.attempts.retry && !ctx.batch() {
-                    return self.lost(slot, kind, ctx);
+                    return self.lost(slot, kind, cause, ctx);
                 }
                 self.abandon(kind, ctx);
                 self.refund(ctx);
@@ -1370,7 +1378,7 @@ impl<S: ClientSession> Conn<S> {
                 if let Some(r) = self.pop_oldest() {
                     ctx.stats.record_error(r.measured, ErrorKind::Timeout);
                 }
-                return self.end(slot, ctx, End::Failed(ErrorKind::Dropped));
+                return self.end(slot, ctx, End::Dropped(ErrorKind::Timeout));
             }
             // While the loop turn gathers its sends, the requests wait for its end
             // (`Ctx::pending`), where they are encoded, stamped and written: their
@@ -1625,7 +1633,7 @@ impl<S: ClientSession> Conn<S> {
                             ctx.stats
                                 .phase(now_measured)
                                 .error(ErrorKind::Unsolicited, 1);
-                            end = Some(End::Failed(ErrorKind::Dropped));
+                            end = Some(End::Dropped(ErrorKind::Unsolicited));
                             break;
                         }
                     };
@@ -1649,7 +1657,11 @@ impl<S: ClientSession> Conn<S> {
                         &mut tally,
                         answered,
                     ) {
-                        end = Some(End::Failed(ErrorKind::Dropped));
+                        let cause = match verdict {
+                            Verdict::Fatal(k) => k,
+                            _ => ErrorKind::Dropped,
+                        };
+                        end = Some(End::Dropped(cause));
                         break;
                     }
                     if close {
@@ -1664,7 +1676,7 @@ impl<S: ClientSession> Conn<S> {
                     end = Some(if kind.is_connect() {
                         // Counted once, for the connection; its requests are dropped.
                         ctx.stats.phase(now_measured).error(kind, 1);
-                        End::Failed(ErrorKind::Dropped)
+                        End::Dropped(kind)
                     } else {
                         End::Failed(kind)
                     });
@@ -1684,7 +1696,7 @@ impl<S: ClientSession> Conn<S> {
             if let Some(r) = self.pop_oldest() {
                 ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
             }
-            return Some(End::Failed(ErrorKind::Dropped));
+            return Some(End::Dropped(ErrorKind::TooLarge));
         }
         if from_kept {
             kept.drain(..pos);

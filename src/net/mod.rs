@@ -4,6 +4,7 @@ pub mod addr;
 pub mod epoll;
 pub mod free_port;
 pub mod listen;
+pub mod loopback;
 pub mod range;
 pub mod socket;
 pub mod tls;

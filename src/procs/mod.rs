@@ -1,8 +1,11 @@
 //! Several processes as one: past ~20,000 sockets a process runs out of descriptors
 //! here (the limit cannot be raised), so servers and `connect` re-execute this binary
-//! as worker processes and gather their counters. What /proc says about them is read
+//! as worker processes and gather their counters. `workers.rs` starts, talks to and
+//! reaps the processes; `group.rs` is the parent's one mechanism over them (ready,
+//! reports, commands, stop) for every group. What /proc says about them is read
 //! through `crate::sys::proc_fs`.
 
+pub mod group;
 pub mod workers;
 
 /// Most worker processes of one built-in server (`serve --processes`). Each holds up to

@@ -200,12 +200,12 @@ impl Drop for Workers {
 }
 
 /// In a worker: a thread that reads command lines from stdin and hands them to `on_line`;
-/// end of input (the parent closed it or died) calls `on_eof`.
+/// end of input (the parent closed it or died) calls `on_eof`, then drops `on_line`.
 pub fn read_commands(
     mut on_line: impl FnMut(&str) + Send + 'static,
     on_eof: impl FnOnce() + Send + 'static,
-) {
-    let _ = std::thread::Builder::new()
+) -> Result<()> {
+    std::thread::Builder::new()
         .name("wb-commands".into())
         .stack_size(64 * 1024)
         .spawn(move || {
@@ -217,7 +217,9 @@ pub fn read_commands(
                 }
             }
             on_eof();
-        });
+        })
+        .map(|_| ())
+        .map_err(|e| Error::runtime(format!("a worker cannot read its commands: {e}")))
 }
 
 /// In a worker: writes one JSON line to stdout for the parent.

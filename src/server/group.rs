@@ -2,15 +2,18 @@
 //! <protocol>`, role `serve`) that each bind SO_REUSEPORT listeners on the same
 //! addresses, so the kernel spreads connections over all of them; each worker reports
 //! its counters and its protocol's figures as JSON lines, and the parent adds them up
-//! exactly (the figures with the protocol's own `Figures::merge`). Used by `serve
-//! --processes` and by `connect`'s built-in server.
+//! exactly (the figures with the protocol's own `Figures::merge`). The parent's side
+//! is `procs::group`, the mechanism `connect`'s client workers use too; what is the
+//! server's own here is the port settled for all of them, the messages and their sum.
+//! Used by `serve --processes` and by `connect`'s built-in server.
 
 use super::counters::ServerTotals;
 use super::session::ServerFactory;
 use super::{start_many, ServerConfig};
 use crate::error::{Error, Result};
 use crate::net::listen;
-use crate::procs::workers::{self, Msg, Workers};
+use crate::procs::group::{Group, Reports};
+use crate::procs::workers::{self, Launch};
 use crate::stats::Figures;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -92,12 +95,12 @@ pub fn run_worker<F: ServerFactory>(
     let (s1, s2) = (stop.clone(), stop.clone());
     workers::read_commands(
         move |line| {
-            if line == "stop" {
+            if line == crate::procs::group::STOP {
                 s1.store(true, Ordering::Relaxed);
             }
         },
         move || s2.store(true, Ordering::Relaxed),
-    );
+    )?;
     let mut next = Instant::now() + REPORT_EVERY;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(10));
@@ -176,16 +179,54 @@ fn hold_all(
     })
 }
 
+/// What the parent keeps of one server worker's reports.
+#[derive(Default)]
+pub struct WorkerReports {
+    ready: bool,
+    /// Its latest counters (its final ones once `done`).
+    latest: ServerTotals,
+    /// Its latest protocol figures, as it sent them (merged when asked, by the
+    /// protocol's type).
+    figures: serde_json::Value,
+    done: bool,
+}
+
+impl Reports for WorkerReports {
+    type Line = ServerMsg;
+
+    fn take(&mut self, line: ServerMsg) {
+        match line {
+            ServerMsg::Ready { .. } => self.ready = true,
+            ServerMsg::Totals { t, f } => (self.latest, self.figures) = (t, f),
+            ServerMsg::Final { t, f } => {
+                (self.latest, self.figures) = (t, f);
+                self.done = true;
+            }
+        }
+    }
+
+    fn ready(&self) -> bool {
+        self.ready
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+}
+
+/// The sum of the workers' latest counters.
+fn sum(reports: &[WorkerReports]) -> ServerTotals {
+    let mut t = ServerTotals::default();
+    for w in reports {
+        add(&mut t, &w.latest);
+    }
+    t
+}
+
 /// The parent's view of a multi-process server.
 pub struct ServerGroup {
-    workers: Workers,
+    group: Group<WorkerReports>,
     pub addrs: Vec<SocketAddr>,
-    latest: Vec<ServerTotals>,
-    /// Each worker's latest protocol figures, as it sent them (merged when asked, by
-    /// the protocol's type).
-    figures: Vec<serde_json::Value>,
-    finals: Vec<Option<ServerTotals>>,
-    gone: Vec<bool>,
 }
 
 impl ServerGroup {
@@ -198,7 +239,7 @@ impl ServerGroup {
         env: &[(String, String)],
         addrs: &[SocketAddr],
         processes: usize,
-        stop: &std::sync::atomic::AtomicBool,
+        stop: &AtomicBool,
     ) -> Result<ServerGroup> {
         let (addrs, hold) = settle_port(addrs)?;
         let listen = addrs
@@ -206,106 +247,40 @@ impl ServerGroup {
             .map(|a| a.to_string())
             .collect::<Vec<_>>()
             .join(",");
-        let workers = workers::spawn(
-            "serve",
-            processes,
-            |_| args.to_vec(),
-            |_| {
-                let mut e = env.to_vec();
-                e.push((LISTEN_ENV.to_string(), listen.clone()));
-                e
-            },
-        )?;
-        let mut g = ServerGroup {
-            latest: vec![ServerTotals::default(); processes],
-            figures: vec![serde_json::Value::Null; processes],
-            finals: vec![None; processes],
-            gone: vec![false; processes],
-            workers,
-            addrs,
+        let mut env = env.to_vec();
+        env.push((LISTEN_ENV.to_string(), listen));
+        let launch = Launch {
+            args: args.to_vec(),
+            env,
         };
-        let mut ready = vec![false; processes];
-        let end = Instant::now() + Duration::from_secs(30);
-        while ready.iter().any(|r| !r) {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Error::runtime(
-                    "the server's worker processes did not all start within 30 s",
-                ));
-            }
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(Error::runtime(
-                    "interrupted while the server's worker processes were starting; all were stopped",
-                ));
-            }
-            match g.workers.recv(left.min(Duration::from_millis(200))) {
-                Some(Msg::Line(i, l)) => {
-                    if let Ok(ServerMsg::Ready { .. }) = serde_json::from_str(&l) {
-                        ready[i] = true;
-                    } else {
-                        g.take(i, &l);
-                    }
-                }
-                Some(Msg::Gone(i)) => {
-                    return Err(Error::runtime(format!(
-                        "server worker process {i} exited while starting (see its message above)"
-                    )))
-                }
-                None => {}
-            }
-        }
+        let launches = vec![launch; processes];
+        let group = Group::start("serve", "server worker process", &launches, stop)?;
         // Every worker listens on the port now: it stays taken without the hold.
         drop(hold);
-        Ok(g)
-    }
-
-    fn take(&mut self, i: usize, line: &str) {
-        match serde_json::from_str::<ServerMsg>(line) {
-            Ok(ServerMsg::Totals { t, f }) => {
-                self.latest[i] = t;
-                self.figures[i] = f;
-            }
-            Ok(ServerMsg::Final { t, f }) => {
-                self.latest[i] = t;
-                self.figures[i] = f;
-                self.finals[i] = Some(t);
-            }
-            _ => {}
-        }
+        Ok(ServerGroup { group, addrs })
     }
 
     pub fn pids(&self) -> Vec<u32> {
-        self.workers.pids()
+        self.group.pids()
     }
 
     pub fn processes(&self) -> usize {
-        self.workers.len()
+        self.group.len()
     }
 
     /// Workers that have exited so far.
     pub fn gone(&self) -> usize {
-        self.gone.iter().filter(|g| **g).count()
+        self.group.gone()
     }
 
     /// Takes in what the workers reported, waiting at most `wait` for the first line.
     pub fn poll(&mut self, wait: Duration) {
-        let mut wait = wait;
-        while let Some(m) = self.workers.recv(wait) {
-            match m {
-                Msg::Line(i, l) => self.take(i, &l),
-                Msg::Gone(i) => self.gone[i] = true,
-            }
-            wait = Duration::ZERO;
-        }
+        self.group.poll(wait);
     }
 
     /// The sum of the latest counters of every worker.
     pub fn totals(&self) -> ServerTotals {
-        let mut t = ServerTotals::default();
-        for w in &self.latest {
-            add(&mut t, w);
-        }
-        t
+        sum(self.group.reports())
     }
 
     /// The sum of the latest protocol figures of every worker, merged exactly by the
@@ -313,9 +288,9 @@ impl ServerGroup {
     /// reported yet) count as zero.
     pub fn figures<G: Figures>(&self) -> G {
         let mut sum = G::default();
-        for f in &self.figures {
-            if !f.is_null() {
-                if let Ok(g) = serde_json::from_value::<G>(f.clone()) {
+        for w in self.group.reports() {
+            if !w.figures.is_null() {
+                if let Ok(g) = serde_json::from_value::<G>(w.figures.clone()) {
                     sum.merge(&g);
                 }
             }
@@ -325,16 +300,7 @@ impl ServerGroup {
 
     /// Polls until `f(totals)` holds or `limit` passes; returns whether it held.
     pub fn wait_for(&mut self, limit: Duration, f: impl Fn(&ServerTotals) -> bool) -> bool {
-        let end = Instant::now() + limit;
-        loop {
-            if f(&self.totals()) {
-                return true;
-            }
-            if Instant::now() >= end {
-                return false;
-            }
-            self.poll(Duration::from_millis(20));
-        }
+        self.group.wait_until(limit, |g| f(&sum(g.reports())))
     }
 
     /// Stops every worker and returns the final counters (the latest ones of a worker
@@ -345,13 +311,10 @@ impl ServerGroup {
 
     /// `stop`, also returning the protocol figures merged over every worker.
     pub fn stop_with_figures<G: Figures>(mut self) -> (ServerTotals, G) {
-        self.workers.close_stdin();
-        let end = Instant::now() + Duration::from_secs(20);
-        while self.gone.iter().any(|g| !g) && Instant::now() < end {
-            self.poll(Duration::from_millis(50));
-        }
-        self.workers.reap(Duration::from_secs(30));
-        (self.totals(), self.figures())
+        self.group.stop(Duration::from_secs(20));
+        let (totals, figures) = (self.totals(), self.figures());
+        self.group.reap(Duration::from_secs(30));
+        (totals, figures)
     }
 }
 

@@ -553,3 +553,60 @@ fn elapsed_is_the_establish_and_hold_and_the_teardown_is_its_own() {
     assert!(c["ping"].get("skipped").is_none(), "{c:#}");
     assert!(ju(j, "/totals/sent") >= 4, "{}", r.explain());
 }
+
+#[test]
+fn a_server_that_never_reads_is_worded_as_the_json_counts_it() {
+    // A server that accepts and never reads: every ping times out, and its connection
+    // goes with it. The text names each count by its kind in the JSON: the pings'
+    // `errors.timeout`, the connections' `connect.lost.timeout`.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = listener.local_addr().unwrap().to_string();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(20).flatten().collect();
+        let _ = finished.recv_timeout(Duration::from_secs(120));
+        drop(held);
+    });
+    let r = run_json(&[
+        "connect",
+        &target,
+        "-n",
+        "20",
+        "--processes",
+        "1",
+        "--hold",
+        "3s",
+        "--ping",
+        "200ms",
+        "--timeout",
+        "500ms",
+    ]);
+    drop(done);
+    server.join().unwrap();
+    assert_eq!(r.code, 1, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    let reason = "20 held connections were lost (timeout 20); 20 echo frames failed (timeout 20)";
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    for want in [
+        format!("result:        FELL SHORT: {reason}").as_str(),
+        "connections:   20 established of 20 requested (20 attempts); failed: none",
+        "lost:          timeout 20",
+        "ping:          0 ok of 20 sent; errors: timeout 20; in flight 0",
+        "ping (us):     n/a (nothing timed)",
+    ] {
+        assert!(lines.contains(&want), "no line '{want}' in:\n{}", r.stdout);
+    }
+    assert_eq!(j["outcome"]["reason"], reason);
+    assert_eq!(
+        j["errors"],
+        serde_json::json!({"timeout": 20, "lost_timeout": 20})
+    );
+    assert_eq!(j["connect"]["lost"], serde_json::json!({"timeout": 20}));
+    assert_eq!(j["connect"]["failures"], serde_json::json!({}));
+    for (field, want) in [("sent", 20), ("ok", 0), ("errors", 20), ("in_flight", 0)] {
+        assert_eq!(ju(j, &format!("/totals/{field}")), want, "{field}");
+    }
+    assert_eq!(ju(j, "/connect/established"), 20);
+    assert_eq!(ju(j, "/connect/ping/sent"), 20);
+}

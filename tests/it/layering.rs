@@ -19,6 +19,26 @@ const NEVER: &[(&str, &str, &str)] = &[
         "stats sit below the engine: the engine fills them, they never read it",
     ),
     (
+        "src/procs/",
+        "src/server/",
+        "a group of worker processes is below every kind of group: servers and connect use it",
+    ),
+    (
+        "src/procs/",
+        "src/connect/",
+        "a group of worker processes is below every kind of group: servers and connect use it",
+    ),
+    (
+        "src/commands/run_load.rs",
+        "src/connect/",
+        "the loads are generic: what they share with connect lives below both (net::loopback)",
+    ),
+    (
+        "src/commands/load_sources.rs",
+        "src/connect/",
+        "the loads are generic: what they share with connect lives below both (net::loopback)",
+    ),
+    (
         "src/stats/",
         "src/server/",
         "stats sit below the server: the server fills them, they never read it",

@@ -163,7 +163,7 @@ impl AmqpConfig {
         // LoadConfig like the flags they stand for.
         let mut overrides = LoadOverrides::default();
         if let Some(t) = &target {
-            if shared.tls && !t.tls {
+            if shared.client.tls && !t.tls {
                 return Err(Error::usage(
                     "--tls contradicts the amqp:// URL; use amqps:// for TLS",
                 ));

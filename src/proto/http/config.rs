@@ -177,7 +177,7 @@ impl HttpConfig {
             .map_err(Error::usage)?;
         let mut overrides = LoadOverrides::default();
         if let Some(u) = &url {
-            if shared.tls && !u.tls {
+            if shared.client.tls && !u.tls {
                 return Err(Error::usage(
                     "--tls does not combine with an http:// URL: write https:// instead",
                 ));

@@ -105,7 +105,7 @@ impl WsConfig {
             .map_err(Error::usage)?;
         let mut over = LoadOverrides::default();
         if let Some(u) = &url {
-            if shared.tls && !u.tls {
+            if shared.client.tls && !u.tls {
                 return Err(Error::usage(
                     "--tls does not combine with a ws:// URL: write wss:// instead",
                 ));
