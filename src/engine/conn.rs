@@ -214,7 +214,7 @@ impl<S: ClientSession> Conn<S> {
 
     #[inline]
     fn pop_oldest(&mut self) -> Option<InFlight> {
-        self.busy.as_mut().and_then(|b| b.inflight.pop_front())
+        self.busy.as_mut().and_then(|b| b.pop_oldest())
     }
 
     #[inline]
@@ -411,7 +411,7 @@ impl<S: ClientSession> Conn<S> {
         if let Some(b) = self.busy.as_mut() {
             // Kept (with its queue's room) from connection to connection: churn at
             // one request per connection allocates nothing per request.
-            b.inflight.clear();
+            b.clear_queue();
             b.written = [0; 2];
             b.consumed = 0;
             b.input = Vec::new();
@@ -536,6 +536,12 @@ impl<S: ClientSession> Conn<S> {
             if self.state == State::Running {
                 self.end(slot, ctx, End::Failed(k));
             }
+            return;
+        }
+        // Requests that settle on write were waiting for this: they leave the pipeline,
+        // and the room they made is filled.
+        if self.state == State::Running && self.awaits_write() && u.idle(slot) {
+            self.pump(slot, ctx);
         }
     }
 
@@ -909,6 +915,7 @@ impl<S: ClientSession> Conn<S> {
         for r in b.inflight.drain(..) {
             ctx.stats.record_error(r.measured, kind, 0);
         }
+        b.on_write = 0;
         for (measured, count) in [(false, b.written[0]), (true, b.written[1])] {
             if count > 0 {
                 ctx.stats.phase(measured).error(kind, count);
@@ -1023,6 +1030,9 @@ impl<S: ClientSession> Conn<S> {
         let b = work(&mut self.busy, &mut ctx.busy);
         for _ in 0..count {
             let tag = session.encode(self.seq, now, &mut ctx.out);
+            // A constant false, for a protocol whose requests all get replies.
+            let on_write = session.settles_on_write(self.seq);
+            b.on_write += on_write as u32;
             b.inflight.push_back(InFlight {
                 seq: self.seq,
                 intended_ns: intended,
@@ -1030,6 +1040,7 @@ impl<S: ClientSession> Conn<S> {
                 tag,
                 lane: session.lane_of(self.seq),
                 measured,
+                on_write,
             });
             self.seq += 1;
         }
@@ -1151,8 +1162,18 @@ impl<S: ClientSession> Conn<S> {
         Ok(())
     }
 
-    fn all_written(&self) -> bool {
-        self.output_empty() && !self.tls.as_ref().is_some_and(|s| s.wants_write())
+    /// Everything encoded is on the wire: nothing kept, nothing in rustls, no SEND of
+    /// the slot with io_uring.
+    fn all_written<F: SessionFactory<Session = S>>(&self, slot: u32, ctx: &Ctx<F>) -> bool {
+        self.output_empty()
+            && !self.tls.as_ref().is_some_and(|s| s.wants_write())
+            && ctx.uring.as_ref().map_or(true, |u| u.idle(slot))
+    }
+
+    /// Requests that settle on write wait in the queue.
+    #[inline]
+    fn awaits_write(&self) -> bool {
+        self.busy.as_ref().is_some_and(|b| b.on_write > 0)
     }
 
     /// Drives a connection with requests to make: send what the plan allows, write,
@@ -1217,12 +1238,8 @@ impl<S: ClientSession> Conn<S> {
             // While the loop turn gathers its sends, the requests wait for its end
             // (`Ctx::pending`), where they are encoded, stamped and written: their
             // send time is when they are written. Answers to events (in `out`, shared
-            // by the worker's connections) and requests that settle on write (no
-            // reply to batch a wake-up with) go at once.
-            let defer = how == Drive::Turn
-                && ctx.pending.collecting()
-                && ctx.out.is_empty()
-                && !ctx.settles_on_write;
+            // by the worker's connections) go at once.
+            let defer = how == Drive::Turn && ctx.pending.collecting() && ctx.out.is_empty();
             if defer {
                 ctx.pending.mark(slot);
             } else {
@@ -1231,13 +1248,13 @@ impl<S: ClientSession> Conn<S> {
                     return self.end(slot, ctx, End::Failed(k));
                 }
             }
-            if ctx.settles_on_write && self.in_flight() > 0 && self.all_written() {
+            if self.awaits_write() && self.all_written(slot, ctx) {
                 // Requests with no reply leave the pipeline once written; they are
                 // counted when the connection ends.
-                let b = work(&mut self.busy, &mut ctx.busy);
-                for r in b.inflight.drain(..) {
-                    b.written[r.measured as usize] += 1;
-                    self.answered += 1;
+                if let Some(b) = self.busy.as_mut() {
+                    let before = b.inflight.len();
+                    b.all_written();
+                    self.answered += (before - b.inflight.len()) as u64;
                 }
             }
 
@@ -1357,7 +1374,7 @@ impl<S: ClientSession> Conn<S> {
         let (Some(b), Some(session)) = (self.busy.as_deref_mut(), self.session.as_mut()) else {
             return;
         };
-        let Some(req) = b.inflight.front().copied() else {
+        let Some(req) = b.awaited().copied() else {
             return;
         };
         let d = session.decode_at_close(&b.input, &req, ctx.figures_at(req.measured));
@@ -1369,6 +1386,7 @@ impl<S: ClientSession> Conn<S> {
             ..
         } = d
         {
+            b.written_before_awaited();
             let bytes = used as u64 + std::mem::take(&mut b.consumed);
             let mut tally = Tally::default();
             let answered = &mut self.answered;
@@ -1412,10 +1430,12 @@ impl<S: ClientSession> Conn<S> {
         // apart, once per read, not once per reply.
         let (session, busy, answered) = (&mut self.session, &mut self.busy, &mut self.answered);
         while let Some(session) = session.as_mut() {
-            let oldest = if ctx.settles_on_write {
-                None
-            } else {
-                busy.as_deref().and_then(|b| b.inflight.front())
+            // Requests that settle on write wait in the queue (none, for a protocol
+            // whose requests all get replies): replies pass over them.
+            let on_write = busy.as_deref().is_some_and(|b| b.on_write > 0);
+            let oldest = match busy.as_deref() {
+                Some(b) if on_write => b.awaited(),
+                b => b.and_then(|b| b.inflight.front()),
             };
             // With no byte left the session is still asked while a request waits: one
             // acknowledgement may have settled more than the replies handed over yet.
@@ -1444,6 +1464,11 @@ impl<S: ClientSession> Conn<S> {
                     close,
                 } => {
                     let asked = oldest.is_some();
+                    if on_write {
+                        if let Some(b) = busy.as_deref_mut() {
+                            b.written_before_awaited();
+                        }
+                    }
                     let b = match busy.as_deref_mut() {
                         Some(b) if asked && holds(b, lane, settles) => b,
                         _ => {
@@ -1494,12 +1519,12 @@ impl<S: ClientSession> Conn<S> {
         }
         let left = data.len() - pos;
         if left > MAX_READ_BUFFER {
-            if ctx.settles_on_write {
+            // The reply past the cap is the oldest awaited request's; with none awaited
+            // the connection's requests end as `too_large`.
+            let Some(r) = self.busy.as_mut().and_then(|b| b.pop_awaited()) else {
                 return Some(End::Failed(ErrorKind::TooLarge));
-            }
-            if let Some(r) = self.pop_oldest() {
-                ctx.stats.record_error(r.measured, ErrorKind::TooLarge, 0);
-            }
+            };
+            ctx.stats.record_error(r.measured, ErrorKind::TooLarge, 0);
             return Some(End::Failed(ErrorKind::Dropped));
         }
         if from_kept {

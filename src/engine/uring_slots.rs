@@ -121,6 +121,14 @@ impl UringSlots {
         s.queued.clear();
     }
 
+    /// Whether every byte the slot handed the ring is on the wire: no SEND out and
+    /// nothing queued behind one.
+    pub fn idle(&self, slot: u32) -> bool {
+        self.slots
+            .get(slot as usize)
+            .map_or(true, |s| !s.sending && s.queued.is_empty())
+    }
+
     /// Sends what was encoded into `out` (which is left empty): at once when the slot
     /// has no SEND out (its buffer swapped with `out`, no copy), else after it.
     pub fn send(

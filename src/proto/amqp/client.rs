@@ -90,12 +90,6 @@ impl SessionFactory for AmqpFactory {
     fn session(&self, _conn_id: u64) -> AmqpClient {
         AmqpClient::with(self.shared.clone())
     }
-
-    /// Without confirms a publish gets no reply: it counts once its connection closes
-    /// cleanly.
-    fn settles_on_write(&self) -> bool {
-        !self.shared.opts.confirm
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -573,6 +567,13 @@ impl ClientSession for AmqpClient {
     #[inline]
     fn lane_of(&self, seq: u64) -> Lane {
         Lane(self.channel_index(seq) as u16 + 1)
+    }
+
+    /// Without confirms a publish gets no reply: it counts once its connection closes
+    /// cleanly.
+    #[inline]
+    fn settles_on_write(&self, _seq: u64) -> bool {
+        !self.shared.opts.confirm
     }
 
     /// One confirm settles the oldest publishes it covers on its channel (a multiple

@@ -380,6 +380,7 @@ mod tests {
             tag,
             lane: Lane::ANY,
             measured: true,
+            on_write: false,
         }
     }
 
