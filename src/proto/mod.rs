@@ -4,6 +4,7 @@
 pub mod amqp;
 pub mod echo;
 pub mod entry;
+pub mod generator;
 pub mod http;
 pub mod plugin;
 pub mod redis;

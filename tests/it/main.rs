@@ -51,6 +51,7 @@ mod settle_on_write;
 mod shards;
 mod shards_netns;
 mod shards_slurm;
+mod suite_generators;
 mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;

@@ -2,7 +2,7 @@
 //! (as the guest user, RabbitMQ's default) and its result carries the `amqp` block.
 
 use super::plugin::Amqp;
-use crate::proto::entry::{Entry, SuitePoint};
+use crate::proto::entry::{plain, Entry, SuiteLoad, SuitePoint};
 use crate::proto::plugin::Protocol;
 
 impl Entry for Amqp {
@@ -19,24 +19,29 @@ impl Entry for Amqp {
         super::figures_merge::block_merge
     }
 
-    fn suite_target(&self, addr: &str, _path: &str) -> String {
-        format!("amqp://guest:guest@{addr}/")
+    fn suite_load(
+        &self,
+        block: Option<&toml::Value>,
+        _: &[u64],
+    ) -> Result<Box<dyn SuiteLoad>, String> {
+        plain(block, suite_args)
     }
+}
 
-    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
-        let mut a: Vec<String> = vec![
-            self.name().into(),
-            self.suite_target(p.addr, p.path),
-            "--mode".into(),
-            "publish".into(),
-            "-t".into(),
-            p.threads.to_string(),
-            "-c".into(),
-            p.connections_per_thread.to_string(),
-            "--size".into(),
-            p.size.to_string(),
-        ];
-        a.extend(p.shared_args());
-        a
-    }
+/// A suite point publishes as RabbitMQ's default user, guest.
+fn suite_args(p: &SuitePoint<'_>) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        <Amqp as Protocol>::NAME.into(),
+        format!("amqp://guest:guest@{}/", p.addr),
+        "--mode".into(),
+        "publish".into(),
+        "-t".into(),
+        p.threads.to_string(),
+        "-c".into(),
+        p.connections_per_thread.to_string(),
+        "--size".into(),
+        p.size.to_string(),
+    ];
+    a.extend(p.shared_args());
+    a
 }

@@ -1,7 +1,7 @@
 //! Echo in a suite and in the schema (`proto::entry::Entry`).
 
 use super::plugin::Echo;
-use crate::proto::entry::{Entry, SuitePoint};
+use crate::proto::entry::{plain, Entry, SuiteLoad};
 use crate::proto::plugin::Protocol;
 
 impl Entry for Echo {
@@ -14,7 +14,13 @@ impl Entry for Echo {
         64
     }
 
-    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
-        p.sized_load_args(self.name(), p.addr.to_string())
+    fn suite_load(
+        &self,
+        block: Option<&toml::Value>,
+        _: &[u64],
+    ) -> Result<Box<dyn SuiteLoad>, String> {
+        plain(block, |p| {
+            p.sized_load_args(<Echo as Protocol>::NAME, p.addr.to_string())
+        })
     }
 }

@@ -1,8 +1,10 @@
-//! HTTP in a suite and in the schema (`proto::entry::Entry`): the only protocol the
-//! external HTTP generators (wrk, ab, h2load) drive; its `status_classes` block.
+//! HTTP in a suite and in the schema (`proto::entry::Entry`): its suite loads
+//! (`suite.rs`, driven by wirebench or the external HTTP generators of `gen/`), a
+//! server's readiness as an answered GET, and its `status_classes` block.
 
 use super::plugin::Http;
-use crate::proto::entry::{Entry, SuitePoint};
+use super::suite::{self, HttpSuite};
+use crate::proto::entry::{Entry, ReadyProbe, SuiteLoad};
 use crate::proto::plugin::Protocol;
 
 impl Entry for Http {
@@ -15,30 +17,18 @@ impl Entry for Http {
     }
 
     fn suite_generators(&self) -> &'static [&'static str] {
-        &["wrk", "ab", "h2load"]
+        suite::GENERATORS
     }
 
-    fn suite_target(&self, addr: &str, path: &str) -> String {
-        format!("http://{addr}{path}")
+    fn suite_load(
+        &self,
+        block: Option<&toml::Value>,
+        sizes: &[u64],
+    ) -> Result<Box<dyn SuiteLoad>, String> {
+        Ok(Box::new(HttpSuite::from_block(block, sizes)?))
     }
 
-    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
-        let mut a: Vec<String> = vec![
-            self.name().into(),
-            self.suite_target(p.addr, p.path),
-            "-t".into(),
-            p.threads.to_string(),
-            "-c".into(),
-            p.connections_per_thread.to_string(),
-            "-m".into(),
-            p.method.into(),
-            "--pipeline".into(),
-            p.pipeline.to_string(),
-        ];
-        if p.size > 0 {
-            a.extend(["--body-size".into(), p.size.to_string()]);
-        }
-        a.extend(p.shared_args());
-        a
+    fn ready_probe(&self, value: &toml::Value) -> Result<ReadyProbe, String> {
+        suite::ready_probe(value)
     }
 }

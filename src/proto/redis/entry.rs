@@ -2,7 +2,7 @@
 //! default command (SET) with values of its size; its result carries the `redis` block.
 
 use super::plugin::Redis;
-use crate::proto::entry::{Entry, SuitePoint};
+use crate::proto::entry::{plain, Entry, SuiteLoad};
 use crate::proto::plugin::Protocol;
 
 impl Entry for Redis {
@@ -24,7 +24,13 @@ impl Entry for Redis {
         3
     }
 
-    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
-        p.sized_load_args(self.name(), p.addr.to_string())
+    fn suite_load(
+        &self,
+        block: Option<&toml::Value>,
+        _: &[u64],
+    ) -> Result<Box<dyn SuiteLoad>, String> {
+        plain(block, |p| {
+            p.sized_load_args(<Redis as Protocol>::NAME, p.addr.to_string())
+        })
     }
 }

@@ -1,8 +1,9 @@
 //! WebSocket in a suite and in the schema (`proto::entry::Entry`): a suite point echoes
-//! messages of its size over `ws://ADDR/PATH`; its result carries the `ws` block.
+//! messages of its size over `ws://ADDR/PATH` (the load's `ws = { path = "/chat" }`,
+//! "/" by default); its result carries the `ws` block.
 
 use super::plugin::Ws;
-use crate::proto::entry::{Entry, SuitePoint};
+use crate::proto::entry::{string_keys, Entry, SuiteLoad, SuitePoint};
 use crate::proto::plugin::Protocol;
 
 impl Entry for Ws {
@@ -19,7 +20,30 @@ impl Entry for Ws {
         64
     }
 
-    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
-        p.sized_load_args(self.name(), format!("ws://{}{}", p.addr, p.path))
+    fn suite_load(
+        &self,
+        block: Option<&toml::Value>,
+        _: &[u64],
+    ) -> Result<Box<dyn SuiteLoad>, String> {
+        let mut path = "/".to_string();
+        for (_, value) in string_keys(block, &["path"])? {
+            path = crate::proto::http::suite::path(value)?;
+        }
+        Ok(Box::new(WsSuite { path }))
+    }
+}
+
+/// A suite load's WebSocket settings: the path of the upgrade.
+#[derive(Debug)]
+struct WsSuite {
+    path: String,
+}
+
+impl SuiteLoad for WsSuite {
+    fn args(&self, p: &SuitePoint<'_>) -> Vec<String> {
+        p.sized_load_args(
+            <Ws as Protocol>::NAME,
+            format!("ws://{}{}", p.addr, self.path),
+        )
     }
 }
