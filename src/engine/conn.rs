@@ -13,7 +13,7 @@ use super::limits::{MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::opt_u64::OptU64;
 use super::ramp::Schedule;
 use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup};
-use super::settle::{holds, settle};
+use super::settle::{holds, holds_among_writes, settle};
 use super::spec::Plan;
 use super::tally::Tally;
 use super::transport::{self, Input};
@@ -1031,8 +1031,10 @@ impl<S: ClientSession> Conn<S> {
         for _ in 0..count {
             let tag = session.encode(self.seq, now, &mut ctx.out);
             // A constant false, for a protocol whose requests all get replies.
-            let on_write = session.settles_on_write(self.seq);
-            b.on_write += on_write as u32;
+            let on_write = S::SETTLES_ON_WRITE && session.settles_on_write(self.seq);
+            if S::SETTLES_ON_WRITE {
+                b.on_write += on_write as u32;
+            }
             b.inflight.push_back(InFlight {
                 seq: self.seq,
                 intended_ns: intended,
@@ -1170,10 +1172,11 @@ impl<S: ClientSession> Conn<S> {
             && ctx.uring.as_ref().map_or(true, |u| u.idle(slot))
     }
 
-    /// Requests that settle on write wait in the queue.
+    /// Requests that settle on write wait in the queue (never, for a protocol whose
+    /// requests all get replies: a constant false).
     #[inline]
     fn awaits_write(&self) -> bool {
-        self.busy.as_ref().is_some_and(|b| b.on_write > 0)
+        S::SETTLES_ON_WRITE && self.busy.as_ref().is_some_and(|b| b.on_write > 0)
     }
 
     /// Drives a connection with requests to make: send what the plan allows, write,
@@ -1432,7 +1435,7 @@ impl<S: ClientSession> Conn<S> {
         while let Some(session) = session.as_mut() {
             // Requests that settle on write wait in the queue (none, for a protocol
             // whose requests all get replies): replies pass over them.
-            let on_write = busy.as_deref().is_some_and(|b| b.on_write > 0);
+            let on_write = S::SETTLES_ON_WRITE && busy.as_deref().is_some_and(|b| b.on_write > 0);
             let oldest = match busy.as_deref() {
                 Some(b) if on_write => b.awaited(),
                 b => b.and_then(|b| b.inflight.front()),
@@ -1469,8 +1472,12 @@ impl<S: ClientSession> Conn<S> {
                             b.written_before_awaited();
                         }
                     }
+                    let fits = |b: &Busy| match on_write {
+                        false => holds(b, lane, settles),
+                        true => holds_among_writes(b, lane, settles),
+                    };
                     let b = match busy.as_deref_mut() {
-                        Some(b) if asked && holds(b, lane, settles) => b,
+                        Some(b) if asked && fits(b) => b,
                         _ => {
                             // A reply to nothing asked: the stream cannot be trusted.
                             ctx.stats

@@ -200,11 +200,18 @@ pub trait ClientSession: 'static {
     /// for the closing exchange: it counts as correct only if that completes, and a
     /// connection that ends any other way ends it as an error; no latency is recorded
     /// for it. Replies settle the requests that wait for one, in their order, passing
-    /// over these. Default: every request gets a reply.
+    /// over these. Asked only of a protocol that says `SETTLES_ON_WRITE`. Default:
+    /// every request gets a reply.
     #[inline(always)]
     fn settles_on_write(&self, _seq: u64) -> bool {
         false
     }
+
+    /// Whether any request of this protocol may settle on write (`settles_on_write`):
+    /// the engine's bookkeeping for such requests compiles away for a protocol whose
+    /// requests all get replies (measured: 25 instructions per echo message when it
+    /// was asked at run time).
+    const SETTLES_ON_WRITE: bool = false;
 
     /// Looks at the start of `input`. `oldest` is the oldest request awaiting a reply,
     /// or None when none is (nothing in flight, or only requests that settle on write): then

@@ -21,7 +21,7 @@ use crate::stats::WorkerStats;
 #[inline]
 pub fn holds(b: &Busy, lane: Lane, n: u32) -> bool {
     if lane == Lane::ANY {
-        return n as usize + b.on_write as usize <= b.inflight.len();
+        return n as usize <= b.inflight.len();
     }
     // A lane's reply settles one at least (as `settle_each` does).
     let n = n.max(1) as usize;
@@ -34,6 +34,16 @@ pub fn holds(b: &Busy, lane: Lane, n: u32) -> bool {
         .take(n)
         .count()
         == n
+}
+
+/// `holds` for a queue that holds requests that settle on write (`Busy::on_write`
+/// above 0; those sent before the oldest awaited one taken out first): they are not
+/// replies' to take.
+pub fn holds_among_writes(b: &Busy, lane: Lane, n: u32) -> bool {
+    if lane == Lane::ANY {
+        return n as usize + b.on_write as usize <= b.inflight.len();
+    }
+    holds(b, lane, n)
 }
 
 /// Settles the oldest `n` requests of a connection on `lane` (one reply, or a

@@ -67,6 +67,8 @@ impl ClientSession for Mixed {
         0
     }
 
+    const SETTLES_ON_WRITE: bool = true;
+
     fn settles_on_write(&self, seq: u64) -> bool {
         !answered(seq)
     }

@@ -571,6 +571,8 @@ impl ClientSession for AmqpClient {
 
     /// Without confirms a publish gets no reply: it counts once its connection closes
     /// cleanly.
+    const SETTLES_ON_WRITE: bool = true;
+
     #[inline]
     fn settles_on_write(&self, _seq: u64) -> bool {
         !self.shared.opts.confirm
