@@ -190,11 +190,13 @@ pub trait Entry: Sync + 'static {
     /// A suite server's readiness check in this command's words, from the value of its
     /// `ready = { NAME = VALUE }`; Err: one sentence (none: it has no such check).
     fn ready_probe(&self, _value: &toml::Value) -> Result<ReadyProbe, String> {
-        Err(format!(
-            "{} has no readiness check of its own; leave `ready` out for a TCP connect",
-            self.name()
-        ))
+        Err(no_ready_probe(self.name()))
     }
+}
+
+/// Why a command without a readiness check of its own cannot be a server's `ready`.
+pub fn no_ready_probe(name: &str) -> String {
+    format!("{name} has no readiness check of its own; leave `ready` out for a TCP connect")
 }
 
 impl fmt::Debug for dyn Entry {

@@ -5,7 +5,6 @@ pub mod chunked;
 pub mod client;
 pub mod config;
 pub mod date;
-pub mod entry;
 pub mod figures;
 pub mod gen;
 pub mod plugin;
