@@ -59,15 +59,33 @@ pub trait Protocol: Sized + Sync + 'static {
     fn client(cfg: &ConfigOf<Self>, aim: &Aim) -> Self::Client;
     /// What it counts, in its words (messages echoed, requests answered, ...).
     fn unit(cfg: &ConfigOf<Self>) -> Unit;
-    /// The config table printed before a run, row by row (its plan line among them;
-    /// `Base::target_row` and `Base::rows` give the shared ones).
-    fn plan_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)>;
-    /// The result's `config` block (`Base::to_json` gives the shared part).
-    fn config_json(cfg: &ConfigOf<Self>) -> serde_json::Value;
 
     /// The target as the result and the config table name it. Default: HOST:PORT.
     fn target_text(_cfg: &ConfigOf<Self>, aim: &Aim) -> String {
         aim.addr.to_string()
+    }
+    /// Its own rows of the config table, between the target and the shared ones.
+    fn own_rows(_cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// The config table printed before a run, row by row: the target, its own rows,
+    /// then the rows every load shares (`Base::rows`, its plan line among them).
+    fn plan_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
+        let target = cfg
+            .base
+            .target_row(Self::target_text(cfg, aim), aim, "server");
+        let mut rows = vec![("target", target)];
+        rows.extend(Self::own_rows(cfg, aim));
+        rows.extend(cfg.base.rows(&Self::unit(cfg).per_s()));
+        rows
+    }
+    /// Its own settings in the result's `config` block, after the shared ones.
+    fn own_json(_cfg: &ConfigOf<Self>, _block: &mut serde_json::Value) {}
+    /// The result's `config` block: the shared part (`Base::to_json`), then its own.
+    fn config_json(cfg: &ConfigOf<Self>) -> serde_json::Value {
+        let mut v = cfg.base.to_json();
+        Self::own_json(cfg, &mut v);
+        v
     }
     /// Its connection policy, which the engine carries out for every protocol alike:
     /// requests per connection (HTTP keep-alive off: 1; AMQP churn: its messages),

@@ -112,10 +112,8 @@ impl Protocol for Amqp {
         ]
     }
 
-    fn config_json(cfg: &ConfigOf<Self>) -> serde_json::Value {
-        let mut v = cfg.base.to_json();
-        cfg.own.add_json(&mut v, &cfg.base.load);
-        v
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v, &cfg.base.load);
     }
 
     /// Churn: each connection publishes its messages, says goodbye, and the next

@@ -36,17 +36,12 @@ impl Protocol for Echo {
         Unit::new("messages", "echoed", true)
     }
 
-    fn plan_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
-        let target = cfg.base.target_row(aim.addr.to_string(), aim, "server");
-        let mut rows = vec![("target", target), ("size", cfg.own.size_text())];
-        rows.extend(cfg.base.rows("messages/s"));
-        rows
+    fn own_rows(cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {
+        vec![("size", cfg.own.size_text())]
     }
 
-    fn config_json(cfg: &ConfigOf<Self>) -> serde_json::Value {
-        let mut v = cfg.base.to_json();
-        cfg.own.add_json(&mut v);
-        v
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
     fn serve_config(args: &ServeEchoArgs) -> Result<ProtocolTiming> {

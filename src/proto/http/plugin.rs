@@ -75,10 +75,7 @@ impl Protocol for Http {
         format!("{scheme}://{authority}{path}")
     }
 
-    fn plan_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
-        let target = cfg
-            .base
-            .target_row(Self::target_text(cfg, aim), aim, "server");
+    fn own_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
         let (own, wire) = (&cfg.own, wire(&cfg.own, aim).len());
         let request = format!(
             "{} with body {}, {wire} bytes on the wire",
@@ -93,20 +90,15 @@ impl Protocol for Http {
         } else {
             ""
         };
-        let mut rows = vec![
-            ("target", target),
+        vec![
             ("request", request),
             ("keep-alive", keepalive.to_string()),
             ("expect", format!("status {}{echo}", own.accept_text)),
-        ];
-        rows.extend(cfg.base.rows("requests/s"));
-        rows
+        ]
     }
 
-    fn config_json(cfg: &ConfigOf<Self>) -> serde_json::Value {
-        let mut v = cfg.base.to_json();
-        cfg.own.add_json(&mut v);
-        v
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
     /// Keep-alive off: one request per connection.

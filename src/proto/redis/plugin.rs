@@ -41,9 +41,8 @@ impl Protocol for Redis {
         Unit::new("requests", "answered", true)
     }
 
-    fn plan_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
+    fn own_rows(cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {
         let p = &cfg.own.plan;
-        let target = cfg.base.target_row(aim.addr.to_string(), aim, "server");
         let mut open = vec![];
         if p.resp3 {
             open.push("HELLO 3".to_string());
@@ -57,8 +56,7 @@ impl Protocol for Redis {
         if p.db != 0 {
             open.push(format!("SELECT {}", p.db));
         }
-        let mut rows = vec![
-            ("target", target),
+        vec![
             ("command", p.workload.text.clone()),
             (
                 "keys",
@@ -81,15 +79,11 @@ impl Protocol for Redis {
                     }
                 ),
             ),
-        ];
-        rows.extend(cfg.base.rows("requests/s"));
-        rows
+        ]
     }
 
-    fn config_json(cfg: &ConfigOf<Self>) -> serde_json::Value {
-        let mut v = cfg.base.to_json();
-        cfg.own.add_json(&mut v);
-        v
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
     fn finish(cfg: &ConfigOf<Self>, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {

@@ -67,24 +67,16 @@ impl Protocol for Ws {
         }
     }
 
-    fn plan_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
-        let target = cfg
-            .base
-            .target_row(Self::target_text(cfg, aim), aim, "server");
+    fn own_rows(cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {
         let subprotocol = cfg.own.subprotocol.clone();
-        let mut rows = vec![
-            ("target", target),
+        vec![
             ("messages", cfg.own.message_text()),
             ("subprotocol", subprotocol.unwrap_or_else(|| "none".into())),
-        ];
-        rows.extend(cfg.base.rows("messages/s"));
-        rows
+        ]
     }
 
-    fn config_json(cfg: &ConfigOf<Self>) -> serde_json::Value {
-        let mut v = cfg.base.to_json();
-        cfg.own.add_json(&mut v);
-        v
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
     fn finish(_cfg: &ConfigOf<Self>, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
