@@ -18,9 +18,58 @@ pub fn parse_from(args: impl Iterator<Item = String>) -> Result<Cli, clap::Error
     Cli::from_arg_matches(&matches_from(args)?)
 }
 
-/// What clap matched in the given arguments, before they become a `Cli`.
+/// What clap matched in the given arguments, before they become a `Cli`. A flag the
+/// command hides (a shared flag its protocol does not take) is refused here.
 pub fn matches_from(args: impl Iterator<Item = String>) -> Result<clap::ArgMatches, clap::Error> {
-    Cli::command().try_get_matches_from(attach_negative_values(args))
+    let cmd = command();
+    let m = cmd
+        .clone()
+        .try_get_matches_from(attach_negative_values(args))?;
+    refuse_hidden(&cmd, &m)?;
+    Ok(m)
+}
+
+/// The command tree as wirebench shows and parses it: clap's, with the end of every
+/// command's help (`help_tail`).
+pub fn command() -> clap::Command {
+    crate::cli_help::decorate(Cli::command(), "wirebench")
+}
+
+/// Refuses a hidden flag given on the command line: a load command hides the shared
+/// flags its protocol does not take (`#[command(mut_arg(.., |a| a.hide(true)))]`), and
+/// the batch plan's flags stay hidden unless the protocol shows them. A hidden flag's
+/// `long_help`, when the protocol gives one, says what to use instead.
+fn refuse_hidden(cmd: &clap::Command, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let (mut cmd, mut m, mut path) = (cmd, m, Vec::new());
+    while let Some((name, sub)) = m.subcommand() {
+        let Some(c) = cmd.find_subcommand(name) else {
+            break;
+        };
+        path.push(name);
+        (cmd, m) = (c, sub);
+        let given = c.get_arguments().find(|a| {
+            a.is_hide_set()
+                && a.get_long().is_some()
+                && sub.value_source(a.get_id().as_str())
+                    == Some(clap::parser::ValueSource::CommandLine)
+        });
+        if let Some(a) = given {
+            let flag = format!("--{}", a.get_long().unwrap_or_default());
+            let name = path.join(" ");
+            let why = match a.get_long_help() {
+                Some(h) => format!("; {h}"),
+                None => format!(
+                    " ({} {name} --help lists the flags it takes)",
+                    crate::cli_help::program()
+                ),
+            };
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{flag} does not apply to {name}{why}\n"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn attach_negative_values(args: impl Iterator<Item = String>) -> Vec<String> {

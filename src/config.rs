@@ -54,7 +54,7 @@ pub fn builtin_server_threads(
     }
     let cpus = crate::sys::affinity_cpus();
     if !has_target && !threads_given {
-        load.shape.threads = (cpus / 2).max(1);
+        load.set_threads((cpus / 2).max(1));
     }
     at_least_one(
         "--server-threads",
@@ -112,8 +112,12 @@ pub struct OutputOptions {
 #[derive(Clone, Debug)]
 pub struct LoadConfig {
     /// What the engine takes as given (`refill`: `--pipeline-mode`, or the protocol's
-    /// default, `LoadOverrides::refill`; `ramp`: `--ramp`).
+    /// default, `LoadOverrides::refill`; `ramp`: `--ramp`). `shape.threads` never
+    /// exceeds `shape.connections` (`set_threads`).
     pub shape: LoadShape,
+    /// The threads asked for (`-t`, or the default): more than `shape.threads` when
+    /// there are fewer connections than that.
+    pub threads_asked: usize,
     pub nodelay: bool,
     /// `--source`, when given (what a load without it uses: `commands::load_sources`).
     pub source: Option<SourceFlag>,
@@ -154,6 +158,8 @@ impl SourceFlag {
 /// The totals of a sharded run before they were shared out (`shard::split`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WholeLoad {
+    /// The threads asked for (each shard runs up to this many of its own).
+    pub threads: usize,
     pub connections: usize,
     pub plan: Plan,
     pub rate: Option<f64>,
@@ -161,8 +167,9 @@ pub struct WholeLoad {
 
 impl WholeLoad {
     /// The totals of a shape not shared out (yet, or at all).
-    fn of(shape: &LoadShape) -> WholeLoad {
+    fn of(shape: &LoadShape, threads: usize) -> WholeLoad {
         WholeLoad {
+            threads,
             connections: shape.connections,
             plan: shape.plan,
             rate: shape.rate,
@@ -171,7 +178,7 @@ impl WholeLoad {
 }
 
 /// What a protocol's own flags decide in place of shared load flags: AMQP's
-/// --concurrency decides the threads and connections, --inflight the pipeline,
+/// --concurrency decides the threads and connections (in total), --inflight the pipeline,
 /// --clients x --messages the request count; an amqps:// or https:// URL is the TLS
 /// switch. Each stands for its flag and is validated once, like it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -193,7 +200,7 @@ impl LoadConfig {
     /// The shared load flags, read and validated once (`over`: what the protocol's
     /// own flags decided instead).
     pub fn from_args(a: &LoadArgs, over: LoadOverrides) -> Result<Self> {
-        let threads = at_least_one(
+        let threads_asked = at_least_one(
             "--threads",
             over.threads
                 .or(a.threads)
@@ -271,7 +278,7 @@ impl LoadConfig {
         let coordination = Coordination::from_args(&a.shard)?;
         let mut cfg = LoadConfig {
             shape: LoadShape {
-                threads,
+                threads: threads_asked.min(connections),
                 connections,
                 pipeline,
                 refill,
@@ -281,6 +288,7 @@ impl LoadConfig {
                 ramp,
                 timeout,
             },
+            threads_asked,
             nodelay: !a.no_nodelay,
             source: a.source.as_deref().map(SourceFlag::parse).transpose()?,
             tls,
@@ -294,24 +302,31 @@ impl LoadConfig {
             whole: None,
         };
         cfg.take_share(over.request_unit.unwrap_or(1))?;
+        cfg.set_threads(threads_asked);
         Ok(cfg)
     }
 
-    /// A shard keeps its share of the whole run's connections (per thread: every
-    /// shard runs its own threads), of a count plan's requests (in whole `unit`s) and
+    /// Sets the threads asked for; the load runs at most one per connection.
+    pub fn set_threads(&mut self, asked: usize) {
+        self.threads_asked = asked.max(1);
+        self.shape.threads = self.threads_asked.min(self.shape.connections).max(1);
+    }
+
+    /// A shard keeps its share of the whole run's connections (each shard spreads its
+    /// share over its own threads), of a count plan's requests (in whole `unit`s) and
     /// of the rate; the whole is kept for the config block. A shard left with no
     /// connection or no request is refused.
     fn take_share(&mut self, unit: u64) -> Result<()> {
         let Some(s) = self.coordination.shard.clone() else {
             return Ok(());
         };
+        let whole = WholeLoad::of(&self.shape, self.threads_asked);
         let shape = &mut self.shape;
-        let whole = WholeLoad::of(shape);
         let (i, n) = (s.index, s.count);
         shape.connections = s.share(shape.connections as u64) as usize;
         if shape.connections == 0 {
             return Err(Error::usage(format!(
-                "-c {} connections per thread cannot be shared over {n} shards: shard {i} would get none (give -c {n} or more)",
+                "-c {} connections cannot be shared over {n} shards: shard {i} would get none (give -c {n} or more)",
                 whole.connections
             )));
         }
@@ -343,25 +358,54 @@ impl LoadConfig {
     /// there, and the base of its connection ids.
     pub fn portion_json(&self) -> serde_json::Value {
         json!({
-            "connections_per_thread": self.shape.connections,
-            "connections": self.sockets(),
+            "threads": self.shape.threads,
+            "connections": self.shape.connections,
             "plan": plan_json(self.shape.plan),
             "rate": self.shape.rate,
             "connection_id_base": self.coordination.shard.as_ref().map(|s| s.connection_id_base()),
         })
     }
 
-    /// The config table's connections line.
+    /// The config table's connections line: the total (for a shard, its share of the
+    /// whole run's), how the threads share it, and why there are fewer threads than
+    /// asked when there are.
     pub fn connections_text(&self) -> String {
-        let mine = format!(
-            "{} per thread ({} total)",
-            self.shape.connections,
-            self.sockets()
-        );
-        match self.whole {
-            Some(w) => format!("{mine}, this shard's share of {} per thread", w.connections),
-            None => mine,
+        let (c, t) = (self.shape.connections, self.shape.threads);
+        let threads = |n: usize| match n {
+            1 => "thread".to_string(),
+            n => format!("{n} threads"),
+        };
+        let mut text = match self.whole {
+            Some(w) => format!("{c}, this shard's share of {}", w.connections),
+            None => c.to_string(),
+        };
+        let mut notes = Vec::new();
+        if t > 1 && c % t == 0 {
+            notes.push(format!("{} per thread", c / t));
+        } else if t > 1 {
+            notes.push(format!(
+                "{} on the first {}, {} on the other {}",
+                c / t + 1,
+                threads(c % t),
+                c / t,
+                threads(t - c % t)
+            ));
         }
+        if t < self.threads_asked {
+            notes.push(format!(
+                "{}, not {}: never more threads than connections",
+                if t == 1 {
+                    "1 thread".into()
+                } else {
+                    threads(t)
+                },
+                self.threads_asked
+            ));
+        }
+        if !notes.is_empty() {
+            text.push_str(&format!(" ({})", notes.join("; ")));
+        }
+        text
     }
 
     /// The plan as the config table shows it.
@@ -449,17 +493,19 @@ impl LoadConfig {
 
     /// Sockets this load needs at once (one per connection).
     pub fn sockets(&self) -> u64 {
-        self.shape.threads as u64 * self.shape.connections as u64
+        self.shape.connections as u64
     }
 
     /// The config block: for a shard, the whole run as given (the same on every
     /// shard) and how many shards share it; its own part is `portion_json`.
     pub fn to_json(&self) -> serde_json::Value {
         let shape = &self.shape;
-        let w = self.whole.unwrap_or(WholeLoad::of(shape));
+        // A shard's threads are the ones asked for, the same on every shard (its own,
+        // fewer when its share of connections is smaller, are in `portion_json`).
+        let w = self.whole.unwrap_or(WholeLoad::of(shape, shape.threads));
         let mut v = json!({
-            "threads": shape.threads,
-            "connections_per_thread": w.connections,
+            "threads": w.threads,
+            "connections": w.connections,
             "pipeline": shape.pipeline,
             "pipeline_mode": shape.refill.name(),
             "plan": plan_json(w.plan),

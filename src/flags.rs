@@ -12,72 +12,112 @@ pub fn pipeline_mode_help(default: &str) -> String {
 }
 
 /// Load shape, stop rule, timing and output: shared by every load command.
+// (Plain comments from here: a doc comment of several paragraphs would become the
+// long about text of every load command.) `-h` lists the few flags a first run needs
+// (the others are `hide_short_help`); `--help` lists every flag the command takes. A
+// protocol hides a shared flag it does not take
+// (`#[command(mut_arg("id", |a| a.hide(true)))]`, src/proto/<p>/config.rs), and a
+// hidden flag given on the command line is refused (`cli::refuse_hidden`). The batch
+// plan's flags are hidden here: a protocol that takes the plan shows them.
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
-    /// Worker threads [default: CPUs in this process's affinity mask; half of them with the built-in server].
-    #[arg(short = 't', long)]
+    /// Worker threads [default: the CPUs; half with the built-in server].
+    ///
+    /// The CPUs are those of this process's affinity mask. Never more threads than
+    /// connections: with -c below -t, one thread per connection (the plan's connections
+    /// line says so).
+    #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Connections per thread.
-    #[arg(short = 'c', long, default_value_t = 10)]
+    /// Connections in total, spread over the threads.
+    ///
+    /// As wrk, oha and redis-benchmark count them: each thread gets -c / -t, the first
+    /// -c mod -t threads one more.
+    #[arg(short = 'c', long, value_name = "N", default_value_t = 10)]
     pub connections: usize,
     /// Requests in flight per connection.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: usize,
     // Help from `pipeline_mode_help`: a protocol whose default differs says its own.
-    #[arg(long, value_enum, value_name = "MODE", help = pipeline_mode_help("sliding"))]
+    #[arg(long, value_enum, value_name = "MODE", help = pipeline_mode_help("sliding"), hide_short_help = true)]
     pub pipeline_mode: Option<PipelineMode>,
-    /// Stop sending after this long (e.g. 10s, 500ms, 2m) [default: 10s].
-    #[arg(short = 'd', long)]
+    /// Send for this long (10s, 500ms, 2m) [default: 10s].
+    #[arg(short = 'd', long, value_name = "TIME")]
     pub duration: Option<String>,
     /// Stop after this many requests in total.
-    #[arg(short = 'n', long)]
+    #[arg(short = 'n', long, value_name = "N")]
     pub requests: Option<u64>,
     /// Batch plan: iterations per reconnect round (each sends `pipeline` per connection and waits).
-    #[arg(long)]
+    #[arg(
+        long,
+        value_name = "N",
+        hide = true,
+        hide_short_help = true,
+        help_heading = "Batch plan (evh_perf's)"
+    )]
     pub iterations: Option<u64>,
     /// Batch plan: reconnect rounds.
-    #[arg(long)]
+    #[arg(
+        long,
+        value_name = "N",
+        hide = true,
+        hide_short_help = true,
+        help_heading = "Batch plan (evh_perf's)"
+    )]
     pub reconnects: Option<u64>,
     /// Batch plan: milliseconds to sleep between reconnect rounds.
-    #[arg(long)]
+    #[arg(
+        long,
+        value_name = "MS",
+        hide = true,
+        hide_short_help = true,
+        help_heading = "Batch plan (evh_perf's)"
+    )]
     pub sleep: Option<u64>,
     /// Open loop: requests per second in total, on a fixed schedule.
-    #[arg(short = 'R', long)]
+    #[arg(short = 'R', long, value_name = "PER_S")]
     pub rate: Option<f64>,
     /// Run this long before measuring; excluded from the results.
-    #[arg(long, default_value = "0s")]
+    #[arg(long, default_value = "0s", hide_short_help = true)]
     pub warmup: String,
     #[command(flatten)]
     pub ramp: RampArgs,
     /// A reply later than this is an error and its connection is reopened.
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", hide_short_help = true)]
     pub timeout: String,
     /// Progress interval.
-    #[arg(long, default_value = "3s")]
+    #[arg(long, default_value = "3s", hide_short_help = true)]
     pub progress: String,
     /// Print a latency histogram, with buckets this many microseconds wide [default: 10].
-    #[arg(long, value_name = "BUCKET_US", num_args = 0..=1, default_missing_value = "10")]
+    #[arg(long, value_name = "BUCKET_US", num_args = 0..=1, default_missing_value = "10", hide_short_help = true)]
     pub histogram: Option<u64>,
-    /// Write the full result as JSON to this file.
+    /// Write the result as JSON to FILE (-: stdout).
+    ///
+    /// With `-`, the JSON goes to stdout and everything else (the plan, the summary) to
+    /// stderr, so `--json - | jq` reads the result alone.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Print only the summary.
-    #[arg(short = 'q', long)]
+    #[arg(short = 'q', long, hide_short_help = true)]
     pub quiet: bool,
     /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub no_nodelay: bool,
     /// Source addresses to connect from, connection n from the (n mod count)-th: an address, a range (127.0.0.2-127.0.0.254) or a comma list; `kernel` lets the kernel pick [default: 127.0.0.2-127.0.0.255 for 1,024 connections or more to an IPv4 loopback target, else the kernel's].
-    #[arg(long, value_name = "ADDRS")]
+    #[arg(long, value_name = "ADDRS", hide_short_help = true)]
     pub source: Option<String>,
     /// Connect with TLS.
-    #[arg(long)]
+    #[arg(long, help_heading = "TLS", hide_short_help = true)]
     pub tls: bool,
     /// TLS: accept any server certificate (self-signed servers).
-    #[arg(long)]
+    #[arg(long, help_heading = "TLS", hide_short_help = true)]
     pub insecure: bool,
     /// TLS: trust only the CA certificates in this PEM file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "TLS",
+        hide_short_help = true
+    )]
     pub ca: Option<PathBuf>,
     #[command(flatten)]
     pub shard: ShardArgs,
@@ -98,16 +138,36 @@ pub enum PipelineMode {
 #[derive(Args, Debug, Clone, Default)]
 pub struct ShardArgs {
     /// Run shard I of N (0-based) of one run: -c, -n and -R are the whole run's, shared out by index [default: from SLURM_PROCID/SLURM_NTASKS or OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE].
-    #[arg(long, value_name = "I/N")]
+    #[arg(
+        long,
+        value_name = "I/N",
+        help_heading = "Shards (docs/shards.md)",
+        hide_short_help = true
+    )]
     pub shard: Option<String>,
     /// Kubernetes Indexed Job: N shards, this one's index from JOB_COMPLETION_INDEX.
-    #[arg(long, value_name = "N")]
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Shards (docs/shards.md)",
+        hide_short_help = true
+    )]
     pub shards: Option<u32>,
     /// The run every shard belongs to, for `wirebench merge` [default: WIREBENCH_RUN_ID, else SLURM_JOB_ID.SLURM_STEP_ID].
-    #[arg(long, value_name = "ID")]
+    #[arg(
+        long,
+        value_name = "ID",
+        help_heading = "Shards (docs/shards.md)",
+        hide_short_help = true
+    )]
     pub run_id: Option<String>,
     /// Open no connection before TIME (RFC 3339, or Unix ms as `date +%s%3N` prints), so every shard's measured phase starts together.
-    #[arg(long, value_name = "TIME")]
+    #[arg(
+        long,
+        value_name = "TIME",
+        help_heading = "Shards (docs/shards.md)",
+        hide_short_help = true
+    )]
     pub start_at: Option<String>,
 }
 
@@ -117,10 +177,10 @@ pub struct ShardArgs {
 pub struct RampArgs {
     /// Spread connection starts linearly over this long (e.g. 2s); with -R the rate also
     /// rises from 0 to R over it. Excluded from the results unless --ramp-measured.
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", hide_short_help = true)]
     pub ramp: Option<String>,
     /// Count the ramp in the results.
-    #[arg(long, requires = "ramp")]
+    #[arg(long, requires = "ramp", hide_short_help = true)]
     pub ramp_measured: bool,
 }
 
@@ -137,31 +197,36 @@ pub struct ServerArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Close new connections beyond this many per thread (0: no limit).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_short_help = true)]
     pub max_conns_per_thread: usize,
     /// Read buffer per thread, bytes (e.g. 64k).
-    #[arg(long, default_value = "64k")]
+    #[arg(long, default_value = "64k", hide_short_help = true)]
     pub read_buffer: String,
     /// Serve TLS (with --cert/--key, or a self-signed certificate made at start).
     #[arg(long)]
     pub tls: bool,
     /// TLS certificate chain, PEM.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub cert: Option<PathBuf>,
     /// TLS private key, PEM.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub key: Option<PathBuf>,
     /// Print counters every INTERVAL and at exit [default interval: 5s].
     #[arg(long, value_name = "INTERVAL", num_args = 0..=1, default_missing_value = "5s")]
     pub stats: Option<String>,
     /// Print every connection's accept and close on stderr.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub debug: bool,
     /// Leave Nagle's algorithm on.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub no_nodelay: bool,
     /// Close a connection with no byte in or out for this long (0: never).
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        hide_short_help = true
+    )]
     pub idle_timeout: String,
 }
 

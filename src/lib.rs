@@ -3,6 +3,7 @@
 //! flags (`cli`) -> validated config (`config`) -> `engine` -> `stats::RunResult` -> `report`.
 
 pub mod cli;
+pub mod cli_help;
 pub mod clock;
 pub mod commands;
 pub mod config;

@@ -8,6 +8,12 @@ fn main() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match wirebench::cli::parse() {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // `wirebench` (or `wirebench serve`) alone: the commands it could run, on
+            // stderr, and exit 2 (nothing was run).
+            eprint!("{}", e.render());
+            std::process::exit(2);
+        }
         Err(e) if e.use_stderr() => {
             // Bad flags: one sentence, exit 2.
             eprintln!("wirebench: {}", wirebench::cli::error_line(&e));

@@ -5,7 +5,7 @@
 # Each run gets a fresh C server, and the order changes every round (rotated by the
 # round, reversed every other round; the C client counts as one): with one server
 # per point and a fixed order, the client right after the C client measured up to
-# ~9% less than in another place (2026-11-23, benchsuite/runs/2026-11-23/gencpu-echo-*).
+# ~9% less than in another place (2026-11-23; raw runs gencpu-echo-* in git history).
 # With ROUNDS a multiple of twice the number of clients, each takes each place, and
 # follows each other client, equally often.
 # Ratios are per round: each client against the C client, and against the first

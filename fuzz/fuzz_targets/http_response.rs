@@ -38,9 +38,9 @@ fn parse_all(data: &[u8], head: bool, cut: usize) -> (Vec<Response>, End, usize)
     for _ in 0..data.len() * 2 + 64 {
         let avail = &data[at..limit];
         let r = if closed {
-            p.parse_at_close(avail, |b| body.extend_from_slice(b))
+            p.parse_at_close(avail, |_, b| body.extend_from_slice(b))
         } else {
-            p.parse(avail, head, |b| body.extend_from_slice(b))
+            p.parse(avail, head, |_, b| body.extend_from_slice(b))
         };
         match r {
             Parsed::Consumed(n) => {

@@ -11,11 +11,11 @@ use crate::error::{Error, Result};
 use crate::procs::workers::Launch;
 use crate::proto::echo::plugin::Echo;
 use crate::proto::plugin::Protocol;
+use crate::report::console::Console;
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::sys::limits::KernelLimits;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
 pub fn run(args: &ConnectArgs) -> Result<()> {
     if crate::procs::worker_role().as_deref() == Some("connect") {
@@ -24,17 +24,16 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     let limits = KernelLimits::read();
     let cfg = ConnectConfig::from_args(args, &limits)?;
     let json = cfg.json.as_deref().map(JsonSink::create).transpose()?;
+    // `--json -`: the JSON takes stdout, the rest goes to stderr.
+    let console = Console::for_json(cfg.json.as_deref());
     let stop = load::stop_flag()?;
     if !cfg.quiet {
-        print!(
-            "{}",
-            text::config_table(
-                &format!("wirebench connect {}", env!("CARGO_PKG_VERSION")),
-                &config_rows(&cfg, &limits)
-            )
-        );
+        console.print(&text::config_table(
+            &format!("wirebench connect {}", env!("CARGO_PKG_VERSION")),
+            &config_rows(&cfg, &limits),
+        ));
         if let Some(line) = cfg.chosen.line() {
-            println!("{line}");
+            console.print(&format!("{line}\n"));
         }
     }
     // The built-in server's processes share one certificate, made here.
@@ -54,12 +53,18 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     if let Some(sink) = json {
         sink.write(&result)?;
     }
-    print!("{}", report::summary(&result));
+    console.print(&report::summary(&result));
     if let Some(bucket) = cfg.histogram_bucket_us {
-        print!("connect {}", text::histogram(&run.connect_hist, bucket));
+        console.print(&format!(
+            "connect {}",
+            text::histogram(&run.connect_hist, bucket)
+        ));
         if run.echo_hist.count() > 0 {
             let what = if cfg.is_churn() { "echo" } else { "ping" };
-            print!("{what} {}", text::histogram(&run.echo_hist, bucket));
+            console.print(&format!(
+                "{what} {}",
+                text::histogram(&run.echo_hist, bucket)
+            ));
         }
     }
     match &result.base.outcome.reason {
@@ -83,11 +88,8 @@ fn builtin_server_plan(cert: Option<&SelfSignedFiles>) -> Result<(Launch, Option
             threads: 1,
             max_conns_per_thread: 0,
             read_buffer: 64 * 1024,
-            tls: match cert {
-                Some(c) => ServerTlsChoice::Files {
-                    cert: c.cert.clone(),
-                    key: c.key.clone(),
-                },
+            tls: match cert.and_then(|c| Some((c.files.cert.clone(), c.files.key.clone()?))) {
+                Some((cert, key)) => ServerTlsChoice::Files { cert, key },
                 None => ServerTlsChoice::Off,
             },
             stats: None,
@@ -185,61 +187,18 @@ fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str,
 }
 
 /// A self-signed certificate and key for localhost/127.0.0.1 in a private temp
-/// directory, removed on drop.
+/// directory (removed on drop), and the certificate's PEM for the clients.
 struct SelfSignedFiles {
-    dir: std::path::PathBuf,
-    cert: std::path::PathBuf,
-    key: std::path::PathBuf,
+    files: crate::net::tls::CertFiles,
     pem: String,
 }
 
 impl SelfSignedFiles {
     fn create() -> Result<Self> {
-        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-        let ck = rcgen::generate_simple_self_signed(names)
-            .map_err(|e| Error::runtime(format!("cannot generate a certificate: {e}")))?;
-        let dir = std::env::temp_dir().join(format!(
-            "wirebench-connect-{}-{}",
-            std::process::id(),
-            load::unix_ms()
-        ));
-        let fail = |e: std::io::Error| {
-            Error::runtime(format!(
-                "cannot write the built-in server's certificate: {e}"
-            ))
-        };
-        // Created with their modes, not chmod-ed after: the key is never readable by
-        // others, not even for a moment. A fresh directory (not create_dir_all) so one
-        // planted there beforehand is refused rather than used.
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&dir)
-            .map_err(fail)?;
-        let files = SelfSignedFiles {
-            cert: dir.join("cert.pem"),
-            key: dir.join("key.pem"),
-            pem: ck.cert.pem(),
-            dir,
-        };
-        write_new(&files.cert, files.pem.as_bytes(), 0o644).map_err(fail)?;
-        write_new(&files.key, ck.key_pair.serialize_pem().as_bytes(), 0o600).map_err(fail)?;
-        Ok(files)
-    }
-}
-
-/// Writes a file that must not exist yet, created with `mode` (before the umask).
-fn write_new(path: &std::path::Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::io::Write;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(path)?
-        .write_all(bytes)
-}
-
-impl Drop for SelfSignedFiles {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let ck = crate::net::tls::generate_self_signed()?;
+        let pem = ck.cert.pem();
+        let files =
+            crate::net::tls::CertFiles::write("connect", &pem, Some(&ck.key_pair.serialize_pem()))?;
+        Ok(SelfSignedFiles { files, pem })
     }
 }

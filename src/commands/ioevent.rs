@@ -5,6 +5,7 @@ use crate::cli::IoeventArgs;
 use crate::error::{Error, Result};
 use crate::ioevent::result::{IoeventConfigRecord, IoeventCost, IoeventResult, Series};
 use crate::ioevent::{self, IoeventConfig};
+use crate::report::console::Console;
 use crate::report::format::{group, size};
 use crate::report::json::JsonSink;
 use crate::report::text::config_table;
@@ -58,6 +59,8 @@ pub fn run(a: &IoeventArgs) -> Result<()> {
     let fd_limit = crate::sys::raise_nofile_limit();
     cfg.check_limits(fd_limit)?;
     let json = a.json.as_deref().map(JsonSink::create).transpose()?;
+    // `--json -`: the JSON takes stdout, the tables go to stderr.
+    let console = Console::for_json(a.json.as_deref());
     if let Some(c) = &a.chart {
         // Fail on an unwritable path now, not after the whole run.
         std::fs::File::create(c)
@@ -66,22 +69,19 @@ pub fn run(a: &IoeventArgs) -> Result<()> {
     let names: Vec<String> = cfg.backends.iter().map(|b| b.name().to_string()).collect();
     if !a.quiet {
         let pairs: Vec<String> = cfg.pairs.iter().map(|n| group(*n as u64)).collect();
-        print!(
-            "{}",
-            config_table(
-                &format!("wirebench ioevent {}", env!("CARGO_PKG_VERSION")),
-                &[
-                    ("socketpairs (-n)", pairs.join(", ")),
-                    ("active (-a)", cfg.active.to_string()),
-                    ("writes (-w)", cfg.writes.to_string()),
-                    (
-                        "iterations",
-                        format!("{} (the first is left out of the summary)", cfg.iterations)
-                    ),
-                    ("backends", names.join(", ")),
-                ],
-            )
-        );
+        console.print(&config_table(
+            &format!("wirebench ioevent {}", env!("CARGO_PKG_VERSION")),
+            &[
+                ("socketpairs (-n)", pairs.join(", ")),
+                ("active (-a)", cfg.active.to_string()),
+                ("writes (-w)", cfg.writes.to_string()),
+                (
+                    "iterations",
+                    format!("{} (the first is left out of the summary)", cfg.iterations),
+                ),
+                ("backends", names.join(", ")),
+            ],
+        ));
     }
     let started = unix_ms();
     let cpu_at_start = crate::sys::process_cpu_time();
@@ -89,15 +89,15 @@ pub fn run(a: &IoeventArgs) -> Result<()> {
     let verbose = a.verbose;
     let (series, interleaved) = ioevent::run(&cfg, fd_limit, &mut |line| {
         if verbose {
-            println!("{line}");
+            console.print(&format!("{line}\n"));
         }
     })?;
     let cost = cost(&series, cpu_at_start);
     if !interleaved {
-        println!("note: descriptors allow one set of pairs at a time at some N: backends ran one after another there");
+        console.print("note: descriptors allow one set of pairs at a time at some N: backends ran one after another there\n");
     }
-    print!("{}", summary_table(&series));
-    println!("{}", cost_line(&cost));
+    console.print(&summary_table(&series));
+    console.print(&format!("{}\n", cost_line(&cost)));
     let result = IoeventResult {
         schema_version: 1,
         kind: "ioevent".into(),

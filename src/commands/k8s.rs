@@ -53,16 +53,23 @@ pub fn run(c: &K8sCommand, dispatch: fn(Cli) -> Result<()>) -> Result<()> {
 /// The filled-in manifest and its run id, for a render at `now_ms` (Unix ms).
 pub fn render(a: &K8sRenderArgs, now_ms: u64) -> Result<(String, String)> {
     if !a.stray.is_empty() {
+        let stray: Vec<String> = a
+            .stray
+            .iter()
+            .map(|w| crate::cli_help::shell_word(w))
+            .collect();
         return Err(Error::usage(format!(
-            "put the load command after --: wirebench k8s render --shards {} -- {}",
+            "put the load command after --: {} k8s render --shards {} -- {}",
+            crate::cli_help::program(),
             a.shards,
-            a.stray.join(" ")
+            stray.join(" ")
         )));
     }
     if a.load.is_empty() {
-        return Err(Error::usage(
-            "k8s render needs the load command after --, e.g. wirebench k8s render --shards 3 -- echo 10.0.0.5:9000 -d 30s",
-        ));
+        return Err(Error::usage(format!(
+            "k8s render needs the load command after --, e.g. {} k8s render --shards 3 -- echo 10.0.0.5:9000 -d 30s",
+            crate::cli_help::program()
+        )));
     }
     if a.shards == 0 || a.shards > MAX_SHARDS {
         return Err(Error::usage(format!(

@@ -4,6 +4,7 @@
 use crate::config::OutputOptions;
 use crate::engine::EngineOutput;
 use crate::error::{Error, Result};
+use crate::report::console::Console;
 use crate::report::format::{count_of, group};
 use crate::report::json::JsonSink;
 use crate::report::text;
@@ -170,6 +171,7 @@ pub fn build_result<X>(inp: ResultInputs<'_>, out: &EngineOutput<X>) -> RunResul
     .uncorrected(out.uncorrected.as_ref())
     .intervals(&out.intervals)
     .warmup(Warmup::from_counters(inp.warmup.as_secs_f64(), &out.warmup))
+    .error_texts(out.texts.clone())
     .server_cpu(inp.server.as_ref().map(|s| s.cpu.as_secs_f64()))
     .client_process(client_process(builtin_server, out.event_loop))
     .server(inp.server.map(|s| s.counters))
@@ -216,10 +218,11 @@ pub fn report_with<X>(
     if let Some(sink) = json {
         sink.write(r)?;
     }
-    print!("{}", text::summary(r));
-    print!("{extra}");
+    let console = Console::for_json(opts.json.as_deref());
+    console.print(&text::summary(r));
+    console.print(extra);
     if let Some(bucket) = opts.histogram_bucket_us {
-        print!("{}", text::histogram(&out.latency, bucket));
+        console.print(&text::histogram(&out.latency, bucket));
     }
     match &r.outcome.reason {
         None => Ok(()),

@@ -11,6 +11,7 @@ use crate::engine;
 use crate::engine::session::OffsetIds;
 use crate::error::Result;
 use crate::proto::plugin::{Aim, Protocol, ServerFiguresOf};
+use crate::report::console::Console;
 use crate::report::json::JsonSink;
 use crate::report::text;
 
@@ -22,6 +23,8 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     // A built-in server holds the other end of every connection in this process.
     load::check_fd_budget(l.sockets() * if builtin { 2 } else { 1 })?;
     let json = l.output.json.as_deref().map(JsonSink::create).transpose()?;
+    // `--json -`: the JSON takes stdout, the plan and the summary go to stderr.
+    let console = Console::for_json(l.output.json.as_deref());
     let stop = load::stop_flag()?;
 
     // The built-in server starts first; the run's clock starts once it listens.
@@ -51,13 +54,10 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     if !l.output.quiet {
         let mut rows = P::plan_rows(&cfg, &aim);
         rows.extend(sources.row().map(|r| ("sources", r)));
-        print!(
-            "{}",
-            text::config_table(
-                &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
-                &rows
-            )
-        );
+        console.print(&text::config_table(
+            &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
+            &rows,
+        ));
     }
 
     let mut spec = harness::load_spec(l, addr, tls, stop);
@@ -115,7 +115,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         .info(started + measure_start.as_millis() as u64, l.portion_json());
     let extra = P::summary_lines(&cfg, &result);
     let outcome = load::report_with(&result, &out, &l.output, json, &extra);
-    print!("{}", P::closing_lines(&cfg, &result, &out));
+    console.print(&P::closing_lines(&cfg, &result, &out));
     outcome
 }
 

@@ -49,6 +49,18 @@ pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()> {
     )
 }
 
+/// Writes the generated certificate to a file a foreign client can trust, and says
+/// where on stderr; the file goes when the server stops.
+fn written_certificate(pem: &str) -> Result<tls::CertFiles> {
+    let files = tls::CertFiles::write("serve", pem, None)?;
+    let path = files.cert.display();
+    eprintln!(
+        "self-signed certificate (for {}) written to {path}, removed when the server stops; trust it with --ca {path}, curl --cacert {path} or openssl s_client -CAfile {path}",
+        tls::SELF_SIGNED_NAMES
+    );
+    Ok(files)
+}
+
 /// A session factory's figures type.
 pub(crate) type FiguresOf<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
 
@@ -67,6 +79,12 @@ fn serve_with<F: ServerFactory>(
         ServerTlsChoice::Off => None,
         ServerTlsChoice::Files { cert, key } => Some(tls::server_from_files(cert, key)?),
         ServerTlsChoice::SelfSigned => Some(tls::server_self_signed()?),
+    };
+    // A generated certificate is written out (before the server listens), so a
+    // foreign client can trust it.
+    let _cert_file = match tls.as_ref().and_then(|t| t.generated_pem.as_deref()) {
+        Some(pem) => Some(written_certificate(pem)?),
+        None => None,
     };
     let stop = super::load::stop_flag()?;
     let fingerprint = tls.as_ref().map(|t| t.fingerprint.clone());
@@ -110,6 +128,7 @@ fn serve_with<F: ServerFactory>(
     if let Some(fp) = fingerprint {
         println!("certificate SHA-256 fingerprint: {fp}");
     }
+
     let extra = || line(&handle.figures::<FiguresOf<F>>());
     let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), &extra);
     let figures = handle.figures_reader();

@@ -97,10 +97,13 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             println!("{l}");
         }
     }
+    // The hint names the binary as it was called and quotes the directory, so it
+    // works when pasted.
     println!(
-        "results in {} (render with: wirebench report {} -o report.html)",
+        "results in {} (render with: {} report {} -o report.html)",
         a.out.display(),
-        a.out.display()
+        crate::cli_help::program(),
+        crate::cli_help::shell_word(&a.out.to_string_lossy())
     );
     if stop.load(Ordering::Relaxed) {
         return Err(Error::ShortFall(

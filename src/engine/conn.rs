@@ -12,7 +12,7 @@ use super::ctx::Ctx;
 use super::limits::{MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::opt_u64::OptU64;
 use super::ramp::Schedule;
-use super::session::{ClientSession, Decode, InFlight, SessionFactory, Setup};
+use super::session::{tell, ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
 use super::settle::{holds, holds_among_writes, settle};
 use super::spec::Plan;
 use super::tally::Tally;
@@ -1390,6 +1390,9 @@ impl<S: ClientSession> Conn<S> {
         } = d
         {
             b.written_before_awaited();
+            if let (Verdict::Error(k) | Verdict::Fatal(k), true) = (verdict, req.measured) {
+                tell(session, &b.input, k, settles.into(), &mut ctx.stats.texts);
+            }
             let bytes = used as u64 + std::mem::take(&mut b.consumed);
             let mut tally = Tally::default();
             let answered = &mut self.answered;
@@ -1447,6 +1450,7 @@ impl<S: ClientSession> Conn<S> {
             }
             let measured = oldest.map_or(now_measured, |r| r.measured);
             let figures = &mut ctx.figures[measured as usize];
+            let at = pos;
             match session.decode(&data[pos..], oldest, &mut ctx.out, figures) {
                 Decode::Incomplete | Decode::Consumed { used: 0 } | Decode::Event { used: 0 } => {
                     break
@@ -1489,6 +1493,15 @@ impl<S: ClientSession> Conn<S> {
                     };
                     pos += used.min(data.len() - pos);
                     let bytes = used as u64 + std::mem::take(&mut b.consumed);
+                    if let (Verdict::Error(k) | Verdict::Fatal(k), true) = (verdict, measured) {
+                        tell(
+                            session,
+                            &data[at..],
+                            k,
+                            settles.into(),
+                            &mut ctx.stats.texts,
+                        );
+                    }
                     if settle(
                         b,
                         lane,
@@ -1509,6 +1522,9 @@ impl<S: ClientSession> Conn<S> {
                     }
                 }
                 Decode::Fail { kind } => {
+                    if measured {
+                        tell(session, &data[at..], kind, 1, &mut ctx.stats.texts);
+                    }
                     end = Some(if kind.is_connect() {
                         // Counted once, for the connection; its requests are dropped.
                         ctx.stats.phase(now_measured).error(kind, 1);

@@ -159,7 +159,11 @@ impl Connector {
                 })
                 .map_err(|e| ConnectError {
                     kind: ErrorKind::Tls,
-                    detail: format!("TLS handshake with {}: {e}", self.addr),
+                    detail: format!(
+                        "TLS handshake with {}: {}",
+                        self.addr,
+                        crate::net::tls_words::failure(&e)
+                    ),
                     errno: 0,
                 }),
         )

@@ -30,7 +30,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
-use crate::stats::{ConnTally, Counters, IntervalRow, Latency, LoopCounts};
+use crate::stats::{ConnTally, Counters, ErrorTexts, IntervalRow, Latency, LoopCounts};
 use session::{ClientSession, Figures, SessionFactory};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -68,6 +68,15 @@ pub struct EngineOutput<X = ()> {
     pub warmup_conns: ConnTally,
     /// Worker threads per event loop (io_uring or epoll).
     pub event_loop: LoopCounts,
+    /// What the peers said when things failed, measured phase, merged over workers.
+    pub texts: ErrorTexts,
+}
+
+/// Whether an interval row starts at or after a duration plan's end (`drain_from_s`,
+/// seconds into the measured phase): the drain's.
+fn is_drain(row: &IntervalRow, drain_from_s: Option<f64>) -> bool {
+    // Rows end on whole nanoseconds: a row that starts at the end exactly is the drain's.
+    drain_from_s.is_some_and(|d| row.t_s - row.duration_s >= d - 1e-9)
 }
 
 /// Runs the load to its end.
@@ -83,10 +92,7 @@ pub fn run<F: SessionFactory>(
     let (tx, rx) = mpsc::channel();
     let budgets: Vec<Option<u64>> = (0..spec.shape.threads)
         .map(|w| match spec.shape.plan {
-            Plan::Count(n) => {
-                let t = spec.shape.threads as u64;
-                Some(n / t + u64::from((w as u64) < n % t))
-            }
+            Plan::Count(n) => Some(spec.shape.requests_of(w, n)),
             _ => None,
         })
         .collect();
@@ -114,6 +120,13 @@ pub fn run<F: SessionFactory>(
     let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.shape.threads];
     let measure_at = clock.instant_at(measure_start_ns);
     let mut started = false;
+    // A duration plan's drain (replies still coming after its end) is kept in the
+    // interval rows, so they add up to the totals, but it is no interval of progress:
+    // its rate is the tail's, not the load's (workers end an interval at the plan's end).
+    let drain_from_s = match spec.shape.plan {
+        Plan::Duration(d) => Some(d.as_secs_f64()),
+        _ => None,
+    };
     loop {
         let wait = if started {
             Duration::from_secs(1)
@@ -123,7 +136,9 @@ pub fn run<F: SessionFactory>(
         match rx.recv_timeout(wait) {
             Ok(WorkerReport::Interval(snap)) => {
                 for (row, lat) in agg.push(snap) {
-                    observer.on_interval(&row, &lat);
+                    if !is_drain(&row, drain_from_s) {
+                        observer.on_interval(&row, &lat);
+                    }
                 }
             }
             Ok(WorkerReport::Connections {
@@ -167,11 +182,13 @@ pub fn run<F: SessionFactory>(
         conns: ConnTally::default(),
         warmup_conns: ConnTally::default(),
         event_loop: LoopCounts::default(),
+        texts: ErrorTexts::default(),
     };
+    let mut texts = Vec::with_capacity(handles.len());
     let mut finish_ns = measure_start_ns;
     let mut max_lag_ns = 0;
     for h in handles {
-        let w = h
+        let mut w = h
             .join()
             .map_err(|_| Error::runtime("a load thread failed unexpectedly"))?
             .map_err(|e| Error::runtime(format!("cannot start a load event loop: {e}")))?;
@@ -187,12 +204,14 @@ pub fn run<F: SessionFactory>(
             all.add(u);
         }
         out.client_cpu += w.cpu;
+        texts.push(std::mem::take(&mut w.stats.texts));
         if out.first_connect_error.is_none() {
             out.first_connect_error = w.stats.first_connect_error.clone();
         }
         finish_ns = finish_ns.max(w.finish_ns);
         max_lag_ns = max_lag_ns.max(w.max_lag_ns);
     }
+    out.texts = ErrorTexts::merge_all(&texts);
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
     out.rate = spec.shape.rate.map(|asked| {
         // Requests were sent until the deadline at most: the grace for replies after

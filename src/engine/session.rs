@@ -15,10 +15,12 @@
 //!   a push, a heartbeat), answered through `out` without dropping the connection;
 //! - replies that run to the close (`decode_at_close`);
 //! - the protocol's own figures (`Figures`), kept per worker and phase, merged exactly;
-//! - a failed opening exchange with any kind (`Setup::Failed`, `opening_failure`).
+//! - a failed opening exchange with any kind (`Setup::Failed`, `opening_failure`);
+//! - the peer's words for an error (`ClientSession::error_words`), kept as a bounded
+//!   sample of error texts (`tell`).
 
-use crate::stats::ErrorKind;
-pub use crate::stats::Exchanges;
+use crate::stats::{ErrorKind, ErrorTexts};
+pub use crate::stats::{Exchanges, Words};
 
 /// Which of a connection's independent reply streams a request belongs to: replies
 /// of one lane come in its send order, but lanes may answer in any order between
@@ -235,6 +237,32 @@ pub trait ClientSession: 'static {
     ) -> Decode {
         Decode::Incomplete
     }
+
+    /// The peer's words for the error of `kind` the last `decode` (or
+    /// `decode_at_close`) reported: a reply judged `Error` or `Fatal`, or a `Fail`.
+    /// Asked once, right after it, only in the measured phase, never for a correct
+    /// reply; `input` is what that call was given (the reply starts it). Put the words
+    /// in `words` (an HTTP status line and the start of its body, a Redis error reply,
+    /// a close code and reason): a fixed buffer, which cuts what does not fit. Leave it
+    /// empty when the kind says it all. Default: no words.
+    fn error_words(&mut self, _kind: ErrorKind, _input: &[u8], _words: &mut Words) {}
+}
+
+/// Asks `session` for its words about an error of `kind` that ended `n` requests (or
+/// a connection, `n` = 1) and counts them in `texts`. Off the success path, and out of
+/// line so its buffer is not in the decode loop's frame.
+#[cold]
+#[inline(never)]
+pub fn tell<S: ClientSession>(
+    session: &mut S,
+    input: &[u8],
+    kind: ErrorKind,
+    n: u64,
+    texts: &mut ErrorTexts,
+) {
+    let mut words = Words::new();
+    session.error_words(kind, input, &mut words);
+    texts.note(kind, &words, n);
 }
 
 /// Makes a session for each new connection of a run.

@@ -49,7 +49,8 @@ pub fn holds_among_writes(b: &Busy, lane: Lane, n: u32) -> bool {
 /// Settles the oldest `n` requests of a connection on `lane` (one reply, or a
 /// multiple acknowledgement), the first carrying the reply's `bytes`; each counts in
 /// `answered`. Correct ones go to `tally` (added once per read), wrong ones to `stats`
-/// at once. Returns whether the verdict drops the connection.
+/// at once; a wrong reply still in step (`Verdict::Error`) is timed like a correct one,
+/// a `Fatal` one is not. Returns whether the verdict drops the connection.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn settle(
@@ -106,7 +107,16 @@ fn settle_each(
         let bytes = std::mem::take(&mut bytes);
         match verdict {
             Verdict::Ok => credit(&req, bytes, now, tally, stats),
-            Verdict::Error(k) | Verdict::Fatal(k) => stats.record_error(req.measured, k, bytes),
+            Verdict::Error(k) => {
+                // An answer in step (a 404, a Redis error reply, a nack) is a reply:
+                // it has a latency, though it does not count as correct.
+                stats.record_error(req.measured, k, bytes);
+                if req.measured {
+                    let corrected = now.saturating_sub(req.intended_ns);
+                    stats.record_latency(corrected, now.saturating_sub(req.sent_ns), 1);
+                }
+            }
+            Verdict::Fatal(k) => stats.record_error(req.measured, k, bytes),
         }
     };
     let q = &mut b.inflight;
@@ -288,7 +298,8 @@ mod tests {
         assert!(run.settle(&mut b, 1, 1, Verdict::Fatal(ErrorKind::Protocol), 1_000));
         assert_eq!(run.stats.warmup.errors_of(ErrorKind::Protocol), 1);
         assert!(b.inflight.is_empty());
-        assert!(run.latencies().is_empty());
+        // The nack is an answer: timed (1000 - 200). The fatal reply is not.
+        assert_eq!(run.latencies(), [(800, 1)]);
     }
 
     #[test]

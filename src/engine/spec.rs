@@ -37,8 +37,10 @@ pub enum Plan {
 /// engine the same value (`LoadSpec::shape`), so the two never copy it field by field.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoadShape {
+    /// Worker threads: never more than `connections` (the config sees to it).
     pub threads: usize,
-    /// Connections per thread.
+    /// Connections in total, spread over the threads (`connections_of`), as wrk, oha
+    /// and redis-benchmark count them.
     pub connections: usize,
     /// Requests in flight per connection.
     pub pipeline: usize,
@@ -73,14 +75,35 @@ impl LoadShape {
                 iterations,
                 reconnects,
                 ..
-            } => Some(
-                self.threads as u64
-                    * self.connections as u64
-                    * self.pipeline as u64
-                    * iterations
-                    * reconnects,
-            ),
+            } => Some(self.connections as u64 * self.pipeline as u64 * iterations * reconnects),
         }
+    }
+
+    /// The connections worker `w` holds: `connections / threads`, and one more for
+    /// the lowest `connections % threads` workers.
+    pub fn connections_of(&self, w: usize) -> usize {
+        let t = self.threads.max(1);
+        self.connections / t + usize::from(w < self.connections % t)
+    }
+
+    /// The run-wide number of worker `w`'s first connection slot (its slots follow it):
+    /// where its connections sit in the ramp's and the open loop's order.
+    pub fn first_connection_of(&self, w: usize) -> usize {
+        let t = self.threads.max(1);
+        w * (self.connections / t) + w.min(self.connections % t)
+    }
+
+    /// Worker `w`'s share of `n` requests in proportion to its connections: each
+    /// connection's share is `n / connections`, one more for the lowest `n %
+    /// connections` connections of the run.
+    pub fn requests_of(&self, w: usize, n: u64) -> u64 {
+        let c = self.connections.max(1) as u64;
+        let (first, mine) = (
+            self.first_connection_of(w) as u64,
+            self.connections_of(w) as u64,
+        );
+        let extra = (n % c).saturating_sub(first).min(mine);
+        mine * (n / c) + extra
     }
 }
 
@@ -100,4 +123,49 @@ pub struct LoadSpec {
     pub attempts: Attempts,
     /// Hold plans: requests (open loop) begin once this is set.
     pub release: Option<Arc<AtomicBool>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(threads: usize, connections: usize) -> LoadShape {
+        LoadShape {
+            threads,
+            connections,
+            pipeline: 1,
+            refill: Refill::default(),
+            plan: Plan::Count(1),
+            rate: None,
+            warmup: Duration::ZERO,
+            ramp: None,
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn connections_spread_over_threads_remainders_to_the_lowest() {
+        let s = shape(3, 10);
+        let of: Vec<usize> = (0..3).map(|w| s.connections_of(w)).collect();
+        assert_eq!(of, [4, 3, 3]);
+        let first: Vec<usize> = (0..3).map(|w| s.first_connection_of(w)).collect();
+        assert_eq!(first, [0, 4, 7]);
+        let even = shape(2, 10);
+        assert_eq!((even.connections_of(0), even.connections_of(1)), (5, 5));
+        assert_eq!(even.first_connection_of(1), 5);
+    }
+
+    #[test]
+    fn requests_follow_the_connections() {
+        let s = shape(3, 10);
+        // 25 over 10 connections: 3 for the first five, 2 for the others; worker 0
+        // holds connections 0-3, worker 1 4-6, worker 2 7-9.
+        let of: Vec<u64> = (0..3).map(|w| s.requests_of(w, 25)).collect();
+        assert_eq!(of, [12, 7, 6]);
+        assert_eq!(of.iter().sum::<u64>(), 25);
+        for n in [0, 1, 9, 10, 11, 1_000_003] {
+            let sum: u64 = (0..3).map(|w| s.requests_of(w, n)).sum();
+            assert_eq!(sum, n, "{n}");
+        }
+    }
 }

@@ -78,7 +78,10 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         Plan::Duration(d) => Some(args.measure_start_ns + d.as_nanos() as u64),
         _ => None,
     };
-    let n = spec.shape.connections;
+    // This worker's connections, and where they sit among the run's (`LoadShape`).
+    let n = spec.shape.connections_of(args.index);
+    let first = spec.shape.first_connection_of(args.index);
+    let total = spec.shape.connections;
     let mut ctx = Ctx {
         factory: args.factory.clone(),
         spec: spec.clone(),
@@ -92,7 +95,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         schedule: spec
             .shape
             .rate
-            .map(|r| Schedule::new(r, 0, spec.shape.threads * n, spec.shape.ramp)),
+            .map(|r| Schedule::new(r, 0, total, spec.shape.ramp)),
         busy: BusyPool::new(spec.shape.pipeline),
         rbuf: vec![0; READ_BUFFER],
         out: Vec::with_capacity(16 * 1024),
@@ -145,10 +148,9 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     } else {
         EventLoop::Epoll
     });
-    let total = spec.shape.threads * n;
     let mut conns: Vec<Conn<F::Session>> = (0..n)
         .map(|slot| {
-            let g = args.index * n + slot;
+            let g = first + slot;
             Conn::new(
                 spec.shape
                     .rate
@@ -180,7 +182,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         ctx.admission.wait_fresh(n as u32);
     }
     for (slot, c) in conns.iter_mut().enumerate().filter(|_| !fresh) {
-        let g = args.index * n + slot;
+        let g = first + slot;
         let at = match (batch.is_some(), spec.shape.ramp) {
             (false, Some(r)) => r.start_of(g, total),
             _ => 0,
@@ -194,7 +196,10 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     }
 
     let mut w = Worker {
-        next_tick: args.measure_start_ns + spec.interval.as_nanos().max(1) as u64,
+        // An interval ends at a duration plan's end at the latest: what comes after it
+        // is the drain, which is no interval of the measured phase's progress.
+        next_tick: (args.measure_start_ns + spec.interval.as_nanos().max(1) as u64)
+            .min(deadline_ns.unwrap_or(u64::MAX)),
         interval_ns: spec.interval.as_nanos().max(1) as u64,
         ticks: 0,
         batch,
@@ -337,8 +342,10 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
         if now >= self.next_tick {
             let snap = take_snapshot(&mut self.ctx, self.index, self.ticks, false);
             self.ticks += 1;
-            // Missed ticks are not made up: the next is an interval from now.
-            self.next_tick = (self.next_tick + self.interval_ns).max(now + 1);
+            // Missed ticks are not made up: the next is an interval from now, and one
+            // falls on a duration plan's end (`interval_end`).
+            self.next_tick =
+                interval_end(self.next_tick, self.interval_ns, now, self.ctx.deadline_ns);
             let _ = self.snapshots.send(WorkerReport::Interval(snap));
             send_connections(&self.ctx, self.index, self.snapshots);
         }
@@ -491,6 +498,17 @@ impl<F: SessionFactory> Worker<'_, F> {
     }
 }
 
+/// The end of the interval after the one that ended at `tick` (the worker saw it at
+/// `now`): an interval later, or the duration plan's end (`deadline`) when that comes
+/// first and has not passed, so the last interval of the measured phase ends there.
+fn interval_end(tick: u64, interval: u64, now: u64, deadline: Option<u64>) -> u64 {
+    let next = (tick + interval).max(now + 1);
+    match deadline {
+        Some(d) if now < d => next.min(d),
+        _ => next,
+    }
+}
+
 fn take_snapshot<F: SessionFactory>(
     ctx: &mut Ctx<F>,
     worker: usize,
@@ -554,4 +572,21 @@ fn send_connections<F: SessionFactory>(
         conns,
         up: ctx.unsettled == 0,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interval_end;
+
+    #[test]
+    fn an_interval_ends_on_a_duration_plans_end() {
+        // Ticks every 300 on a plan that ends at 1,000: 300, 600, 900, then 1,000.
+        assert_eq!(interval_end(600, 300, 600, Some(1_000)), 900);
+        assert_eq!(interval_end(900, 300, 900, Some(1_000)), 1_000);
+        // After the end (the drain): an interval on, never back to the end.
+        assert_eq!(interval_end(1_000, 300, 1_000, Some(1_000)), 1_300);
+        // A late tick is not made up; without a deadline, as before.
+        assert_eq!(interval_end(300, 300, 750, Some(1_000)), 751);
+        assert_eq!(interval_end(900, 300, 900, None), 1_200);
+    }
 }

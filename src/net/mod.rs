@@ -7,3 +7,4 @@ pub mod listen;
 pub mod range;
 pub mod socket;
 pub mod tls;
+pub mod tls_words;

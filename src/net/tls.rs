@@ -2,6 +2,7 @@
 //! or a self-signed certificate made at start, and client configs that verify against
 //! the system roots, a given CA, or nothing (`--insecure`).
 
+use super::tls_words as words;
 use crate::error::{Error, Result};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
@@ -36,15 +37,17 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     let certs: Vec<_> = CertificateDer::pem_file_iter(path)
         .map_err(|e| {
             Error::usage(format!(
-                "cannot read certificate file {}: {e}",
-                path.display()
+                "cannot read certificate file {}: {}",
+                path.display(),
+                words::pem(&e)
             ))
         })?
         .collect::<std::result::Result<_, _>>()
         .map_err(|e| {
             Error::usage(format!(
-                "certificate file {} is not valid PEM: {e}",
-                path.display()
+                "certificate file {} is not valid PEM: {}",
+                path.display(),
+                words::pem(&e)
             ))
         })?;
     if certs.is_empty() {
@@ -62,12 +65,13 @@ fn build_server(
 ) -> Result<Arc<ServerConfig>> {
     let cfg = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| Error::runtime(format!("TLS setup failed: {e}")))?
+        .map_err(|e| Error::runtime(format!("TLS setup failed: {}", words::config_failure(&e))))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| {
             Error::usage(format!(
-                "the TLS certificate and key do not work together: {e}"
+                "the TLS certificate and key do not work together: {}",
+                words::config_failure(&e)
             ))
         })?;
     Ok(Arc::new(cfg))
@@ -78,8 +82,9 @@ pub fn server_from_files(cert: &Path, key: &Path) -> Result<ServerTls> {
     let certs = read_certs(cert)?;
     let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
         Error::usage(format!(
-            "cannot read a private key from {}: {e}",
-            key.display()
+            "cannot read a private key from {}: {}",
+            key.display(),
+            words::pem(&e)
         ))
     })?;
     let fp = fingerprint(&certs[0]);
@@ -90,15 +95,25 @@ pub fn server_from_files(cert: &Path, key: &Path) -> Result<ServerTls> {
     })
 }
 
-/// TLS with a self-signed certificate for localhost, 127.0.0.1 and ::1, made now.
-pub fn server_self_signed() -> Result<ServerTls> {
+/// The names a generated certificate is for.
+pub const SELF_SIGNED_NAMES: &str = "localhost, 127.0.0.1 and ::1";
+
+/// A self-signed certificate for localhost, 127.0.0.1 and ::1, made now: a leaf
+/// (no CA:TRUE), so a client given it as its CA (`--ca`, curl's `--cacert`,
+/// `openssl s_client -CAfile`) trusts exactly this server.
+pub fn generate_self_signed() -> Result<rcgen::CertifiedKey> {
     let names = vec![
         "localhost".to_string(),
         "127.0.0.1".to_string(),
         "::1".to_string(),
     ];
-    let ck = rcgen::generate_simple_self_signed(names)
-        .map_err(|e| Error::runtime(format!("cannot generate a certificate: {e}")))?;
+    rcgen::generate_simple_self_signed(names)
+        .map_err(|e| Error::runtime(format!("cannot generate a certificate: {e}")))
+}
+
+/// TLS with a self-signed certificate for localhost, 127.0.0.1 and ::1, made now.
+pub fn server_self_signed() -> Result<ServerTls> {
+    let ck = generate_self_signed()?;
     let der = ck.cert.der().clone();
     let key = PrivateKeyDer::try_from(ck.key_pair.serialize_der())
         .map_err(|e| Error::runtime(format!("generated key unusable: {e}")))?;
@@ -107,6 +122,67 @@ pub fn server_self_signed() -> Result<ServerTls> {
         generated_pem: Some(ck.cert.pem()),
         config: build_server(vec![der], key)?,
     })
+}
+
+/// A generated certificate (and, when given, its key) written to a fresh private
+/// directory under the temporary directory, for other processes and foreign clients
+/// to read; the directory is removed when this is dropped.
+pub struct CertFiles {
+    dir: std::path::PathBuf,
+    pub cert: std::path::PathBuf,
+    pub key: Option<std::path::PathBuf>,
+}
+
+impl CertFiles {
+    /// Writes `cert_pem` (and `key_pem`) into `wirebench-<who>-<pid>-<ms>/`.
+    pub fn write(who: &str, cert_pem: &str, key_pem: Option<&str>) -> Result<CertFiles> {
+        use std::os::unix::fs::DirBuilderExt;
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let dir = std::env::temp_dir().join(format!("wirebench-{who}-{}-{ms}", std::process::id()));
+        let fail = |e: std::io::Error| {
+            Error::runtime(format!(
+                "cannot write the generated certificate under {}: {e}",
+                std::env::temp_dir().display()
+            ))
+        };
+        // Created with their modes, not chmod-ed after: the key is never readable by
+        // others, not even for a moment. A fresh directory (not create_dir_all) so one
+        // planted there beforehand is refused rather than used.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(fail)?;
+        let files = CertFiles {
+            cert: dir.join("cert.pem"),
+            key: key_pem.map(|_| dir.join("key.pem")),
+            dir,
+        };
+        write_new(&files.cert, cert_pem.as_bytes(), 0o644).map_err(fail)?;
+        if let (Some(path), Some(pem)) = (&files.key, key_pem) {
+            write_new(path, pem.as_bytes(), 0o600).map_err(fail)?;
+        }
+        Ok(files)
+    }
+}
+
+impl Drop for CertFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Writes a file that must not exist yet, created with `mode` (before the umask).
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?
+        .write_all(bytes)
 }
 
 /// How a client decides to trust a server.
@@ -125,7 +201,7 @@ pub enum Trust {
 pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>> {
     let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| Error::runtime(format!("TLS setup failed: {e}")))?;
+        .map_err(|e| Error::runtime(format!("TLS setup failed: {}", words::config_failure(&e))))?;
     let mut roots = RootCertStore::empty();
     let add_all = |roots: &mut RootCertStore,
                    certs: Vec<CertificateDer<'static>>,
@@ -133,7 +209,10 @@ pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>> {
      -> Result<()> {
         for c in certs {
             roots.add(c).map_err(|e| {
-                Error::usage(format!("{from} holds an unusable CA certificate: {e}"))
+                Error::usage(format!(
+                    "{from} holds a certificate that cannot be trusted as a CA ({})",
+                    words::short(&e)
+                ))
             })?;
         }
         Ok(())
@@ -150,7 +229,7 @@ pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>> {
         Trust::CaPem(pem) => {
             let certs: Vec<_> = CertificateDer::pem_slice_iter(pem.as_bytes())
                 .collect::<std::result::Result<_, _>>()
-                .map_err(|e| Error::runtime(format!("CA PEM unusable: {e}")))?;
+                .map_err(|e| Error::runtime(format!("CA PEM unusable: {}", words::pem(&e))))?;
             add_all(&mut roots, certs, "the built-in certificate")?;
             builder.with_root_certificates(roots).with_no_client_auth()
         }

@@ -20,9 +20,9 @@ pub enum RunFor {
 pub struct SuitePoint<'a> {
     /// HOST:PORT (`[v6]:PORT`).
     pub addr: &'a str,
+    /// Threads that share the connections evenly (`suite::gen::threads_for`).
     pub threads: u64,
-    pub connections_per_thread: u64,
-    /// All connections of the point (`threads * connections_per_thread`).
+    /// All connections of the point (`-c`: connections in total).
     pub connections: u64,
     /// The point's `body_size`: the payload size, in the protocol's sense.
     pub size: u64,
@@ -43,7 +43,7 @@ impl SuitePoint<'_> {
             "-t".into(),
             self.threads.to_string(),
             "-c".into(),
-            self.connections_per_thread.to_string(),
+            self.connections.to_string(),
             "--pipeline".into(),
             self.pipeline.to_string(),
             "--size".into(),

@@ -114,7 +114,7 @@ pub fn write_tls<D>(s: &mut ConnectionCommon<D>, fd: i32, data: &[u8]) -> Result
 /// complete; Err: why it failed, in words.
 pub fn handshake<D>(s: &mut ConnectionCommon<D>, fd: i32) -> Result<bool, String> {
     loop {
-        flush_tls(s, fd).map_err(|k| format!("{k:?}"))?;
+        flush_tls(s, fd).map_err(|k| std::io::Error::from(k).to_string())?;
         if !s.is_handshaking() {
             return Ok(true);
         }
@@ -126,7 +126,7 @@ pub fn handshake<D>(s: &mut ConnectionCommon<D>, fd: i32) -> Result<bool, String
             Ok(_) => {
                 if let Err(e) = s.process_new_packets() {
                     let _ = flush_tls(s, fd);
-                    return Err(e.to_string());
+                    return Err(crate::net::tls_words::failure(&e));
                 }
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),

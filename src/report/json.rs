@@ -1,4 +1,5 @@
-//! JSON results. The file is opened before the run starts, so a bad path fails early.
+//! JSON results. The file is opened before the run starts, so a bad path fails early;
+//! `-` is stdout (the human text then goes to stderr: `report::console`).
 
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -7,11 +8,18 @@ use std::path::{Path, PathBuf};
 
 pub struct JsonSink {
     path: PathBuf,
-    file: File,
+    /// None: stdout.
+    file: Option<File>,
 }
 
 impl JsonSink {
     pub fn create(path: &Path) -> Result<Self> {
+        if super::console::is_stdout(path) {
+            return Ok(JsonSink {
+                path: PathBuf::from("stdout"),
+                file: None,
+            });
+        }
         let file = File::create(path).map_err(|e| {
             Error::usage(format!(
                 "cannot write the JSON result to {}: {e}",
@@ -20,12 +28,16 @@ impl JsonSink {
         })?;
         Ok(JsonSink {
             path: path.to_path_buf(),
-            file,
+            file: Some(file),
         })
     }
 
     pub fn write<T: serde::Serialize>(self, r: &T) -> Result<()> {
-        let mut w = BufWriter::new(self.file);
+        let out: Box<dyn Write> = match self.file {
+            Some(f) => Box::new(f),
+            None => Box::new(std::io::stdout().lock()),
+        };
+        let mut w = BufWriter::new(out);
         serde_json::to_writer_pretty(&mut w, r)
             .map_err(|e| Error::runtime(format!("cannot write {}: {e}", self.path.display())))?;
         w.write_all(b"\n")

@@ -1,5 +1,6 @@
 //! Rendering results: text (configuration, progress, summary, histogram) and JSON.
 
+pub mod console;
 pub mod format;
 pub mod image;
 pub mod json;

@@ -18,6 +18,8 @@ pub struct Progress {
     unit: Unit,
     /// Extra work at the start of the measured phase (e.g. sampling a server's CPU).
     on_start: Option<Box<dyn FnMut()>>,
+    /// Items that settle on write (no reply): what was written so far, the rows' sum.
+    written: u64,
 }
 
 impl Progress {
@@ -35,6 +37,7 @@ impl Progress {
             duration,
             drawn: false,
             on_start: None,
+            written: 0,
         }
     }
 
@@ -51,9 +54,20 @@ impl Progress {
         self.drawn = false;
     }
 
+    /// What counts so far and in this interval: the correct replies, or for items
+    /// that settle on write (AMQP publishes without confirms, which the result counts
+    /// once their connection closes cleanly) what was written, as it is written.
+    fn counted(&self, row: &IntervalRow) -> (u64, u64) {
+        if self.unit.replies {
+            (row.total_ok, row.ok)
+        } else {
+            (self.written, row.sent)
+        }
+    }
+
     fn fraction(&self, row: &IntervalRow) -> Option<f64> {
         match (self.expected, self.duration) {
-            (Some(e), _) if e > 0 => Some(row.total_ok as f64 / e as f64),
+            (Some(e), _) if e > 0 => Some(self.counted(row).0 as f64 / e as f64),
             (_, Some(d)) if !d.is_zero() => Some(row.t_s / d.as_secs_f64()),
             _ => None,
         }
@@ -62,6 +76,7 @@ impl Progress {
     /// One interval in at most ~90 columns (80 for a duration plan without connect
     /// errors): what counted so far, this interval's rate, MiB/s and latency (only for
     /// items that have replies), and errors as they happen, connection errors included.
+    /// `written` (items that settle on write) must already hold this row's.
     pub fn line(&self, row: &IntervalRow) -> String {
         self.line_with(row, true)
     }
@@ -73,11 +88,12 @@ impl Progress {
         if let Some(f) = self.fraction(row).filter(|_| percent) {
             let _ = write!(s, " {:>3.0}%", (f * 100.0).min(100.0));
         }
-        let _ = write!(s, "] {} {}", u.counted, group(row.total_ok));
+        let (so_far, now) = self.counted(row);
+        let _ = write!(s, "] {} {}", u.counted, group(so_far));
         if let Some(e) = self.expected {
             let _ = write!(s, " of {}", group(e));
         }
-        let _ = write!(s, "  {}/s", rate(row.msgs_per_s));
+        let _ = write!(s, "  {}/s", rate(now as f64 / row.duration_s.max(1e-9)));
         if u.replies {
             let bytes_per_s = row.bytes_received as f64 / row.duration_s.max(1e-9);
             let us = |v: Option<f64>| v.map(micros).unwrap_or_else(|| "n/a".into());
@@ -87,14 +103,6 @@ impl Progress {
                 mib_per_s(bytes_per_s),
                 us(row.p50_us),
                 us(row.p99_us)
-            );
-        } else {
-            // Items that settle on write count only once their connection closes
-            // cleanly (AMQP without confirms): what left meanwhile is what was sent.
-            let _ = write!(
-                s,
-                "  sent {}/s",
-                rate(row.sent as f64 / row.duration_s.max(1e-9))
             );
         }
         let _ = write!(s, "  errors {}", group(row.errors + row.connect_errors));
@@ -113,12 +121,16 @@ impl Observer for Progress {
     }
 
     fn on_interval(&mut self, row: &IntervalRow, _latency: &Latency) {
-        // The last worker's final snapshot may close an empty sliver of an interval.
-        let empty_sliver = row.sent == 0
+        // The last worker's final snapshot may close an empty sliver of an interval
+        // (a duration plan's comes after its end: the drain, which the engine keeps
+        // from progress; its interval that ends at -d is shown even when empty).
+        let empty_sliver = self.duration.is_none()
+            && row.sent == 0
             && row.ok == 0
             && row.errors == 0
             && row.connect_errors == 0
             && row.duration_s < 0.5;
+        self.written += row.sent;
         if !self.enabled || empty_sliver {
             return;
         }
@@ -179,25 +191,34 @@ mod tests {
         assert!(line.len() <= 90, "{} columns: {line}", line.len());
     }
 
+    /// Feeds `r` as the engine does (the display off, so nothing prints) and returns
+    /// its line.
+    fn seen(p: &mut Progress, r: &IntervalRow) -> String {
+        p.on_interval(r, &Latency::new());
+        p.line(r)
+    }
+
     #[test]
-    fn settled_on_write_shows_no_latency_nor_bytes() {
-        let p = Progress::new(
-            true,
-            Some(2_000),
+    fn settled_on_write_counts_what_is_written_as_it_is_written() {
+        let mut p = Progress::new(
+            false,
+            Some(10_000),
             None,
             Unit::new("publishes", "written", false),
         );
-        let line = p.line(&row(1.0, 1_000, 1_000, None));
+        // Long-lived publishers count in the result only at their clean close, so no
+        // reply (`ok`) comes during the run: progress counts what was written.
+        let mut first = row(1.0, 0, 0, None);
+        first.sent = 1_000;
         assert_eq!(
-            line,
-            "[   1.0s  50%] written 1,000 of 2,000  1,000/s  sent 1,000/s  errors 0"
+            seen(&mut p, &first),
+            "[   1.0s  10%] written 1,000 of 10,000  1,000/s  errors 0"
         );
-        // Long-lived publishers count at their clean close: meanwhile, what was sent shows.
-        let mut waiting = row(2.0, 0, 0, None);
-        waiting.sent = 5_000;
+        let mut second = row(2.0, 0, 0, None);
+        second.sent = 3_000;
         assert_eq!(
-            p.line(&waiting),
-            "[   2.0s   0%] written 0 of 2,000  0/s  sent 5,000/s  errors 0"
+            seen(&mut p, &second),
+            "[   2.0s  40%] written 4,000 of 10,000  3,000/s  errors 0"
         );
     }
 

@@ -1,8 +1,9 @@
 //! Text output: the configuration table at start, the summary and the histogram at the end.
 
 use super::format::{group, mib_per_s, micros, rate, size};
+use crate::stats::error_texts::MAX_TEXTS;
 use crate::stats::result::ClientProcess;
-use crate::stats::{Latency, LatencySummary, LoopCounts, RunResult};
+use crate::stats::{ErrorTexts, Latency, LatencySummary, LoopCounts, RunResult};
 use std::fmt::Write as _;
 
 const RULE: &str = "----------------------------------------------------------------------------------------------------";
@@ -161,6 +162,7 @@ pub fn summary(r: &RunResult) -> String {
             .collect();
         let _ = writeln!(s, "errors:       {}", list.join(", "));
     }
+    s.push_str(&error_text_lines(&r.error_texts));
     let per = |us: Option<f64>| match us {
         Some(us) => format!("{us:.2} us/{}", u.one()),
         None => format!("n/a per {}", u.one()),
@@ -187,6 +189,43 @@ pub fn summary(r: &RunResult) -> String {
             r.warmup.duration_s,
             group(r.warmup.sent),
             group(r.warmup.ok)
+        );
+    }
+    s
+}
+
+/// The peers' words for the errors, one line per text kept (largest count first):
+/// "count kind: text", counts aligned; then those not kept. Empty when there are none.
+pub fn error_text_lines(t: &ErrorTexts) -> String {
+    if t.is_empty() {
+        return String::new();
+    }
+    let other = (t.other > 0).then(|| group(t.other));
+    let counts: Vec<String> = t.kept.iter().map(|e| group(e.count)).collect();
+    let w = counts
+        .iter()
+        .chain(&other)
+        .map(String::len)
+        .max()
+        .unwrap_or(0);
+    let mut s = String::new();
+    for (i, (e, n)) in t.kept.iter().zip(&counts).enumerate() {
+        let head = if i == 0 {
+            label("error texts")
+        } else {
+            " ".repeat(14)
+        };
+        let _ = writeln!(s, "{head}{n:>w$} {}: {}", e.kind, e.text);
+    }
+    if let Some(n) = other {
+        let head = if t.kept.is_empty() {
+            label("error texts")
+        } else {
+            " ".repeat(14)
+        };
+        let _ = writeln!(
+            s,
+            "{head}{n:>w$} more, whose texts were not kept (at most {MAX_TEXTS} distinct texts are)"
         );
     }
     s

@@ -36,6 +36,22 @@ pub enum Closed {
     Shutdown,
 }
 
+impl std::fmt::Display for Closed {
+    /// Why, in words (`serve --debug` prints it for each connection it closes).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use super::timeouts::Expired;
+        match self {
+            Closed::Eof => f.write_str("the client closed"),
+            Closed::Handler => f.write_str("closed by the protocol"),
+            Closed::Error(k) => write!(f, "{}", std::io::Error::from(*k)),
+            Closed::Timeout(Expired::Header) => f.write_str("--header-timeout passed"),
+            Closed::Timeout(Expired::Idle) => f.write_str("--idle-timeout passed"),
+            Closed::HandshakeTimeout => f.write_str("the TLS handshake took too long"),
+            Closed::Shutdown => f.write_str("the server shut down"),
+        }
+    }
+}
+
 /// Rounds (read, reply) one connection makes before the others get a turn.
 const FAIRNESS_ROUNDS: u32 = 16;
 

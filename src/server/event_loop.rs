@@ -368,7 +368,7 @@ impl<F: ServerFactory> Thread<F> {
         }
         if let Some(p) = c.extra.as_ref().and_then(|x| x.peer) {
             if why != Closed::Shutdown {
-                eprintln!("close {p}: {why:?}");
+                eprintln!("close {p}: {why}");
             }
         }
         socket::close(c.fd);

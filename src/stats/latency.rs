@@ -131,7 +131,7 @@ impl Latency {
             .map_err(|e| format!("histogram is not base64: {e}"))?;
         let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+            .map_err(|e| format!("histogram does not decode: {e}"))?;
         let mut total: u64 = 0;
         for v in h.iter_recorded() {
             total = total
@@ -141,7 +141,7 @@ impl Latency {
         }
         let mut out = table();
         out.add(&h)
-            .map_err(|e| format!("histogram out of range: {e:?}"))?;
+            .map_err(|e| format!("histogram out of range: {e}"))?;
         Ok(Latency { h: Some(out) })
     }
 }

@@ -2,6 +2,7 @@
 //! per-worker recording, interval snapshots and the run result.
 
 pub mod conn_tally;
+pub mod error_texts;
 pub mod event_loop;
 pub mod latency;
 pub mod merge;
@@ -16,6 +17,7 @@ pub mod unit;
 pub mod worker;
 
 pub use conn_tally::ConnTally;
+pub use error_texts::{ErrorTexts, Words};
 pub use event_loop::{EventLoop, LoopCounts};
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;

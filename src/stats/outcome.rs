@@ -39,10 +39,13 @@ pub enum ErrorKind {
     /// The peer refused the request on purpose (an AMQP broker's Basic.Nack): answered,
     /// in step, but not accepted.
     Nack,
+    /// A Redis error reply (`-ERR ...`, `-WRONGTYPE ...`): answered, in step, with an
+    /// error; its text is in the result's error texts.
+    ErrorReply,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::Mismatch,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -58,6 +61,7 @@ impl ErrorKind {
         ErrorKind::Status,
         ErrorKind::TooLarge,
         ErrorKind::Nack,
+        ErrorKind::ErrorReply,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -90,6 +94,7 @@ impl ErrorKind {
             ErrorKind::Status => "status",
             ErrorKind::TooLarge => "too_large",
             ErrorKind::Nack => "nack",
+            ErrorKind::ErrorReply => "error_reply",
         }
     }
 

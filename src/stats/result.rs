@@ -2,6 +2,7 @@
 //! JSON described by schema/result.schema.json; every protocol fills the same shape,
 //! and builds it through `RunResultBuilder` (result_builder.rs).
 
+use super::error_texts::ErrorTexts;
 use super::event_loop::LoopCounts;
 use super::latency::{Latency, LatencySummary};
 use super::outcome::{Counters, ErrorKind};
@@ -28,6 +29,11 @@ pub struct RunResult {
     pub totals: Totals,
     /// Request and connection errors by kind (only kinds that occurred).
     pub errors: BTreeMap<String, u64>,
+    /// What the peers said when requests or connections failed: a bounded sample of
+    /// distinct texts with their counts (`stats/error_texts.rs`); empty when no error
+    /// came with words, and in results written before it was kept.
+    #[serde(default)]
+    pub error_texts: ErrorTexts,
     pub throughput: Throughput,
     /// What a counted item is in the protocol's words, and whether it has a reply.
     #[serde(default)]

@@ -67,6 +67,7 @@ impl RunResult {
                 environment: Environment::capture(),
                 elapsed_s: secs,
                 errors: m.errors,
+                error_texts: Default::default(),
                 throughput,
                 latency_us: m.latency.summary(),
                 latency_uncorrected_us: None,
@@ -117,6 +118,12 @@ impl RunResultBuilder {
                 ..row.clone()
             })
             .collect();
+        self
+    }
+
+    /// What the peers said when things failed (`stats::ErrorTexts`).
+    pub fn error_texts(mut self, t: super::error_texts::ErrorTexts) -> Self {
+        self.r.error_texts = t;
         self
     }
 

@@ -3,6 +3,7 @@
 //! histogram increment: no lock, no atomic.
 
 use super::conn_tally::ConnTally;
+use super::error_texts::ErrorTexts;
 use super::event_loop::LoopCounts;
 use super::latency::Latency;
 use super::outcome::{Counters, ErrorKind};
@@ -31,6 +32,8 @@ pub struct WorkerStats {
     pub warmup_conns: ConnTally,
     /// The loop this worker ran on, counted once when it chose it.
     pub event_loop: LoopCounts,
+    /// What the peers said when requests or connections failed, measured phase.
+    pub texts: ErrorTexts,
 }
 
 impl WorkerStats {
@@ -46,6 +49,7 @@ impl WorkerStats {
             conns: ConnTally::default(),
             warmup_conns: ConnTally::default(),
             event_loop: LoopCounts::default(),
+            texts: ErrorTexts::default(),
         }
     }
 
@@ -75,9 +79,13 @@ impl WorkerStats {
         c.bytes_sent += bytes;
     }
 
-    /// Counts a failed connection attempt and keeps the first one's text.
+    /// Counts a failed connection attempt and keeps the first one's text; a measured
+    /// one's text goes to the error texts too.
     pub fn record_connect_error(&mut self, measured: bool, kind: ErrorKind, detail: String) {
         self.phase(measured).error(kind, 1);
+        if measured {
+            self.texts.note_text(kind, &detail, 1);
+        }
         if self.first_connect_error.is_none() {
             self.first_connect_error = Some(detail);
         }

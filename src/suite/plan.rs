@@ -322,7 +322,6 @@ count = 1000
         let point = crate::proto::entry::SuitePoint {
             addr: "127.0.0.1:1",
             threads: 1,
-            connections_per_thread: 1,
             connections: 1,
             size: 1024,
             pipeline: 1,

@@ -721,7 +721,7 @@ fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
     };
     let mut config = json!({
         "threads": threads,
-        "connections_per_thread": (p.connections / threads).max(1),
+        "connections": p.connections,
         "pipeline": p.pipeline,
         "plan": plan,
         "body_size": p.body_size,

@@ -212,4 +212,47 @@ fn rabbitmq_queue_depth_equals_what_wirebench_confirmed() {
     ]);
     assert_eq!(r.code, 1, "{}", r.explain());
     assert!(r.stderr.contains("403"), "{}", r.stderr);
+    // Its words for each refused attempt, in the error texts.
+    let texts = &r.json()["error_texts"];
+    assert_eq!(texts["kept"][0]["kind"], "connect_failed", "{texts}");
+    let refusal = texts["kept"][0]["text"].as_str().unwrap();
+    assert!(
+        refusal.starts_with(
+            "the broker closed the connection during the handshake: 403 ACCESS_REFUSED - Login was refused"
+        ),
+        "{refusal}"
+    );
+    assert_eq!(ju(texts, "/kept/0/count"), r.u("/totals/connect_errors"));
+
+    // A publish to an exchange that does not exist: RabbitMQ closes the channel with
+    // 404, and its words are kept. All 50 go in one write before the close is read;
+    // the one it answers is the protocol error, the rest are dropped with the channel.
+    let r = run_json(&[
+        "amqp",
+        &direct,
+        "--confirm",
+        "--exchange",
+        "wb.nosuch",
+        "-n",
+        "50",
+        "-t",
+        "1",
+        "-c",
+        "1",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    assert_eq!(
+        r.json()["errors"],
+        serde_json::json!({"protocol": 1, "dropped": 49}),
+        "{}",
+        r.explain()
+    );
+    assert_eq!(
+        r.json()["error_texts"],
+        serde_json::json!({"kept": [{
+            "kind": "protocol",
+            "text": "the broker closed channel 1: 404 NOT_FOUND - no exchange 'wb.nosuch' in vhost '/'",
+            "count": 1
+        }], "other": 0})
+    );
 }

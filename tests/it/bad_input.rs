@@ -248,6 +248,19 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             "choose one of -d/--duration and -n/--requests",
         ),
         row(&["echo", "--iterations", "2", "-d", "1s"], "batch plan"),
+        // A shared flag a protocol hides is one it does not take.
+        row(
+            &["http", "--iterations", "2"],
+            "--iterations does not apply to http (",
+        ),
+        row(
+            &["redis", "--sleep", "5"],
+            "--sleep does not apply to redis",
+        ),
+        row(
+            &["amqp", "--pipeline-mode", "sliding"],
+            "--pipeline-mode does not apply to amqp; a publish window",
+        ),
         row(&["echo", "--insecure"], "only apply with --tls"),
         row(
             &["echo", "--conections", "3"],

@@ -10,7 +10,7 @@ fn batch_plan_counts_every_request_and_connection() {
         "-t",
         "2",
         "-c",
-        "3",
+        "6",
         "--pipeline",
         "10",
         "--iterations",
@@ -51,7 +51,7 @@ fn count_plan_is_exact_against_an_in_process_server() {
         "-t",
         "2",
         "-c",
-        "4",
+        "8",
         "--pipeline",
         "3",
     ]);

@@ -62,7 +62,7 @@ fn odd_peers_do_not_disturb_a_load() {
         "-t",
         "2",
         "-c",
-        "4",
+        "8",
         "--pipeline",
         "2",
     ]);

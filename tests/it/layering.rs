@@ -1,11 +1,12 @@
-//! The crate's files import one way (DESIGN.md: "Data flows one way ... Nothing below
-//! imports from above"): no two files of src/ import each other, and no folder imports
-//! one that `NEVER` puts above it. `scan` reads the imports from the source text; the
-//! tests at the end hold the scan to small made-up crates, so a rule that can no
-//! longer fail shows.
+//! The crate's files import one way (the project's design rules, `../shared/DESIGN.md`
+//! beside the repository: "Data flows one way ... Nothing below imports from above"):
+//! no two files of src/ import each other, and no folder imports one that `NEVER` puts
+//! above it. `scan` reads the imports from the source text; the tests at the end hold
+//! the scan to small made-up crates, so a rule that can no longer fail shows.
 
 mod scan;
 
+use crate::common::sorted_entries;
 use scan::{imports, Import};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,12 +21,7 @@ const NEVER: &[(&str, &str, &str)] = &[(
 /// Every .rs file under src/, as (src/..., text).
 fn sources() -> Vec<(String, String)> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-            .map(|e| e.expect("a directory entry").path())
-            .collect();
-        entries.sort();
-        for p in entries {
+        for p in sorted_entries(dir) {
             if p.is_dir() {
                 walk(&p, root, out);
             } else if p.extension().is_some_and(|x| x == "rs") {

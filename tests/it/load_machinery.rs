@@ -52,7 +52,7 @@ fn echo_counts_are_exact_on_both_loops_and_the_server_read_each_frame_once() {
                 "-t",
                 "2",
                 "-c",
-                "7",
+                "14",
                 "--pipeline",
                 "16",
                 "-n",
@@ -109,7 +109,7 @@ fn http_counts_are_exact_on_both_loops_with_and_without_keepalive() {
     for which in LOOPS {
         let server = Served::start_as("http", &["--threads", "1"]);
         let url = format!("http://{}/", server.addr());
-        let r = run_on(which, &["http", &url, "-t", "2", "-c", "5", "-n", "5003"]);
+        let r = run_on(which, &["http", &url, "-t", "2", "-c", "10", "-n", "5003"]);
         r.assert_clean(5003);
         assert_eq!(r.u("/totals/sent"), 5003, "{which}: {}", r.explain());
         assert_eq!(r.u("/totals/connections"), 10, "{which}: {}", r.explain());
@@ -155,7 +155,7 @@ fn a_duration_plan_accounts_for_every_request_on_both_loops() {
                 "-t",
                 "2",
                 "-c",
-                "20",
+                "40",
                 "--pipeline",
                 "4",
                 "-d",

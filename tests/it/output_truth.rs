@@ -6,17 +6,6 @@ use crate::common::*;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Runs the binary with a JSON file but without -q: progress lines go to stderr (a
-/// pipe here, so plain lines), the summary to stdout.
-fn run_with_progress(args: &[&str]) -> RunOut {
-    let file = TempPath::new("truth", ".json");
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--json", file.s()]);
-    let mut p = Proc::wirebench(&all);
-    let code = p.finish(RUN_LIMIT);
-    RunOut::of(&p, code, &file)
-}
-
 fn assert_valid(schema: &str, j: &Value) {
     let v = schema_validator(schema);
     let errors: Vec<String> = v.iter_errors(j).map(|e| e.to_string()).collect();
@@ -28,10 +17,6 @@ fn line<'a>(text: &'a str, label: &str) -> &'a str {
     text.lines()
         .find(|l| l.starts_with(label))
         .unwrap_or_else(|| panic!("no line starting {label:?} in\n{text}"))
-}
-
-fn progress_lines(stderr: &str) -> Vec<&str> {
-    stderr.lines().filter(|l| l.starts_with("[ ")).collect()
 }
 
 #[test]

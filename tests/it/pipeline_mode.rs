@@ -22,7 +22,7 @@ fn burst_counts_are_exact_against_serve_echo_when_n_is_not_a_multiple_of_the_win
         "-t",
         "2",
         "-c",
-        "7",
+        "14",
         "--pipeline",
         "16",
         "--pipeline-mode",

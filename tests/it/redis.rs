@@ -262,7 +262,19 @@ fn auth_select_and_error_replies_against_redis_server() {
     assert_eq!(r.u("/totals/exchange_sent"), conns);
     assert_eq!(r.u("/totals/exchange_answered"), conns);
 
-    // WRONGTYPE and ERR replies are answers in step: counted as `status`, by first word.
+    // Each refusal's words, once per failed attempt.
+    let texts = &r.json()["error_texts"];
+    assert_eq!(texts["kept"][0]["kind"], "connect_failed", "{texts}");
+    assert!(
+        texts["kept"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("handshake failed (error_reply): AUTH was refused: WRONGPASS "),
+        "{texts}"
+    );
+    assert_eq!(ju(texts, "/kept/0/count"), r.u("/totals/connect_errors"));
+
+    // WRONGTYPE and ERR replies are answers in step: counted as `error_reply`, by first word.
     s.cli(&["LPUSH", "list:000000000000", "x"]);
     let r = run_json(&[
         "redis",
@@ -281,7 +293,7 @@ fn auth_select_and_error_replies_against_redis_server() {
         "1",
     ]);
     assert_eq!(r.code, 1, "{}", r.explain());
-    assert_eq!(r.u("/errors/status"), 100, "{}", r.explain());
+    assert_eq!(r.u("/errors/error_reply"), 100, "{}", r.explain());
     assert_eq!(r.u("/redis/error_replies/wrongtype"), 100);
     let r = run_json(&[
         "redis",
@@ -297,8 +309,54 @@ fn auth_select_and_error_replies_against_redis_server() {
         "--command",
         "NOSUCHCMD a",
     ]);
-    assert_eq!(r.u("/errors/status"), 50, "{}", r.explain());
+    assert_eq!(r.u("/errors/error_reply"), 50, "{}", r.explain());
     assert_eq!(r.u("/redis/error_replies/err"), 50);
+}
+
+/// `--command 'SETT k v'` (a typo): every request gets redis-server's error reply,
+/// which is a reply (timed) of kind `error_reply`, and its words are shown.
+#[test]
+fn an_unknown_command_shows_the_servers_error_text_and_a_latency() {
+    let Some(s) = RedisServer::start(None) else {
+        return;
+    };
+    let file = TempPath::new("result", ".json");
+    let mut p = Proc::wirebench(&[
+        "redis",
+        &s.addr(),
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-n",
+        "200",
+        "--command",
+        "SETT k v",
+        "--json",
+        file.s(),
+    ]);
+    let code = p.finish(Duration::from_secs(60));
+    let r = RunOut::of(&p, code, &file);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    assert_eq!(r.json()["errors"], serde_json::json!({"error_reply": 200}));
+    assert_eq!(r.u("/latency_us/count"), 200, "every request got a reply");
+    let said = "ERR unknown command 'SETT', with args beginning with: 'k' 'v'";
+    assert_eq!(
+        r.json()["error_texts"],
+        serde_json::json!({"kept": [{"kind": "error_reply", "text": said, "count": 200}], "other": 0})
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("\nerror texts:  200 error_reply: {said}\n")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\nerrors:       error_reply 200\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("n/a (no replies)"), "{}", r.stdout);
 }
 
 fn run(program: &str, args: &[&str]) -> (i32, String, String) {

@@ -222,12 +222,12 @@ fn serve_conn(mut s: TcpStream, counts: Arc<ServerCounts>) {
     }
 }
 
-/// `requests` PINGs over `threads` x `per_thread` connections, 2 in flight each, in
-/// open loop at `rate` per second.
+/// `requests` PINGs over `connections` connections in total, spread over `threads`,
+/// 2 in flight each, in open loop at `rate` per second.
 fn spec(
     addr: std::net::SocketAddr,
     threads: usize,
-    per_thread: usize,
+    connections: usize,
     requests: u64,
     rate: f64,
 ) -> LoadSpec {
@@ -235,7 +235,7 @@ fn spec(
         connector: Connector::new(addr, None, true, Duration::from_secs(5), Default::default()),
         shape: LoadShape {
             threads,
-            connections: per_thread,
+            connections,
             pipeline: 2,
             refill: engine::Refill::EachReply,
             plan: Plan::Count(requests),
@@ -406,13 +406,12 @@ fn a_protocol_defined_in_a_test_is_served_by_the_server_runtime_with_exact_count
     let server = wirebench::server::start(plain_server_config(2), LineServerFactory)
         .expect("start the line server");
     // Two load threads of two connections each.
-    let (threads, per_thread) = (2usize, 2usize);
-    let connections = threads * per_thread;
+    let (threads, connections) = (2usize, 4usize);
     let requests = 400;
     let late = Arc::new(AtomicU64::new(0));
     // 800/s over 4 connections: 5 ms between a connection's requests, so the 2 ms
     // heartbeats also find nothing in flight.
-    let spec = spec(server.addr, threads, per_thread, requests, 800.0);
+    let spec = spec(server.addr, threads, connections, requests, 800.0);
     let out = engine::run(spec, LineFactory { late: late.clone() }, &mut Quiet).unwrap();
     let (totals, figures) = server.shutdown_with_figures();
     let f: LineServerFigures = serde_json::from_value(figures).unwrap();

@@ -192,7 +192,7 @@ fn the_plan_line_names_the_shard_and_where_it_came_from() {
         "{text}"
     );
     assert!(
-        text.contains("1 per thread (1 total), this shard's share of 2 per thread"),
+        text.contains("connections: 1, this shard's share of 2\n"),
         "{text}"
     );
     // A Kubernetes Indexed Job: --shards N, the index from JOB_COMPLETION_INDEX, the

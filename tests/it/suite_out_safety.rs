@@ -74,19 +74,29 @@ fn suite_out_keeps_the_users_files() {
     assert_eq!(p.finish(Duration::from_secs(60)), 0, "{}", p.stderr());
     // The closing lines state the verdict (one server: nothing to compare it with).
     let closing: Vec<String> = p.stdout().lines().skip(1).map(String::from).collect();
+    // The hint names the binary as it was called (here by its path), so it works as
+    // printed.
+    let hint = format!("{} report {} -o report.html", bin(), out.display());
     assert_eq!(
         closing,
         [
             "wb: not compared (no other server ran its loads)".to_string(),
-            format!(
-                "results in {} (render with: wirebench report {} -o report.html)",
-                out.display(),
-                out.display()
-            )
+            format!("results in {} (render with: {hint})", out.display())
         ],
         "{}",
         p.stdout()
     );
+    let rendered = std::process::Command::new("sh")
+        .args(["-c", &hint])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        rendered.status.success(),
+        "{hint}: {}",
+        String::from_utf8_lossy(&rendered.stderr)
+    );
+    assert!(dir.join("report.html").exists());
     let point = "points/echo__wb__c1-b64-p1__r1.json";
     assert!(out.join(point).exists());
     let manifest: serde_json::Value = serde_json::from_str(

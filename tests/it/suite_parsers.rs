@@ -21,7 +21,7 @@ fn validate(run: &ExternalRun) -> Value {
     let cx = Context {
         kind: "http",
         target: "http://127.0.0.1:21080/".into(),
-        config: serde_json::json!({"threads": 1, "connections_per_thread": 10, "pipeline": 1, "plan": {"type": "duration"}}),
+        config: serde_json::json!({"threads": 1, "connections": 10, "pipeline": 1, "plan": {"type": "duration"}}),
         started_unix_ms: 1,
         warmup_s: 0.0,
         client_cpu_s: 0.5,

@@ -201,3 +201,53 @@ fn websocat_against_serve_ws_with_exact_counts() {
     let last = s.stop_final_line();
     assert!(last.ends_with(&format!(" requests {N}")), "{last}");
 }
+
+/// A Python `websockets` server that echoes two messages of each connection, then
+/// closes it with 1013 "try again later" when the third comes.
+const PY_CLOSER: &str = r#"
+import asyncio, sys, websockets
+async def handler(ws, _path=None):
+    n = 0
+    async for msg in ws:
+        n += 1
+        if n == 3:
+            await ws.close(code=1013, reason="try again later")
+            return
+        await ws.send(msg)
+async def main():
+    async with websockets.serve(handler, "127.0.0.1", int(sys.argv[1])):
+        print("listening", flush=True)
+        await asyncio.Future()
+asyncio.run(main())
+"#;
+
+#[test]
+fn a_servers_close_with_a_code_and_reason_shows_its_words() {
+    let Some(py) = python_websockets() else {
+        return;
+    };
+    let port = free_port();
+    let mut server = Proc::spawn(py, &["-c", PY_CLOSER, &port.to_string()], false);
+    assert!(
+        server
+            .wait_line("listening", Duration::from_secs(20))
+            .is_some(),
+        "{}",
+        server.stderr()
+    );
+    let url = format!("ws://127.0.0.1:{port}/");
+    // One connection, one message at a time: each connection echoes two, and the
+    // third is in flight when the close comes, so 30 messages make 10 closes.
+    let r = run_json(&["ws", &url, "-n", "30", "-t", "1", "-c", "1"]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    assert_eq!(r.u("/totals/ok"), 20, "{}", r.explain());
+    assert_eq!(r.json()["errors"], serde_json::json!({"closed": 10}));
+    assert_eq!(
+        r.json()["error_texts"],
+        serde_json::json!({"kept": [{
+            "kind": "closed",
+            "text": "the server closed with code 1013: try again later",
+            "count": 10
+        }], "other": 0})
+    );
+}

@@ -11,7 +11,7 @@ use super::client_figures::ClientFigures;
 use super::codec::{self, write_frame, write_method, FrameKind, Split, PROTOCOL_HEADER};
 use super::confirms::ChannelConfirms;
 use crate::engine::session::{
-    ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup, Verdict,
+    ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup, Verdict, Words,
 };
 use crate::stats::ErrorKind;
 use amq_protocol::frame::AMQPFrame;
@@ -116,6 +116,9 @@ pub struct AmqpClient {
     /// None: the shared ones.
     retuned: Option<Templates>,
     confirms: Box<[ChannelConfirms]>,
+    /// Why the broker ended the connection (a Connection.Close or Channel.Close with
+    /// its reason, a frame it should not have sent), until the engine asks for it.
+    said: Option<String>,
 }
 
 impl AmqpClient {
@@ -132,8 +135,16 @@ impl AmqpClient {
             frame_max: CLIENT_FRAME_MAX,
             retuned: None,
             confirms: vec![ChannelConfirms::default(); channels].into_boxed_slice(),
+            said: None,
             shared,
         }
+    }
+
+    /// The broker ended the connection for `text`: the first such text of the phase
+    /// goes to the figures, and this one waits for the engine (`error_words`).
+    fn told(&mut self, figures: &mut ClientFigures, text: String) {
+        figures.note_broker_close(&text);
+        self.said = Some(text);
     }
 
     fn channels(&self) -> u16 {
@@ -234,8 +245,8 @@ impl AmqpClient {
             return fail(
                 ErrorKind::ConnectFailed,
                 format!(
-                    "the server does not speak AMQP 0-9-1 (it answered with protocol header {:?})",
-                    &input[..PROTOCOL_HEADER.len()]
+                    "the server does not speak AMQP 0-9-1 (it answered with protocol header {})",
+                    header_words(&input[..PROTOCOL_HEADER.len()])
                 ),
             );
         }
@@ -276,7 +287,7 @@ impl AmqpClient {
                     "the broker closed the connection during the handshake: {} {}",
                     c.reply_code, c.reply_text
                 );
-                figures.note_broker_close(text.clone());
+                figures.note_broker_close(&text);
                 return fail(ErrorKind::ConnectFailed, text);
             }
             (Stage::AwaitStart, AMQPClass::Connection(C::Start(s))) => {
@@ -386,16 +397,17 @@ impl AmqpClient {
                     "the broker closed channel {ch} during the handshake: {} {}",
                     c.reply_code, c.reply_text
                 );
-                figures.note_broker_close(text.clone());
+                figures.note_broker_close(&text);
                 return fail(ErrorKind::ConnectFailed, text);
             }
             (stage, m) => {
                 return fail(
                     ErrorKind::ConnectFailed,
                     format!(
-                        "unexpected method {}.{} from the broker while in {stage:?}",
+                        "unexpected method {}.{} from the broker while {}",
                         m.get_amqp_class_id(),
-                        m.get_amqp_method_id()
+                        m.get_amqp_method_id(),
+                        stage.awaiting()
                     ),
                 )
             }
@@ -476,7 +488,7 @@ impl AmqpClient {
                     "the broker closed the connection: {} {}",
                     c.reply_code, c.reply_text
                 );
-                figures.note_broker_close(text.clone());
+                figures.note_broker_close(&text);
                 fail(ErrorKind::ConnectFailed, text)
             }
             Next::Method(_, _, used) => Setup::Continue { used },
@@ -529,6 +541,34 @@ enum Next {
 
 fn fail(kind: ErrorKind, detail: String) -> Setup {
     Setup::Failed { kind, detail }
+}
+
+/// A protocol header in words: "AMQP 0.1.0.0" (AMQP 1.0's).
+fn header_words(h: &[u8]) -> String {
+    let name: String = h[..4]
+        .iter()
+        .map(|&b| if b.is_ascii_graphic() { b as char } else { '?' })
+        .collect();
+    let numbers: Vec<String> = h[4..].iter().map(u8::to_string).collect();
+    format!("{name} {}", numbers.join("."))
+}
+
+impl Stage {
+    /// What the handshake was waiting for, in words.
+    fn awaiting(self) -> &'static str {
+        match self {
+            Stage::SendHeader => "about to send its protocol header",
+            Stage::AwaitStart => "waiting for Connection.Start",
+            Stage::AwaitTune => "waiting for Connection.Tune",
+            Stage::AwaitOpenOk => "waiting for Connection.OpenOk",
+            Stage::AwaitChannels { .. } => "waiting for Channel.OpenOk",
+            Stage::AwaitDeclareOk => "waiting for Queue.DeclareOk",
+            Stage::AwaitSelectOk { .. } => "waiting for Confirm.SelectOk",
+            Stage::Ready => "publishing",
+            Stage::AwaitCloseOk => "waiting for Connection.CloseOk",
+            Stage::Closed => "closed",
+        }
+    }
 }
 
 impl ClientSession for AmqpClient {
@@ -601,7 +641,7 @@ impl ClientSession for AmqpClient {
                     continue;
                 }
                 Next::Bad(kind, text) => {
-                    figures.note_broker_close(text);
+                    self.told(figures, text);
                     return Decode::reply(at, Verdict::Fatal(kind));
                 }
                 Next::Method(ch, m, n) => (ch, m, n),
@@ -615,25 +655,27 @@ impl ClientSession for AmqpClient {
                 AMQPClass::Connection(connection::AMQPMethod::Blocked(_))
                 | AMQPClass::Connection(connection::AMQPMethod::Unblocked(_)) => continue,
                 AMQPClass::Connection(connection::AMQPMethod::Close(c)) => {
-                    figures.note_broker_close(format!(
-                        "the broker closed the connection: {} {}",
-                        c.reply_code, c.reply_text
-                    ));
+                    self.told(
+                        figures,
+                        format!(
+                            "the broker closed the connection: {} {}",
+                            c.reply_code, c.reply_text
+                        ),
+                    );
                     return fatal(at);
                 }
                 AMQPClass::Channel(channel::AMQPMethod::Close(c)) => {
-                    figures.note_broker_close(format!(
-                        "the broker closed channel {ch}: {} {}",
-                        c.reply_code, c.reply_text
-                    ));
+                    self.told(
+                        figures,
+                        format!(
+                            "the broker closed channel {ch}: {} {}",
+                            c.reply_code, c.reply_text
+                        ),
+                    );
                     return fatal(at);
                 }
                 m => {
-                    figures.note_broker_close(format!(
-                        "the broker sent method {}.{} to a publisher",
-                        m.get_amqp_class_id(),
-                        m.get_amqp_method_id()
-                    ));
+                    self.told(figures, unexpected(&m));
                     return fatal(at);
                 }
             };
@@ -642,7 +684,7 @@ impl ClientSession for AmqpClient {
                 .get_mut(idx)
                 .and_then(|c| c.settle(tag, multiple))
             else {
-                figures.note_broker_close(format!(
+                self.told(figures, format!(
                     "the broker confirmed delivery tag {tag} on channel {ch}, which was never published"
                 ));
                 return fatal(at);
@@ -669,6 +711,15 @@ impl ClientSession for AmqpClient {
             };
         }
     }
+
+    /// The broker's close with its reply code and text ("the broker closed channel 1:
+    /// 404 NOT_FOUND - no exchange 'x' in vhost '/'"), or what it sent that a
+    /// publisher cannot follow. A nack has no words.
+    fn error_words(&mut self, _kind: ErrorKind, _input: &[u8], words: &mut Words) {
+        if let Some(text) = self.said.take() {
+            words.push(text.as_bytes());
+        }
+    }
 }
 
 impl AmqpClient {
@@ -680,7 +731,7 @@ impl AmqpClient {
             Next::Incomplete => return Decode::Incomplete,
             Next::Skip(n) => return Decode::Event { used: n },
             Next::Bad(kind, text) => {
-                figures.note_broker_close(text);
+                self.told(figures, text);
                 return Decode::Fail { kind };
             }
             Next::Method(ch, m, n) => (ch, m, n),
@@ -699,21 +750,26 @@ impl AmqpClient {
                 c.reply_code, c.reply_text
             ),
             m => {
-                figures.note_broker_close(format!(
-                    "the broker sent method {}.{} to a publisher",
-                    m.get_amqp_class_id(),
-                    m.get_amqp_method_id()
-                ));
+                self.told(figures, unexpected(&m));
                 return Decode::Fail {
                     kind: ErrorKind::Protocol,
                 };
             }
         };
-        figures.note_broker_close(text);
+        self.told(figures, text);
         Decode::Fail {
             kind: ErrorKind::Closed,
         }
     }
+}
+
+/// A method a publisher does not expect, in words.
+fn unexpected(m: &AMQPClass) -> String {
+    format!(
+        "the broker sent method {}.{} to a publisher",
+        m.get_amqp_class_id(),
+        m.get_amqp_method_id()
+    )
 }
 
 fn fatal(used: usize) -> Decode {

@@ -14,9 +14,9 @@ pub struct ClientFigures {
 
 impl ClientFigures {
     /// Keeps the first close text only: once per connection at most, never per message.
-    pub fn note_broker_close(&mut self, text: String) {
+    pub fn note_broker_close(&mut self, text: &str) {
         if self.broker_close.is_none() {
-            self.broker_close = Some(text);
+            self.broker_close = Some(text.to_string());
         }
     }
 }
@@ -45,8 +45,8 @@ mod tests {
             nacked: 3,
             ..Default::default()
         };
-        b.note_broker_close("x".into());
-        b.note_broker_close("y".into());
+        b.note_broker_close("x");
+        b.note_broker_close("y");
         a.merge(&b);
         a.merge(&ClientFigures {
             broker_close: Some("z".into()),

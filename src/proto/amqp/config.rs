@@ -37,10 +37,15 @@ pub const MAX_BODY: u64 = 128 << 20;
 #[derive(Args, Debug)]
 #[command(
     about = "AMQP 0-9-1 publishers: connection churn or publish throughput (no URL: the built-in broker)",
-    mut_arg("pipeline", |a| a.hide(true)),
-    mut_arg("pipeline_mode", |a| a.hide(true)),
-    mut_arg("iterations", |a| a.help("Batch plan (publish mode): iterations per reconnect round, each publishing --inflight messages per connection and waiting for them")),
-    mut_arg("reconnects", |a| a.help("Batch plan (publish mode): reconnect rounds, each a full handshake and goodbye per connection")),
+    mut_arg("pipeline", |a| a.hide(true).long_help("use --inflight")),
+    mut_arg("pipeline_mode", |a| a.hide(true).long_help("a publish window that waits for all its confirms is the batch plan (--iterations)")),
+    mut_arg("iterations", |a| a.hide(false).help("Batch plan (publish mode): iterations per reconnect round, each publishing --inflight messages per connection and waiting for them")),
+    mut_arg("reconnects", |a| a.hide(false).help("Batch plan (publish mode): reconnect rounds, each a full handshake and goodbye per connection")),
+    mut_arg("sleep", |a| a.hide(false)),
+    after_long_help = "Examples:
+  wirebench amqp                                    # publish to the built-in broker for 10 s
+  wirebench amqp amqp://guest:guest@127.0.0.1:5672/ -c 4 --confirm -d 30s
+  wirebench amqp --mode churn --clients 1000 --concurrency 10 --messages 10",
 )]
 pub struct AmqpArgs {
     /// amqp://user:pass@host:port/vhost or amqps://...; none starts the built-in broker.
@@ -52,40 +57,40 @@ pub struct AmqpArgs {
     #[arg(long)]
     pub clients: Option<u64>,
     /// Churn: clients at once, over all threads.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, hide_short_help = true)]
     pub concurrency: usize,
     /// Churn: messages each client publishes.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, hide_short_help = true)]
     pub messages: u64,
     /// Body bytes per message.
     #[arg(long, default_value = "100")]
     pub size: String,
     /// Exchange to publish to ("" is the default exchange).
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_short_help = true)]
     pub exchange: String,
     /// Routing key of every message.
-    #[arg(long, default_value = "wirebench")]
+    #[arg(long, default_value = "wirebench", hide_short_help = true)]
     pub routing_key: String,
     /// Declare this queue (non-durable) on each connection before publishing.
-    #[arg(long, value_name = "QUEUE")]
+    #[arg(long, value_name = "QUEUE", hide_short_help = true)]
     pub declare_queue: Option<String>,
     /// Publisher confirms: a message counts when the broker acks it.
     #[arg(long)]
     pub confirm: bool,
     /// Unconfirmed messages in flight per connection (without --confirm: encoded per batch) [default: 100, fewer for messages over 80 KiB].
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub inflight: Option<usize>,
     /// Publish mode: channels per connection (publishes go round-robin over them).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, hide_short_help = true)]
     pub channels: u16,
     /// Milliseconds between a connection's publishes (an open-loop schedule).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", hide_short_help = true)]
     pub publish_wait: Option<f64>,
     /// Built-in broker only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
     /// Built-in broker only: one Basic.Ack (multiple) per channel per read.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub ack_multiple: bool,
 }
 
@@ -183,7 +188,7 @@ impl AmqpConfig {
             Mode::Publish => {
                 if a.clients.is_some() {
                     return Err(Error::usage(
-                        "--clients applies to --mode churn; publish uses -c connections per thread",
+                        "--clients applies to --mode churn; publish uses -c connections",
                     ));
                 }
                 if target.is_none() && shared.threads.is_none() {
@@ -408,7 +413,7 @@ fn churn_shape(
         )));
     }
     overrides.threads = Some(threads);
-    overrides.connections = Some(a.concurrency / threads);
+    overrides.connections = Some(a.concurrency);
     match (a.clients, &shared.duration) {
         (Some(_), Some(_)) => Err(Error::usage("choose one of --clients and -d/--duration")),
         (Some(0), None) => Err(Error::usage("--clients must be at least 1")),

@@ -74,9 +74,8 @@ impl Protocol for Amqp {
             (
                 "connections",
                 format!(
-                    "{} per thread ({} at once), {} channel{} each",
-                    l.shape.connections,
-                    l.sockets(),
+                    "{}; {} channel{} each",
+                    l.connections_text(),
                     c.channels,
                     if c.channels == 1 { "" } else { "s" }
                 ),
@@ -197,7 +196,7 @@ fn suite_args(p: &SuitePoint<'_>) -> Vec<String> {
         "-t".into(),
         p.threads.to_string(),
         "-c".into(),
-        p.connections_per_thread.to_string(),
+        p.connections.to_string(),
         "--size".into(),
         p.size.to_string(),
     ];

@@ -10,17 +10,30 @@ use crate::units::parse_size_range;
 use clap::Args;
 use serde_json::json;
 
-/// `wirebench echo`'s own flags (the shared load flags are `LoadArgs`).
+/// `wirebench echo`'s own flags (the shared load flags are `LoadArgs`). It takes
+/// evh_perf's batch plan, so its flags show.
 #[derive(Args, Debug)]
-#[command(about = "Load a TCP echo server (no target: start the built-in one in this process)")]
+#[command(
+    about = "Load a TCP echo server (no target: start the built-in one in this process)",
+    mut_arg("iterations", |a| a.hide(false)),
+    mut_arg("reconnects", |a| a.hide(false)),
+    mut_arg("sleep", |a| a.hide(false)),
+    after_long_help = "Examples:
+  wirebench echo                                    # the built-in server, 10 s
+  wirebench echo 127.0.0.1:8081 -t 2 -c 100 -d 30s  # wirebench serve echo listens there
+  wirebench echo 127.0.0.1:8081 -c 50 --pipeline 16 -R 100000 --json result.json
+  wirebench echo -t 1 -c 1 --pipeline 10000 --iterations 10 --reconnects 20   # evh_perf's batch plan",
+)]
 pub struct EchoArgs {
     /// HOST:PORT of the echo server; none starts the built-in server.
     pub target: Option<String>,
-    /// Payload bytes per message, MIN or MIN..MAX (uniform random per message); a frame adds a 28-byte header.
+    /// Payload bytes per message, MIN or MIN..MAX.
+    ///
+    /// MIN..MAX draws each message's size uniformly; a frame adds a 28-byte header.
     #[arg(long, default_value = "64")]
     pub size: String,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub server_threads: Option<usize>,
 }
 

@@ -1,12 +1,17 @@
 //! The HTTP/1.1 load client: the same serialized request on every send, each response
 //! parsed incrementally, its status judged, its body optionally checked against the
-//! request body (`--expect-echo`).
+//! request body (`--expect-echo`). A response with a status the run does not accept
+//! keeps the start of its body (decoded, however it was framed and split), so its
+//! words (status line and body start) can be told.
 
-use super::figures::StatusClasses;
+use super::figures::StatusCounts;
 use super::response::{Parsed, ResponseParser};
 use super::status::StatusSet;
-use crate::engine::session::{ClientSession, Decode, InFlight, Lane, SessionFactory, Verdict};
+use crate::engine::session::{
+    ClientSession, Decode, InFlight, Lane, SessionFactory, Verdict, Words,
+};
 use crate::stats::ErrorKind;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 pub struct HttpFactory {
@@ -57,7 +62,49 @@ impl SessionFactory for HttpFactory {
             parser: ResponseParser::default(),
             echo_pos: 0,
             echo_bad: false,
+            said: Said::default(),
         }
+    }
+}
+
+/// Body bytes of a response with a status the run does not accept kept for its words.
+const BODY_WORDS: usize = 64;
+
+/// What a wrong response said, kept until the engine asks (`error_words`): its
+/// status, the start of its body, or why it could not be parsed. Only a response the
+/// run does not accept writes here.
+struct Said {
+    /// The start of the current response's body (while its status is not accepted).
+    body: [u8; BODY_WORDS],
+    /// Bytes in `body` of the response being read.
+    len: u8,
+    /// The last wrong response: its status and how many body bytes it kept.
+    status: u16,
+    kept: u8,
+    /// Why the last unparseable response could not be followed.
+    problem: &'static str,
+}
+
+impl Default for Said {
+    fn default() -> Self {
+        Said {
+            body: [0; BODY_WORDS],
+            len: 0,
+            status: 0,
+            kept: 0,
+            problem: "",
+        }
+    }
+}
+
+impl Said {
+    /// Keeps the start of a wrong response's body, piece by piece.
+    #[inline]
+    fn keep(&mut self, piece: &[u8]) {
+        let at = self.len as usize;
+        let n = piece.len().min(BODY_WORDS - at);
+        self.body[at..at + n].copy_from_slice(&piece[..n]);
+        self.len += n as u8;
     }
 }
 
@@ -71,6 +118,7 @@ pub struct HttpClient {
     /// `--expect-echo`: body bytes compared so far, and whether any differed.
     echo_pos: usize,
     echo_bad: bool,
+    said: Said,
 }
 
 /// Compares the next piece of a response body with the expected body.
@@ -96,19 +144,27 @@ impl HttpClient {
         }
     }
 
-    fn finish(&mut self, parsed: Parsed, classes: &mut StatusClasses) -> Decode {
+    fn finish(&mut self, parsed: Parsed, codes: &mut StatusCounts) -> Decode {
         match parsed {
             Parsed::Incomplete => Decode::Incomplete,
             Parsed::Consumed(used) => Decode::Consumed { used },
-            Parsed::Invalid(_) => self.fatal(ErrorKind::Protocol),
-            Parsed::TooLarge(_) => self.fatal(ErrorKind::TooLarge),
+            Parsed::Invalid(why) => {
+                self.said.problem = why;
+                self.fatal(ErrorKind::Protocol)
+            }
+            Parsed::TooLarge(why) => {
+                self.said.problem = why;
+                self.fatal(ErrorKind::TooLarge)
+            }
             Parsed::Done {
                 used,
                 status,
                 close,
             } => {
-                classes.count(status);
+                codes.count(status);
                 let verdict = if !self.accept.contains(status) {
+                    let s = &mut self.said;
+                    (s.status, s.kept, s.len) = (status, s.len, 0);
                     Verdict::Error(ErrorKind::Status)
                 } else if self
                     .echo
@@ -135,7 +191,7 @@ impl HttpClient {
 }
 
 impl ClientSession for HttpClient {
-    type Figures = StatusClasses;
+    type Figures = StatusCounts;
 
     #[inline]
     fn encode(&mut self, _seq: u64, _sent_ns: u64, out: &mut Vec<u8>) -> u32 {
@@ -149,7 +205,7 @@ impl ClientSession for HttpClient {
         input: &[u8],
         oldest: Option<&InFlight>,
         _out: &mut Vec<u8>,
-        classes: &mut StatusClasses,
+        codes: &mut StatusCounts,
     ) -> Decode {
         // A server does not speak before it is asked.
         if oldest.is_none() {
@@ -158,27 +214,58 @@ impl ClientSession for HttpClient {
             };
         }
         let (echo, pos, bad) = (&self.echo, &mut self.echo_pos, &mut self.echo_bad);
-        let parsed = self.parser.parse(input, self.head, |piece| {
+        let (accept, said) = (&self.accept, &mut self.said);
+        let parsed = self.parser.parse(input, self.head, |status, piece| {
             if let Some(e) = echo {
                 check_piece(e, pos, bad, piece);
             }
+            if !accept.contains(status) {
+                said.keep(piece);
+            }
         });
-        self.finish(parsed, classes)
+        self.finish(parsed, codes)
     }
 
     fn decode_at_close(
         &mut self,
         input: &[u8],
         _oldest: &InFlight,
-        classes: &mut StatusClasses,
+        codes: &mut StatusCounts,
     ) -> Decode {
         let (echo, pos, bad) = (&self.echo, &mut self.echo_pos, &mut self.echo_bad);
-        let parsed = self.parser.parse_at_close(input, |piece| {
+        let (accept, said) = (&self.accept, &mut self.said);
+        let parsed = self.parser.parse_at_close(input, |status, piece| {
             if let Some(e) = echo {
                 check_piece(e, pos, bad, piece);
             }
+            if !accept.contains(status) {
+                said.keep(piece);
+            }
         });
-        self.finish(parsed, classes)
+        self.finish(parsed, codes)
+    }
+
+    /// A status the run does not accept: the status line and the start of the body
+    /// ("HTTP/1.1 503 Service Unavailable: busy, retry later"). A response that could
+    /// not be followed: why. A wrong echo: nothing (its kind says it).
+    fn error_words(&mut self, kind: ErrorKind, _input: &[u8], words: &mut Words) {
+        let s = &self.said;
+        match kind {
+            ErrorKind::Status => {
+                match self.parser.status_line() {
+                    Some(line) => words.push(line),
+                    None => {
+                        let _ = write!(words, "HTTP status {}", s.status);
+                    }
+                }
+                if s.kept > 0 {
+                    words.push(b": ");
+                    words.push(&s.body[..s.kept as usize]);
+                }
+            }
+            ErrorKind::Protocol | ErrorKind::TooLarge => words.push(s.problem.as_bytes()),
+            _ => {}
+        }
     }
 }
 
@@ -198,7 +285,7 @@ mod tests {
         }
     }
 
-    fn dec(c: &mut HttpClient, input: &[u8], classes: &mut StatusClasses) -> Decode {
+    fn dec(c: &mut HttpClient, input: &[u8], classes: &mut StatusCounts) -> Decode {
         c.decode(input, Some(&req()), &mut Vec::new(), classes)
     }
 
@@ -217,7 +304,7 @@ mod tests {
     fn drive(c: &mut HttpClient, input: &[u8]) -> (usize, Decode) {
         let mut at = 0;
         loop {
-            match dec(c, &input[at..], &mut StatusClasses::default()) {
+            match dec(c, &input[at..], &mut StatusCounts::default()) {
                 Decode::Consumed { used } => at += used,
                 other => return (at, other),
             }
@@ -238,27 +325,30 @@ mod tests {
     #[test]
     fn verdicts() {
         let mut c = client(None, true);
-        let mut classes = StatusClasses::default();
+        let mut classes = StatusCounts::default();
         let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
         assert_eq!(
             dec(&mut c, ok, &mut classes),
             reply(ok.len(), Verdict::Ok, false)
         );
-        assert_eq!(classes.0, [0, 0, 1, 0, 0, 0]);
+        assert_eq!(
+            classes.by_code().into_iter().collect::<Vec<_>>(),
+            [("200".to_string(), 1)]
+        );
         let nf = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         assert_eq!(
             dec(&mut c, nf, &mut classes),
             reply(nf.len(), Verdict::Error(ErrorKind::Status), true)
         );
-        assert_eq!(classes.0, [0, 0, 1, 0, 1, 0]);
+        assert_eq!((classes.of(200), classes.of(404)), (1, 1));
         assert_eq!(
             dec(&mut c, b"garbage\r\n\r\n", &mut classes),
             reply(0, Verdict::Fatal(ErrorKind::Protocol), true)
         );
         assert_eq!(
-            classes.0,
-            [0, 0, 1, 0, 1, 0],
-            "no class for an unparseable reply"
+            classes.by_code().values().sum::<u64>(),
+            2,
+            "no code for an unparseable reply"
         );
         assert_eq!(
             c.decode(ok, None, &mut Vec::new(), &mut classes),
@@ -274,14 +364,14 @@ mod tests {
         let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
         for _ in 0..super::super::response::MAX_INTERIM {
             assert_eq!(
-                dec(&mut c, interim, &mut StatusClasses::default()),
+                dec(&mut c, interim, &mut StatusCounts::default()),
                 Decode::Consumed {
                     used: interim.len()
                 }
             );
         }
         assert_eq!(
-            dec(&mut c, interim, &mut StatusClasses::default()),
+            dec(&mut c, interim, &mut StatusCounts::default()),
             reply(0, Verdict::Fatal(ErrorKind::TooLarge), true)
         );
     }
@@ -310,8 +400,69 @@ mod tests {
         }
         let mut c = client(Some(b"hello"), true);
         assert_eq!(
-            dec(&mut c, short, &mut StatusClasses::default()),
+            dec(&mut c, short, &mut StatusCounts::default()),
             reply(short.len(), Verdict::Error(ErrorKind::Mismatch), false)
+        );
+    }
+
+    /// The words the engine would record after each reply of `stream`, fed in two
+    /// pieces cut at `cut`, as it does: (verdict, words) per reply.
+    fn told(c: &mut HttpClient, stream: &[u8], cut: usize) -> Vec<(Verdict, String)> {
+        let mut out = Vec::new();
+        let mut kept: Vec<u8> = Vec::new();
+        for piece in [&stream[..cut], &stream[cut..]] {
+            kept.extend_from_slice(piece);
+            loop {
+                match dec(c, &kept, &mut StatusCounts::default()) {
+                    Decode::Consumed { used } => drop(kept.drain(..used)),
+                    Decode::Reply { used, verdict, .. } => {
+                        let mut w = Words::new();
+                        if let Verdict::Error(k) | Verdict::Fatal(k) = verdict {
+                            c.error_words(k, &kept, &mut w);
+                        }
+                        out.push((verdict, w.as_str().to_string()));
+                        kept.drain(..used);
+                        if used == 0 {
+                            return out;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_wrong_status_tells_its_status_line_and_body_start_however_it_is_split() {
+        let stream: &[u8] =
+            b"HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n\
+            6\r\nbusy, \r\nb\r\nretry later\r\n0\r\n\r\n\
+            HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\
+            HTTP/1.1 404 Not Found\r\nContent-Length: 100\r\n\r\n";
+        let mut stream = stream.to_vec();
+        stream.extend_from_slice(&[b'x'; 100]);
+        let body64 = format!("HTTP/1.1 404 Not Found: {}", "x".repeat(64));
+        for cut in 0..stream.len() {
+            let mut c = client(None, true);
+            let said = told(&mut c, &stream, cut);
+            let want = [
+                (
+                    Verdict::Error(ErrorKind::Status),
+                    "HTTP/1.1 503 Service Unavailable: busy, retry later".to_string(),
+                ),
+                (Verdict::Ok, String::new()),
+                (Verdict::Error(ErrorKind::Status), body64.clone()),
+            ];
+            assert_eq!(said, want, "cut at {cut}");
+        }
+        let mut c = client(None, true);
+        assert_eq!(
+            told(&mut c, b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", 0),
+            [(
+                Verdict::Fatal(ErrorKind::Protocol),
+                "a Content-Length header is not a number".to_string()
+            )]
         );
     }
 }

@@ -24,7 +24,12 @@ pub const MAX_TEST_HEADER: u64 = 1 << 20;
 /// `wirebench http`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
 #[command(
-    about = "Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process)"
+    about = "Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process)",
+    after_long_help = "Examples:
+  wirebench http                                          # the built-in server, 10 s
+  wirebench http http://127.0.0.1:8080/ -t 2 -c 100 -d 30s  # as wrk -t2 -c100 -d30s
+  wirebench http http://127.0.0.1:8081/ -c 50 --body-size 1k -R 20000 --json result.json
+  wirebench http https://127.0.0.1:8443/ --insecure -c 10 -n 100000"
 )]
 pub struct HttpArgs {
     /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
@@ -39,22 +44,22 @@ pub struct HttpArgs {
     #[arg(long, value_name = "N")]
     pub body_size: Option<String>,
     /// Send the contents of FILE as the body (at most 64 MiB, as --body-size).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub body: Option<PathBuf>,
     /// Add a `test-header` of N bytes, as hertz-benchmark does.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub header_size: Option<String>,
     /// Open a new connection for every request (Connection: close): a connection-rate test.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub no_keepalive: bool,
     /// Statuses that count as correct, e.g. 200,204 or 2xx,3xx or 200-299 [default: 2xx].
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", hide_short_help = true)]
     pub expect_status: Option<String>,
     /// Check that every response body equals the request body (an echo server).
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub expect_echo: bool,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
 }
 

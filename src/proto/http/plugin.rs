@@ -3,7 +3,7 @@
 
 use super::client::HttpFactory;
 use super::config::{HttpArgs, HttpConfig, ServeHttpArgs, ServeHttpConfig};
-use super::figures::{status_classes_of, StatusClasses, STATUS_CLASSES};
+use super::figures::{counts_of, StatusCounts, STATUS_CLASSES, STATUS_CODES};
 use super::request;
 use super::server::{HttpHandlerFactory, Limits};
 use super::suite::{self, HttpSuite};
@@ -106,22 +106,30 @@ impl Protocol for Http {
         spec.per_connection = (!cfg.own.keepalive).then_some(1);
     }
 
-    fn finish(_cfg: &ConfigOf<Self>, out: &EngineOutput<StatusClasses>, result: &mut RunResult) {
-        result
-            .extras
-            .insert(STATUS_CLASSES.to_string(), out.figures.block());
+    fn finish(_cfg: &ConfigOf<Self>, out: &EngineOutput<StatusCounts>, result: &mut RunResult) {
+        for (name, block) in out.figures.blocks() {
+            result.extras.insert(name.to_string(), block);
+        }
     }
 
-    /// Status classes, then TPS, TP99 and TP999 the way hertz-benchmark prints them.
+    /// Status classes and codes, then TPS, TP99 and TP999 the way hertz-benchmark
+    /// prints them.
     fn summary_lines(cfg: &ConfigOf<Self>, r: &RunResult) -> String {
         let mut s = String::new();
-        if let Some(classes) = status_classes_of(r) {
+        if let Some(classes) = counts_of(r, STATUS_CLASSES) {
             let list: Vec<String> = classes
                 .iter()
                 .filter(|(k, n)| k.as_str() != "1xx" || **n > 0)
                 .map(|(k, n)| format!("{k} {}", group(*n)))
                 .collect();
             let _ = writeln!(s, "status:       {}", list.join(", "));
+        }
+        if let Some(codes) = counts_of(r, STATUS_CODES).filter(|c| !c.is_empty()) {
+            let list: Vec<String> = codes
+                .iter()
+                .map(|(k, n)| format!("{k} {}", group(*n)))
+                .collect();
+            let _ = writeln!(s, "codes:        {}", list.join(", "));
         }
         let timed = r.latency_us.count > 0;
         let ms = |us: f64| {

@@ -139,6 +139,19 @@ fn parse_length(v: &[u8]) -> Option<u64> {
 }
 
 impl ResponseParser {
+    /// The status line of the connection's last final head (without its CRLF), when it
+    /// was kept (a head of at most `MAX_SAME_HEAD` bytes): after `Done`, the line of
+    /// the response just parsed, whether its head was consumed before or not.
+    pub fn status_line(&self) -> Option<&[u8]> {
+        self.last.head?;
+        let b = &self.last.bytes;
+        let end = b
+            .iter()
+            .position(|&c| c == b'\r' || c == b'\n')
+            .unwrap_or(b.len());
+        Some(&b[..end])
+    }
+
     /// Ready for the next response on the connection.
     #[inline]
     pub fn reset(&mut self) {
@@ -152,12 +165,12 @@ impl ResponseParser {
     /// Parses the response at the start of `input`, which holds everything received
     /// since it began, less what earlier calls returned as `Consumed`. `head_request`:
     /// it answers a HEAD (no body, whatever the head says). Each body byte is handed
-    /// to `sink` once, in order, across calls.
+    /// to `sink` once, in order, across calls, with the response's status.
     pub fn parse(
         &mut self,
         input: &[u8],
         head_request: bool,
-        mut sink: impl FnMut(&[u8]),
+        mut sink: impl FnMut(u16, &[u8]),
     ) -> Parsed {
         let head = match self.head {
             Some(h) => h,
@@ -189,7 +202,7 @@ impl ResponseParser {
             Framing::Length(left) => {
                 let have = (body.len() as u64).min(left) as usize;
                 if have > self.fed {
-                    sink(&body[self.fed..have]);
+                    sink(head.status, &body[self.fed..have]);
                     self.fed = have;
                 }
                 if (have as u64) < left {
@@ -198,7 +211,7 @@ impl ResponseParser {
                     done(head.body_at + have)
                 }
             }
-            Framing::Chunked => match self.chunked.advance(body, sink) {
+            Framing::Chunked => match self.chunked.advance(body, |p| sink(head.status, p)) {
                 chunked::Step::Incomplete => {
                     let decoded = self.chunked.decoded();
                     self.chunked.rebase();
@@ -210,7 +223,7 @@ impl ResponseParser {
             },
             Framing::UntilClose => {
                 if body.len() > self.fed {
-                    sink(&body[self.fed..]);
+                    sink(head.status, &body[self.fed..]);
                 }
                 self.consume(input.len(), Framing::UntilClose)
             }
@@ -233,12 +246,12 @@ impl ResponseParser {
 
     /// The peer closed the connection: a body that runs to the close is complete now;
     /// anything else still incomplete was cut short.
-    pub fn parse_at_close(&mut self, input: &[u8], mut sink: impl FnMut(&[u8])) -> Parsed {
+    pub fn parse_at_close(&mut self, input: &[u8], mut sink: impl FnMut(u16, &[u8])) -> Parsed {
         match self.head {
             Some(h) if h.framing == Framing::UntilClose => {
                 let body = &input[h.body_at..];
                 if body.len() > self.fed {
-                    sink(&body[self.fed..]);
+                    sink(h.status, &body[self.fed..]);
                     self.fed = body.len();
                 }
                 Parsed::Done {
@@ -366,7 +379,7 @@ mod tests {
     ) -> (usize, Parsed) {
         let mut at = 0;
         loop {
-            match p.parse(&input[at..], head, |b| body.extend_from_slice(b)) {
+            match p.parse(&input[at..], head, |_, b| body.extend_from_slice(b)) {
                 Parsed::Consumed(n) => {
                     assert!(n > 0 && at + n <= input.len());
                     at += n;
@@ -544,7 +557,7 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
             assert_eq!(at, if end >= 30 { end } else { 0 }, "end {end}");
         }
         assert_eq!(
-            p.parse_at_close(&s[at..], |b| body.extend_from_slice(b)),
+            p.parse_at_close(&s[at..], |_, b| body.extend_from_slice(b)),
             Parsed::Done {
                 used: 0,
                 status: 200,
@@ -558,7 +571,7 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         let s = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort";
         let (c, r) = drive(&mut p, s, false, &mut Vec::new());
         assert_eq!((c, r), (s.len(), Parsed::Incomplete));
-        assert_eq!(p.parse_at_close(&s[c..], |_| {}), Parsed::Incomplete);
+        assert_eq!(p.parse_at_close(&s[c..], |_, _| {}), Parsed::Incomplete);
     }
 
     #[test]
@@ -567,12 +580,12 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         let mut p = ResponseParser::default();
         for _ in 0..MAX_INTERIM {
             assert_eq!(
-                p.parse(interim, false, |_| {}),
+                p.parse(interim, false, |_, _| {}),
                 Parsed::Consumed(interim.len())
             );
         }
         assert!(matches!(
-            p.parse(interim, false, |_| {}),
+            p.parse(interim, false, |_, _| {}),
             Parsed::TooLarge(_)
         ));
         // Up to the cap the final response still parses.
@@ -632,7 +645,7 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         ] {
             let mut p = ResponseParser::default();
             assert!(
-                matches!(p.parse(bad, false, |_| {}), Parsed::Invalid(_)),
+                matches!(p.parse(bad, false, |_, _| {}), Parsed::Invalid(_)),
                 "{}",
                 String::from_utf8_lossy(bad)
             );
@@ -641,14 +654,17 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         let huge = vec![b'a'; MAX_HEAD + 10];
         let mut head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
         head.extend_from_slice(&huge);
-        assert!(matches!(p.parse(&head, false, |_| {}), Parsed::TooLarge(_)));
+        assert!(matches!(
+            p.parse(&head, false, |_, _| {}),
+            Parsed::TooLarge(_)
+        ));
         let mut p = ResponseParser::default();
         let many = format!(
             "HTTP/1.1 200 OK\r\n{}\r\n",
             "X: 1\r\n".repeat(MAX_HEADERS + 1)
         );
         assert!(matches!(
-            p.parse(many.as_bytes(), false, |_| {}),
+            p.parse(many.as_bytes(), false, |_, _| {}),
             Parsed::TooLarge(_)
         ));
     }
@@ -663,11 +679,11 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
         r.extend_from_slice(b"\r\n\r\n");
         let too_large = Parsed::TooLarge("the response head is larger than 64 KiB");
         assert_eq!(
-            ResponseParser::default().parse(&r, false, |_| {}),
+            ResponseParser::default().parse(&r, false, |_, _| {}),
             too_large
         );
         let mut p = ResponseParser::default();
-        assert_eq!(p.parse(&r[..MAX_HEAD + 1], false, |_| {}), too_large);
+        assert_eq!(p.parse(&r[..MAX_HEAD + 1], false, |_, _| {}), too_large);
         // A head of MAX_HEAD bytes exactly is a response both ways.
         let mut r = r[..MAX_HEAD - 4].to_vec();
         r.extend_from_slice(b"\r\n\r\n");
@@ -677,12 +693,12 @@ HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\nConnection: close\r\n
             status: 200,
             close: false,
         };
-        assert_eq!(ResponseParser::default().parse(&r, false, |_| {}), done);
+        assert_eq!(ResponseParser::default().parse(&r, false, |_, _| {}), done);
         let mut p = ResponseParser::default();
         assert_eq!(
-            p.parse(&r[..MAX_HEAD - 1], false, |_| {}),
+            p.parse(&r[..MAX_HEAD - 1], false, |_, _| {}),
             Parsed::Incomplete
         );
-        assert_eq!(p.parse(&r, false, |_| {}), done);
+        assert_eq!(p.parse(&r, false, |_, _| {}), done);
     }
 }

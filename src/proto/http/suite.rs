@@ -73,7 +73,7 @@ impl SuiteLoad for HttpSuite {
             "-t".into(),
             p.threads.to_string(),
             "-c".into(),
-            p.connections_per_thread.to_string(),
+            p.connections.to_string(),
             "-m".into(),
             self.method.clone(),
             "--pipeline".into(),

@@ -1,14 +1,15 @@
 //! The Redis client session: an opening exchange (`HELLO 3`, `AUTH`, `SELECT`, as
 //! asked), then the workload's commands, every reply checked: its type, and for a GET
-//! of a key this tool writes, its value. Error replies are in step (`status`, counted
-//! by first word in the figures); RESP3 pushes are events, not replies.
+//! of a key this tool writes, its value. Error replies are in step (`error_reply`,
+//! counted by first word in the figures, their text told to the engine); RESP3 pushes
+//! are events, not replies.
 
 use super::codec::{push_command, scan_reply, ReplyLimits, Scan, Top};
 use super::command::{Expect, Values, Workload};
 use super::figures::ClientFigures;
 use super::keys::{Distribution, Keys};
 use crate::engine::session::{
-    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict,
+    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict, Words,
 };
 use crate::stats::ErrorKind;
 use std::sync::Arc;
@@ -109,6 +110,20 @@ fn text(input: &[u8], at: usize, len: usize) -> &[u8] {
     &input[at..at + len]
 }
 
+/// A reply's type in words, for a reply of the wrong type.
+fn described(top: Top) -> &'static str {
+    match top {
+        Top::Simple { .. } => "a simple string",
+        Top::Error { .. } => "an error",
+        Top::Integer(_) => "an integer",
+        Top::Bulk { .. } => "a bulk string",
+        Top::Null => "a null",
+        Top::Aggregate { .. } => "an array, set or map",
+        Top::Push => "a push",
+        Top::Scalar => "a boolean, double or big number",
+    }
+}
+
 impl ClientSession for RedisClient {
     type Figures = ClientFigures;
 
@@ -173,10 +188,10 @@ impl ClientSession for RedisClient {
                     Top::Error { at, len } => {
                         String::from_utf8_lossy(text(reply, at, len)).into_owned()
                     }
-                    other => format!("{other:?}"),
+                    other => format!("the reply was {}", described(other)),
                 };
                 let kind = if matches!(top, Top::Error { .. }) {
-                    ErrorKind::Status
+                    ErrorKind::ErrorReply
                 } else {
                     ErrorKind::Mismatch
                 };
@@ -242,6 +257,27 @@ impl ClientSession for RedisClient {
             judge(expect, top, input, req.tag, &self.plan.values, figures),
         )
     }
+
+    /// An error reply: its text as the server sent it (`ERR unknown command 'SETT',
+    /// with args beginning with: ...`). Bytes that are not RESP: their start.
+    fn error_words(&mut self, kind: ErrorKind, input: &[u8], words: &mut Words) {
+        match (kind, scan_reply(input, &REPLY_LIMITS)) {
+            (
+                ErrorKind::ErrorReply,
+                Scan::Whole {
+                    frame: Top::Error { at, len },
+                    ..
+                },
+            ) => {
+                words.push(text(input, at, len));
+            }
+            (ErrorKind::Protocol, _) => {
+                words.push(b"not RESP: ");
+                words.push(&input[..input.len().min(48)]);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The verdict on one reply.
@@ -257,7 +293,7 @@ fn judge(
     let wrong = Verdict::Error(ErrorKind::Mismatch);
     if let Top::Error { at, len } = top {
         figures.error_reply(text(input, at, len));
-        return Verdict::Error(ErrorKind::Status);
+        return Verdict::Error(ErrorKind::ErrorReply);
     }
     let right = match (expect, top) {
         (Expect::Ok, Top::Simple { at, len }) => text(input, at, len) == b"OK",
@@ -362,7 +398,7 @@ mod tests {
             &mut n,
         ) {
             Setup::Failed { kind, detail } => {
-                assert_eq!(kind, ErrorKind::Status);
+                assert_eq!(kind, ErrorKind::ErrorReply);
                 assert_eq!(
                     detail,
                     "AUTH was refused: WRONGPASS invalid username-password pair"
@@ -426,8 +462,11 @@ mod tests {
         );
         assert_eq!(
             s.decode(b"-WRONGTYPE x\r\n", Some(&get), &mut out, &mut fig),
-            Decode::reply(14, Verdict::Error(ErrorKind::Status))
+            Decode::reply(14, Verdict::Error(ErrorKind::ErrorReply))
         );
+        let mut w = Words::new();
+        s.error_words(ErrorKind::ErrorReply, b"-WRONGTYPE x\r\n+OK\r\n", &mut w);
+        assert_eq!(w.as_str(), "WRONGTYPE x");
         assert_eq!(
             s.decode(b">1\r\n+x\r\n", Some(&get), &mut out, &mut fig),
             Decode::Event { used: 8 }

@@ -27,6 +27,10 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:6379";
 #[command(
     about = "Load a Redis server: SET/GET/PING/mixed or any command template, replies checked (no target: the built-in one)",
     mut_arg("pipeline_mode", |a| a.help(crate::flags::pipeline_mode_help("burst; with -R: sliding"))),
+    after_long_help = "Examples:
+  wirebench redis                                         # SET on the built-in server, 10 s
+  wirebench redis 127.0.0.1:6379 -c 50 --pipeline 16 -n 1000000   # as redis-benchmark -t set -c 50 -P 16
+  wirebench redis 127.0.0.1:6379 --command mixed:9:1 --distribution zipf -d 30s",
 )]
 pub struct RedisArgs {
     /// HOST:PORT of the Redis server; none starts the built-in server.
@@ -35,25 +39,25 @@ pub struct RedisArgs {
     #[arg(long, default_value = "set")]
     pub command: String,
     /// Keys __rand__ draws from: key:000000000000 up to N-1.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, hide_short_help = true)]
     pub keyspace: u64,
     /// How keys are drawn: uniform, sequential (each connection walks the keyspace) or zipf[:S] (S: the exponent, default 0.99).
-    #[arg(long, default_value = "uniform")]
+    #[arg(long, default_value = "uniform", hide_short_help = true)]
     pub distribution: String,
     /// Value bytes (__data__), MIN or MIN..MAX; each key's length and content derive from the key, so a GET is checked.
     #[arg(long, default_value = "3")]
     pub size: String,
     /// Speak RESP3 (HELLO 3 opens each connection); pushes count as events.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub resp3: bool,
     /// AUTH on each connection: PASS, or USER:PASS.
-    #[arg(long, value_name = "[USER:]PASS")]
+    #[arg(long, value_name = "[USER:]PASS", hide_short_help = true)]
     pub auth: Option<String>,
     /// SELECT this database on each connection.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_short_help = true)]
     pub db: u32,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
 }
 

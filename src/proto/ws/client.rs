@@ -8,10 +8,11 @@ use super::figures::ClientFigures;
 use super::handshake::{self, Answer};
 use super::message;
 use crate::engine::session::{
-    ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup, Verdict,
+    ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup, Verdict, Words,
 };
 use crate::rng::Rng;
 use crate::stats::ErrorKind;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// What every session of a run shares.
@@ -354,6 +355,32 @@ impl ClientSession for WsClient {
                 Verdict::Error(ErrorKind::Mismatch)
             },
         )
+    }
+
+    /// The server's close in the middle of the run, in its words: "the server closed
+    /// with code 1013: try again later".
+    fn error_words(&mut self, _kind: ErrorKind, input: &[u8], words: &mut Words) {
+        match frame(input) {
+            Frame::Whole(h) if h.opcode == CLOSE => {
+                close_words(&input[h.header_len..h.frame_len()], words)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A close frame's payload in words.
+fn close_words(payload: &[u8], words: &mut Words) {
+    match codec::close_body(payload) {
+        codec::CloseBody::NoCode => words.push(b"the server closed without a code"),
+        codec::CloseBody::Code(code) => {
+            let _ = write!(words, "the server closed with code {code}");
+            if payload.len() > 2 {
+                words.push(b": ");
+                words.push(&payload[2..]);
+            }
+        }
+        codec::CloseBody::Invalid(_) => words.push(b"the server sent an invalid close frame"),
     }
 }
 

@@ -16,7 +16,11 @@ use serde_json::json;
 /// `wirebench ws`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
 #[command(
-    about = "Load a WebSocket echo server at URL (ws:// or wss://; no URL: start the built-in one)"
+    about = "Load a WebSocket echo server at URL (ws:// or wss://; no URL: start the built-in one)",
+    after_long_help = "Examples:
+  wirebench ws                                            # the built-in server, 10 s
+  wirebench ws ws://127.0.0.1:8081/ -c 100 --size 1k -d 30s  # wirebench serve ws listens there
+  wirebench ws ws://127.0.0.1:8081/ -c 10 --size 4k --fragment 256 --text"
 )]
 pub struct WsArgs {
     /// ws://HOST[:PORT][/PATH] or wss://...; none starts the built-in server.
@@ -28,13 +32,13 @@ pub struct WsArgs {
     #[arg(long)]
     pub text: bool,
     /// Send each message in frames of at most N payload bytes (fragmentation).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub fragment: Option<String>,
     /// Offer this subprotocol (Sec-WebSocket-Protocol); the server must choose it.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", hide_short_help = true)]
     pub subprotocol: Option<String>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
 }
 

@@ -2,9 +2,9 @@
 //! point's rounds, worker processes. Counters and bytes are summed, HDR histograms
 //! added (decoded, added, encoded: percentiles come from the sum, never averaged), CPU,
 //! memory and threads per event loop summed, rates recomputed over the merged time,
-//! interval series aligned, a protocol's own blocks merged by that protocol (or, when
-//! they hold only counters, by the generic counter sum), and every part's own figures
-//! kept in `merge.parts`.
+//! interval series aligned, error texts merged within their bound (`ErrorTexts::merge_all`),
+//! a protocol's own blocks merged by that protocol (or, when they hold only counters, by
+//! the generic counter sum), and every part's own figures kept in `merge.parts`.
 //!
 //! Merged time: parts side by side (shards, processes) span from the earliest measured
 //! start to the latest measured end, so the merged throughput is the whole output over
@@ -21,6 +21,7 @@ mod parts;
 
 pub use input::{measured_start_ms, no_block_merge, BlockMerge, Part};
 
+use super::error_texts::ErrorTexts;
 use super::rate::{RateFigures, ACHIEVED_AT_LEAST};
 use super::result::{ClientProcess, RunResult, Warmup};
 use super::result_builder::Measured;
@@ -151,6 +152,7 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
     .uncorrected(uncorrected.as_ref())
     .intervals(&rows)
     .warmup(warmup)
+    .error_texts(ErrorTexts::merge_all(rs.iter().map(|r| &r.error_texts)))
     .server_cpu(server_s)
     .client_process(client_process)
     .server(server)

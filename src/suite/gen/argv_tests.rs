@@ -92,7 +92,7 @@ fn other_protocols_and_generators_run_the_same_argv() {
         ("protocol = \"http\"\ngenerator = \"h2load\"\nconnections = [4]\npipeline = [8]\nduration = \"3s\"\n[load.http]\npath = \"/x\"\n",
          "h2load --h1 -c 4 -t 1 -m 8 -D 3 --log-file /out/p.log http://127.0.0.1:9000/x"),
         ("protocol = \"echo\"\nconnections = [6]\nthreads = 4\nrate = [250.5]\ncount = 9\nextra_args = [\"--tls\"]\n",
-         "/wb echo 127.0.0.1:9000 -t 3 -c 2 --pipeline 1 --size 64 -n 9 -R 250.5 --timeout 10000ms --json /out/p.json -q --tls"),
+         "/wb echo 127.0.0.1:9000 -t 3 -c 6 --pipeline 1 --size 64 -n 9 -R 250.5 --timeout 10000ms --json /out/p.json -q --tls"),
         ("protocol = \"amqp\"\nconnections = [2]\nbody_size = [\"100\"]\nduration = \"1s\"\n",
          "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 2 --size 100 -d 1000ms --timeout 10000ms --json /out/p.json -q"),
         ("protocol = \"http\"\nconnections = [2]\n",

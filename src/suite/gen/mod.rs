@@ -59,7 +59,6 @@ fn suite_point<'a>(load: &Load, p: &Point, stop: Stop, addr: &'a str) -> SuitePo
     SuitePoint {
         addr,
         threads,
-        connections_per_thread: p.connections / threads,
         connections: p.connections,
         size: p.body_size,
         pipeline: p.pipeline,

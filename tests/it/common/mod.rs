@@ -63,6 +63,16 @@ impl Drop for TempPath {
     }
 }
 
+/// The entries of a folder, sorted, so a walk of the source tree goes the same way every run.
+pub fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    entries
+}
+
 /// A port free a moment ago, below the ephemeral range and given to no other test
 /// (`net::free_port`): no parallel test's bind to port 0 or outgoing connection can
 /// take it before the peer binds, so a readiness probe never reaches another test's
@@ -358,6 +368,22 @@ pub fn ju(v: &Value, pointer: &str) -> u64 {
     v.pointer(pointer)
         .and_then(Value::as_u64)
         .unwrap_or_else(|| panic!("{pointer} is not an unsigned integer in {v}"))
+}
+
+/// Runs the binary with a JSON file but without -q: progress lines go to stderr (a
+/// pipe here, so plain lines), the summary to stdout.
+pub fn run_with_progress(args: &[&str]) -> RunOut {
+    let file = TempPath::new("progress", ".json");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", file.s()]);
+    let mut p = Proc::wirebench(&all);
+    let code = p.finish(RUN_LIMIT);
+    RunOut::of(&p, code, &file)
+}
+
+/// The progress lines of a run's stderr (plain lines: `[   1.0s ...`).
+pub fn progress_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.starts_with("[ ")).collect()
 }
 
 /// Runs `wirebench <args> --json FILE -q` to its end (bounded) and reads the result.
