@@ -38,6 +38,7 @@ mod open_exchanges;
 mod output_truth;
 mod pipeline_mode;
 mod progress_truth;
+mod protocol_lists;
 mod ramp;
 mod redis;
 mod result_typed;
