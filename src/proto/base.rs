@@ -54,7 +54,7 @@ pub fn url_tls(
     if shared.tls && !tls {
         let (plain, secure) = schemes;
         return Err(Error::usage(format!(
-            "--tls does not combine with the {plain}:// URL: write {secure}:// instead"
+            "--tls does not combine with the {plain}:// URL: write {secure}:// instead (a URL that uses {secure}:// turns TLS on)"
         )));
     }
     over.tls = Some(tls);

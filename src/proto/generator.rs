@@ -5,7 +5,7 @@
 //! the shared result (suite/gen/external.rs). A protocol's folder adds one with no
 //! change to the suite.
 
-use super::entry::SuitePoint;
+use super::suite_point::SuitePoint;
 use crate::stats::latency::Latency;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@ pub mod http;
 pub mod plugin;
 pub mod redis;
 pub mod registered;
+pub mod suite_point;
 pub mod ws;
 
 #[cfg(test)]

@@ -92,5 +92,8 @@ fn k8s_renders_help_names_every_load_command() {
         .expect("k8s render's load argument");
     let help = load.get_help().map(|h| h.to_string()).unwrap_or_default();
     let want = format!("{} TARGET", names(false).join("|"));
-    assert!(help.contains(&want), "k8s render's help: {help:?}, want {want:?}");
+    assert!(
+        help.contains(&want),
+        "k8s render's help: {help:?}, want {want:?}"
+    );
 }

@@ -216,7 +216,7 @@ fn run(goodbye: bool, requests: u64, size: usize, rate: Option<f64>) -> (EngineO
         ),
         shape: LoadShape {
             threads: 2,
-            connections: 2,
+            connections: 4,
             pipeline: 4,
             refill: engine::Refill::EachReply,
             plan: Plan::Count(requests),

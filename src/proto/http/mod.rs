@@ -13,4 +13,5 @@ pub mod response;
 pub mod server;
 pub mod status;
 pub mod suite;
+pub mod suite_settings;
 pub mod url;

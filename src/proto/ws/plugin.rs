@@ -144,7 +144,7 @@ impl Protocol for Ws {
     ) -> std::result::Result<Box<dyn SuiteLoad>, String> {
         let mut path = "/".to_string();
         for (_, value) in string_keys(block, &["path"])? {
-            path = crate::proto::http::suite::path(value)?;
+            path = crate::proto::http::suite_settings::path(value)?;
         }
         Ok(Box::new(WsSuite { path }))
     }

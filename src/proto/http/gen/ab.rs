@@ -1,7 +1,7 @@
 //! ab (ApacheBench): the parser of its report and of its -g file (one line per
 //! request; times in whole milliseconds, which is all the resolution ab has).
 
-use super::super::suite::HttpSuite;
+use super::super::suite_settings::HttpSuite;
 use super::{whole_secs, NO_PIPELINE, NO_RATE};
 use crate::proto::entry::{RunFor, SuitePoint};
 use crate::proto::generator::{

@@ -1,7 +1,7 @@
 //! h2load (HTTP/1.1 with --h1): the parser of its summary and of its --log-file
 //! (one line per request: start time, status, duration in microseconds).
 
-use super::super::suite::HttpSuite;
+use super::super::suite_settings::HttpSuite;
 use super::{whole_secs, NO_RATE};
 use crate::proto::entry::{RunFor, SuitePoint};
 use crate::proto::generator::{with_ext, Accounting, Ask, Command, ExternalRun, Generator};

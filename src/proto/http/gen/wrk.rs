@@ -11,7 +11,7 @@
 //! pipeline). The histogram wrk hands `done` has had its coordinated-omission
 //! correction added (stats.c `stats_correct`); `recorded` takes it back out.
 
-use super::super::suite::HttpSuite;
+use super::super::suite_settings::HttpSuite;
 use super::{whole_secs, NO_PIPELINE, NO_RATE};
 use crate::proto::entry::{RunFor, SuitePoint};
 use crate::proto::generator::{with_ext, Accounting, Ask, Command, ExternalRun, Generator};
