@@ -15,6 +15,7 @@ use crate::report::console::Console;
 use crate::report::format::{group, seconds};
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::interference::{this_process_tree, Window};
 use crate::sys::limits::KernelLimits;
 
 pub fn run(args: &ConnectArgs) -> Result<()> {
@@ -46,14 +47,22 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         false => None,
     };
     let started = load::unix_ms();
+    // Interference from the workers' start to their end: they are this process's
+    // children, so their time is the run's own.
+    let machine = Window::open(this_process_tree());
     let run = parent::run(&cfg, &stop, server_args)?;
+    let interference = machine.close(this_process_tree(), &[]);
     drop(cert);
     let outcome = parent::judge(&cfg, &run);
-    let result = report::build(&cfg, &run, outcome, started, limits);
+    let mut result = report::build(&cfg, &run, outcome, started, limits);
+    result.base.set_interference(interference);
     if let Some(sink) = json {
         sink.write(&result)?;
     }
     console.print(&report::summary(&result));
+    if let Some(line) = text::interference_line(&result.base) {
+        console.print(&format!("{line}\n"));
+    }
     if let Some(bucket) = cfg.histogram_bucket_us {
         console.print(&format!(
             "connect {}",

@@ -1,6 +1,7 @@
 //! What every load command puts around the engine, whatever its protocol: the built-in
 //! server it starts when no target is given, the client's TLS, the engine's spec, and
-//! the built-in server's CPU over the measured phase.
+//! what it notes over the measured phase: the built-in server's CPU and the machine's
+//! interference.
 
 use super::load::ServerFigures;
 use crate::config::LoadConfig;
@@ -11,8 +12,9 @@ use crate::net::tls::{self, Trust};
 use crate::report::progress::Progress;
 use crate::server::session::ServerFactory;
 use crate::server::{self, ServerConfig, ServerHandle};
+use crate::stats::interference::{this_process_tree, Interference, Window};
 use crate::stats::Unit;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
@@ -86,47 +88,62 @@ pub fn load_spec(
     }
 }
 
-/// The built-in server's CPU time when the measured phase began (after the warm-up).
+/// What the run noted when the measured phase began (after the warm-up): the
+/// built-in server's CPU time, and the machine's CPUs (`stats::interference`).
 #[derive(Default)]
-pub struct ServerCpu {
-    at_start: Rc<Cell<Duration>>,
+pub struct PhaseStart {
+    server_cpu: Rc<Cell<Duration>>,
+    machine: Rc<RefCell<Option<Window>>>,
 }
 
-impl ServerCpu {
+impl PhaseStart {
     /// The built-in server's counters (as JSON, for the result) and its CPU time over
     /// the measured phase; shuts it down.
     pub fn figures(&self, server: ServerHandle) -> ServerFigures {
         let cpu = server
             .cpu_probe()
             .cpu_time()
-            .saturating_sub(self.at_start.get());
+            .saturating_sub(self.server_cpu.get());
         let totals = server.shutdown();
         ServerFigures {
             counters: serde_json::to_value(totals).unwrap_or_default(),
             cpu,
         }
     }
+
+    /// What other processes took from this run's CPUs since the measured phase began
+    /// (this process and its children are the run's own); None when it never began.
+    /// Call it as the load ends, before the built-in server shuts down.
+    pub fn interference(&self) -> Option<Interference> {
+        let window = self.machine.borrow_mut().take()?;
+        window.close(this_process_tree(), &[])
+    }
 }
 
-/// The progress display for `spec`; with a built-in server it also notes the server's
-/// CPU time when the measured phase starts.
+/// The progress display for `spec`; at the start of the measured phase it notes the
+/// machine's CPUs and, with a built-in server, the server's CPU time.
 pub fn progress(
     load: &LoadConfig,
     spec: &LoadSpec,
     server: Option<&ServerHandle>,
     unit: Unit,
-) -> (Progress, ServerCpu) {
+) -> (Progress, PhaseStart) {
     let duration = match load.shape.plan {
         Plan::Duration(d) => Some(d),
         _ => None,
     };
-    let cpu = ServerCpu::default();
-    let mut progress = Progress::new(!load.output.quiet, spec.shape.expected(), duration, unit);
-    if let Some(s) = server {
-        let probe = s.cpu_probe();
-        let start = cpu.at_start.clone();
-        start.set(probe.cpu_time());
-        progress = progress.on_start(move || start.set(probe.cpu_time()));
+    let phase = PhaseStart::default();
+    let progress = Progress::new(!load.output.quiet, spec.shape.expected(), duration, unit);
+    let probe = server.map(|s| s.cpu_probe());
+    let (start, machine) = (phase.server_cpu.clone(), phase.machine.clone());
+    if let Some(p) = &probe {
+        start.set(p.cpu_time());
     }
-    (progress, cpu)
+    let progress = progress.on_start(move || {
+        if let Some(p) = &probe {
+            start.set(p.cpu_time());
+        }
+        *machine.borrow_mut() = Some(Window::open(this_process_tree()));
+    });
+    (progress, phase)
 }

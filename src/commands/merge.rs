@@ -7,7 +7,7 @@ use crate::cli::MergeArgs;
 use crate::error::{Error, Result};
 use crate::report::json::JsonSink;
 use crate::report::text;
-use crate::stats::merge::{merge, Of, Part};
+use crate::stats::merge::{check, merge, Of, Part};
 
 pub fn run(a: &MergeArgs) -> Result<()> {
     check_output(&a.output)?;
@@ -23,6 +23,7 @@ pub fn run(a: &MergeArgs) -> Result<()> {
         .map(|(r, n)| Part { name: n, result: r })
         .collect();
     let kind = results.first().map(|r| r.kind.clone()).unwrap_or_default();
+    check::blocks_agree(&parts, crate::registry::block_check(&kind)).map_err(Error::usage)?;
     let merged = merge(
         &parts,
         Of::Shards {

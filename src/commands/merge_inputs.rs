@@ -18,12 +18,18 @@ pub fn files(inputs: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
         if p.is_dir() {
+            refuse_suite_dir(p)?;
             let rd = std::fs::read_dir(p).map_err(|e| {
                 Error::usage(format!("cannot read the directory {}: {e}", p.display()))
             })?;
             let mut found: Vec<PathBuf> = rd
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.extension().is_some_and(|x| x == "json") && !same_file(f, output))
+                // Hidden files are no one's shards (a manifest, an editor's backup).
+                .filter(|f| {
+                    !f.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                })
                 .collect();
             if found.is_empty() {
                 return Err(Error::usage(format!(
@@ -38,6 +44,21 @@ pub fn files(inputs: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// A suite's results directory (its manifest, or `points/` beside `servers.json`) holds
+/// rounds of suite points, not the shards of one run: said in one sentence, with what
+/// reads it.
+fn refuse_suite_dir(dir: &Path) -> Result<()> {
+    let suite = dir.join(crate::suite::manifest::SUITE.manifest).is_file()
+        || (dir.join("points").is_dir() && dir.join("servers.json").is_file());
+    if suite {
+        return Err(Error::usage(format!(
+            "{0} is a suite's results directory, not shards of one run: draw it with `wirebench report {0} -o report.html` or judge it against another with `wirebench compare`",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -66,7 +66,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     // A ramp is warm-up unless measured: the result says when measuring began.
     let measure_start = spec.shape.measure_start();
     let unit = P::unit(&cfg);
-    let (mut progress, server_cpu) = harness::progress(l, &spec, server.as_ref(), unit.clone());
+    let (mut progress, phase) = harness::progress(l, &spec, server.as_ref(), unit.clone());
     let client = OffsetIds {
         inner: P::client(&cfg, &aim),
         base: l
@@ -84,12 +84,13 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     }
     let started = load::unix_ms();
     let out = engine::run(spec, client, &mut progress)?;
+    let interference = phase.interference();
     progress.finish();
 
     let server = server.map(|s| {
         // The built-in server's own figures, final once it has shut down.
         let figures = s.figures_reader();
-        let mut f = server_cpu.figures(s);
+        let mut f = phase.figures(s);
         let own = serde_json::from_value::<ServerFiguresOf<P>>(figures()).unwrap_or_default();
         if let Some(block) = P::server_block(&own) {
             f.counters[P::NAME] = block;
@@ -109,6 +110,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         },
         &out,
     );
+    result.set_interference(interference);
     P::finish(&cfg, &out, &mut result);
     result.shard = l
         .coordination

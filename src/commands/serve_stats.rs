@@ -6,6 +6,7 @@
 use crate::config::ServeConfig;
 use crate::report::format::group;
 use crate::server::counters::ServerTotals;
+use crate::stats::interference::{this_process_tree, Interference, Window};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -46,14 +47,23 @@ fn timing_counts(t: &ServerTotals) -> String {
     )
 }
 
-/// Prints counters every --stats interval until SIGINT/SIGTERM; returns the start time.
+/// What a server's run was: its start, and the interference while it served.
+pub(crate) struct Served {
+    started: Instant,
+    interference: Option<Interference>,
+}
+
+/// Prints counters every --stats interval until SIGINT/SIGTERM; returns when it
+/// started and what other processes took from its CPUs meanwhile (this process and
+/// its worker processes are the server's own).
 pub(crate) fn print_stats_until_stopped(
     cfg: &ServeConfig,
     stop: &std::sync::atomic::AtomicBool,
     mut totals: impl FnMut() -> ServerTotals,
     extra: &dyn Fn() -> Option<String>,
-) -> Instant {
+) -> Served {
     let started = Instant::now();
+    let machine = Window::open(this_process_tree());
     let mut last = ServerTotals::default();
     let mut next = cfg.stats.map(|iv| started + iv);
     while !stop.load(Ordering::Relaxed) {
@@ -77,23 +87,34 @@ pub(crate) fn print_stats_until_stopped(
             }
         }
     }
-    started
+    Served {
+        started,
+        interference: machine.close(this_process_tree(), &[]),
+    }
 }
 
 pub(crate) fn print_final(
     name: &str,
-    started: Instant,
+    served: Served,
     totals: &ServerTotals,
     extra: &dyn Fn() -> Option<String>,
 ) {
     // The loop before the counters: scripts read the counters to the line's end.
     println!(
         "wirebench serve {name}: stopped after {:.1}s; loop: {}; {}",
-        started.elapsed().as_secs_f64(),
+        served.started.elapsed().as_secs_f64(),
         totals.event_loop.describe(),
         stats_line("final", totals)
     );
     if let Some(line) = extra() {
         println!("wirebench serve {name}: final {line}");
+    }
+    // Its clients are not its own: a load on this machine counts among the others.
+    let line = served
+        .interference
+        .as_ref()
+        .and_then(|i| i.line(Some("a client is")));
+    if let Some(line) = line {
+        println!("wirebench serve {name}: {line}");
     }
 }

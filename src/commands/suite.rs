@@ -12,12 +12,22 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
     let total = suite.runs();
     if a.check {
         println!(
-            "{}: {} servers x {} rounds, {} loads, {total} runs, at least {:.1} hours",
+            "{}: {} servers x {} rounds, {} loads, {total} runs, {} {}{}",
             a.file.display(),
             suite.servers.len(),
             suite.rounds,
             suite.loads.len(),
-            suite.estimate().as_secs_f64() / 3600.0
+            if suite.has_count_plans() {
+                "at least"
+            } else {
+                "about"
+            },
+            crate::report::format::span(suite.estimate()),
+            if suite.has_count_plans() {
+                " (and the count plans' own time)"
+            } else {
+                ""
+            }
         );
         for l in &suite.loads {
             println!(
@@ -60,14 +70,23 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
     };
     let statuses = runner::run(&suite, &opts)?;
     let mut problems = Vec::new();
+    let label = |s: &runner::ServerStatus| {
+        if suite.rounds > 1 {
+            format!("{} #{}", s.name, s.round)
+        } else {
+            s.name.clone()
+        }
+    };
+    // The widest name sets the column, so every line's state starts in one place.
+    let width = statuses
+        .iter()
+        .map(|s| label(s).chars().count())
+        .max()
+        .unwrap_or(0);
     for s in &statuses {
         println!(
-            "{:<16} {:<22} {} points, {} fell short{}",
-            if suite.rounds > 1 {
-                format!("{} #{}", s.name, s.round)
-            } else {
-                s.name.clone()
-            },
+            "{:<width$} {:<22} {} points, {} fell short{}",
+            label(s),
             s.state,
             s.points,
             s.points_failed,

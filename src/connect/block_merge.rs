@@ -20,6 +20,47 @@ pub fn block_merge(
     (name == BLOCK).then(|| merge(blocks))
 }
 
+/// The block against its part's totals (`Entry::block_check`): its established
+/// connections are `totals.connections`, its failed ones `totals.connect_errors` and
+/// the sum of its failures by errno.
+pub fn block_check(name: &str, block: &Value, part: &RunResult) -> Result<(), String> {
+    if name != BLOCK {
+        return Ok(());
+    }
+    let n = |k: &str| block.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let t = &part.totals;
+    let by_errno: u64 = block
+        .get("failures")
+        .and_then(Value::as_object)
+        .map_or(0, |m| m.values().filter_map(Value::as_u64).sum());
+    let wrong = [
+        (
+            "established",
+            n("established"),
+            "totals.connections",
+            t.connections,
+        ),
+        (
+            "failed",
+            n("failed"),
+            "totals.connect_errors",
+            t.connect_errors,
+        ),
+        (
+            "failed",
+            n("failed"),
+            "the sum of connect.failures",
+            by_errno,
+        ),
+    ]
+    .into_iter()
+    .find(|(_, a, _, b)| a != b);
+    match wrong {
+        None => Ok(()),
+        Some((field, a, other, b)) => Err(format!("connect.{field} {a} is not {other} {b}")),
+    }
+}
+
 /// The leaves that are not counters: taken out before the counter sum, then set from
 /// the merged figures (or checked equal, for settings).
 const NOT_COUNTERS: [&str; 7] = [

@@ -24,6 +24,11 @@ impl Entry for Connect {
         super::block_merge::block_merge
     }
 
+    /// The `connect` block's connections are the totals' (established, failed).
+    fn block_check(&self) -> crate::stats::merge::BlockCheck {
+        super::block_merge::block_check
+    }
+
     fn suite_load(
         &self,
         block: Option<&toml::Value>,

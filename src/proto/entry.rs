@@ -106,6 +106,12 @@ pub trait Entry: Sync + 'static {
     fn block_merge(&self) -> crate::stats::merge::BlockMerge {
         crate::stats::merge::no_block_merge
     }
+    /// How a part's result blocks are checked against its totals before a merge
+    /// (`wirebench merge`), where they say the same thing in other words; the default
+    /// checks nothing.
+    fn block_check(&self) -> crate::stats::merge::BlockCheck {
+        crate::stats::merge::no_block_check
+    }
     /// A suite load's size when its file gives no `body_size`.
     fn suite_default_size(&self) -> u64 {
         0

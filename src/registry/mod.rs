@@ -38,3 +38,11 @@ pub fn block_merge(kind: &str) -> crate::stats::merge::BlockMerge {
         .map(|e| e.block_merge())
         .unwrap_or(crate::stats::merge::no_block_merge)
 }
+
+/// The block check of the command whose results are of `kind` (`Entry::block_check`),
+/// which `wirebench merge` runs on every part; a kind not registered checks nothing.
+pub fn block_check(kind: &str) -> crate::stats::merge::BlockCheck {
+    find(kind)
+        .map(|e| e.block_check())
+        .unwrap_or(crate::stats::merge::no_block_check)
+}

@@ -85,6 +85,18 @@ pub fn count_of(n: u64, noun: &str) -> String {
     }
 }
 
+/// A length of time as a reader says it: "45 s", "1 min 12 s", "3 h 20 min".
+pub fn span(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 if s % 60 == 0 => format!("{} min", s / 60),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ if (s / 60) % 60 == 0 => format!("{} h", s / 3600),
+        _ => format!("{} h {} min", s / 3600, (s / 60) % 60),
+    }
+}
+
 pub fn seconds(d: std::time::Duration) -> String {
     let s = d.as_secs_f64();
     if d.is_zero() {
@@ -109,6 +121,12 @@ mod tests {
         assert_eq!(micros(12.34), "12.3");
         assert_eq!(micros(1204.4), "1,204");
         assert_eq!(seconds(std::time::Duration::ZERO), "0s");
+        let span_of = |s: u64| span(std::time::Duration::from_secs(s));
+        assert_eq!(
+            [span_of(0), span_of(45), span_of(72), span_of(120)],
+            ["0 s", "45 s", "1 min 12 s", "2 min"]
+        );
+        assert_eq!([span_of(3600), span_of(12_000)], ["1 h", "3 h 20 min"]);
         assert_eq!(iec(64.0), "64 B");
         assert_eq!(iec(1024.0), "1 KiB");
         assert_eq!(iec(1536.0), "1.5 KiB");

@@ -177,7 +177,8 @@ pub fn summary(r: &RunResult) -> String {
     }
     let _ = writeln!(s, "cpu:          {cpu}");
     if let Some(p) = &r.client_process {
-        let _ = writeln!(s, "memory:       {}", client_memory(p));
+        let processes = r.merge.as_ref().map_or(1, |m| m.parts.len());
+        let _ = writeln!(s, "memory:       {}", client_memory(p, processes));
     }
     if let Some(loops) = event_loops(r) {
         let _ = writeln!(s, "loop:         {loops}");
@@ -190,6 +191,9 @@ pub fn summary(r: &RunResult) -> String {
             group(r.warmup.sent),
             group(r.warmup.ok)
         );
+    }
+    if let Some(line) = interference_line(r) {
+        let _ = writeln!(s, "{line}");
     }
     s
 }
@@ -231,15 +235,30 @@ pub fn error_text_lines(t: &ErrorTexts) -> String {
     s
 }
 
-/// "client peak RSS 12.3 MiB (wirebench process, built-in server included)".
-pub fn client_memory(p: &ClientProcess) -> String {
+/// The line saying other processes took a share of the run's CPUs, when they took
+/// more than `stats::interference::THRESHOLD` of one; its server is the run's own when
+/// it was built in or a suite started it.
+pub fn interference_line(r: &RunResult) -> Option<String> {
+    let server_ours = r.server.is_some() || r.extra("suite").is_some();
+    r.interference()?
+        .line((!server_ours).then_some("the target server is"))
+}
+
+/// "client peak RSS 12.3 MiB (VmHWM of the wirebench process, built-in server
+/// included)"; a merge of `processes` results says its figure is their peaks' sum.
+pub fn client_memory(p: &ClientProcess, processes: usize) -> String {
+    let whose = if processes > 1 {
+        format!("the sum of {processes} wirebench processes' own peaks (VmHWM)")
+    } else {
+        "VmHWM of the wirebench process".to_string()
+    };
     format!(
-        "client peak RSS {} (VmHWM of the wirebench process{})",
+        "client peak RSS {} ({whose}{})",
         size(p.peak_rss_bytes),
-        if p.includes_builtin_server {
-            ", built-in server included"
-        } else {
-            ""
+        match (p.includes_builtin_server, processes > 1) {
+            (false, _) => "",
+            (true, false) => ", built-in server included",
+            (true, true) => ", built-in servers included",
         }
     )
 }

@@ -4,6 +4,7 @@
 pub mod conn_tally;
 pub mod error_texts;
 pub mod event_loop;
+pub mod interference;
 pub mod latency;
 pub mod merge;
 pub mod observer;

@@ -70,6 +70,11 @@ pub struct RunResult {
     /// This result is an exact merge of several (shards, rounds, processes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeInfo>,
+    /// The machine while the run was measured: what other processes and the
+    /// hypervisor took from the CPUs it used (absent where /proc/stat cannot be read,
+    /// and in results written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<super::interference::Machine>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -228,6 +233,16 @@ impl RunResult {
     pub fn set_server_cpu(&mut self, server_s: Option<f64>) {
         self.cpu.server_s = server_s;
         self.cpu.server_us_per_msg = server_s.and_then(|s| per_item(self.totals.ok, s));
+    }
+
+    /// The interference measured over the run, when it was.
+    pub fn interference(&self) -> Option<&super::interference::Interference> {
+        self.machine.as_ref().map(|m| &m.interference)
+    }
+
+    /// Sets the interference measured over the run (None: not measured).
+    pub fn set_interference(&mut self, i: Option<super::interference::Interference>) {
+        self.machine = i.map(|interference| super::interference::Machine { interference });
     }
 
     /// Marks the run as fallen short for `why`, unless it already is.

@@ -86,6 +86,7 @@ impl RunResult {
                 rate: None,
                 shard: None,
                 merge: None,
+                machine: None,
                 totals: m.totals,
                 unit: m.unit,
             },

@@ -5,6 +5,7 @@
 pub mod cpuset;
 pub mod cx;
 pub mod gen;
+pub mod interference;
 pub mod load;
 pub mod manifest;
 pub mod plan;

@@ -59,6 +59,9 @@ pub const MAX_RUNS_UNASKED: u64 = 10_000;
 pub const MAX_ESTIMATE_UNASKED: Duration = Duration::from_secs(6 * 3600);
 /// A server's start (ready probe) and stop, per server and round, for the estimate.
 const SERVER_START_STOP: Duration = Duration::from_secs(2);
+/// What a run adds to its plan's time (the generator's start, its connections, its
+/// drain, its result read back), for the estimate.
+const RUN_OVERHEAD: Duration = Duration::from_millis(300);
 
 impl Suite {
     /// Runs of the whole suite: every point of every load on every server it applies
@@ -78,14 +81,18 @@ impl Suite {
         per_round.saturating_mul(u64::from(self.rounds))
     }
 
-    /// A lower bound on the suite's time: warm-ups and durations (a count plan counts
-    /// its warm-up only) plus each server's start and stop.
+    /// The suite's time: each server's start and stop, each load's warm-up (once per
+    /// server and round), and every run's duration with what a run adds to it; a count
+    /// plan's runs count that overhead only (`has_count_plans`: then a lower bound).
     pub fn estimate(&self) -> Duration {
         let mut per_round = Duration::ZERO;
         for s in &self.servers {
             per_round += SERVER_START_STOP;
             for l in self.loads.iter().filter(|l| l.applies_to(&s.name)) {
-                let one = l.warmup
+                if !l.warmup.is_zero() {
+                    per_round = per_round.saturating_add(l.warmup + RUN_OVERHEAD);
+                }
+                let one = RUN_OVERHEAD
                     + match l.stop {
                         Stop::Duration(d) => d,
                         Stop::Count(_) => Duration::ZERO,
@@ -98,6 +105,11 @@ impl Suite {
         per_round.saturating_mul(self.rounds)
     }
 
+    /// Some load runs for a count: its time is not known before it runs.
+    pub fn has_count_plans(&self) -> bool {
+        self.loads.iter().any(|l| matches!(l.stop, Stop::Count(_)))
+    }
+
     /// Refuses a suite too large to be meant (too many runs, or too long by the
     /// estimate) unless the user said `--yes`, printing what it would take.
     pub fn check_size(&self, yes: bool) -> Result<()> {
@@ -106,9 +118,9 @@ impl Suite {
             return Ok(());
         }
         Err(Error::usage(format!(
-            "{}: {runs} runs taking at least {:.1} hours is more than {MAX_RUNS_UNASKED} runs or {} hours; check the sweeps, or pass --yes to run it anyway",
+            "{}: {runs} runs taking at least {} is more than {MAX_RUNS_UNASKED} runs or {} hours; check the sweeps, or pass --yes to run it anyway",
             self.file.display(),
-            est.as_secs_f64() / 3600.0,
+            crate::report::format::span(est),
             MAX_ESTIMATE_UNASKED.as_secs() / 3600
         )))
     }
@@ -359,8 +371,13 @@ repeat = 2
         let s = parse(Path::new("t.toml"), text).unwrap();
         // 3 points x 2 repeats x 2 servers x 2 rounds.
         assert_eq!(s.runs(), 24);
-        // Each run 12 s, plus 2 s per server per round.
-        assert_eq!(s.estimate(), Duration::from_secs(24 * 12 + 2 * 2 * 2));
+        // Each run 10 s and 0.3 s of its own, each warm-up 2 s and 0.3 s once per
+        // server and round, plus 2 s per server per round.
+        assert_eq!(
+            s.estimate(),
+            Duration::from_millis(24 * 10_300 + 2 * 2 * (2_300 + 2_000))
+        );
+        assert!(!s.has_count_plans());
         assert!(s.check_size(false).is_ok());
     }
 
@@ -378,7 +395,7 @@ repeat = 2
         let s = parse(Path::new("t.toml"), &text(200)).unwrap();
         assert_eq!(s.runs(), 40_000);
         let e = s.check_size(false).unwrap_err().to_string();
-        assert!(e.contains("40000 runs taking at least 22.2 hours"), "{e}");
+        assert!(e.contains("40000 runs taking at least 14 h 26 min"), "{e}");
         assert!(e.contains("--yes"), "{e}");
         assert!(s.check_size(true).is_ok());
         // 1,100 x 1,100 points is past what any --yes allows.

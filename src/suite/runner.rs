@@ -550,10 +550,13 @@ impl Run<'_> {
         let inv = gen::invocation(load, p, load.stop, &t);
         let started_ms = crate::clock::unix_ms();
         let cpu0 = children_cpu_s();
+        let machine = super::interference::open(family.pid);
         let (t0, s0) = (Instant::now(), read_family(family.pid).0);
         let exit = self.execute(&inv, &prefix, load);
         let (t1, s1) = (Instant::now(), read_family(family.pid).0);
         let client_cpu = (children_cpu_s() - cpu0).max(0.0);
+        let interference =
+            super::interference::close(machine, family.pid, client_cpu, load.cpus.as_ref());
         let cost = sampler::cost((t0, s0), (t1, s1), &sampler.window(t0, t1));
         let stdout = std::fs::read_to_string(with(&prefix, ".out")).unwrap_or_default();
         let stderr = std::fs::read_to_string(with(&prefix, ".err")).unwrap_or_default();
@@ -572,6 +575,8 @@ impl Run<'_> {
             Err(msg) => failed_result(load, p, &inv, &msg, started_ms),
         };
         r.set_server_cpu(Some(cost.cpu_s));
+        // The suite's own measure: the generator's counted the server as another's.
+        r.set_interference(interference);
         let success = r.outcome.success;
         let meta = self.meta(
             s,
@@ -584,32 +589,22 @@ impl Run<'_> {
             &cost,
         );
         r.extras.insert("suite".into(), meta);
+        self.write_point(&tag, &r);
+        self.say(&point_line(s, load, p, rep, &r, cost.cpu_percent.avg));
+        success
+    }
+
+    /// Writes a point's result as `points/TAG.json` and brings the manifest up to date;
+    /// a failure is said and the suite goes on.
+    fn write_point(&self, tag: &str, r: &RunResult) {
         let file = self.points_dir.join(format!("{tag}.json"));
-        let text = serde_json::to_string_pretty(&r).unwrap_or_default();
+        let text = serde_json::to_string_pretty(r).unwrap_or_default();
         if let Err(e) = std::fs::write(&file, text + "\n") {
             self.say(&format!("suite: cannot write {}: {e}", file.display()));
         }
         if let Err(e) = self.manifest.borrow_mut().sync() {
             self.say(&format!("suite: {e}"));
         }
-        let rate = r.throughput.msgs_per_s;
-        let p99 = r.latency_us.p99;
-        let why = r
-            .outcome
-            .reason
-            .as_deref()
-            .map(|r| format!("  FELL SHORT: {r}"))
-            .unwrap_or_default();
-        self.say(&format!(
-            "suite: {} / {} / {} #{rep}: {} /s, p99 {} us, server CPU {:.0}%{why}",
-            s.name,
-            load.name,
-            point_tag(p),
-            crate::report::format::group(rate as u64),
-            p99.round(),
-            cost.cpu_percent.avg
-        ));
-        success
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -710,6 +705,31 @@ fn with(prefix: &Path, ext: &str) -> PathBuf {
     let mut s = prefix.as_os_str().to_owned();
     s.push(ext);
     PathBuf::from(s)
+}
+
+/// A point's line as it ends: its rate in its unit, p99, the server's CPU, what
+/// interfered most and why it fell short, if it did.
+fn point_line(s: &Server, load: &Load, p: &Point, rep: u32, r: &RunResult, cpu: f64) -> String {
+    let why = r
+        .outcome
+        .reason
+        .as_deref()
+        .map(|r| format!("  FELL SHORT: {r}"))
+        .unwrap_or_default();
+    let busy = r
+        .interference()
+        .and_then(|i| i.worst())
+        .map(|m| format!(" ({})", m.describe()))
+        .unwrap_or_default();
+    format!(
+        "suite: {} / {} / {} #{rep}: {} {}, p99 {} us, server CPU {cpu:.0}%{busy}{why}",
+        s.name,
+        load.name,
+        point_tag(p),
+        crate::report::format::group(r.throughput.msgs_per_s as u64),
+        r.unit.per_s(),
+        r.latency_us.p99.round(),
+    )
 }
 
 /// The config object the schema asks for, for an external generator's point.

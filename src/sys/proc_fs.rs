@@ -1,6 +1,7 @@
 //! Everything read from /proc, and the one parser of each file: /proc/PID/stat (CPU
-//! ticks, parent, group, state, RSS pages), statm and status (RSS, peak RSS), the
-//! open descriptors, /proc/meminfo (slab), and numbers under /proc/sys.
+//! ticks, parent, group, state, RSS pages), statm and status (RSS, peak RSS, the CPUs
+//! a process may run on), the open descriptors, /proc/stat (each CPU's busy and steal
+//! time), /proc/loadavg, /proc/meminfo (slab), and numbers under /proc/sys.
 
 use std::time::Duration;
 
@@ -154,6 +155,85 @@ pub fn slab_bytes() -> u64 {
     meminfo_bytes("Slab").unwrap_or(0)
 }
 
+/// One CPU's times from /proc/stat, clock ticks since boot.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTimes {
+    /// The CPU's number (`cpuN`).
+    pub cpu: u32,
+    /// user + nice + system: time the CPU ran processes (guest time is inside user).
+    /// Interrupts and softirqs are left out: the kernel charges them to no process, and
+    /// on loopback they are mostly the benchmark's own packets.
+    pub busy: u64,
+    /// Time a hypervisor gave this virtual CPU to someone else.
+    pub steal: u64,
+}
+
+/// The `cpuN` lines of /proc/stat (the summed `cpu` line left out); lines cut short
+/// or not numbers are skipped.
+pub fn parse_cpu_times(text: &str) -> Vec<CpuTimes> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_ascii_whitespace();
+            let cpu: u32 = f.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
+            // user nice system idle iowait irq softirq steal
+            (v.len() >= 8).then(|| CpuTimes {
+                cpu,
+                busy: v[0] + v[1] + v[2],
+                steal: v[7],
+            })
+        })
+        .collect()
+}
+
+/// Every CPU's times now (empty when /proc/stat cannot be read).
+pub fn cpu_times() -> Vec<CpuTimes> {
+    parse_cpu_times(&std::fs::read_to_string("/proc/stat").unwrap_or_default())
+}
+
+/// The 1, 5 and 15 minute load averages of /proc/loadavg.
+pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+    let mut f = text.split_ascii_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([f.next()??, f.next()??, f.next()??])
+}
+
+/// The load averages now ([0, 0, 0] when /proc/loadavg cannot be read).
+pub fn loadavg() -> [f64; 3] {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| parse_loadavg(&t))
+        .unwrap_or_default()
+}
+
+/// A CPU list as the kernel writes it ("0-3,8,10-11"); None when it is not one.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?),
+            None => {
+                let n = part.parse::<u32>().ok()?;
+                (n, n)
+            }
+        };
+        if hi < lo || hi - lo > 65_535 {
+            return None;
+        }
+        out.extend(lo..=hi);
+    }
+    Some(out)
+}
+
+/// The CPUs process `pid` may run on (Cpus_allowed_list of its status), None once it
+/// is gone.
+pub fn allowed_cpus(pid: i32) -> Option<Vec<u32>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(parse_cpu_list)
+}
+
 /// The children of process `pid`, from every thread's /proc/PID/task/TID/children.
 pub fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
@@ -232,5 +312,44 @@ mod tests {
         assert_eq!(parse_stat(1, "1 (x)"), None);
         assert_eq!(parse_stat(1, "1 (x) S 1"), None);
         assert_eq!(parse_stat(1, ""), None);
+    }
+
+    #[test]
+    fn parses_cpu_times_load_averages_and_cpu_lists() {
+        let stat = "cpu  86017 36 22652 25345 4380 0 2169 2335 0 0\n\
+                    cpu0 41948 5 10483 15203 1714 0 974 1148 0 0\n\
+                    cpu1 44069 31 12168 10142 2665 7 1194 1187 0 0\n\
+                    cpu2 1 2\n\
+                    intr 1 2 3\nctxt 5\n";
+        assert_eq!(
+            parse_cpu_times(stat),
+            [
+                CpuTimes {
+                    cpu: 0,
+                    busy: 41948 + 5 + 10483,
+                    steal: 1148
+                },
+                CpuTimes {
+                    cpu: 1,
+                    busy: 44069 + 31 + 12168,
+                    steal: 1187
+                },
+            ]
+        );
+        assert!(!cpu_times().is_empty());
+        assert_eq!(
+            parse_loadavg("7.82 4.24 2.09 11/186 569\n"),
+            Some([7.82, 4.24, 2.09])
+        );
+        assert_eq!(parse_loadavg("7.82 x"), None);
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11\n"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
+        assert_eq!(parse_cpu_list("1"), Some(vec![1]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list("a"), None);
+        assert!(!allowed_cpus(std::process::id() as i32).unwrap().is_empty());
+        assert_eq!(allowed_cpus(i32::MAX), None);
     }
 }

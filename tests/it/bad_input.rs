@@ -96,6 +96,7 @@ impl Fixtures {
                 totals: Totals {
                     sent: 1,
                     ok: 1,
+                    invariant_holds: Some(true),
                     ..Totals::default()
                 },
                 errors: Default::default(),
@@ -133,6 +134,8 @@ impl Fixtures {
         for (name, index, mode) in [("c0.json", 0, "hold"), ("c1-churn.json", 1, "churn")] {
             let mut v = shard(index, "a", t, "connect", 2);
             v["connect"] = serde_json::json!({"mode": mode, "established": 1});
+            // The block's established connection is the totals' (a merge checks it).
+            v["totals"]["connections"] = serde_json::json!(1);
             put(name, &v);
         }
         self.write(
@@ -142,6 +145,23 @@ impl Fixtures {
         self.write("no-version.json", "{\"hello\": 1}");
         self.write("someone-elses.json", "{\"mine\": true}");
         std::fs::create_dir_all(self.path("empty-dir")).unwrap();
+        let mut v = shard(0, "a", t, "echo", 2);
+        v["totals"]["sent"] = serde_json::json!(6);
+        put("s0-tampered.json", &v);
+        // Two suites' results directories that share no load.
+        for (dir, load) in [("suite-out", "echo-sweep"), ("other-out", "http-sweep")] {
+            std::fs::create_dir_all(self.path(&format!("{dir}/points"))).unwrap();
+            self.write(
+                &format!("{dir}/.wirebench-manifest.json"),
+                "{\"files\": []}",
+            );
+            self.write(&format!("{dir}/servers.json"), "[]");
+            let point = serde_json::json!({
+                "throughput": {"msgs_per_s": 10.0},
+                "suite": {"load": load, "server": "s", "point": {"connections": 1}}
+            });
+            put(&format!("{dir}/points/p.json"), &point);
+        }
     }
 
     fn write(&self, name: &str, text: &str) {
@@ -507,6 +527,10 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         ),
         row(&["compare", &results, &results], "is not JSON"),
         row(
+            &["compare", &fx.path("suite-out"), &fx.path("other-out")],
+            "share no point to compare (loads echo-sweep against http-sweep)",
+        ),
+        row(
             &["compare", &results, &results, "--threshold", "-5"],
             "--threshold -5",
         ),
@@ -581,6 +605,16 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             "is not a wirebench result (no schema_version)",
         ),
         merge_row(fx, &["empty-dir"], "holds no .json result"),
+        merge_row(
+            fx,
+            &["suite-out"],
+            "is a suite's results directory, not shards of one run",
+        ),
+        merge_row(
+            fx,
+            &["s0-tampered.json", "s1.json"],
+            "s0-tampered.json: totals.sent 6 is not totals.ok 1 + totals.errors 0",
+        ),
         row(
             &[
                 "merge",

@@ -57,6 +57,7 @@ mod shards;
 mod shards_netns;
 mod shards_slurm;
 mod suite_generators;
+mod suite_interference;
 mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;

@@ -70,6 +70,11 @@ fn three_echo_shards_merge_to_what_the_server_counted() {
         stdout.contains("messages:     6,000 echoed of 6,000 sent"),
         "{stdout}"
     );
+    // Three processes' peaks added up are said to be that, not one process's VmHWM.
+    assert!(
+        stdout.contains(" (the sum of 3 wirebench processes' own peaks (VmHWM))\n"),
+        "{stdout}"
+    );
     let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
 
     // The merged count is the server's own count: every frame it read, once.
@@ -176,6 +181,8 @@ fn a_real_histogram_split_three_ways_merges_back_to_the_same_bytes() {
         let mut v = whole.clone();
         v["histogram"]["data"] = json!(l.encode());
         v["histogram"]["count"] = json!(n);
+        // The summary says what its histogram holds (a merge checks they agree).
+        v["latency_us"] = serde_json::to_value(l.summary()).unwrap();
         for f in ["sent", "ok"] {
             v["totals"][f] = json!(n);
         }
@@ -316,4 +323,113 @@ fn redis_shards_merge_their_exchange_round_trips_by_the_sum() {
     assert_eq!(ju(&m, "/totals/exchange_sent"), 8);
     assert_eq!(ju(&m, "/totals/exchange_answered"), 8);
     assert!(schema_validator("result.schema.json").is_valid(&m));
+}
+
+/// Refuses one tampered copy of shard 0 beside an honest shard 1: exit 2, one sentence
+/// naming the file and what disagrees, nothing written.
+fn refused(dir: &Path, good: &Value, honest: &Path, what: &str, tamper: impl Fn(&mut Value)) {
+    let mut v = good.clone();
+    tamper(&mut v);
+    let bad = dir.join(format!("tampered-{what}.json"));
+    write(&bad, &v);
+    let merged = dir.join("never.json");
+    let (code, stdout, stderr) = wb(&[
+        "merge",
+        bad.to_str().unwrap(),
+        honest.to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{what}: {stdout}\n{stderr}");
+    let line = assert_one_line_error(&stderr, what);
+    let want = format!("wirebench: {}: {what}", bad.display());
+    assert!(line.starts_with(&want), "{what}: {line}");
+    assert!(
+        line.ends_with("; a result changed after wirebench wrote it does not merge"),
+        "{line}"
+    );
+    assert!(!merged.exists(), "{what}: a refused merge wrote its output");
+}
+
+#[test]
+fn tampered_shards_are_refused_naming_the_field_that_disagrees() {
+    let mut server = Served::start(&["--threads", "1"]);
+    let addr = server.addr();
+    let shard = |i: u32| {
+        let out = run_json(&[
+            "echo",
+            &addr,
+            "-n",
+            "2000",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--shard",
+            &format!("{i}/2"),
+            "--run-id",
+            "tamper",
+        ]);
+        out.assert_clean(1000);
+        out.json().clone()
+    };
+    let (s0, s1) = (shard(0), shard(1));
+    // Another run of the same size: its histogram counts as many replies.
+    let other = run_json(&["echo", &addr, "-n", "1000", "-c", "2", "-t", "1"]);
+    other.assert_clean(1000);
+    server.stop_final_line();
+    let dir = TempPath::new("merge-tampered", "");
+    std::fs::create_dir(dir.path()).unwrap();
+    let (good, honest) = (dir.path().join("s0.json"), dir.path().join("s1.json"));
+    write(&good, &s0);
+    write(&honest, &s1);
+    // The honest pair merges.
+    let merged = dir.path().join("m.json");
+    let (code, stdout, stderr) = wb(&["merge", dir.s(), "-o", merged.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    std::fs::remove_file(&good).unwrap();
+    let d = dir.path();
+    refused(d, &s0, &honest, "totals.sent 1005 is not totals.ok 1000 + totals.errors 0 + totals.in_flight 0, though totals.invariant_holds says it is", |v| {
+        v["totals"]["sent"] = json!(1005);
+    });
+    refused(
+        d,
+        &s0,
+        &honest,
+        "totals.sent 1000 is not totals.ok 0 + totals.errors 0 + totals.in_flight 0",
+        |v| {
+            v["totals"]["ok"] = json!(0);
+        },
+    );
+    refused(
+        d,
+        &s0,
+        &honest,
+        "latency_us is not the summary of its histogram (one of them is another run's)",
+        |v| {
+            v["histogram"] = other.json()["histogram"].clone();
+        },
+    );
+    refused(
+        d,
+        &s0,
+        &honest,
+        "histogram.count says 999 but its data hold 1000",
+        |v| {
+            v["histogram"]["count"] = json!(999);
+        },
+    );
+    refused(
+        d,
+        &s0,
+        &honest,
+        "its \"errors\" count 3 failed requests by kind, totals.errors 0",
+        |v| {
+            v["errors"] = json!({"timeout": 3});
+        },
+    );
+    refused(d, &s0, &honest, "intervals[0].total_ok", |v| {
+        let ok = v["intervals"][0]["ok"].as_u64().unwrap();
+        v["intervals"][0]["ok"] = json!(ok + 1);
+    });
 }

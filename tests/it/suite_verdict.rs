@@ -72,22 +72,23 @@ fn wb(args: &[&str]) -> (i32, String, String) {
     (code, p.stdout(), p.stderr())
 }
 
-/// Two servers over a four-point connection sweep, two rounds each: `wb` against
-/// the baseline `c-epoll` at 1.0, 1.1, 0.9 and 1.2 times its throughput, its CPU per
-/// message at 0.5 times; at 500 connections wb's rounds disagree (1000 vs 1400).
-fn verdict_dir(root: &Path, extra: &str) -> PathBuf {
+/// Two servers over a four-point connection sweep, two rounds each: `wb` against the
+/// baseline `c-epoll` at `ks` times its throughput (every round alike), its CPU per
+/// message at 0.5 times; with `noisy`, wb's rounds at 500 connections disagree (1000
+/// vs 1400, 1.2 times the baseline's between them).
+fn verdict_dir(root: &Path, extra: &str, ks: [f64; 4], noisy: bool) -> PathBuf {
     let dir = root.join("results");
-    let xs = [(1, 1.0), (10, 1.1), (100, 0.9), (500, 1.2)];
-    for (x, k) in xs {
+    let xs = [1, 10, 100, 500];
+    for (x, k) in xs.into_iter().zip(ks) {
         for round in 1..=2 {
             let base_rate = 10_000.0;
-            let (wb_rate, base_round) = if x == 500 {
-                (if round == 1 { 10_000.0 } else { 14_000.0 }, base_rate)
-            } else {
-                (base_rate * k, base_rate)
+            let wb_rate = match (noisy && x == 500, round) {
+                (true, 1) => 10_000.0,
+                (true, _) => 14_000.0,
+                (false, _) => base_rate * k,
             };
             for (server, rate, cpu_per_msg_us) in
-                [("c-epoll", base_round, 2.0), ("wb", wb_rate, 1.0)]
+                [("c-epoll", base_rate, 2.0), ("wb", wb_rate, 1.0)]
             {
                 let ok = 100_000;
                 write_point(
@@ -112,12 +113,26 @@ fn verdict_dir(root: &Path, extra: &str) -> PathBuf {
     dir
 }
 
-#[test]
-fn report_states_the_verdict_first() {
-    let tmp = TempPath::new("suite-verdict", "");
-    let dir = verdict_dir(tmp.path(), "");
-    let html = tmp.path().join("report.html");
-    let md = tmp.path().join("report.md");
+/// Marks one round of one point as measured while other processes took `share` of
+/// CPU `cpu` (its `machine.interference`, as the suite writes it).
+fn mark_busy(dir: &Path, file: &str, cpu: u32, share: f64) {
+    let path = dir.join("points").join(file);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let others = 2.0 * share;
+    v["machine"] = json!({"interference": {
+        "window_s": 2.0, "others_s": others, "steal_s": 0.0, "per_cpu_exact": true,
+        "cpus": [{"cpu": cpu, "window_s": 2.0, "busy_s": 1.0 + others, "ours_s": 1.0,
+                  "others_s": others, "steal_s": 0.0}],
+        "load_average": {"start": [1.0, 1.0, 1.0], "end": [2.0, 1.0, 1.0]}
+    }});
+    std::fs::write(&path, v.to_string()).unwrap();
+}
+
+/// `wirebench report DIR` (HTML and Markdown beside it): its verdict lines, the HTML
+/// and the Markdown.
+fn report(root: &Path, dir: &Path) -> (Vec<String>, String, String) {
+    let (html, md) = (root.join("report.html"), root.join("report.md"));
     let (code, out, err) = wb(&[
         "report",
         dir.to_str().unwrap(),
@@ -127,16 +142,24 @@ fn report_states_the_verdict_first() {
         md.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    let lines: Vec<&str> = out.lines().skip(2).collect();
+    let lines = out.lines().skip(2).map(String::from).collect();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    (lines, read(&html), read(&md))
+}
+
+#[test]
+fn report_states_the_verdict_first() {
+    // Every point faster beyond the noise of its rounds: hyperfine's words.
+    let tmp = TempPath::new("suite-verdict", "");
+    let dir = verdict_dir(tmp.path(), "", [1.04, 1.05, 1.03, 1.04], false);
+    let (lines, text, md) = report(tmp.path(), &dir);
     assert_eq!(
         lines,
         [
             "c-epoll: the baseline",
-            "wb: 1.05x c-epoll throughput (0.90x..1.20x), 0.50x CPU per message (0.50x..0.50x), over 4 points of 1 load (1 with rounds that disagree by more than 20%)",
+            "wb is 1.04x ± 0.00 faster than c-epoll (throughput) and uses 0.50x the CPU per message, over 4 points of load connections (1.03x..1.05x)",
         ],
-        "{out}"
     );
-    let text = std::fs::read_to_string(&html).unwrap();
     let verdict = text
         .find("<h2 id=\"verdict\">Verdict</h2>")
         .expect("a verdict");
@@ -144,36 +167,63 @@ fn report_states_the_verdict_first() {
         verdict < text.find("<h2 id=\"load-").unwrap(),
         "the verdict comes first"
     );
-    assert!(text.contains("<tr><td>connections</td><td>wb</td><td>c-epoll</td><td>1.05x</td><td>0.90x..1.20x</td><td>0.50x</td><td>0.50x..0.50x</td><td>4</td><td class=\"noisy\">1 of 4: 500</td></tr>"), "{text}");
-    assert!(text.contains("<li>wb: 1.05x c-epoll throughput (0.90x..1.20x)"));
+    assert!(text.contains("<tr><td>connections</td><td>wb</td><td>c-epoll</td><td>faster</td><td>1.04x ± 0.00</td><td>1.03x..1.05x</td><td>0.50x</td><td>none of 4</td></tr>"), "{text}");
+    assert!(text.contains("<li>wb is 1.04x ± 0.00 faster than c-epoll (throughput)"));
+    assert!(md.contains("| connections | wb | c-epoll | faster | 1.04x ± 0.00 | 1.03x..1.05x | 0.50x | none of 4 |\n"), "{md}");
+
+    // One point whose rounds disagree: inconclusive, whatever the others say.
+    let tmp = TempPath::new("suite-verdict-noisy", "");
+    let dir = verdict_dir(tmp.path(), "", [1.0, 1.1, 0.9, 1.2], true);
+    let (lines, text, md) = report(tmp.path(), &dir);
+    assert_eq!(
+        lines,
+        [
+            "c-epoll: the baseline",
+            "wb against c-epoll: inconclusive (1 of 4 with rounds that disagree by more than 20%), over 4 points of load connections",
+        ],
+    );
+    assert!(text.contains("<td>inconclusive</td><td>1.04x ± 0.12</td><td>0.90x..1.20x</td><td>0.50x</td><td class=\"noisy\">1 of 4: 500 (rounds disagree)</td></tr>"), "{text}");
     // The disagreeing point is marked in the load's own table too (12,000 ±17%).
     assert!(
         text.contains("<td class=\"noisy\">12,000 ±17% (noisy)</td>"),
         "{text}"
     );
     assert_eq!(text.matches("(noisy)").count(), 1);
-    let md = std::fs::read_to_string(&md).unwrap();
-    assert!(md.contains("| connections | wb | c-epoll | 1.05x | 0.90x..1.20x | 0.50x | 0.50x..0.50x | 4 | 1 of 4: 500 |\n"), "{md}");
+    assert!(md.contains("| inconclusive | 1.04x ± 0.12 | 0.90x..1.20x | 0.50x | 1 of 4: 500 (rounds disagree) |\n"), "{md}");
 
-    // `baseline = "wb"` in the suite file turns the ratios round.
-    let tmp2 = TempPath::new("suite-verdict-base", "");
-    let dir = verdict_dir(tmp2.path(), "baseline = \"wb\"\n");
-    let html = tmp2.path().join("r.html");
-    let (code, out, err) = wb(&[
-        "report",
-        dir.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let lines: Vec<&str> = out.lines().skip(1).collect();
+    // Clean rounds that differ both ways: mixed, point by point; `baseline = "wb"`
+    // turns the ratios round.
+    let tmp = TempPath::new("suite-verdict-base", "");
+    let dir = verdict_dir(
+        tmp.path(),
+        "baseline = \"wb\"\n",
+        [1.0, 1.1, 0.9, 1.2],
+        false,
+    );
+    let (lines, _, _) = report(tmp.path(), &dir);
     assert_eq!(
         lines,
         [
-            "c-epoll: 0.95x wb throughput (0.83x..1.11x), 2.00x CPU per message (2.00x..2.00x), over 4 points of 1 load (1 with rounds that disagree by more than 20%)",
+            "c-epoll is faster than wb at 100, slower than wb at 10, 500, within noise of wb at 1 (0.83x..1.11x its throughput), and uses 2.00x the CPU per message, over 4 points of load connections",
             "wb: the baseline",
         ],
-        "{out}"
+    );
+
+    // A round measured while another process took 30% of the server's CPU: that
+    // point does not count, and the verdict says so instead of a ratio.
+    let tmp = TempPath::new("suite-verdict-busy", "");
+    let dir = verdict_dir(tmp.path(), "", [1.5, 1.5, 1.5, 1.5], false);
+    mark_busy(&dir, "connections__c-epoll__x1__r2.json", 0, 0.3);
+    mark_busy(&dir, "connections__wb__x10__r1.json", 0, 0.12);
+    let (lines, text, _) = report(tmp.path(), &dir);
+    assert_eq!(
+        lines[1],
+        "wb against c-epoll: inconclusive (2 of 4 points measured while other processes took up to 30% of CPU 0), over 4 points of load connections"
+    );
+    assert!(text.contains("2 of 4: 1 (busy: other processes took 30% of CPU 0), 10 (busy: other processes took 12% of CPU 0)"), "{text}");
+    assert!(
+        text.contains("<td class=\"noisy\">15,000 ±0% (busy)</td>"),
+        "{text}"
     );
 }
 

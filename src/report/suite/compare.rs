@@ -1,13 +1,16 @@
 //! Two result sets side by side: throughput and p99 per matching point. A row says
 //! "better" or "worse" only when the rounds of the two sides differ beyond noise
-//! (`noise::judge`) and by more than the threshold. The p99 shown is read from the
+//! (`noise::judge`) and by more than the threshold, and neither side's point is marked
+//! (`marks::of_rates`: a round measured under interference, or rounds that disagree on
+//! throughput): a marked point is `inconclusive`, as in the report's verdict. The p99 shown is read from the
 //! rounds' HDR histograms merged, never averaged; the rank test uses each round's own.
 
 use super::dataset::{Aggregate, Dataset};
+use super::marks::{self, Trouble};
 use super::noise::{self, Evidence};
 use crate::report::format::{micros, rate};
 
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
     Better,
     Worse,
@@ -17,21 +20,34 @@ pub enum Verdict {
     BelowThreshold,
     /// A side has one round: no way to tell a change from noise.
     OneRound,
+    /// A side's point is marked (`marks`): what, and which side ("A" or "B").
+    Inconclusive(Trouble, &'static str),
     /// The point is in A but not in B.
     Missing,
 }
 
 impl Verdict {
-    pub fn label(&self) -> &'static str {
+    pub fn label(&self) -> String {
         match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::WithinNoise => "within noise",
-            Verdict::BelowThreshold => "below threshold",
-            Verdict::OneRound => "one round: cannot tell noise",
-            Verdict::Missing => "MISSING in B",
+            Verdict::Better => "better".into(),
+            Verdict::Worse => "worse".into(),
+            Verdict::WithinNoise => "within noise".into(),
+            Verdict::BelowThreshold => "below threshold".into(),
+            Verdict::OneRound => "one round: cannot tell noise".into(),
+            Verdict::Inconclusive(t, side) => format!("inconclusive ({} in {side})", t.label()),
+            Verdict::Missing => "MISSING in B".into(),
         }
     }
+}
+
+/// The mark that keeps a pair of points from counting, A's first, with its side.
+fn marked(a: &Aggregate, b: &Aggregate) -> Option<Verdict> {
+    let first = |x: &Aggregate, side| {
+        marks::of_rates(x)
+            .first()
+            .map(|t| Verdict::Inconclusive(*t, side))
+    };
+    first(a, "A").or_else(|| first(b, "B"))
 }
 
 pub struct Line {
@@ -99,6 +115,7 @@ pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
                     continue;
                 };
                 let rounds = format!("{}/{}", pa.runs, pb.runs);
+                let mark = marked(pa, pb);
                 let (c, e, v) = judge(
                     (pa.throughput.median, &pa.throughput_runs),
                     (pb.throughput.median, &pb.throughput_runs),
@@ -113,7 +130,7 @@ pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
                     change_pct: c,
                     rounds: rounds.clone(),
                     evidence: e,
-                    verdict: v,
+                    verdict: mark.clone().unwrap_or(v),
                 });
                 let (c, e, v) = judge(
                     (pa.latency.p99, &pa.p99_runs),
@@ -129,7 +146,7 @@ pub fn compare(a: &Dataset, b: &Dataset, threshold_pct: f64) -> Vec<Line> {
                     change_pct: c,
                     rounds,
                     evidence: e,
-                    verdict: v,
+                    verdict: mark.unwrap_or(v),
                 });
             }
         }

@@ -3,6 +3,7 @@
 //! repeats' histograms added, so percentiles are exact, never averaged).
 
 use crate::error::{Error, Result};
+use crate::stats::interference::Mark;
 use crate::stats::latency::{Latency, LatencySummary};
 use crate::stats::merge;
 use crate::stats::result::{RunResult, Totals};
@@ -35,6 +36,9 @@ pub struct Record {
     pub rss_bytes: f64,
     pub success: bool,
     pub reason: Option<String>,
+    /// Others (or steal) took more than `interference::THRESHOLD` of one of its CPUs:
+    /// the largest such share (`machine.interference`).
+    pub busy: Option<Mark>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,6 +117,8 @@ pub struct Aggregate {
     pub cpu_pct: Stat,
     pub us_per_req: Stat,
     pub rss_mib: Stat,
+    /// Each round that ran while others took its CPUs: the largest share (`Record::busy`).
+    pub busy: Vec<Mark>,
 }
 
 #[derive(Clone, Debug)]
@@ -284,6 +290,7 @@ pub fn from_result(file: &str, r: &RunResult) -> std::result::Result<Record, Str
         rss_bytes: meta.server_cost.rss_bytes.max,
         success: r.outcome.success,
         reason: r.outcome.reason.clone(),
+        busy: r.interference().and_then(|i| i.worst()),
     })
 }
 
@@ -492,6 +499,7 @@ fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
                     }
                 }),
                 rss_mib: per(|r| r.rss_bytes / (1024.0 * 1024.0)),
+                busy: rs.iter().filter_map(|r| r.busy).collect(),
             }
         })
         .collect()

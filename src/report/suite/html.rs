@@ -106,7 +106,7 @@ fn verdict(o: &mut String, d: &Dataset) {
     );
     for r in &rows {
         let cells = verdict::cells(r);
-        let noisy = if r.noisy.is_empty() {
+        let noisy = if r.pairs.iter().all(|p| p.troubles.is_empty()) {
             ""
         } else {
             " class=\"noisy\""
@@ -121,7 +121,8 @@ fn verdict(o: &mut String, d: &Dataset) {
     }
     let _ = write!(
         o,
-        "</table><p class=\"note\">Ratios to the baseline server, point by point over the sweep: the median of the ratios and their smallest..largest. Shaded: points whose rounds disagree by more than {:.0}% ((max-min)/median of throughput or CPU per request).</p>",
+        "</table><p class=\"note\">Ratios to the baseline server over the sweep's points: per point the median of the rounds, then their geometric mean, ± the rounds' standard deviation carried into the ratio as hyperfine does, and the smallest..largest point. Faster or slower only when every point differs beyond the noise of its rounds (the test <code>compare</code> uses). Not counted, and shaded: points with a round measured while other processes or the hypervisor took more than {:.0}% of a CPU it used, or whose rounds disagree by more than {:.0}% ((max-min)/median of throughput or CPU per request); one such point makes the verdict inconclusive.</p>",
+        crate::stats::interference::THRESHOLD * 100.0,
         verdict::DISAGREE * 100.0
     );
 }

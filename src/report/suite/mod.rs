@@ -8,6 +8,7 @@ pub mod dataset;
 pub mod guard;
 pub mod html;
 pub mod markdown;
+pub mod marks;
 pub mod noise;
 pub mod table;
 pub mod verdict;

@@ -43,6 +43,23 @@ impl Evidence {
     }
 }
 
+/// The standard deviation of the ratio of `a`'s mean to `b`'s, relative to the ratio,
+/// from each side's rounds: hyperfine's propagation, √((σa/μa)² + (σb/μb)²) with each
+/// side's sample standard deviation; 0 for a side of one round (its noise is unknown,
+/// which `judge` says as `OneRound`).
+pub fn ratio_rel_sd(a: &[f64], b: &[f64]) -> f64 {
+    let rel = |v: &[f64]| {
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        if v.len() < 2 || mean <= 0.0 {
+            return 0.0;
+        }
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        var.sqrt() / mean
+    };
+    (rel(a).powi(2) + rel(b).powi(2)).sqrt()
+}
+
 /// Ways to choose k of n (as f64: only ratios of them are used).
 fn choose(n: usize, k: usize) -> f64 {
     (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
@@ -155,6 +172,16 @@ mod tests {
         let p = mann_whitney_p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]);
         assert!(p > 0.5, "{p}");
         assert_eq!(u_counts(2, 2), vec![1.0, 1.0, 2.0, 1.0, 1.0]);
+    }
+
+    #[test]
+    fn the_ratios_spread_is_hyperfines() {
+        // σ/μ of [9, 11] is √2/10; of [20, 20] 0: the ratio's is √2/10.
+        let r = ratio_rel_sd(&[9.0, 11.0], &[20.0, 20.0]);
+        assert!((r - 2f64.sqrt() / 10.0).abs() < 1e-12, "{r}");
+        let both = ratio_rel_sd(&[9.0, 11.0], &[18.0, 22.0]);
+        assert!((both - 0.2).abs() < 1e-12, "{both}");
+        assert_eq!(ratio_rel_sd(&[5.0], &[7.0]), 0.0);
     }
 
     #[test]

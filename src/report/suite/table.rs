@@ -26,7 +26,8 @@ pub struct Row {
     pub cells: Vec<Option<[String; 6]>>,
     /// Per group: some repeats fell short.
     pub short: Vec<bool>,
-    /// Per group: the rounds disagree (verdict::disagrees).
+    /// Per group: the rounds disagree (verdict::disagrees), or one ran while other
+    /// processes took its CPUs (`marks`).
     pub noisy: Vec<bool>,
 }
 
@@ -40,10 +41,11 @@ fn cells(a: &Aggregate) -> [String; 6] {
         format!(
             "{}{spread}{}",
             rate(a.throughput.median),
-            if super::verdict::disagrees(a) {
-                " (noisy)"
-            } else {
-                ""
+            match (super::verdict::disagrees(a), a.busy.is_empty()) {
+                (true, true) => " (noisy)",
+                (true, false) => " (noisy, busy)",
+                (false, false) => " (busy)",
+                (false, true) => "",
             }
         ),
         micros(a.latency.p50),
@@ -79,7 +81,7 @@ pub fn of(load: &LoadView) -> Table {
                     .collect(),
                 noisy: found
                     .iter()
-                    .map(|a| a.is_some_and(super::verdict::disagrees))
+                    .map(|a| a.is_some_and(|a| super::verdict::disagrees(a) || !a.busy.is_empty()))
                     .collect(),
             }
         })

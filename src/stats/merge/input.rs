@@ -24,6 +24,16 @@ pub fn no_block_merge(_: &str, _: &[&Value], _: &RunResult) -> Option<Result<Val
     None
 }
 
+/// A protocol's check of one part's block `name` against that part's own figures, before
+/// a merge (`wirebench merge`): the sentence naming the field that disagrees.
+/// `registry::block_check` gives it by the results' `kind` (`Entry::block_check`).
+pub type BlockCheck = fn(name: &str, block: &Value, part: &RunResult) -> Result<(), String>;
+
+/// The block check of a kind whose blocks say nothing the totals say.
+pub fn no_block_check(_: &str, _: &Value, _: &RunResult) -> Result<(), String> {
+    Ok(())
+}
+
 /// A part's measured start, Unix ms.
 pub fn measured_start_ms(r: &RunResult) -> u64 {
     match &r.shard {

@@ -4,7 +4,8 @@
 //! memory and threads per event loop summed, rates recomputed over the merged time,
 //! interval series aligned, error texts merged within their bound (`ErrorTexts::merge_all`),
 //! a protocol's own blocks merged by that protocol (or, when they hold only counters, by
-//! the generic counter sum), and every part's own figures kept in `merge.parts`.
+//! the generic counter sum), the machine's interference summed, and every part's own
+//! figures kept in `merge.parts`.
 //!
 //! Merged time: parts side by side (shards, processes) span from the earliest measured
 //! start to the latest measured end, so the merged throughput is the whole output over
@@ -19,9 +20,10 @@ mod input;
 pub mod intervals;
 mod parts;
 
-pub use input::{measured_start_ms, no_block_merge, BlockMerge, Part};
+pub use input::{measured_start_ms, no_block_check, no_block_merge, BlockCheck, BlockMerge, Part};
 
 use super::error_texts::ErrorTexts;
+use super::interference::Interference;
 use super::rate::{RateFigures, ACHIEVED_AT_LEAST};
 use super::result::{ClientProcess, RunResult, Warmup};
 use super::result_builder::Measured;
@@ -55,6 +57,7 @@ impl Of {
 /// The merge of `parts` (at least one), or the one sentence saying why they do not merge.
 pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult, String> {
     check::same_load(parts)?;
+    check::own_figures(parts)?;
     let shards = match of {
         Of::Shards { allow_partial } => Some(check::shards(parts, allow_partial)?),
         _ => None,
@@ -159,6 +162,10 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
     .rate(rate(&rs, of, elapsed_s)?)
     .finish(shortfall(&order, of));
     merged.extras = parts::extras(&rs, &merged, blocks)?;
+    // Interference adds up exactly when every part measured it (interference/figures.rs).
+    merged.set_interference(
+        all_some(rs.iter().map(|r| r.interference())).and_then(|v| Interference::merge(&v)),
+    );
     merged.merge = Some(MergeInfo {
         of: of.name().into(),
         expected: shards.as_ref().map_or(rs.len() as u32, |s| s.count),

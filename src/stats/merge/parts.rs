@@ -126,5 +126,6 @@ pub fn own_figures(r: &RunResult) -> Value {
         "server": r.server,
         "outcome": r.outcome,
         "shard": r.shard,
+        "machine": r.machine,
     })
 }
