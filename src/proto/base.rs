@@ -54,7 +54,7 @@ pub fn url_tls(
     if shared.tls && !tls {
         let (plain, secure) = schemes;
         return Err(Error::usage(format!(
-            "--tls does not combine with the {plain}:// URL: write {secure}:// instead (a URL that uses {secure}:// turns TLS on)"
+            "--tls does not combine with the {plain}:// URL: for TLS, use {secure}:// (write {secure}:// instead of {plain}://)"
         )));
     }
     over.tls = Some(tls);
