@@ -274,6 +274,7 @@ impl LoadConfig {
             return Err(Error::usage("--progress must be at least 10ms"));
         }
         check_histogram_bucket(a.histogram)?;
+        let memory_budget = memory_budget(a.memory_budget.as_deref())?;
         let tls = client_trust(over.tls.unwrap_or(a.tls), a.insecure, a.ca.as_ref())?;
         let coordination = Coordination::from_args(&a.shard)?;
         let mut cfg = LoadConfig {
@@ -287,6 +288,7 @@ impl LoadConfig {
                 warmup,
                 ramp,
                 timeout,
+                memory_budget,
             },
             threads_asked,
             nodelay: !a.no_nodelay,
@@ -513,6 +515,7 @@ impl LoadConfig {
             "warmup_s": shape.warmup.as_secs_f64(),
             "ramp": shape.ramp.map(|r| r.to_json()),
             "timeout_s": shape.timeout.as_secs_f64(),
+            "memory_budget_bytes": shape.memory_budget,
             "nodelay": self.nodelay,
             "tls": self.tls.is_some(),
         });
@@ -521,6 +524,24 @@ impl LoadConfig {
         }
         v
     }
+}
+
+/// Least `--memory-budget` taken: below it no connection could keep one read's bytes.
+pub const MIN_MEMORY_BUDGET: u64 = 1 << 20;
+
+/// `--memory-budget SIZE`, validated (the engine's default without it).
+fn memory_budget(flag: Option<&str>) -> Result<usize> {
+    let Some(text) = flag else {
+        return Ok(crate::engine::DEFAULT_MEMORY_BUDGET);
+    };
+    let bytes = parse_bytes(text).map_err(|e| Error::usage(format!("--memory-budget: {e}")))?;
+    if bytes < MIN_MEMORY_BUDGET {
+        return Err(Error::usage(format!(
+            "--memory-budget must be at least 1m (one megabyte), not {text}"
+        )));
+    }
+    usize::try_from(bytes)
+        .map_err(|_| Error::usage(format!("--memory-budget: '{text}' is too large")))
 }
 
 /// The pipelining policy: `--pipeline-mode` as given, else the protocol's default, else

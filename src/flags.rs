@@ -105,6 +105,9 @@ pub struct LoadArgs {
     /// Source addresses to connect from, connection n from the (n mod count)-th: an address, a range (127.0.0.2-127.0.0.254) or a comma list; `kernel` lets the kernel pick [default: 127.0.0.2-127.0.0.255 for 1,024 connections or more to an IPv4 loopback target, else the kernel's].
     #[arg(long, value_name = "ADDRS", hide_short_help = true)]
     pub source: Option<String>,
+    /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
+    #[arg(long, value_name = "SIZE")]
+    pub memory_budget: Option<String>,
     /// Connect with TLS.
     #[arg(long, help_heading = "TLS", hide_short_help = true)]
     pub tls: bool,

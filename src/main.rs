@@ -6,6 +6,8 @@ fn main() {
     // write passes MSG_NOSIGNAL.
     // SAFETY: setting a signal disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // A run's memory budget holds for the process only if freed large buffers go back.
+    wirebench::sys::malloc::map_large_buffers_alone();
     let cli = match wirebench::cli::parse() {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {

@@ -74,7 +74,8 @@ fuzz_target!(|data: &[u8]| {
     for _ in 0..32 {
         scratch.clear();
         match c.open(rest, &mut scratch, &mut figs, &mut count) {
-            Setup::Continue { used } => {
+            // An event in the handshake (AMQP has none there) is skipped like used input.
+            Setup::Continue { used } | Setup::Event { used } => {
                 assert!(used <= rest.len());
                 if used == 0 {
                     break;
@@ -124,7 +125,9 @@ fuzz_target!(|data: &[u8]| {
     scratch.clear();
     let _ = c.close(&[], &mut scratch, &mut figs, &mut count);
     match c.close(rest, &mut scratch, &mut figs, &mut count) {
-        Setup::Continue { used } | Setup::Done { used } => assert!(used <= rest.len()),
+        Setup::Continue { used } | Setup::Done { used } | Setup::Event { used } => {
+            assert!(used <= rest.len())
+        }
         Setup::Failed { .. } => {}
     }
 });

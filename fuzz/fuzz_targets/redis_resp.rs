@@ -2,14 +2,19 @@
 //! from a server), and the request parser and `serve redis`'s session (requests from a
 //! client), fed whole and split in two as the server runtime carries unconsumed bytes.
 //! None may panic or claim more bytes than it was given; a whole reply's every prefix
-//! is incomplete; the session answers the same requests however the bytes arrive.
+//! is incomplete; the session answers the same requests however the bytes arrive. The
+//! resumable scan (`ReplyScan`, and the client that keeps one) is fed the bytes in
+//! pieces, as the engine appends each read to an unfinished reply: at every piece it
+//! says what a scan from the first byte says, so resuming never changes a verdict.
 //! Run: `cargo +nightly fuzz run redis_resp`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use wirebench::engine::session::{ClientSession, Decode, InFlight, Lane, SessionFactory};
 use wirebench::proto::redis::client::{Plan, RedisFactory, REPLY_LIMITS};
-use wirebench::proto::redis::codec::{parse_request, scan_reply, Args, RequestLimits, Scan};
+use wirebench::proto::redis::codec::{
+    parse_request, scan_reply, Args, ReplyScan, RequestLimits, Scan,
+};
 use wirebench::proto::redis::command::{Values, Workload};
 use wirebench::proto::redis::keys::Distribution;
 use wirebench::proto::redis::server::RedisHandlerFactory;
@@ -52,7 +57,60 @@ fn serve(f: &RedisHandlerFactory, pieces: &[&[u8]]) -> (u64, bool) {
     (requests, false)
 }
 
+/// Piece sizes the engine's reads may cut a reply into: a byte at a time, a few, and
+/// one from the input itself, so the fuzzer picks where the cuts fall.
+fn steps(data: &[u8]) -> [usize; 3] {
+    [1, 7, 1 + data.first().map_or(0, |&b| b as usize)]
+}
+
+/// A `ReplyScan` given `input` one `step` more each time, from its first byte (as the
+/// engine keeps an unfinished reply and appends a read): each answer is the one a
+/// scan from the first byte gives the same bytes, until the reply is whole or refused.
+fn scan_in_pieces(input: &[u8], step: usize) {
+    let mut scan = ReplyScan::default();
+    let mut upto = 0;
+    while upto < input.len() {
+        upto = (upto + step).min(input.len());
+        let resumed = scan.scan(&input[..upto], &REPLY_LIMITS);
+        assert_eq!(resumed, scan_reply(&input[..upto], &REPLY_LIMITS));
+        if resumed != Scan::Incomplete {
+            return;
+        }
+    }
+}
+
+/// The client (keeping its scan between calls) given `input` in growing pieces for one
+/// GET: its first answer that is not `Incomplete` is a fresh client's on those bytes.
+fn decode_in_pieces(factory: &RedisFactory, input: &[u8], step: usize) {
+    let (mut pieced, mut fresh) = (factory.session(1), factory.session(1));
+    let mut figures = Default::default();
+    let tag = pieced.encode(1, 0, &mut Vec::new());
+    assert_eq!(tag, fresh.encode(1, 0, &mut Vec::new()));
+    let req = InFlight {
+        seq: 1,
+        intended_ns: 0,
+        sent_ns: 0,
+        tag,
+        lane: Lane::ANY,
+        measured: true,
+    };
+    let mut upto = 0;
+    while upto < input.len() {
+        upto = (upto + step).min(input.len());
+        let got = pieced.decode(&input[..upto], Some(&req), &mut Vec::new(), &mut figures);
+        if got != Decode::Incomplete {
+            let whole = fresh.decode(&input[..upto], Some(&req), &mut Vec::new(), &mut figures);
+            assert_eq!(got, whole);
+            return;
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    for step in steps(data) {
+        scan_in_pieces(data, step);
+    }
+
     // Replies, back to back, as a pipelined connection receives them.
     let mut at = 0;
     while at < data.len() {
@@ -83,6 +141,9 @@ fuzz_target!(|data: &[u8]| {
         db: 0,
         resp3: true,
     });
+    for step in steps(data) {
+        decode_in_pieces(&factory, data, step);
+    }
     let mut client = factory.session(1);
     let mut figures = Default::default();
     client.open(&[], &mut Vec::new(), &mut figures, &mut Default::default());

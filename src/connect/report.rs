@@ -209,6 +209,7 @@ fn totals(c: &Counts) -> Totals {
         events: 0,
         exchange_sent: 0,
         exchange_answered: 0,
+        over_budget: 0,
         invariant_holds: Some(c.invariant_holds()),
     }
 }

@@ -220,6 +220,8 @@ fn load_spec(
             // counts kept apart (`phases`).
             ramp: spec.ramp,
             timeout,
+            // A ping's 16 bytes: the default is never near.
+            memory_budget: crate::engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: PROGRESS,
         stop,

@@ -25,6 +25,9 @@ pub struct Busy {
     pub input: Vec<u8>,
     /// What the socket did not take yet (allocated on demand, freed once idle).
     pub output: Vec<u8>,
+    /// Bytes this connection counts in its worker's `Ctx::kept`: its buffers' room
+    /// (and on io_uring what its sends hold), as last brought up to date.
+    pub held: usize,
     /// Settles-on-write requests already written (warm-up, measured): not counted yet,
     /// as nothing says the peer read them until the connection closes cleanly.
     pub written: [u64; 2],
@@ -32,8 +35,6 @@ pub struct Busy {
     /// yet: 0 for every protocol whose requests all get replies, so its replies take
     /// the paths that never look for them.
     pub on_write: u32,
-    /// Bytes of the oldest reply already consumed (`Decode::Consumed`), counted with it.
-    pub consumed: u64,
 }
 
 impl Busy {
@@ -43,7 +44,7 @@ impl Busy {
             && self.input.is_empty()
             && self.output.is_empty()
             && self.written == [0; 2]
-            && self.consumed == 0
+            && self.held == 0
     }
 
     /// The oldest request that waits for a reply, passing over those that settle on
@@ -155,7 +156,6 @@ impl BusyPool {
         b.input = Vec::new();
         b.output = Vec::new();
         b.written = [0; 2];
-        b.consumed = 0;
         self.free.push(b);
     }
 

@@ -237,6 +237,14 @@ impl<S: ClientSession> Conn<S> {
         used
     }
 
+    /// The exchange used `used` more of its input, of which `at` bytes are used already;
+    /// returns whether it used any (no more than there are).
+    fn take_input(&self, at: &mut usize, used: usize) -> bool {
+        let used = used.min(self.input().len() - *at);
+        *at += used;
+        used > 0
+    }
+
     /// Nothing in flight or unwritten: the buffers go (an idle connection costs its
     /// slot alone), and the whole `Busy` part goes back to the pool when the next send
     /// is far off.
@@ -273,6 +281,7 @@ impl<S: ClientSession> Conn<S> {
 
     /// The slot's run is over: what is still unanswered stays in flight.
     fn retire<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        self.forget_held(ctx);
         if let Some(b) = self.busy.take() {
             for r in &b.inflight {
                 ctx.stats.phase(r.measured).in_flight += 1;
@@ -341,6 +350,49 @@ impl<S: ClientSession> Conn<S> {
         self.gen = self.gen.wrapping_add(1);
         self.wake_at = u64::MAX;
         ctx.out.clear();
+        // What the connection kept goes with it.
+        if let Some(b) = self.busy.as_mut() {
+            b.input = Vec::new();
+            b.output = Vec::new();
+        }
+        self.forget_held(ctx);
+    }
+
+    /// The slot keeps no bytes now: they leave its worker's count.
+    fn forget_held<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        if let Some(b) = self.busy.as_mut() {
+            ctx.kept -= b.held;
+            b.held = 0;
+        }
+    }
+
+    /// Brings the worker's count of kept bytes up to date with this slot's (its
+    /// buffers' room, and on io_uring what waits behind its SEND); returns whether the
+    /// slot's part grew. Where nothing can have grown (a SEND completed, the slot went
+    /// idle) this alone is asked; where something may have, `within_budget`.
+    fn count_held<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) -> bool {
+        let sends = ctx.uring.as_ref().map_or(0, |u| u.held(slot));
+        if self.busy.is_none() && sends == 0 {
+            return false;
+        }
+        let b = work(&mut self.busy, &mut ctx.busy);
+        let held = b.input.capacity() + b.output.capacity() + sends;
+        ctx.kept = ctx.kept + held - b.held;
+        let grew = held > b.held;
+        b.held = held;
+        grew
+    }
+
+    /// `count_held`, then false when the slot grew and its worker is past its share of
+    /// the run's memory budget: the caller drops the connection as `too_large`, counted
+    /// here in `over_budget`.
+    fn within_budget<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+    ) -> bool {
+        // Counted as `may_grow` counts it: the worker is back at its count, no more.
+        !self.count_held(slot, ctx) || self.may_grow(0, ctx)
     }
 
     /// Batch plans: waits at the barrier.
@@ -413,10 +465,10 @@ impl<S: ClientSession> Conn<S> {
             // one request per connection allocates nothing per request.
             b.clear_queue();
             b.written = [0; 2];
-            b.consumed = 0;
             b.input = Vec::new();
             b.output = Vec::new();
         }
+        self.forget_held(ctx);
         self.began = now;
         self.phase_began = now;
         self.opened_in_warmup = now < ctx.measure_start_ns;
@@ -496,26 +548,15 @@ impl<S: ClientSession> Conn<S> {
         };
         match self.state {
             State::Running => self.drive(slot, 0, Drive::Turn, Some(given), ctx),
+            // The exchange takes its bytes from the completions alone, in their order,
+            // as epoll's takes them from its reads: never from the socket beside them.
             State::Opening | State::Closing => match given {
-                Given::Data(d) => {
-                    work(&mut self.busy, &mut ctx.busy)
-                        .input
-                        .extend_from_slice(d);
-                    if self.input().len() > MAX_READ_BUFFER {
-                        let opening = self.state == State::Opening;
-                        let e = ConnectError {
-                            kind: ErrorKind::TooLarge,
-                            detail: format!(
-                                "the server sent more than {MAX_READ_BUFFER} bytes during a handshake"
-                            ),
-                            errno: 0,
-                        };
-                        return self.exchange_failed(slot, ctx, opening, e);
-                    }
-                    self.exchange(slot, ctx, true)
-                }
-                // The socket itself says what ended it (a read after the end).
-                _ => self.exchange(slot, ctx, false),
+                Given::Data(d) => match self.exchange_input(slot, d, ctx) {
+                    Ok(()) => self.exchange(slot, ctx, true),
+                    Err(e) => self.exchange_failed(slot, ctx, self.state == State::Opening, e),
+                },
+                Given::Eof => self.exchange_cut(slot, ctx, Input::Eof),
+                Given::Failed(k) => self.exchange_cut(slot, ctx, Input::Failed(k)),
             },
             _ => {}
         }
@@ -538,9 +579,23 @@ impl<S: ClientSession> Conn<S> {
             }
             return;
         }
+        self.count_held(slot, ctx);
+        // Everything written before may be out now: what the session held back for it.
+        let answered = match self.state {
+            State::Running | State::Opening | State::Closing => self.answer_owed(slot, ctx),
+            _ => Ok(()),
+        };
+        if let Err(k) = answered {
+            match self.state {
+                State::Running => self.end(slot, ctx, End::Failed(k)),
+                _ => self.exchange_cut(slot, ctx, Input::Failed(k)),
+            }
+            return;
+        }
         // Requests that settle on write were waiting for this: they leave the pipeline,
         // and the room they made is filled.
-        if self.state == State::Running && self.awaits_write() && u.idle(slot) {
+        let idle = ctx.uring.as_ref().is_some_and(|u| u.idle(slot));
+        if self.state == State::Running && self.awaits_write() && idle {
             self.pump(slot, ctx);
         }
     }
@@ -668,8 +723,69 @@ impl<S: ClientSession> Conn<S> {
         self.exchange(slot, ctx, true);
     }
 
+    /// What the opening or closing exchange is called in its failures.
+    fn exchange_name(&self) -> &'static str {
+        if self.state == State::Opening {
+            "handshake"
+        } else {
+            "closing handshake"
+        }
+    }
+
+    /// Bytes the exchange received (from a read or a receive completion): kept until
+    /// the session uses them, every one counted in `bytes_received`.
+    fn exchange_input<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        bytes: &[u8],
+        ctx: &mut Ctx<F>,
+    ) -> Result<(), ConnectError> {
+        ctx.received(bytes.len(), ctx.now());
+        work(&mut self.busy, &mut ctx.busy)
+            .input
+            .extend_from_slice(bytes);
+        let what = self.exchange_name();
+        let detail = if self.input().len() > MAX_READ_BUFFER {
+            format!("the server sent more than {MAX_READ_BUFFER} bytes during the {what}")
+        } else if !self.within_budget(slot, ctx) {
+            format!(
+                "the connections of this thread kept more than its share of the run's memory budget (--memory-budget, {} bytes a thread) during the {what}",
+                ctx.kept_share
+            )
+        } else {
+            return Ok(());
+        };
+        Err(ConnectError {
+            kind: ErrorKind::TooLarge,
+            detail,
+            errno: 0,
+        })
+    }
+
+    /// The exchange's input ended (`Eof`, `Failed`) before the exchange did.
+    fn exchange_cut<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+        got: Input,
+    ) {
+        let what = self.exchange_name();
+        let detail = match got {
+            Input::Failed(k) => format!("{what}: {}", k.name()),
+            _ => format!("the server closed the connection during the {what}"),
+        };
+        let e = ConnectError {
+            kind: ErrorKind::ConnectFailed,
+            detail,
+            errno: 0,
+        };
+        self.exchange_failed(slot, ctx, self.state == State::Opening, e)
+    }
+
     /// Drives the opening or closing exchange: the session is asked again only when
     /// new bytes came (or it used some), so it is never asked twice about the same input.
+    /// On epoll the socket is read here; on io_uring its bytes come as receive
+    /// completions (`on_recv`), so the two cores hand the session the same bytes.
     fn exchange<F: SessionFactory<Session = S>>(
         &mut self,
         slot: u32,
@@ -677,68 +793,61 @@ impl<S: ClientSession> Conn<S> {
         mut fresh: bool,
     ) {
         let opening = self.state == State::Opening;
-        let what = if opening {
-            "handshake"
-        } else {
-            "closing handshake"
-        };
-        let fail = |kind, detail: String| ConnectError {
-            kind,
-            detail,
-            errno: 0,
-        };
+        let uring = ctx.uring.is_some() && self.tls.is_none();
+        // Input the session used in this call: dropped once, when more is awaited, not
+        // at every step (100,000 pushes before an answer are one drain, not 100,000).
+        let mut at = 0;
         loop {
             if !fresh {
+                self.use_input(std::mem::take(&mut at));
+                if uring {
+                    return;
+                }
                 let mut rbuf = std::mem::take(&mut ctx.rbuf);
                 let got = transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf);
-                if let Input::Data(n) = got {
-                    work(&mut self.busy, &mut ctx.busy)
-                        .input
-                        .extend_from_slice(&rbuf[..n]);
-                }
+                let taken = match got {
+                    Input::Data(n) => Some(self.exchange_input(slot, &rbuf[..n], ctx)),
+                    _ => None,
+                };
                 ctx.rbuf = rbuf;
-                let e = match got {
-                    Input::Data(_) if self.input().len() > MAX_READ_BUFFER => fail(
-                        ErrorKind::TooLarge,
-                        format!(
-                            "the server sent more than {MAX_READ_BUFFER} bytes during the {what}"
-                        ),
-                    ),
-                    Input::Data(_) => {
+                match (got, taken) {
+                    (_, Some(Ok(()))) => {
                         fresh = true;
                         continue;
                     }
-                    Input::Nothing => return,
-                    Input::Eof => fail(
-                        ErrorKind::ConnectFailed,
-                        format!("the server closed the connection during the {what}"),
-                    ),
-                    Input::Failed(k) => {
-                        fail(ErrorKind::ConnectFailed, format!("{what}: {}", k.name()))
-                    }
-                };
-                return self.exchange_failed(slot, ctx, opening, e);
+                    (_, Some(Err(e))) => return self.exchange_failed(slot, ctx, opening, e),
+                    (Input::Nothing, None) => return,
+                    (got, None) => return self.exchange_cut(slot, ctx, got),
+                }
             }
             let Some(session) = self.session.as_mut() else {
                 return;
             };
             // Counted in the phase the connection was opened in, as `connections` is.
             let opened_measured = ctx.batch() || self.began >= ctx.measure_start_ns;
-            let figures = &mut ctx.figures[(ctx.clock.now_ns() >= ctx.measure_start_ns) as usize];
+            let now = ctx.clock.now_ns();
+            let figures = &mut ctx.figures[(now >= ctx.measure_start_ns) as usize];
             let count = &mut ctx.stats.phase(opened_measured).exchanges;
-            let input = self.busy.as_ref().map_or(&[][..], |b| &b.input[..]);
+            let input = self.busy.as_ref().map_or(&[][..], |b| &b.input[at..]);
             let step = if opening {
                 session.open(input, &mut ctx.out, figures, count)
             } else {
                 session.close(input, &mut ctx.out, figures, count)
             };
-            if let Err(k) = self.send(slot, ctx) {
-                let e = fail(ErrorKind::ConnectFailed, format!("{what}: {}", k.name()));
+            if let Err(k) = self
+                .send(slot, ctx)
+                .and_then(|()| self.answer_owed(slot, ctx))
+            {
+                let e = ConnectError {
+                    kind: ErrorKind::ConnectFailed,
+                    detail: format!("{}: {}", self.exchange_name(), k.name()),
+                    errno: 0,
+                };
                 return self.exchange_failed(slot, ctx, opening, e);
             }
             match step {
                 Setup::Done { used } => {
-                    self.use_input(used);
+                    self.use_input(at + used);
                     return if opening {
                         self.opened(slot, ctx)
                     } else {
@@ -746,10 +855,19 @@ impl<S: ClientSession> Conn<S> {
                     };
                 }
                 Setup::Failed { kind, detail } => {
-                    return self.exchange_failed(slot, ctx, opening, fail(kind, detail))
+                    let e = ConnectError {
+                        kind,
+                        detail,
+                        errno: 0,
+                    };
+                    return self.exchange_failed(slot, ctx, opening, e);
                 }
                 Setup::Continue { used } => {
-                    fresh = self.use_input(used) > 0;
+                    fresh = self.take_input(&mut at, used);
+                }
+                Setup::Event { used } => {
+                    ctx.stats.phase(now >= ctx.measure_start_ns).events += 1;
+                    fresh = self.take_input(&mut at, used);
                 }
             }
         }
@@ -762,18 +880,27 @@ impl<S: ClientSession> Conn<S> {
         opening: bool,
         e: ConnectError,
     ) {
+        // Counted for the connection, never as a request: no request of the run made
+        // the exchange, so a request-level kind (the session's `too_large`,
+        // `protocol`) would be an error with no request (sent = ok + errors + in
+        // flight would break). A connection-level kind is counted as itself.
+        let errno = e.errno;
+        let (kind, detail) = if opening {
+            super::session::opening_failure(e.kind, e.detail)
+        } else if e.kind.is_connect() {
+            (e.kind, e.detail)
+        } else {
+            let why = e.kind.name();
+            let detail = format!("closing handshake failed ({why}): {}", e.detail);
+            (ErrorKind::ConnectFailed, detail)
+        };
+        let e = ConnectError {
+            kind,
+            detail,
+            errno,
+        };
         if opening {
-            let (kind, detail) = super::session::opening_failure(e.kind, e.detail);
-            let errno = e.errno;
-            self.connect_failed(
-                slot,
-                ctx,
-                ConnectError {
-                    kind,
-                    detail,
-                    errno,
-                },
-            )
+            self.connect_failed(slot, ctx, e)
         } else {
             self.close_failed(slot, ctx, e)
         }
@@ -884,7 +1011,7 @@ impl<S: ClientSession> Conn<S> {
             .map_or([0; 2], |b| std::mem::take(&mut b.written));
         for (measured, count) in [(false, written[0]), (true, written[1])] {
             if count > 0 {
-                ctx.stats.record_ok(measured, count, 0);
+                ctx.stats.record_ok(measured, count);
             }
         }
         self.after_close(slot, ctx);
@@ -913,7 +1040,7 @@ impl<S: ClientSession> Conn<S> {
             return;
         };
         for r in b.inflight.drain(..) {
-            ctx.stats.record_error(r.measured, kind, 0);
+            ctx.stats.record_error(r.measured, kind);
         }
         b.on_write = 0;
         for (measured, count) in [(false, b.written[0]), (true, b.written[1])] {
@@ -1133,7 +1260,10 @@ impl<S: ClientSession> Conn<S> {
     ) -> Result<(), ErrorKind> {
         if let (Some(u), None) = (ctx.uring.as_mut(), self.tls.as_ref()) {
             // On io_uring: a SEND at the turn's enter, from the slot's own buffer.
-            return u.send(slot, self.gen, self.fd, &mut ctx.out);
+            if u.send(slot, self.gen, self.fd, &mut ctx.out)? && !self.within_budget(slot, ctx) {
+                return Err(ErrorKind::TooLarge);
+            }
+            return Ok(());
         }
         if !ctx.out.is_empty() {
             if self.output_empty() {
@@ -1153,7 +1283,7 @@ impl<S: ClientSession> Conn<S> {
         if let Some(b) = self.busy.as_mut().filter(|b| !b.output.is_empty()) {
             let n = transport::write(self.fd, self.tls.as_deref_mut(), &b.output)?;
             b.output.drain(..n);
-            if b.output.len() > MAX_READ_BUFFER {
+            if b.output.len() > MAX_READ_BUFFER || !self.within_budget(slot, ctx) {
                 return Err(ErrorKind::TooLarge);
             }
         } else if let Some(s) = self.tls.as_deref_mut() {
@@ -1177,6 +1307,35 @@ impl<S: ClientSession> Conn<S> {
     #[inline]
     fn awaits_write(&self) -> bool {
         S::SETTLES_ON_WRITE && self.busy.as_ref().is_some_and(|b| b.on_write > 0)
+    }
+
+    /// Everything this connection wrote has gone to the kernel (on io_uring: no SEND
+    /// with it and nothing queued behind one).
+    fn all_out<F: SessionFactory<Session = S>>(&self, slot: u32, ctx: &Ctx<F>) -> bool {
+        match (ctx.uring.as_ref(), self.tls.as_ref()) {
+            (Some(u), None) => u.idle(slot),
+            _ => self.all_written(slot, ctx),
+        }
+    }
+
+    /// Writes what the session held back until the connection's earlier output was
+    /// out (`ClientSession::owed`: a pong for the latest ping), once it is.
+    fn answer_owed<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+    ) -> Result<(), ErrorKind> {
+        if !self.all_out(slot, ctx) {
+            return Ok(());
+        }
+        let Some(session) = self.session.as_mut() else {
+            return Ok(());
+        };
+        session.owed(&mut ctx.out);
+        if ctx.out.is_empty() {
+            return Ok(());
+        }
+        self.send(slot, ctx)
     }
 
     /// Drives a connection with requests to make: send what the plan allows, write,
@@ -1234,7 +1393,7 @@ impl<S: ClientSession> Conn<S> {
             if late {
                 // The late request is a timeout; the rest of its connection is dropped.
                 if let Some(r) = self.pop_oldest() {
-                    ctx.stats.record_error(r.measured, ErrorKind::Timeout, 0);
+                    ctx.stats.record_error(r.measured, ErrorKind::Timeout);
                 }
                 return self.end(slot, ctx, End::Failed(ErrorKind::Dropped));
             }
@@ -1247,7 +1406,10 @@ impl<S: ClientSession> Conn<S> {
                 ctx.pending.mark(slot);
             } else {
                 self.fill(now, ctx);
-                if let Err(k) = self.send(slot, ctx) {
+                if let Err(k) = self
+                    .send(slot, ctx)
+                    .and_then(|()| self.answer_owed(slot, ctx))
+                {
                     return self.end(slot, ctx, End::Failed(k));
                 }
             }
@@ -1278,7 +1440,11 @@ impl<S: ClientSession> Conn<S> {
                     drained = uring || (!hup && self.tls.is_none() && n < rbuf.len());
                     progressed = true;
                     now = ctx.now();
-                    self.consume(fresh.unwrap_or(&rbuf[..n]), now, ctx)
+                    ctx.received(n, now);
+                    match self.consume(slot, fresh.unwrap_or(&rbuf[..n]), now, ctx) {
+                        None => self.answer_owed(slot, ctx).err().map(End::Failed),
+                        end => end,
+                    }
                 }
                 Input::Nothing => None,
                 Input::Eof => {
@@ -1311,6 +1477,7 @@ impl<S: ClientSession> Conn<S> {
             let idle = self.in_flight() == 0 && self.output_empty() && ctx.out.is_empty();
             if idle {
                 self.release_if_idle(now, &mut ctx.busy);
+                self.count_held(slot, ctx);
             }
             let next_send = if self.open_loop() {
                 self.next_intended
@@ -1382,7 +1549,6 @@ impl<S: ClientSession> Conn<S> {
         };
         let d = session.decode_at_close(&b.input, &req, ctx.figures_at(req.measured));
         if let Decode::Reply {
-            used,
             settles,
             lane,
             verdict,
@@ -1393,14 +1559,12 @@ impl<S: ClientSession> Conn<S> {
             if let (Verdict::Error(k) | Verdict::Fatal(k), true) = (verdict, req.measured) {
                 tell(session, &b.input, k, settles.into(), &mut ctx.stats.texts);
             }
-            let bytes = used as u64 + std::mem::take(&mut b.consumed);
             let mut tally = Tally::default();
             let answered = &mut self.answered;
             settle(
                 b,
                 lane,
                 settles,
-                bytes,
                 verdict,
                 now,
                 &mut ctx.stats,
@@ -1414,6 +1578,7 @@ impl<S: ClientSession> Conn<S> {
     /// Decodes and records everything complete in what was read (after what was kept).
     fn consume<F: SessionFactory<Session = S>>(
         &mut self,
+        slot: u32,
         fresh: &[u8],
         now: u64,
         ctx: &mut Ctx<F>,
@@ -1424,6 +1589,13 @@ impl<S: ClientSession> Conn<S> {
             .map_or_else(Vec::new, |b| std::mem::take(&mut b.input));
         let from_kept = !kept.is_empty();
         if from_kept {
+            // The room it grows to (doubling) is checked against the budget before it
+            // grows, so an endless reply never takes its worker past its share.
+            let need = kept.len() + fresh.len();
+            let grows = need.saturating_sub(kept.capacity());
+            if grows > 0 && !self.may_grow(need.max(2 * kept.capacity()) - kept.capacity(), ctx) {
+                return Some(self.drop_over_budget(ctx));
+            }
             kept.extend_from_slice(fresh);
         }
         let data: &[u8] = if from_kept { &kept } else { fresh };
@@ -1457,7 +1629,6 @@ impl<S: ClientSession> Conn<S> {
                 }
                 Decode::Consumed { used } => {
                     pos += used.min(data.len() - pos);
-                    work(busy, &mut ctx.busy).consumed += used as u64;
                 }
                 Decode::Event { used } => {
                     pos += used.min(data.len() - pos);
@@ -1492,7 +1663,6 @@ impl<S: ClientSession> Conn<S> {
                         }
                     };
                     pos += used.min(data.len() - pos);
-                    let bytes = used as u64 + std::mem::take(&mut b.consumed);
                     if let (Verdict::Error(k) | Verdict::Fatal(k), true) = (verdict, measured) {
                         tell(
                             session,
@@ -1506,7 +1676,6 @@ impl<S: ClientSession> Conn<S> {
                         b,
                         lane,
                         settles,
-                        bytes,
                         verdict,
                         now,
                         &mut ctx.stats,
@@ -1547,7 +1716,7 @@ impl<S: ClientSession> Conn<S> {
             let Some(r) = self.busy.as_mut().and_then(|b| b.pop_awaited()) else {
                 return Some(End::Failed(ErrorKind::TooLarge));
             };
-            ctx.stats.record_error(r.measured, ErrorKind::TooLarge, 0);
+            ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
             return Some(End::Failed(ErrorKind::Dropped));
         }
         if from_kept {
@@ -1559,8 +1728,35 @@ impl<S: ClientSession> Conn<S> {
             // allocation per read that ends inside a reply.
             kept.extend_from_slice(&fresh[pos..]);
             work(&mut self.busy, &mut ctx.busy).input = kept;
+        } else {
+            return None;
+        }
+        if !self.within_budget(slot, ctx) {
+            return Some(self.drop_over_budget(ctx));
         }
         None
+    }
+
+    /// Whether the worker's kept bytes may grow by `extra` within its share of the
+    /// run's memory budget; if not, the connection is dropped (counted here).
+    fn may_grow<F: SessionFactory<Session = S>>(&self, extra: usize, ctx: &mut Ctx<F>) -> bool {
+        if ctx.kept + extra <= ctx.kept_share {
+            return true;
+        }
+        let measured = ctx.now() >= ctx.measure_start_ns;
+        ctx.stats.phase(measured).over_budget += 1;
+        false
+    }
+
+    /// A connection whose reply would take its worker past its share of the memory
+    /// budget: dropped as for its own cap (the oldest request `too_large`, the rest
+    /// dropped with it).
+    fn drop_over_budget<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) -> End {
+        let Some(r) = self.busy.as_mut().and_then(|b| b.pop_awaited()) else {
+            return End::Failed(ErrorKind::TooLarge);
+        };
+        ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
+        End::Failed(ErrorKind::Dropped)
     }
 }
 

@@ -66,6 +66,10 @@ pub struct Ctx<F: SessionFactory> {
     pub released: bool,
     /// Slots whose first connection attempt has not settled (up or failed) yet.
     pub unsettled: usize,
+    /// Bytes this worker's connections keep (their `Busy::held`), and the most they
+    /// may: the worker's share of the run's memory budget (`LoadShape::memory_budget`).
+    pub kept: usize,
+    pub kept_share: usize,
     /// The worker runs on io_uring (`reactor::uring_loop`): its plain sockets' sends,
     /// receives and connect polls go through the ring.
     pub uring: Option<Box<super::uring_slots::UringSlots>>,
@@ -114,6 +118,14 @@ impl<F: SessionFactory> Ctx<F> {
     pub fn note_lag(&mut self, now: u64, next_intended: u64) {
         let upto = self.deadline_ns.map_or(now, |d| now.min(d));
         self.max_lag_ns = self.max_lag_ns.max(upto.saturating_sub(next_intended));
+    }
+
+    /// `n` bytes read at `now`: every byte counts in `bytes_received` of the phase it
+    /// came in, whatever it turns out to be (a reply, an event, an exchange's answer).
+    #[inline]
+    pub fn received(&mut self, n: usize, now: u64) {
+        let measured = now >= self.measure_start_ns;
+        self.stats.received(measured, n as u64);
     }
 
     /// The figures of the phase a time belongs to.

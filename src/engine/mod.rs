@@ -21,7 +21,7 @@ mod uring_slots;
 pub mod worker;
 
 pub use admission::Attempts;
-pub use limits::{DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
+pub use limits::{DEFAULT_MEMORY_BUDGET, DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LISTENS};
 pub use ramp::{Ramp, Share};
 pub use refill::Refill;
 pub use spec::{LoadShape, LoadSpec, Plan};

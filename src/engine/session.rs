@@ -69,6 +69,11 @@ pub enum Setup {
     Continue { used: usize },
     /// Finished after `used` bytes; anything after them belongs to the requests.
     Done { used: usize },
+    /// `used` bytes (> 0) are an event from the peer in the middle of the exchange (a
+    /// push before the answer, a ping before the close): counted as an event, as
+    /// `Decode::Event` is while requests run, and the session is asked again about the
+    /// bytes after them.
+    Event { used: usize },
     /// The peer refused or broke the exchange; the connection counts as failed.
     /// `kind` is the protocol's own (a refusal is `Status`, a broken answer `Protocol`,
     /// an answer past a cap `TooLarge`): see `opening_failure` for how it is counted.
@@ -130,8 +135,9 @@ pub enum Decode {
     /// the oldest reply, and the session is asked again about the bytes after them.
     Consumed { used: usize },
     /// `used` bytes (> 0) are an event from the peer, not a reply (a ping, a push, a
-    /// heartbeat): counted as an event; what the session appended to `out` (a pong)
-    /// is written. Allowed with or without requests in flight.
+    /// heartbeat): counted as an event; what the session appended to `out` is written.
+    /// Allowed with or without requests in flight. An answer that a later event
+    /// supersedes (a pong: RFC 6455 5.5.3) is better held and given in `owed`.
     Event { used: usize },
     /// The connection cannot go on (bytes nobody asked for, the peer's goodbye in the
     /// middle of the run): it is dropped and its unsettled requests end as `kind`.
@@ -226,6 +232,14 @@ pub trait ClientSession: 'static {
         out: &mut Vec<u8>,
         figures: &mut Self::Figures,
     ) -> Decode;
+
+    /// Answers the session holds back until everything the connection wrote before
+    /// them is out (a pong owed for the latest ping only, so a peer that floods pings
+    /// while it reads slowly is owed one pong, not one per ping): appended to `out`.
+    /// Asked whenever the connection's earlier output has gone, in every phase.
+    /// Default: none held.
+    #[inline(always)]
+    fn owed(&mut self, _out: &mut Vec<u8>) {}
 
     /// The peer closed with `input` (a partial reply to `oldest`) unread: a reply that
     /// runs to the close (an HTTP/1.0 body) is complete now. Default: none is.

@@ -47,17 +47,16 @@ pub fn holds_among_writes(b: &Busy, lane: Lane, n: u32) -> bool {
 }
 
 /// Settles the oldest `n` requests of a connection on `lane` (one reply, or a
-/// multiple acknowledgement), the first carrying the reply's `bytes`; each counts in
-/// `answered`. Correct ones go to `tally` (added once per read), wrong ones to `stats`
-/// at once; a wrong reply still in step (`Verdict::Error`) is timed like a correct one,
-/// a `Fatal` one is not. Returns whether the verdict drops the connection.
+/// multiple acknowledgement; the reply's bytes were counted as they were read); each
+/// counts in `answered`. Correct ones go to `tally` (added once per read), wrong ones to
+/// `stats` at once; a wrong reply still in step (`Verdict::Error`) is timed like a correct
+/// one, a `Fatal` one is not. Returns whether the verdict drops the connection.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn settle(
     b: &mut Busy,
     lane: Lane,
     n: u32,
-    bytes: u64,
     verdict: Verdict,
     now: u64,
     stats: &mut WorkerStats,
@@ -72,20 +71,20 @@ pub fn settle(
         // that is the oldest of all: an AMQP confirm in order), inline, no loop.
         if let Some(req) = b.inflight.pop_front() {
             *answered += 1;
-            credit(&req, bytes, now, tally, stats);
+            credit(&req, now, tally, stats);
         }
         return false;
     }
-    settle_each(b, lane, n, bytes, verdict, now, stats, tally, answered)
+    settle_each(b, lane, n, verdict, now, stats, tally, answered)
 }
 
 /// A correct reply to `req` at `now`: its latency from when it was meant to go (the
 /// corrected one) and from when it went.
 #[inline(always)]
-fn credit(req: &InFlight, bytes: u64, now: u64, tally: &mut Tally, stats: &mut WorkerStats) {
+fn credit(req: &InFlight, now: u64, tally: &mut Tally, stats: &mut WorkerStats) {
     let corrected = now.saturating_sub(req.intended_ns);
     let actual = now.saturating_sub(req.sent_ns);
-    tally.ok(req.measured, bytes, corrected, actual, stats);
+    tally.ok(req.measured, corrected, actual, stats);
 }
 
 /// `settle` for several requests at once, a wrong reply or a reply on a lane.
@@ -94,29 +93,26 @@ fn settle_each(
     b: &mut Busy,
     lane: Lane,
     n: u32,
-    bytes: u64,
     verdict: Verdict,
     now: u64,
     stats: &mut WorkerStats,
     tally: &mut Tally,
     answered: &mut u64,
 ) -> bool {
-    let mut bytes = bytes;
     let mut judge = |req: InFlight| {
         *answered += 1;
-        let bytes = std::mem::take(&mut bytes);
         match verdict {
-            Verdict::Ok => credit(&req, bytes, now, tally, stats),
+            Verdict::Ok => credit(&req, now, tally, stats),
             Verdict::Error(k) => {
                 // An answer in step (a 404, a Redis error reply, a nack) is a reply:
                 // it has a latency, though it does not count as correct.
-                stats.record_error(req.measured, k, bytes);
+                stats.record_error(req.measured, k);
                 if req.measured {
                     let corrected = now.saturating_sub(req.intended_ns);
                     stats.record_latency(corrected, now.saturating_sub(req.sent_ns), 1);
                 }
             }
-            Verdict::Fatal(k) => stats.record_error(req.measured, k, bytes),
+            Verdict::Fatal(k) => stats.record_error(req.measured, k),
         }
     };
     let q = &mut b.inflight;
@@ -205,7 +201,6 @@ mod tests {
                 b,
                 Lane(lane),
                 n,
-                10,
                 verdict,
                 now,
                 &mut self.stats,
@@ -251,11 +246,7 @@ mod tests {
             "seq 3: 1600 - 400"
         );
         assert_eq!(run.answered, 4);
-        // Bytes go with the first request each settle took.
-        assert_eq!(
-            (run.stats.measured.ok, run.stats.measured.bytes_received),
-            (4, 30)
-        );
+        assert_eq!(run.stats.measured.ok, 4);
     }
 
     #[test]
@@ -293,7 +284,6 @@ mod tests {
         assert_eq!(left(&b), [(0, 1)]);
         assert_eq!(run.stats.measured.errors_of(ErrorKind::Nack), 1);
         assert_eq!(run.stats.warmup.errors_of(ErrorKind::Nack), 0);
-        assert_eq!(run.stats.measured.bytes_received, 10);
         // A fatal verdict on a lane drops the connection after settling its own.
         assert!(run.settle(&mut b, 1, 1, Verdict::Fatal(ErrorKind::Protocol), 1_000));
         assert_eq!(run.stats.warmup.errors_of(ErrorKind::Protocol), 1);

@@ -54,6 +54,10 @@ pub struct LoadShape {
     /// Connection starts (and the rate, in open loop) spread over a ramp.
     pub ramp: Option<Ramp>,
     pub timeout: Duration,
+    /// `--memory-budget`: most bytes the load's connections keep together (unfinished
+    /// replies, output not written yet), each worker thread an equal share; a
+    /// connection that would take its worker past it is dropped (`over_budget`).
+    pub memory_budget: usize,
 }
 
 impl LoadShape {
@@ -140,6 +144,7 @@ mod tests {
             warmup: Duration::ZERO,
             ramp: None,
             timeout: Duration::from_secs(1),
+            memory_budget: crate::engine::limits::DEFAULT_MEMORY_BUDGET,
         }
     }
 

@@ -1,5 +1,6 @@
 //! What one read settles, added to the worker's statistics once per read: correct
-//! replies and their bytes per phase, and their latencies in runs of equal values.
+//! replies per phase, and their latencies in runs of equal values (their bytes are
+//! counted as they are read, with every other byte received).
 //!
 //! A closed-loop connection encodes its window with one clock reading and settles the
 //! replies of one read with another, so the replies of a read mostly share one latency:
@@ -10,27 +11,24 @@ use crate::stats::WorkerStats;
 
 #[derive(Default)]
 pub struct Tally {
-    /// (replies, bytes) correct, [warm-up, measured].
-    ok: [(u64, u64); 2],
+    /// Correct replies, [warm-up, measured].
+    ok: [u64; 2],
     /// The current run of equal measured latencies: (corrected, actual, count).
     run: (u64, u64, u64),
 }
 
 impl Tally {
-    /// One correct reply of `bytes`; its latency (from the intended and the actual send
-    /// time) counts if it was measured.
+    /// One correct reply; its latency (from the intended and the actual send time)
+    /// counts if it was measured.
     #[inline]
     pub fn ok(
         &mut self,
         measured: bool,
-        bytes: u64,
         corrected_ns: u64,
         actual_ns: u64,
         stats: &mut WorkerStats,
     ) {
-        let t = &mut self.ok[measured as usize];
-        t.0 += 1;
-        t.1 += bytes;
+        self.ok[measured as usize] += 1;
         if !measured {
             return;
         }
@@ -55,9 +53,9 @@ impl Tally {
     #[inline]
     pub fn commit(mut self, stats: &mut WorkerStats) {
         self.flush_run(stats);
-        for (measured, (n, bytes)) in [(false, self.ok[0]), (true, self.ok[1])] {
+        for (measured, n) in [(false, self.ok[0]), (true, self.ok[1])] {
             if n > 0 {
-                stats.record_ok(measured, n, bytes);
+                stats.record_ok(measured, n);
             }
         }
     }
@@ -71,19 +69,18 @@ mod tests {
     fn runs_of_equal_latencies_count_every_reply() {
         let mut stats = WorkerStats::new(true);
         let mut t = Tally::default();
-        for (measured, bytes, c, a) in [
-            (true, 10, 5_000, 4_000),
-            (true, 10, 5_000, 4_000),
-            (true, 10, 5_000, 4_000),
-            (false, 7, 1, 1),
-            (true, 10, 9_000, 4_000),
-            (true, 10, 5_000, 4_000),
+        for (measured, c, a) in [
+            (true, 5_000, 4_000),
+            (true, 5_000, 4_000),
+            (true, 5_000, 4_000),
+            (false, 1, 1),
+            (true, 9_000, 4_000),
+            (true, 5_000, 4_000),
         ] {
-            t.ok(measured, bytes, c, a, &mut stats);
+            t.ok(measured, c, a, &mut stats);
         }
         t.commit(&mut stats);
-        assert_eq!((stats.measured.ok, stats.measured.bytes_received), (5, 50));
-        assert_eq!((stats.warmup.ok, stats.warmup.bytes_received), (1, 7));
+        assert_eq!((stats.measured.ok, stats.warmup.ok), (5, 1));
         let corrected = stats.interval.inner();
         assert_eq!(corrected.len(), 5);
         assert_eq!(corrected.count_at(5_000), 4);

@@ -17,6 +17,9 @@ use crate::reactor::uring_loop::{user_data, BGID, GEN_MASK, IGNORE, OWN, RECV, S
 /// (a dry ring ends a receive with ENOBUFS; the slot re-arms it).
 pub const BUFFERS: u16 = 1024;
 pub const BUFFER_SIZE: usize = 8 * 1024;
+/// Room a slot's send buffer keeps once its SEND is done: what a burst grew past it
+/// goes back to the allocator.
+const KEEP_ROOM: usize = 256 * 1024;
 use crate::stats::ErrorKind;
 use io_uring::{opcode, squeue, types};
 
@@ -95,6 +98,22 @@ impl UringSlots {
         }
     }
 
+    /// Bytes the slot keeps waiting behind its SEND (their room): its part of the
+    /// worker's kept bytes. The SEND's own bytes are one write's, already bounded.
+    #[inline]
+    pub fn held(&self, slot: u32) -> usize {
+        self.slots
+            .get(slot as usize)
+            .map_or(0, |s| s.queued.capacity())
+    }
+
+    /// Whether everything the slot wrote went to the kernel: no SEND out, nothing queued.
+    pub fn idle(&self, slot: u32) -> bool {
+        self.slots
+            .get(slot as usize)
+            .map_or(true, |s| !s.sending && s.queued.is_empty())
+    }
+
     /// Whether (slot, gen)'s receive is armed.
     pub fn receiving(&self, slot: u32, gen: u32) -> bool {
         self.slots
@@ -118,31 +137,26 @@ impl UringSlots {
                 );
             }
         }
-        s.queued.clear();
-    }
-
-    /// Whether every byte the slot handed the ring is on the wire: no SEND out and
-    /// nothing queued behind one.
-    pub fn idle(&self, slot: u32) -> bool {
-        self.slots
-            .get(slot as usize)
-            .map_or(true, |s| !s.sending && s.queued.is_empty())
+        // Its room goes too: a connection dropped while a peer read nothing must not
+        // leave what it queued with the slot.
+        s.queued = Vec::new();
     }
 
     /// Sends what was encoded into `out` (which is left empty): at once when the slot
     /// has no SEND out (its buffer swapped with `out`, no copy), else after it.
+    /// Ok(true): bytes wait behind a SEND (`held` grew).
     pub fn send(
         &mut self,
         slot: u32,
         gen: u32,
         fd: i32,
         out: &mut Vec<u8>,
-    ) -> Result<(), ErrorKind> {
+    ) -> Result<bool, ErrorKind> {
         if out.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let Some(s) = self.slots.get_mut(slot as usize) else {
-            return Ok(());
+            return Ok(false);
         };
         if s.sending || !s.queued.is_empty() {
             s.queued.extend_from_slice(out);
@@ -150,13 +164,13 @@ impl UringSlots {
             if s.queued.len() > MAX_READ_BUFFER {
                 return Err(ErrorKind::TooLarge);
             }
-            return Ok(());
+            return Ok(true);
         }
         std::mem::swap(&mut s.out, out);
         out.clear();
         s.off = 0;
         Self::submit(&mut self.sqes, s, slot, gen, fd);
-        Ok(())
+        Ok(false)
     }
 
     fn submit(sqes: &mut Vec<squeue::Entry>, s: &mut SlotIo, slot: u32, gen: u32, fd: i32) {
@@ -195,6 +209,9 @@ impl UringSlots {
         }
         s.out.clear();
         s.off = 0;
+        if s.out.capacity() > KEEP_ROOM {
+            s.out = Vec::new();
+        }
         if let Some((g, fd)) = live.filter(|_| !s.queued.is_empty()) {
             std::mem::swap(&mut s.out, &mut s.queued);
             Self::submit(&mut self.sqes, s, slot, g, fd);

@@ -97,6 +97,8 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
             .rate
             .map(|r| Schedule::new(r, 0, total, spec.shape.ramp)),
         busy: BusyPool::new(spec.shape.pipeline),
+        kept: 0,
+        kept_share: spec.shape.memory_budget / spec.shape.threads.max(1),
         rbuf: vec![0; READ_BUFFER],
         out: Vec::with_capacity(16 * 1024),
         pipeline: spec.shape.pipeline,

@@ -1,6 +1,6 @@
 //! Text output: the configuration table at start, the summary and the histogram at the end.
 
-use super::format::{group, mib_per_s, micros, rate, size};
+use super::format::{count_of, group, iec, mib_per_s, micros, rate, size};
 use crate::stats::error_texts::MAX_TEXTS;
 use crate::stats::result::ClientProcess;
 use crate::stats::{ErrorTexts, Latency, LatencySummary, LoopCounts, RunResult};
@@ -131,6 +131,16 @@ pub fn summary(r: &RunResult) -> String {
         "connections:  {opened}, {} failed (attempts or dropped for unsolicited bytes)",
         group(t.connect_errors)
     );
+    if t.over_budget > 0 {
+        let budget = r.config["memory_budget_bytes"]
+            .as_u64()
+            .map_or_else(String::new, |b| format!(" of {}", iec(b as f64)));
+        let _ = writeln!(
+            s,
+            "memory budget: {} dropped as too_large: what the connections kept together reached the run's --memory-budget{budget} (each thread an equal share)",
+            count_of(t.over_budget, "connection"),
+        );
+    }
     if t.exchange_sent + t.exchange_answered > 0 {
         let _ = writeln!(
             s,

@@ -130,6 +130,8 @@ pub struct Counters {
     /// Requests still unanswered when their connection task ended.
     pub in_flight: u64,
     pub bytes_sent: u64,
+    /// Every byte read from the peer in this phase, counted at its read: replies,
+    /// events, the exchanges' answers, wrong replies' bytes.
     pub bytes_received: u64,
     /// Connections established (after TLS, when used).
     pub connections: u64,
@@ -142,6 +144,9 @@ pub struct Counters {
     pub events: u64,
     /// Requests of the connections' opening and closing exchanges (not in `sent`).
     pub exchanges: Exchanges,
+    /// Connections dropped because the bytes the run's connections kept together
+    /// reached its memory budget, `--memory-budget` (their requests end as `too_large`).
+    pub over_budget: u64,
 }
 
 /// Requests (commands) the connections' opening and closing exchanges wrote, and the
@@ -208,6 +213,7 @@ impl Counters {
         }
         self.events += o.events;
         self.exchanges.add(&o.exchanges);
+        self.over_budget += o.over_budget;
     }
 
     /// The non-zero error counts, by name, in a fixed order.

@@ -104,6 +104,11 @@ pub struct Totals {
     /// Answers to them read (a refusal too).
     #[serde(default)]
     pub exchange_answered: u64,
+    /// Connections dropped because the bytes all connections kept together reached
+    /// the run's memory budget (`--memory-budget`, `config.memory_budget_bytes`); their
+    /// requests are `too_large`.
+    #[serde(default)]
+    pub over_budget: u64,
     /// sent = ok + errors + in_flight, each counted on its own; for an external
     /// generator, whether the tool's own counts add up. Null when the producer
     /// does not report what the check needs.
@@ -126,6 +131,7 @@ impl Totals {
             events: c.events,
             exchange_sent: c.exchanges.sent,
             exchange_answered: c.exchanges.answered,
+            over_budget: c.over_budget,
             invariant_holds: Some(c.invariant_holds()),
         }
     }

@@ -98,12 +98,18 @@ impl WorkerStats {
         self.interval.take()
     }
 
-    /// `n` correct replies of `bytes` in all (their latency is recorded apart).
+    /// `n` correct replies (their latency is recorded apart; their bytes were counted
+    /// as they were read, `received`).
     #[inline]
-    pub fn record_ok(&mut self, measured: bool, n: u64, bytes: u64) {
-        let c = self.phase(measured);
-        c.ok += n;
-        c.bytes_received += bytes;
+    pub fn record_ok(&mut self, measured: bool, n: u64) {
+        self.phase(measured).ok += n;
+    }
+
+    /// `n` bytes read from a peer, in the phase they came in: every byte, whatever it
+    /// turns out to be (a reply, an event, an exchange's answer, bytes nobody asked for).
+    #[inline]
+    pub fn received(&mut self, measured: bool, n: u64) {
+        self.phase(measured).bytes_received += n;
     }
 
     /// The latency of `n` correct measured replies, from the intended and the actual
@@ -118,9 +124,7 @@ impl WorkerStats {
     }
 
     #[inline]
-    pub fn record_error(&mut self, measured: bool, kind: ErrorKind, bytes: u64) {
-        let c = self.phase(measured);
-        c.error(kind, 1);
-        c.bytes_received += bytes;
+    pub fn record_error(&mut self, measured: bool, kind: ErrorKind) {
+        self.phase(measured).error(kind, 1);
     }
 }

@@ -1,11 +1,12 @@
 //! Facts from the operating system, in one place: CPUs we may run on, the environment
 //! recorded with every result, and (one file each) everything read from /proc
-//! (`proc_fs`), getrusage (`rusage`), resource limits (`limits`) and a thread's own
-//! descriptor table (`fd_table`). No other module
+//! (`proc_fs`), getrusage (`rusage`), resource limits (`limits`), a thread's own
+//! descriptor table (`fd_table`) and the allocator's mmap threshold (`malloc`). No other module
 //! parses /proc or calls getrusage.
 
 pub mod fd_table;
 pub mod limits;
+pub mod malloc;
 pub mod proc_fs;
 pub mod rusage;
 

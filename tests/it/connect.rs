@@ -223,7 +223,7 @@ fn separate_multi_process_server_returns_to_its_descriptor_baseline() {
         serve.stderr()
     );
     let out = serve.stdout();
-    let last = out.lines().last().unwrap_or("");
+    let last = closing_line(&out);
     assert!(
         last.contains("final: accepts 24,000 closes 24,000"),
         "final line: {last}\n{out}"
@@ -499,10 +499,7 @@ fn one_process_server_on_an_address_range_with_a_paced_client() {
     );
     let out = serve.stdout();
     assert!(
-        out.lines()
-            .last()
-            .unwrap_or("")
-            .contains("final: accepts 300 closes 300"),
+        closing_line(&out).contains("final: accepts 300 closes 300"),
         "{out}"
     );
 }

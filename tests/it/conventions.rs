@@ -201,6 +201,7 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--ramp" => vec!["--ramp", "1s"],
         "--ramp-measured" => vec!["--ramp", "1s", "--ramp-measured"],
         "--timeout" => vec!["--timeout", "5s"],
+        "--memory-budget" => vec!["--memory-budget", "512m"],
         "--progress" => vec!["--progress", "1s"],
         "--histogram" => vec!["--histogram"],
         "--json" => vec!["--json", "-"],

@@ -106,7 +106,7 @@ fn serve_tls_self_signed_with_insecure_client_and_openssl() {
         server.proc.stderr()
     );
     let out = server.proc.stdout();
-    let last = out.lines().last().unwrap_or_default();
+    let last = closing_line(&out);
     assert!(
         last.starts_with("wirebench serve echo: stopped after "),
         "{out}"

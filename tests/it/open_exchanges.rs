@@ -177,6 +177,7 @@ fn run_with(
             warmup: Duration::ZERO,
             ramp: None,
             timeout,
+            memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: Duration::from_secs(1),
         stop: Arc::new(AtomicBool::new(false)),

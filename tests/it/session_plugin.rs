@@ -243,6 +243,7 @@ fn spec(
             warmup: Duration::ZERO,
             ramp: None,
             timeout: Duration::from_secs(5),
+            memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: Duration::from_secs(1),
         stop: Arc::new(AtomicBool::new(false)),

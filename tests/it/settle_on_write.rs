@@ -224,6 +224,7 @@ fn run(goodbye: bool, requests: u64, size: usize, rate: Option<f64>) -> (EngineO
             warmup: Duration::ZERO,
             ramp: None,
             timeout: Duration::from_secs(5),
+            memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: Duration::from_secs(1),
         stop: Arc::new(AtomicBool::new(false)),

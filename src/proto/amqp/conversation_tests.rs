@@ -95,7 +95,7 @@ fn setup(c: &mut AmqpClient, b: &mut Feeder, phase: SetupPhase) -> Vec<u8> {
                 return sent;
             }
             Setup::Failed { detail, .. } => panic!("setup failed: {detail}"),
-            Setup::Continue { used } => {
+            Setup::Continue { used } | Setup::Event { used } => {
                 input.drain(..used);
                 if used == 0 {
                     input.extend_from_slice(&b.out[seen..]);
@@ -323,7 +323,7 @@ fn every_split_of_the_conversation_gives_the_same_replies() {
                     input.extend_from_slice(rest);
                     rest = &[];
                 }
-                Setup::Continue { used } => {
+                Setup::Continue { used } | Setup::Event { used } => {
                     input.drain(..used);
                 }
                 Setup::Done { used } => {

@@ -93,7 +93,6 @@ fn confirm(
         b,
         lane,
         settles,
-        used as u64,
         verdict,
         now,
         stats,

@@ -2,9 +2,11 @@
 //! asked), then the workload's commands, every reply checked: its type, and for a GET
 //! of a key this tool writes, its value. Error replies are in step (`error_reply`,
 //! counted by first word in the figures, their text told to the engine); RESP3 pushes
-//! are events, not replies.
+//! are events, not replies, in the opening exchange too (without `--resp3` a push is
+//! not RESP2: a protocol error). A reply that arrives in pieces is scanned once
+//! (`codec::ReplyScan`), not again from its first byte at every read.
 
-use super::codec::{push_command, scan_reply, ReplyLimits, Scan, Top};
+use super::codec::{push_command, scan_reply, ReplyLimits, ReplyScan, Scan, Top};
 use super::command::{Expect, Values, Workload};
 use super::figures::ClientFigures;
 use super::keys::{Distribution, Keys};
@@ -16,10 +18,13 @@ use std::sync::Arc;
 
 /// What a reply may claim. A bulk past Redis's own `proto-max-bulk-len` (512 MiB) is
 /// `too_large` at its header; what a connection holds of an unfinished reply is also
-/// capped by the engine (64 MiB). Values counted past a million in one reply likewise.
+/// capped by the engine (64 MiB, and the run's memory budget). Values counted past a
+/// million in one reply likewise. RESP3 as here; a session without `--resp3` reads
+/// RESP2 only.
 pub const REPLY_LIMITS: ReplyLimits = ReplyLimits {
     max_bulk: 512 << 20,
     max_values: 1 << 20,
+    resp3: true,
 };
 
 /// One command of the opening exchange and the reply it must get.
@@ -93,6 +98,11 @@ impl SessionFactory for RedisFactory {
             open_bytes: self.open_bytes.clone(),
             steps: self.steps.clone(),
             opened: None,
+            scan: ReplyScan::default(),
+            limits: ReplyLimits {
+                resp3: self.plan.resp3,
+                ..REPLY_LIMITS
+            },
         }
     }
 }
@@ -104,6 +114,9 @@ pub struct RedisClient {
     steps: Arc<[Step]>,
     /// Replies of the opening exchange received; None until it is sent.
     opened: Option<usize>,
+    /// The reply being received, as far as it was scanned.
+    scan: ReplyScan,
+    limits: ReplyLimits,
 }
 
 fn text(input: &[u8], at: usize, len: usize) -> &[u8] {
@@ -128,12 +141,13 @@ impl ClientSession for RedisClient {
     type Figures = ClientFigures;
 
     /// HELLO, AUTH and SELECT, written at once and counted as the engine's exchange
-    /// requests (`count`), each reply as an answer (a refusal too; a push is not one).
+    /// requests (`count`), each reply as an answer (a refusal too); a push before them
+    /// is an event, as while requests run.
     fn open(
         &mut self,
         input: &[u8],
         out: &mut Vec<u8>,
-        _figures: &mut ClientFigures,
+        figures: &mut ClientFigures,
         count: &mut Exchanges,
     ) -> Setup {
         let Some(mut done) = self.opened else {
@@ -148,7 +162,7 @@ impl ClientSession for RedisClient {
         };
         let mut used = 0;
         while done < self.steps.len() {
-            let (len, top) = match scan_reply(&input[used..], &REPLY_LIMITS) {
+            let (len, top) = match self.scan.scan(&input[used..], &self.limits) {
                 Scan::Incomplete => break,
                 Scan::Whole { len, frame } => (len, frame),
                 Scan::TooLarge => {
@@ -167,9 +181,12 @@ impl ClientSession for RedisClient {
             let reply = &input[used..used + len];
             let step = self.steps[done];
             let ok = match (step, top) {
+                // An event, at the start of what the engine hands over next.
+                (_, Top::Push) if used > 0 => break,
                 (_, Top::Push) => {
-                    used += len;
-                    continue;
+                    figures.pushes += 1;
+                    self.opened = Some(done);
+                    return Setup::Event { used: len };
                 }
                 (Step::Hello, Top::Aggregate { .. }) => true,
                 (Step::Auth | Step::Select, Top::Simple { at, len }) => {
@@ -227,7 +244,7 @@ impl ClientSession for RedisClient {
         _out: &mut Vec<u8>,
         figures: &mut ClientFigures,
     ) -> Decode {
-        let (len, top) = match scan_reply(input, &REPLY_LIMITS) {
+        let (len, top) = match self.scan.scan(input, &self.limits) {
             Scan::Incomplete => return Decode::Incomplete,
             Scan::Whole { len, frame } => (len, frame),
             Scan::TooLarge => {
@@ -345,6 +362,39 @@ mod tests {
             measured: true,
             on_write: false,
         }
+    }
+
+    #[test]
+    fn pushes_in_the_opening_exchange_are_events() {
+        let f = factory("ping", true, false, 0);
+        let mut s = f.session(1);
+        let (mut out, mut fig) = (Vec::new(), ClientFigures::default());
+        let mut n = Exchanges::default();
+        s.open(b"", &mut out, &mut fig, &mut n);
+        let input = b">1\r\n+a\r\n>1\r\n+b\r\n%0\r\n";
+        assert_eq!(
+            s.open(input, &mut out, &mut fig, &mut n),
+            Setup::Event { used: 8 }
+        );
+        assert_eq!(
+            s.open(&input[8..], &mut out, &mut fig, &mut n),
+            Setup::Event { used: 8 }
+        );
+        assert_eq!(
+            s.open(&input[16..], &mut out, &mut fig, &mut n),
+            Setup::Done { used: 4 }
+        );
+        assert_eq!((fig.pushes, n.answered), (2, 1));
+        // Without RESP3 a push is no RESP2 reply.
+        let mut s = factory("ping", false, false, 0).session(1);
+        let mut o = Vec::new();
+        let req = s.encode(0, 0, &mut o);
+        assert_eq!(
+            s.decode(b">1\r\n+a\r\n", Some(&inflight(0, req)), &mut o, &mut fig),
+            Decode::Fail {
+                kind: ErrorKind::Protocol
+            }
+        );
     }
 
     #[test]
@@ -467,13 +517,21 @@ mod tests {
         let mut w = Words::new();
         s.error_words(ErrorKind::ErrorReply, b"-WRONGTYPE x\r\n+OK\r\n", &mut w);
         assert_eq!(w.as_str(), "WRONGTYPE x");
+        // A push is RESP3: an event with --resp3, not RESP2 without it.
+        let mut s3 = factory("mixed:1:1", true, false, 0).session(7);
         assert_eq!(
-            s.decode(b">1\r\n+x\r\n", Some(&get), &mut out, &mut fig),
+            s3.decode(b">1\r\n+x\r\n", Some(&get), &mut out, &mut fig),
             Decode::Event { used: 8 }
         );
         assert_eq!(
-            s.decode(b">1\r\n+x\r\n", None, &mut out, &mut fig),
+            s3.decode(b">1\r\n+x\r\n", None, &mut out, &mut fig),
             Decode::Event { used: 8 }
+        );
+        assert_eq!(
+            s.decode(b">1\r\n+x\r\n", Some(&get), &mut out, &mut fig),
+            Decode::Fail {
+                kind: ErrorKind::Protocol
+            }
         );
         assert_eq!(
             (fig.hits, fig.misses, fig.wrongtype, fig.pushes),

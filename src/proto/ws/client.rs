@@ -2,6 +2,12 @@
 //! masked message per request (in frames of `--fragment` bytes), every echo checked
 //! (bytes, length, opcode), server pings answered with pongs as events, and the close
 //! handshake (1000) as the closing exchange.
+//!
+//! A pong answers the latest ping only (RFC 6455 5.5.3 allows it): the session holds
+//! one pong owed, for the latest ping, and gives it to the engine (`owed`) once
+//! everything written before it is out. A server that floods pings while it reads
+//! slowly is owed one pong, not one per ping, so what a connection queues stays
+//! bounded whatever the server sends.
 
 use super::codec::{self, Header, Parsed, BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT};
 use super::figures::ClientFigures;
@@ -64,6 +70,8 @@ impl SessionFactory for WsFactory {
             closing: false,
             off: 0,
             bad: false,
+            pong: Vec::new(),
+            owes_pong: false,
         }
     }
 }
@@ -80,6 +88,9 @@ pub struct WsClient {
     /// any of them differed.
     off: usize,
     bad: bool,
+    /// The payload of the latest ping, whose pong is owed while `owes_pong`.
+    pong: Vec<u8>,
+    owes_pong: bool,
 }
 
 /// A frame's payload can be judged: it is whole in `input`.
@@ -110,21 +121,22 @@ impl WsClient {
         (self.rng.next_u64() as u32).to_ne_bytes()
     }
 
-    /// A control frame from the server: a ping gets its pong; a close ends the run for
-    /// this connection (an invalid code is a protocol error).
-    fn control(
-        &mut self,
-        h: &Header,
-        payload: &[u8],
-        out: &mut Vec<u8>,
-        f: &mut ClientFigures,
-    ) -> Decode {
+    /// A ping: its pong is owed, in place of any pong still owed for an earlier one.
+    fn ping(&mut self, payload: &[u8], f: &mut ClientFigures) {
+        self.pong.clear();
+        self.pong.extend_from_slice(payload);
+        f.pings_superseded += u64::from(self.owes_pong);
+        self.owes_pong = true;
+        f.pings_answered += 1;
+    }
+
+    /// A control frame from the server: a ping is owed its pong; a close ends the run
+    /// for this connection (an invalid code is a protocol error).
+    fn control(&mut self, h: &Header, payload: &[u8], f: &mut ClientFigures) -> Decode {
         let used = h.frame_len();
         match h.opcode {
             PING => {
-                let m = self.mask();
-                codec::write_control(out, PONG, payload, Some(m));
-                f.pings_answered += 1;
+                self.ping(payload, f);
                 Decode::Event { used }
             }
             PONG => {
@@ -222,8 +234,8 @@ impl ClientSession for WsClient {
             codec::write_close(out, 1000, Some(m));
             count.sent += 1;
         }
-        // Until the server's close comes back: pings still get pongs, anything else
-        // is skipped.
+        // Until the server's close comes back: pings and pongs are events as before
+        // (a ping is still answered: RFC 6455 5.5.2), anything else is skipped.
         let mut at = 0;
         loop {
             let h = match frame(&input[at..]) {
@@ -245,12 +257,26 @@ impl ClientSession for WsClient {
                     return Setup::Done { used: at };
                 }
                 PING => {
-                    let m = self.mask();
-                    codec::write_control(out, PONG, payload, Some(m));
+                    self.ping(payload, f);
                     f.pings_answered_closing += 1;
+                    return Setup::Event { used: at };
+                }
+                PONG => {
+                    f.pongs += 1;
+                    return Setup::Event { used: at };
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The pong for the latest ping, once the engine has written everything before it.
+    #[inline]
+    fn owed(&mut self, out: &mut Vec<u8>) {
+        if self.owes_pong {
+            self.owes_pong = false;
+            let m = self.mask();
+            codec::write_control(out, PONG, &self.pong, Some(m));
         }
     }
 
@@ -286,7 +312,7 @@ impl ClientSession for WsClient {
         &mut self,
         input: &[u8],
         oldest: Option<&InFlight>,
-        out: &mut Vec<u8>,
+        _out: &mut Vec<u8>,
         f: &mut ClientFigures,
     ) -> Decode {
         let h = match frame(input) {
@@ -296,7 +322,7 @@ impl ClientSession for WsClient {
         };
         let payload = &input[h.header_len..h.frame_len()];
         if h.is_control() {
-            return self.control(&h, payload, out, f);
+            return self.control(&h, payload, f);
         }
         // An echo server never speaks first.
         let Some(req) = oldest else {
@@ -487,6 +513,9 @@ mod tests {
             c.decode(&ping, None, &mut out, &mut f),
             Decode::Event { used: 4 }
         );
+        // The pong is owed, and given when the engine asks for it.
+        assert!(out.is_empty());
+        c.owed(&mut out);
         let Parsed::Header(h) = codec::parse_header(&out, 125) else {
             panic!()
         };
@@ -574,19 +603,56 @@ mod tests {
         let mut back = vec![0x89, 0x00];
         codec::write_close(&mut back, 1000, None);
         let mut pong = Vec::new();
+        // A ping in the closing handshake is an event, answered as ever.
         assert_eq!(
             c.close(&back, &mut pong, &mut f, &mut n),
-            Setup::Done { used: back.len() }
+            Setup::Event { used: 2 }
         );
+        c.owed(&mut pong);
         assert_eq!(pong[0], 0x80 | PONG);
+        assert_eq!(
+            c.close(&back[2..], &mut Vec::new(), &mut f, &mut n),
+            Setup::Done {
+                used: back.len() - 2
+            }
+        );
         assert_eq!((f.upgrades, f.clean_closes), (1, 1));
-        // A ping in the closing handshake is answered, and is no event.
-        assert_eq!((f.pings_answered, f.pings_answered_closing), (0, 1));
+        assert_eq!((f.pings_answered, f.pings_answered_closing), (1, 1));
         // The upgrade and the close, each answered; the pong is no exchange request.
         let two = Exchanges {
             sent: 2,
             answered: 2,
         };
         assert_eq!(n, two);
+    }
+
+    #[test]
+    fn a_flood_of_pings_is_owed_one_pong_for_the_latest() {
+        let fac = factory(false, 1 << 20, 10);
+        let mut c = fac.session(1);
+        let mut f = ClientFigures::default();
+        let mut out = Vec::new();
+        for i in 0..1000u16 {
+            let mut ping = Vec::new();
+            codec::write_control(&mut ping, PING, &i.to_be_bytes(), None);
+            assert_eq!(
+                c.decode(&ping, None, &mut out, &mut f),
+                Decode::Event { used: 4 }
+            );
+        }
+        assert!(out.is_empty(), "nothing written per ping");
+        c.owed(&mut out);
+        let Parsed::Header(h) = codec::parse_header(&out, 125) else {
+            panic!()
+        };
+        assert_eq!((h.opcode, h.frame_len()), (PONG, out.len()));
+        let mut p = out[h.header_len..].to_vec();
+        codec::apply_mask(&mut p, h.mask.unwrap());
+        assert_eq!(p, 999u16.to_be_bytes(), "the latest ping's payload");
+        // Owed once: asked again, nothing more.
+        let before = out.len();
+        c.owed(&mut out);
+        assert_eq!(out.len(), before);
+        assert_eq!((f.pings_answered, f.pings_superseded), (1000, 999));
     }
 }

@@ -13,12 +13,18 @@ pub const BLOCK: &str = "ws";
 pub struct ClientFigures {
     /// Upgrades completed (101 with the right Sec-WebSocket-Accept).
     pub upgrades: u64,
-    /// Pings from the server, each answered with a pong (counted in `totals.events`).
+    /// Pings from the server, in every phase of a connection, each answered by a pong
+    /// (its own, or a later ping's) and counted in `totals.events`.
     pub pings_answered: u64,
-    /// Pings that came during our closing handshake, answered too: the closing
-    /// exchange is the session's own, so they are not events (older results lack it).
+    /// Of them, pings that came during our closing handshake (older results lack it).
     #[serde(default)]
     pub pings_answered_closing: u64,
+    /// Of them, pings answered by a later ping's pong (RFC 6455 5.5.3): a pong was
+    /// still owed when the next ping came, because the server had not read what was
+    /// written before it. Pongs written: `pings_answered - pings_superseded`, less one
+    /// per connection that ended owing one. Older results lack it.
+    #[serde(default)]
+    pub pings_superseded: u64,
     /// Pongs nobody asked for (allowed as heartbeats; also events).
     pub pongs: u64,
     /// Continuation frames read: echoes the server sent in fragments.
@@ -34,6 +40,7 @@ impl Figures for ClientFigures {
         self.upgrades += o.upgrades;
         self.pings_answered += o.pings_answered;
         self.pings_answered_closing += o.pings_answered_closing;
+        self.pings_superseded += o.pings_superseded;
         self.pongs += o.pongs;
         self.continuation_frames += o.continuation_frames;
         self.clean_closes += o.clean_closes;

@@ -98,11 +98,12 @@ impl Protocol for Ws {
                 group(f.clean_closes),
                 group(f.server_closes)
             );
-            if f.pings_answered_closing > 0 {
+            if f.pings_answered_closing > 0 || f.pings_superseded > 0 {
                 let _ = writeln!(
                     s,
-                    "              {} server pings answered during closing handshakes (not events)",
-                    group(f.pings_answered_closing)
+                    "              of the pings: {} during closing handshakes, {} answered by a later ping's pong (the server read slower than it pinged)",
+                    group(f.pings_answered_closing),
+                    group(f.pings_superseded)
                 );
             }
         }

@@ -40,6 +40,7 @@ pub fn totals(rs: &[&RunResult]) -> Result<Totals, String> {
         )?;
         t.connect_errors = add(t.connect_errors, p.connect_errors, "connect error count")?;
         t.events = add(t.events, p.events, "event count")?;
+        t.over_budget = add(t.over_budget, p.over_budget, "over-budget count")?;
         t.exchange_sent = add(t.exchange_sent, p.exchange_sent, "exchange request count")?;
         t.exchange_answered = add(
             t.exchange_answered,

@@ -74,6 +74,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             events: 0,
             exchange_sent: 0,
             exchange_answered: 0,
+            over_budget: 0,
             invariant_holds: run.accounting.holds(),
         },
         errors: err_map,

@@ -135,7 +135,7 @@ pub fn opened_connection(port: u16) -> TcpStream {
         match step {
             Setup::Done { .. } => return s,
             Setup::Failed { detail, .. } => panic!("handshake failed: {detail}"),
-            Setup::Continue { used } => {
+            Setup::Continue { used } | Setup::Event { used } => {
                 input.drain(..used);
                 if used == 0 {
                     let n = s.read(&mut buf).unwrap();

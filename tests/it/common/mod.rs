@@ -621,3 +621,12 @@ pub fn schema_validator(name: &str) -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
     jsonschema::draft202012::new(&schema).expect("the schema compiles")
 }
+
+/// A server's closing line (`... stopped after ...; final: ...`): its last line, past
+/// the interference line a busy machine adds after it.
+pub fn closing_line(out: &str) -> &str {
+    out.lines()
+        .rev()
+        .find(|l| !l.contains(": interference: "))
+        .unwrap_or("")
+}
