@@ -594,8 +594,10 @@ impl<S: ClientSession> Conn<S> {
         }
         // Requests that settle on write were waiting for this: they leave the pipeline,
         // and the room they made is filled.
-        let idle = ctx.uring.as_ref().is_some_and(|u| u.idle(slot));
-        if self.state == State::Running && self.awaits_write() && idle {
+        if self.state == State::Running
+            && self.awaits_write()
+            && ctx.uring.as_ref().is_some_and(|u| u.idle(slot))
+        {
             self.pump(slot, ctx);
         }
     }
