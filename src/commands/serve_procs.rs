@@ -6,7 +6,7 @@ use crate::config::ServeConfig;
 use crate::error::Result;
 use crate::report::format::count_of;
 use crate::server::group::ServerGroup;
-use crate::server::session::Figures;
+use crate::stats::Figures;
 use std::time::Duration;
 
 /// `plan`: the environment entry holding the validated configs every worker serves

@@ -19,7 +19,7 @@
 //! - the peer's words for an error (`ClientSession::error_words`), kept as a bounded
 //!   sample of error texts (`tell`).
 
-use crate::stats::{ErrorKind, ErrorTexts};
+use crate::stats::{ErrorKind, ErrorTexts, Figures};
 pub use crate::stats::{Exchanges, Words};
 
 /// Which of a connection's independent reply streams a request belongs to: replies
@@ -96,18 +96,6 @@ pub fn opening_failure(kind: ErrorKind, detail: String) -> (ErrorKind, String) {
             format!("handshake failed ({why}): {detail}"),
         )
     }
-}
-
-/// A protocol's own per-worker figures (HTTP status classes, AMQP broker closes).
-/// Merged exactly over workers, processes and shards: sums, never averages.
-pub trait Figures:
-    Default + Clone + Send + serde::Serialize + serde::de::DeserializeOwned + 'static
-{
-    fn merge(&mut self, other: &Self);
-}
-
-impl Figures for () {
-    fn merge(&mut self, _other: &()) {}
 }
 
 /// What the session makes of the bytes received so far.

@@ -18,12 +18,12 @@ use crate::server::session::{ServerFactory, ServerSession};
 use crate::stats::{RunResult, Unit};
 
 /// A protocol's per-worker figures: those of its client sessions, kept per worker and
-/// phase by the engine and merged exactly (`engine::session::Figures`).
+/// phase by the engine and merged exactly (`stats::Figures`).
 pub type FiguresOf<P> =
     <<<P as Protocol>::Client as SessionFactory>::Session as ClientSession>::Figures;
 
 /// A protocol's server figures: those of its server sessions, merged exactly over
-/// threads and worker processes (`server::session::Figures`).
+/// threads and worker processes (`stats::Figures`).
 pub type ServerFiguresOf<P> =
     <<<P as Protocol>::Server as ServerFactory>::Session as ServerSession>::Figures;
 

@@ -7,7 +7,7 @@
 //!
 //! What a slot is, and what its events mean, is the handler's (`Handler`): the load
 //! engine's connection slots (engine/worker.rs), the server's connections and
-//! listeners (server/event_loop.rs). This module imports neither, nor any protocol.
+//! listeners (server/thread.rs). This module imports neither, nor any protocol.
 
 mod core;
 mod handler;

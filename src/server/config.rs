@@ -1,5 +1,5 @@
 //! A server's validated config, the one thing every loop of the server reads. Its
-//! own file so that the loops (`event_loop.rs`, `uring.rs`) read it without
+//! own file so that the loops (`thread.rs`, `epoll.rs`, `uring.rs`) read it without
 //! importing the server's `mod.rs`, which starts them.
 
 use super::pacing::Pacing;

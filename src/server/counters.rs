@@ -60,6 +60,32 @@ pub fn bump(c: &AtomicU64, n: u64) {
     c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
 }
 
+/// The per-request counts of one loop turn, added to the thread's counters once at
+/// its end (`add_to`), not once a request.
+#[derive(Default)]
+pub struct TurnCounts {
+    pub reads: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub requests: u64,
+}
+
+impl TurnCounts {
+    pub fn add_to(&mut self, c: &ThreadCounters) {
+        let t = std::mem::take(self);
+        if t.reads > 0 {
+            bump(&c.reads, t.reads);
+            bump(&c.bytes_in, t.bytes_in);
+        }
+        if t.requests > 0 {
+            bump(&c.requests, t.requests);
+        }
+        if t.bytes_out > 0 {
+            bump(&c.bytes_out, t.bytes_out);
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ServerTotals {
     pub accepts: u64,

@@ -6,11 +6,12 @@
 //! --processes` and by `connect`'s built-in server.
 
 use super::counters::ServerTotals;
-use super::session::{Figures, ServerFactory};
+use super::session::ServerFactory;
 use super::{start_many, ServerConfig};
 use crate::error::{Error, Result};
 use crate::net::listen;
 use crate::procs::workers::{self, Msg, Workers};
+use crate::stats::Figures;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,16 +1,19 @@
 //! The shared server runtime: one thread per core, each with its own SO_REUSEPORT
-//! listeners and one loop (io_uring, `uring.rs`, for plain TCP; the raw epoll loop,
-//! `event_loop.rs`, otherwise: `Machinery`) driving sans-IO server sessions
-//! (`session.rs`); connection limits, TLS, timeouts, pacing, counters and shutdown.
+//! listeners and one loop (io_uring, `uring.rs`, for plain TCP; epoll, `epoll.rs`,
+//! otherwise: `Machinery`) under one connection driver (`thread.rs`, `driver.rs`,
+//! `conn.rs`) of sans-IO server sessions (`session.rs`); connection limits, TLS,
+//! timeouts, pacing, counters and shutdown.
 
 mod config;
 pub mod conn;
 pub mod counters;
-pub mod event_loop;
+pub mod driver;
+pub mod epoll;
 pub mod group;
 pub mod held;
 pub mod pacing;
 pub mod session;
+pub mod thread;
 pub mod timeouts;
 pub mod uring;
 #[cfg(test)]
@@ -18,13 +21,15 @@ mod wake_tests;
 
 use crate::error::{Error, Result};
 use crate::stats::EventLoop;
+use crate::stats::Figures;
 pub use config::ServerConfig;
 use counters::{ServerTotals, ThreadCounters};
-use session::{Figures, ServerFactory, ServerSession};
+use session::ServerFactory;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use thread::Figs;
 
 /// The protocol figures of every thread, merged on demand (as JSON, so the handle
 /// needs no type parameter; `ServerHandle::figures` gives them back typed).
@@ -113,7 +118,7 @@ impl CpuProbe {
 /// measurement, BENCHMARKS.md "The server on io_uring by default").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Machinery {
-    /// The raw epoll loop (`event_loop.rs`): for TLS, --delay/--stall, --debug, a
+    /// The epoll loop (`epoll.rs`): for TLS, --delay/--stall, --debug, a
     /// kernel or policy without what the io_uring loop needs, and
     /// `WIREBENCH_SERVER_LOOP=epoll`.
     Epoll,
@@ -168,39 +173,16 @@ pub fn start_many<F: ServerFactory>(
     if cfg.threads == 0 {
         return Err(Error::usage("--threads must be at least 1"));
     }
-    if addrs.is_empty() {
-        return Err(Error::usage("no address to listen on"));
-    }
     crate::sys::raise_nofile_limit();
     cfg.pacing.epoch = std::time::Instant::now();
-    // per_thread[t] holds thread t's listener on each address.
-    let mut per_thread: Vec<Vec<std::net::TcpListener>> =
-        (0..cfg.threads).map(|_| Vec::new()).collect();
-    let mut first = None;
-    for a in addrs {
-        let ls = if probe && a.port() != 0 {
-            crate::net::listen::bind_reuseport(*a, cfg.threads, 4096)?
-        } else {
-            crate::net::listen::bind_reuseport_shared(*a, cfg.threads, 4096)?
-        };
-        for (t, l) in ls.into_iter().enumerate() {
-            if first.is_none() {
-                first = Some(l.local_addr().map_err(|e| {
-                    Error::runtime(format!("cannot read the listening address: {e}"))
-                })?);
-            }
-            per_thread[t].push(l);
-        }
-    }
-    let addr = first.ok_or_else(|| Error::usage("no address to listen on"))?;
+    let (addr, per_thread) = bind_per_thread(cfg.threads, addrs, probe)?;
     let factory = Arc::new(factory);
     let machinery = Machinery::for_config(&cfg);
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
     let mut threads = Vec::new();
     let mut counters = Vec::new();
     let mut stop_fds = Vec::new();
-    type G<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
-    let mut published: Vec<Arc<Mutex<G<F>>>> = Vec::new();
+    let mut published: Vec<Arc<Mutex<Figs<F>>>> = Vec::new();
     for (i, ls) in per_thread.into_iter().enumerate() {
         // SAFETY: no preconditions; the descriptor is owned by the handle.
         let stop_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
@@ -213,62 +195,18 @@ pub fn start_many<F: ServerFactory>(
         stop_fds.push(stop_fd);
         let c = Arc::new(ThreadCounters::default());
         counters.push(c.clone());
-        let own_counters = c.clone();
-        let figures = Arc::new(Mutex::new(G::<F>::default()));
+        let figures = Arc::new(Mutex::new(Figs::<F>::default()));
         published.push(figures.clone());
-        let input = event_loop::ThreadInput {
+        let input = thread::ThreadInput {
             listeners: ls,
             counters: c,
             stop_fd,
             figures,
         };
         let (cfg, factory, tid_tx) = (cfg.clone(), factory.clone(), tid_tx.clone());
-        // All the thread uses of the process's descriptor table: its listeners and its
-        // stop eventfd.
-        let listener_fds: Vec<i32> = input.listeners.iter().map(|l| l.as_raw_fd()).collect();
-        let mut mine = listener_fds.clone();
-        mine.push(stop_fd);
         let t = std::thread::Builder::new()
             .name(format!("wb-serve-{i}"))
-            .spawn(move || {
-                // A table of its own: while a table is shared by the process's threads,
-                // every system call on a connection takes and drops a reference on its
-                // file (`sys::fd_table`; fdget+fput were ~2% of `serve http`'s CPU).
-                // Its connections and epoll then live only there and close with it.
-                let own = crate::sys::fd_table::own_fd_table_keeping(&mine);
-                // Said once the loop is set up (its epoll instance or ring exists,
-                // its listeners are armed), or at once if setting it up failed.
-                let mut report = Some((tid_tx, own.then_some(listener_fds)));
-                let mut ready = || {
-                    if let Some((tx, moved)) = report.take() {
-                        let _ = tx.send((crate::sys::gettid(), moved));
-                    }
-                };
-                // The ring, when this thread runs on io_uring. Refused on this thread (a
-                // seccomp policy, a locked-memory limit): the epoll loop serves instead,
-                // the same way.
-                let ring = match machinery {
-                    Machinery::Uring { fixed } => uring::setup(&cfg, fixed, input.stop_fd)
-                        .ok()
-                        .map(|r| (r, fixed)),
-                    Machinery::Epoll => None,
-                };
-                // Noted before the loop runs, so it is in the counters by the time the
-                // thread says it is set up (`ServerTotals::event_loop`).
-                own_counters.ran_on(if ring.is_some() {
-                    EventLoop::IoUring
-                } else {
-                    EventLoop::Epoll
-                });
-                let r = match ring {
-                    Some((ring, fixed)) => uring::run(cfg, factory, input, ring, fixed, &mut ready),
-                    None => event_loop::run(cfg, factory, input, &mut ready),
-                };
-                ready();
-                if let Err(e) = r {
-                    eprintln!("wirebench: server thread {i} stopped: {e}");
-                }
-            })
+            .spawn(move || serve_thread(i, machinery, cfg, factory, input, tid_tx))
             .map_err(|e| Error::runtime(format!("cannot start a server thread: {e}")))?;
         threads.push(t);
     }
@@ -283,7 +221,7 @@ pub fn start_many<F: ServerFactory>(
         }
     }
     let figures: FiguresReader = Arc::new(move || {
-        let mut sum = G::<F>::default();
+        let mut sum = Figs::<F>::default();
         for p in &published {
             if let Ok(g) = p.lock() {
                 sum.merge(&g);
@@ -299,4 +237,91 @@ pub fn start_many<F: ServerFactory>(
         figures,
         tids,
     })
+}
+
+/// Each thread's SO_REUSEPORT listener on every address (`[t]`: thread t's), and the
+/// address of the first.
+fn bind_per_thread(
+    threads: usize,
+    addrs: &[SocketAddr],
+    probe: bool,
+) -> Result<(SocketAddr, Vec<Vec<std::net::TcpListener>>)> {
+    let mut per_thread: Vec<Vec<std::net::TcpListener>> =
+        (0..threads).map(|_| Vec::new()).collect();
+    let mut first = None;
+    for a in addrs {
+        let ls = if probe && a.port() != 0 {
+            crate::net::listen::bind_reuseport(*a, threads, 4096)?
+        } else {
+            crate::net::listen::bind_reuseport_shared(*a, threads, 4096)?
+        };
+        for (t, l) in ls.into_iter().enumerate() {
+            if first.is_none() {
+                first = Some(l.local_addr().map_err(|e| {
+                    Error::runtime(format!("cannot read the listening address: {e}"))
+                })?);
+            }
+            per_thread[t].push(l);
+        }
+    }
+    let addr = first.ok_or_else(|| Error::usage("no address to listen on"))?;
+    Ok((addr, per_thread))
+}
+
+/// What a server thread tells `start_many` once its loop is set up: its kernel thread
+/// id, and the listeners it holds in a descriptor table of its own (the process's
+/// references to them can go).
+type SetUp = std::sync::mpsc::Sender<(i32, Option<Vec<i32>>)>;
+
+/// The body of server thread `i`: a descriptor table of its own, its loop (io_uring
+/// when `machinery` says so and the ring is given, else epoll) until it is stopped.
+fn serve_thread<F: ServerFactory>(
+    i: usize,
+    machinery: Machinery,
+    cfg: ServerConfig,
+    factory: Arc<F>,
+    input: thread::ThreadInput<Figs<F>>,
+    set_up: SetUp,
+) {
+    // All the thread uses of the process's descriptor table: its listeners and its
+    // stop eventfd.
+    let listener_fds: Vec<i32> = input.listeners.iter().map(|l| l.as_raw_fd()).collect();
+    let mut mine = listener_fds.clone();
+    mine.push(input.stop_fd);
+    // A table of its own: while a table is shared by the process's threads, every
+    // system call on a connection takes and drops a reference on its file
+    // (`sys::fd_table`; fdget+fput were ~2% of `serve http`'s CPU). Its connections and
+    // epoll then live only there and close with it.
+    let own = crate::sys::fd_table::own_fd_table_keeping(&mine);
+    // Said once the loop is set up (its epoll instance or ring exists, its listeners
+    // are armed), or at once if setting it up failed.
+    let mut report = Some((set_up, own.then_some(listener_fds)));
+    let mut ready = || {
+        if let Some((tx, moved)) = report.take() {
+            let _ = tx.send((crate::sys::gettid(), moved));
+        }
+    };
+    // The ring, when this thread runs on io_uring. Refused on this thread (a seccomp
+    // policy, a locked-memory limit): the epoll loop serves instead, the same way.
+    let ring = match machinery {
+        Machinery::Uring { fixed } => uring::setup(&cfg, fixed, input.stop_fd)
+            .ok()
+            .map(|r| (r, fixed)),
+        Machinery::Epoll => None,
+    };
+    // Noted before the loop runs, so it is in the counters by the time the thread says
+    // it is set up (`ServerTotals::event_loop`).
+    input.counters.ran_on(if ring.is_some() {
+        EventLoop::IoUring
+    } else {
+        EventLoop::Epoll
+    });
+    let r = match ring {
+        Some((ring, fixed)) => uring::run(cfg, factory, input, ring, fixed, &mut ready),
+        None => epoll::run(cfg, factory, input, &mut ready),
+    };
+    ready();
+    if let Err(e) = r {
+        eprintln!("wirebench: server thread {i} stopped: {e}");
+    }
 }

@@ -2,7 +2,7 @@
 //! connection. Sans-IO like the client's (`engine/session.rs`): bytes in, bytes out;
 //! the runtime owns sockets, buffers, TLS, backpressure, timeouts and counting.
 
-pub use crate::engine::session::Figures;
+use crate::stats::Figures;
 
 /// What a session made of the bytes it was given.
 #[derive(Debug, PartialEq, Eq)]
@@ -40,10 +40,14 @@ pub trait ServerSession: 'static {
     }
 
     /// Whether the connection waits for (the rest of) a request head, given the
-    /// `unconsumed` input bytes kept after `on_bytes`: --header-timeout runs then.
+    /// `unconsumed` input bytes kept after `on_bytes`: --header-timeout runs then, so
+    /// a peer that trickles an unfinished request is closed however slowly its bytes
+    /// keep the idle timeout away. Default: while an unfinished request is kept. A
+    /// protocol that waits for its first request from the accept (HTTP), or whose
+    /// head is a handshake (WebSocket's upgrade), says so.
     #[inline]
-    fn in_head(&self, _unconsumed: usize) -> bool {
-        false
+    fn in_head(&self, unconsumed: usize) -> bool {
+        unconsumed > 0
     }
 
     /// Server-initiated frames (a WebSocket ping every N ms): when this session next

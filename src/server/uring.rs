@@ -1,33 +1,32 @@
-//! One server thread on io_uring, the default for plain TCP (TLS, --delay/--stall,
-//! --debug and `WIREBENCH_SERVER_LOOP=epoll` run on the epoll loop, `event_loop.rs`).
-//! Its loop is the reactor's io_uring core (`reactor::uring_loop::UringReactor`, the
-//! one under the load engine too); this file is what a server's slots are: a multishot
-//! ACCEPT per listener (the handler's own completions), a multishot RECV per
-//! connection into the thread's ring of provided buffers (an idle connection owns no
-//! buffer), and each reply a SEND from a buffer the thread lends the connection until
-//! the send completes. Connections are ordinary descriptors (direct ones, the ring's
-//! file table, are `WIREBENCH_SERVER_LOOP=uring-fixed`: they measured no better).
-//! Every loop turn is one io_uring_enter that submits the turn's sends and waits for
-//! completions (or the next deadline), so a request costs no system call of its own.
-//! Sessions are driven exactly as on the epoll loop (`ServerSession::on_bytes`, its
-//! `Reply`, `next_wake`/`on_wake`); timeouts are the same coarse tick (one pass over
-//! the connections per tick, never per request).
+//! What the io_uring core adds to a server thread (`thread.rs`, `driver.rs`):
+//! completions. Its loop is the reactor's io_uring core (`reactor::uring_loop`, under
+//! the load engine too): a multishot ACCEPT per listener (the handler's own
+//! completions), a multishot RECV per connection into the thread's ring of provided
+//! buffers (an idle connection owns no buffer), and each connection's replies one SEND
+//! at a time from its `Extra` (the bytes made meanwhile are owed and go with the next;
+//! past `OWED_CAP` the receive is cancelled until they are out). Every loop turn is one
+//! io_uring_enter that submits the turn's sends and waits for completions (or the next
+//! deadline), so a request costs no system call of its own. Connections are ordinary
+//! descriptors; direct ones (the ring's file table) are
+//! `WIREBENCH_SERVER_LOOP=uring-fixed`: they measured no better. The default for plain
+//! TCP (`server::Machinery`).
 
 use super::config::ServerConfig;
-use super::counters::{bump, ThreadCounters};
-use super::event_loop::ThreadInput;
-use super::session::{Reply, ServerFactory, ServerSession};
-use super::timeouts::{Expired, Ticker, NO_TICK};
+use super::conn::{Conn, Io};
+use super::driver::{Bytes, Closed, Core, Got};
+use super::session::ServerFactory;
+use super::thread::{Figs, Thread, ThreadInput, PUBLISH_EVERY};
 use crate::clock::Clock;
 use crate::net::socket;
+use crate::reactor::transport::Input;
 use crate::reactor::uring::user_data;
 use crate::reactor::uring_loop::{UringHandler, UringReactor, BGID, IGNORE, OWN, RECV, SEND};
-use crate::reactor::{split, token, Handler, Slab, Stop, Timers};
+use crate::reactor::{token, Stop};
 use io_uring::{cqueue, opcode, squeue, types};
+use std::io::ErrorKind;
+use std::net::TcpListener;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 /// The thread's receive buffers in its ring (a power of two). A loop turn gives back
 /// every buffer it was handed, so this bounds the completions of one turn, not the
@@ -36,97 +35,184 @@ const BUFFERS: u16 = 256;
 /// Largest receive buffer; --read-buffer above this is cut to it (the ring's memory is
 /// `BUFFERS` times this).
 const BUFFER_CAP: usize = 64 * 1024;
-/// Reply bytes a connection may have queued behind its send in flight before it stops
-/// being read (backpressure: a peer that does not read cannot grow this further).
-const PENDING_CAP: usize = 1 << 20;
-/// How long a listener rests after its accept failed (EMFILE and friends).
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
-/// How often the figures are published (and the longest wait).
-const PUBLISH_EVERY: Duration = Duration::from_millis(50);
+/// Reply bytes a connection may owe behind its send in flight before it stops being
+/// read (backpressure: a peer that does not read cannot grow this further).
+const OWED_CAP: usize = 1 << 20;
 /// Direct descriptors: at most this many connections per thread (and at most the
 /// descriptor limit, which bounds the table).
 const MAX_FILES: u64 = 1 << 20;
 
-type Figs<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
-
-struct Conn<S> {
-    fd: i32,
-    /// Tick of the last byte in or out (idle timeout).
-    last_active: u32,
-    /// Tick the request head now arriving started at (NO_TICK: not in a head).
-    head_since: u32,
-    /// The session asked to be woken then (ns on the thread's clock).
-    wake_at: Option<u64>,
-    session: S,
-    /// Input not consumed by the session yet (a partial request).
-    carry: Vec<u8>,
-    /// The buffer of the send in flight (lent by the thread's pool), and how much of
-    /// it the kernel has taken.
-    sending: Option<(Vec<u8>, usize)>,
-    /// Replies made while a send was in flight, sent in order after it.
-    queued: Vec<u8>,
-    /// The multishot receive is armed.
-    receiving: bool,
-    /// Stop reading until the queued replies are out (`PENDING_CAP`).
-    paused: bool,
-    /// The session stopped early (`Reply::More`) at the cap: go on with `carry` once
-    /// the replies owed are out, before reading more.
-    more: bool,
-    /// The connection ends once its replies are out (the session asked).
-    closing: bool,
-    /// Shut down: waiting for its operations in flight to finish before close(2).
-    dead: bool,
-}
-
-struct Thread<F: ServerFactory> {
-    cfg: ServerConfig,
-    factory: Arc<F>,
-    /// What this thread's sessions share (`ServerFactory::Thread`).
-    shared: F::Thread,
-    listeners: Vec<std::net::TcpListener>,
-    conns: Slab<Conn<F::Session>>,
-    counters: Arc<ThreadCounters>,
-    figures: Figs<F>,
-    dirty: bool,
-    /// Where the figures are published, every `PUBLISH_EVERY` (ns on `clock`).
-    published: Arc<Mutex<Figs<F>>>,
-    next_publish: u64,
-    /// Sessions append replies here; cleared before each call.
-    out: Vec<u8>,
-    /// Send buffers not lent to any connection (reused: no allocation per reply).
-    pool: Vec<Vec<u8>>,
+/// The thread's submissions and what its accepts need.
+pub struct Completions {
     /// Entries made during a turn, pushed to the ring before its enter.
     sqes: Vec<squeue::Entry>,
-    /// Session wake-ups (ns on `clock`); stale entries are skipped when they fire.
-    timers: Timers,
-    /// The reactor's ready list: always empty (a turn serves every completion).
-    ready: Vec<(u32, u32)>,
-    /// The sessions' clock (time zero is the pacing epoch), and this turn's reading.
-    clock: Clock,
-    now: u64,
-    /// Timeouts (and their tick), when any is on.
-    ticker: Option<Ticker>,
-    tick: u32,
-    heads: bool,
-    next_tick: Option<u64>,
-    /// Listeners whose accept ended in an error, re-armed at `rearm_at`.
-    rearm: Vec<usize>,
-    rearm_at: Option<u64>,
     /// Connections are direct descriptors (the ring's file table), not the process's.
     fixed: bool,
-    /// Connections whose timeouts passed this tick (kept to reuse its memory).
-    expired: Vec<(u64, Expired)>,
-    /// This turn's per-request counts, added to `counters` once at its end.
-    turn: TurnCounts,
+    /// This turn's clock reading.
+    now: u64,
+    /// Listeners whose accept ended in an error, armed again after a rest.
+    rearm: Vec<usize>,
 }
 
-/// The per-request counters of one loop turn.
-#[derive(Default)]
-struct TurnCounts {
-    reads: u64,
-    bytes_in: u64,
-    bytes_out: u64,
-    requests: u64,
+impl Completions {
+    fn arm_accept(&mut self, i: usize, l: &TcpListener) {
+        // A direct descriptor is in no process's table: no CLOEXEC (EINVAL).
+        let flags = if self.fixed {
+            libc::SOCK_NONBLOCK
+        } else {
+            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC
+        };
+        self.sqes.push(
+            opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
+                .flags(flags)
+                .allocate_file_index(self.fixed)
+                .build()
+                .user_data(user_data(OWN, i as u64)),
+        );
+    }
+
+    /// Ends connection `tok`'s multishot receive; the cancel's own completion needs
+    /// nothing.
+    fn cancel_recv(&mut self, tok: u64) {
+        self.sqes.push(
+            opcode::AsyncCancel::new(user_data(RECV, tok))
+                .build()
+                .user_data(user_data(IGNORE, 0)),
+        );
+    }
+
+    /// A SEND of `b[at..]` on connection `tok`.
+    fn submit_send(&mut self, tok: u64, fd: i32, b: &[u8], at: usize) {
+        let rest = &b[at..];
+        let e = if self.fixed {
+            opcode::Send::new(types::Fixed(fd as u32), rest.as_ptr(), rest.len() as u32)
+        } else {
+            opcode::Send::new(types::Fd(fd), rest.as_ptr(), rest.len() as u32)
+        };
+        self.sqes.push(
+            e.flags(libc::MSG_NOSIGNAL)
+                .build()
+                .user_data(user_data(SEND, tok)),
+        );
+    }
+}
+
+impl Core for Completions {
+    /// Bytes come as receive completions.
+    fn read<S>(&mut self, _c: &mut Conn<S>, _buf: &mut [u8]) -> Input {
+        Input::WouldBlock
+    }
+
+    /// At once when no SEND is out (the thread's output buffer itself becomes the
+    /// send's, swapped with the connection's spare one: no copy), else owed.
+    fn send<S>(
+        &mut self,
+        tok: u64,
+        c: &mut Conn<S>,
+        b: Bytes<'_>,
+        io: &mut Io,
+    ) -> Result<(), ErrorKind> {
+        let (fd, sending) = (c.fd, c.sending);
+        let x = c.extra(&mut io.extras);
+        if sending || x.owes() {
+            x.owed.extend_from_slice(b.as_slice());
+            return Ok(());
+        }
+        x.send.clear();
+        match b {
+            Bytes::Out(out) => std::mem::swap(&mut x.send, out),
+            Bytes::Slice(s) => x.send.extend_from_slice(s),
+        }
+        x.send_at = 0;
+        self.submit_send(tok, fd, &x.send, 0);
+        c.sending = true;
+        Ok(())
+    }
+
+    /// What was owed goes in the next SEND, once the one out is back.
+    fn flush<S>(&mut self, tok: u64, c: &mut Conn<S>, _io: &mut Io) -> Result<(), ErrorKind> {
+        if c.sending {
+            return Ok(());
+        }
+        let Some(x) = c.extra.as_deref_mut().filter(|x| x.owes()) else {
+            return Ok(());
+        };
+        x.send.clear();
+        std::mem::swap(&mut x.send, &mut x.owed);
+        x.owed_out();
+        x.send_at = 0;
+        self.submit_send(tok, c.fd, &x.send, 0);
+        c.sending = true;
+        Ok(())
+    }
+
+    fn full<S>(&self, c: &Conn<S>) -> bool {
+        c.extra.as_ref().is_some_and(|x| x.owed.len() > OWED_CAP)
+    }
+
+    fn pause<S>(&mut self, tok: u64, c: &mut Conn<S>) {
+        if !c.paused {
+            c.paused = true;
+            if c.receiving {
+                self.cancel_recv(tok);
+            }
+        }
+    }
+
+    fn resume<S>(&mut self, tok: u64, c: &mut Conn<S>) {
+        c.paused = false;
+        if !c.receiving {
+            c.receiving = true;
+            let e = if self.fixed {
+                opcode::RecvMulti::new(types::Fixed(c.fd as u32), BGID).build()
+            } else {
+                opcode::RecvMulti::new(types::Fd(c.fd), BGID).build()
+            };
+            self.sqes.push(e.user_data(user_data(RECV, tok)));
+        }
+    }
+
+    /// Shut down (so its receive completes), freed once nothing of it is in flight.
+    fn end<S>(&mut self, tok: u64, c: &mut Conn<S>) -> bool {
+        c.ending = true;
+        if c.receiving {
+            // A peer that keeps sending would keep a shut-down receive going: end it,
+            // so the close comes (with a reset if bytes are left unread).
+            self.cancel_recv(tok);
+        }
+        if self.fixed {
+            // Shut down at the next enter, before the close queued after it.
+            self.sqes.push(
+                opcode::Shutdown::new(types::Fixed(c.fd as u32), libc::SHUT_RDWR)
+                    .build()
+                    .user_data(user_data(IGNORE, 0)),
+            );
+        } else {
+            // SAFETY: the connection's own descriptor, still open.
+            unsafe { libc::shutdown(c.fd, libc::SHUT_RDWR) };
+        }
+        !c.receiving && !c.sending
+    }
+
+    fn close_fd(&mut self, fd: i32) {
+        if self.fixed {
+            self.sqes.push(
+                opcode::Close::new(types::Fixed(fd as u32))
+                    .build()
+                    .user_data(user_data(IGNORE, 0)),
+            );
+        } else {
+            socket::close(fd);
+        }
+    }
+
+    fn listen(&mut self, listeners: &[TcpListener]) {
+        for i in std::mem::take(&mut self.rearm) {
+            if let Some(l) = listeners.get(i) {
+                self.arm_accept(i, l);
+            }
+        }
+    }
 }
 
 /// Makes a server thread's loop: its ring and receive buffers, before the loop takes
@@ -165,638 +251,148 @@ pub fn run<F: ServerFactory>(
             socket::set_nodelay(l.as_raw_fd());
         }
     }
-    // The reactor's clock (made in `setup` on the pacing epoch, the sessions' clock):
-    // the turns' readings and the sessions' times are on one clock.
     let clock = reactor.clock();
-    let now = clock.now_ns();
-    let ticker = cfg
-        .timeouts
-        .any()
-        .then(|| Ticker::new(&cfg.timeouts, cfg.timeouts.tick(), clock.instant_at(now)));
-    let mut t = Thread {
-        shared: factory.thread_state(),
-        factory,
-        listeners: input.listeners,
-        conns: Slab::new(),
-        counters: input.counters,
-        figures: Default::default(),
-        dirty: false,
-        published: input.figures,
-        next_publish: now + PUBLISH_EVERY.as_nanos() as u64,
-        out: Vec::new(),
-        pool: Vec::new(),
+    let core = Completions {
         sqes: Vec::new(),
-        timers: Timers::default(),
-        ready: Vec::new(),
-        clock,
-        now,
-        ticker,
-        tick: 0,
-        heads: cfg.timeouts.header.is_some(),
-        next_tick: ticker.map(|k| clock.ns_of(k.instant_of(1))),
-        rearm: Vec::new(),
-        rearm_at: None,
         fixed,
-        expired: Vec::new(),
-        turn: TurnCounts::default(),
-        cfg,
+        now: clock.now_ns(),
+        rearm: Vec::new(),
     };
-    for i in 0..t.listeners.len() {
-        t.arm_accept(i);
+    let mut t = Thread::new(cfg, factory, input, clock, 0, core);
+    for (i, l) in t.listeners.iter().enumerate() {
+        t.core.arm_accept(i, l);
     }
     // Armed before `ready`: once it is said, every listener has an accept in the kernel.
     let r = reactor.submit(&mut t).and_then(|()| {
         ready();
         reactor.run(&mut t)
     });
-    t.count_turn();
     // Shutdown: the kernel lets go of every listener and socket first (so the port is
-    // free once this returns), then every connection is closed (and counted), the
-    // figures published.
+    // free once this returns), then every connection is closed (and counted) and the
+    // figures published; direct descriptors close with the ring.
     reactor.cancel_all();
-    let all: Vec<u64> = t.conns.tokens().collect();
-    for tok in all {
-        if let Some(c) = t.conns.remove(tok) {
-            // Direct descriptors close with the ring, below.
-            if !t.fixed {
-                socket::close(c.fd);
-            }
-            bump(&t.counters.closes, 1);
-        }
-    }
-    publish(&t.published, &t.figures);
+    t.shut_down();
     drop(reactor);
     r
 }
 
-/// Ends connection `tok`'s multishot receive (backpressure pauses it, a kill ends it);
-/// the cancel's own completion needs nothing.
-fn cancel_recv(tok: u64) -> squeue::Entry {
-    opcode::AsyncCancel::new(user_data(RECV, tok))
-        .build()
-        .user_data(user_data(IGNORE, 0))
-}
-
-fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
-    if let Ok(mut g) = to.lock() {
-        *g = f.clone();
-    }
-}
-
-impl<F: ServerFactory> Handler for Thread<F> {
-    fn timers(&mut self) -> &mut Timers {
-        &mut self.timers
-    }
-
-    fn ready(&mut self) -> &mut Vec<(u32, u32)> {
-        &mut self.ready
-    }
-
-    fn on_ready(&mut self, _slot: u32, _gen: u32) {}
-
-    fn on_timer(&mut self, _at: u64, slot: u32, gen: u32) {
-        self.on_wake_due(token(slot, gen));
-    }
-
-    fn on_stop(&mut self) -> bool {
-        true
-    }
-
-    /// The turn's end: ticks, listeners to re-arm, publishing, the turn's counts.
-    fn after_wake(&mut self, now: u64) -> Option<u64> {
-        if let (Some(at), Some(k)) = (self.next_tick, self.ticker) {
-            if now >= at {
-                self.check_deadlines(&k);
-                self.next_tick = Some(self.clock.ns_of(k.instant_of(self.tick + 1)));
-            }
-        }
-        if self.rearm_at.is_some_and(|at| now >= at) {
-            self.rearm_at = None;
-            for i in std::mem::take(&mut self.rearm) {
-                self.arm_accept(i);
-            }
-        }
-        if now >= self.next_publish {
-            if self.dirty {
-                publish(&self.published, &self.figures);
-                self.dirty = false;
-            }
-            self.next_publish = now + PUBLISH_EVERY.as_nanos() as u64;
-        }
-        self.count_turn();
-        let mut next = self.next_publish;
-        for d in [self.next_tick, self.rearm_at].into_iter().flatten() {
-            next = next.min(d);
-        }
-        Some(next)
-    }
-}
-
-impl<F: ServerFactory> UringHandler for Thread<F> {
-    fn sqes(&mut self) -> &mut Vec<squeue::Entry> {
-        &mut self.sqes
-    }
-
-    fn woke(&mut self, now: u64) {
-        self.now = now;
-        if let Some(k) = &self.ticker {
-            // Connections stamp their activity with the tick of this turn.
-            self.tick = k.at(self.clock.instant_at(now));
+impl<F: ServerFactory> Thread<F, Completions> {
+    /// Frees an ended connection once nothing of it is in flight.
+    fn settle(&mut self, tok: u64) {
+        if self
+            .conns
+            .get_mut(tok)
+            .is_some_and(|c| !c.receiving && !c.sending)
+        {
+            self.free(tok);
         }
     }
 
-    fn on_recv(&mut self, slot: u32, gen: u32, res: i32, data: &[u8], more: bool) {
-        self.received(token(slot, gen), res, data, more);
-    }
-
-    fn on_sent(&mut self, slot: u32, gen: u32, res: i32) {
-        self.on_send(token(slot, gen), res);
-    }
-
-    /// Its own completions are its listeners' accepts (`what`: the listener).
-    fn on_own(&mut self, what: u64, res: i32, flags: u32) {
-        self.on_accept(what as usize, res, flags);
-    }
-}
-
-impl<F: ServerFactory> Thread<F> {
-    /// Adds the turn's per-request counts to the thread's counters: once a turn, not
-    /// once a request.
-    fn count_turn(&mut self) {
-        let t = std::mem::take(&mut self.turn);
-        let c = &self.counters;
-        if t.reads > 0 {
-            bump(&c.reads, t.reads);
-            bump(&c.bytes_in, t.bytes_in);
-        }
-        if t.requests > 0 {
-            bump(&c.requests, t.requests);
-        }
-        if t.bytes_out > 0 {
-            bump(&c.bytes_out, t.bytes_out);
-        }
-    }
-
-    /// One pass over the connections per tick: head and idle timeouts.
-    fn check_deadlines(&mut self, k: &Ticker) {
-        let now = self.tick;
-        let mut expired = std::mem::take(&mut self.expired);
-        for (tok, c) in self.conns.iter() {
-            if c.dead {
-                continue;
-            }
-            if let Some(e) = k.expired(now, c.head_since, c.last_active, true) {
-                expired.push((tok, e));
-            }
-        }
-        for (tok, e) in expired.drain(..) {
-            match e {
-                Expired::Header => bump(&self.counters.header_timeouts, 1),
-                Expired::Idle => bump(&self.counters.idle_timeouts, 1),
-            }
-            self.kill(tok);
-        }
-        self.expired = expired;
-    }
-
-    /// A session wake-up that is due: what it makes goes out after any replies owed.
-    fn on_wake_due(&mut self, tok: u64) {
-        let now_ns = self.now;
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        match c.wake_at {
-            Some(ns) if ns <= now_ns && !c.dead && !c.closing => {}
-            _ => return,
-        }
-        c.wake_at = None;
-        self.out.clear();
-        c.session.on_wake(now_ns, &mut self.out, &mut self.figures);
-        self.dirty = true;
-        self.send_out(tok);
-        self.arm_wake(tok);
-    }
-
-    /// Asks the session when it wants waking and arms a timer if that changed.
-    fn arm_wake(&mut self, tok: u64) {
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        let want = c.session.next_wake();
-        if want == c.wake_at {
-            return;
-        }
-        c.wake_at = want;
-        if let Some(ns) = want {
-            let (slot, gen) = split(tok);
-            self.timers.arm(ns, slot, gen);
-        }
-    }
-
-    /// Sends `out` on connection `tok`, or queues it behind the send in flight.
-    fn send_out(&mut self, tok: u64) {
-        if self.out.is_empty() {
-            return;
-        }
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        send_or_queue(
-            c,
-            tok,
-            self.fixed,
-            &mut self.out,
-            &mut self.pool,
-            &mut self.sqes,
-        );
-    }
-
-    fn arm_accept(&mut self, i: usize) {
-        if let Some(l) = self.listeners.get(i) {
-            self.sqes.push(
-                opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
-                    // A direct descriptor is in no process's table: no CLOEXEC (EINVAL).
-                    .flags(if self.fixed {
-                        libc::SOCK_NONBLOCK
-                    } else {
-                        libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC
-                    })
-                    .allocate_file_index(self.fixed)
-                    .build()
-                    .user_data(user_data(OWN, i as u64)),
-            );
-        }
-    }
-
-    fn arm_recv(&mut self, tok: u64, fd: i32) {
-        let e = if self.fixed {
-            opcode::RecvMulti::new(types::Fixed(fd as u32), BGID).build()
-        } else {
-            opcode::RecvMulti::new(types::Fd(fd), BGID).build()
-        };
-        self.sqes.push(e.user_data(user_data(RECV, tok)));
-    }
-
-    fn on_accept(&mut self, which: usize, res: i32, flags: u32) {
+    /// A listener's accept completed (`res`: the descriptor, or -errno).
+    fn accepted(&mut self, which: usize, res: i32, flags: u32) {
         if !cqueue::more(flags) {
             if res < 0 {
                 // Out of descriptors (or worse): rest instead of spinning on accept.
-                self.rearm_at = Some(self.now + ACCEPT_BACKOFF.as_nanos() as u64);
-                self.rearm.push(which);
+                self.core.rearm.push(which);
+                let now = self.core.now;
+                self.rest_listeners(now);
                 return;
             }
-            self.arm_accept(which);
+            if let Some(l) = self.listeners.get(which) {
+                self.core.arm_accept(which, l);
+            }
         }
         if res < 0 {
             return;
         }
         let fd = res;
-        let counters = &self.counters;
-        bump(&counters.accepts, 1);
-        let active = counters.accepts.load(Relaxed) - counters.closes.load(Relaxed);
-        let max = self.cfg.max_conns_per_thread;
-        if max > 0 && active as usize > max {
-            bump(&counters.rejected, 1);
-            bump(&counters.closes, 1);
-            self.close_fd(fd);
+        let Some(tok) = self.admit(fd, None) else {
             return;
-        }
-        if self.cfg.nodelay && !self.fixed {
+        };
+        if self.cfg.nodelay && !self.core.fixed {
             socket::set_nodelay(fd);
         }
-        // The sessions' clock, so a session can arm its first wake-up at once.
-        let now_ns = self.clock.now_ns();
-        let session = self.factory.session_in(&self.shared, now_ns);
-        let head_since = if self.heads && session.in_head(0) {
-            self.tick
-        } else {
-            NO_TICK
-        };
-        let tok = self.conns.insert(Conn {
-            fd,
-            last_active: self.tick,
-            head_since,
-            wake_at: None,
-            session,
-            carry: Vec::new(),
-            sending: None,
-            queued: Vec::new(),
-            receiving: true,
-            paused: false,
-            more: false,
-            closing: false,
-            dead: false,
-        });
-        self.arm_recv(tok, fd);
-        self.arm_wake(tok);
+        if let Some(c) = self.conns.get_mut(tok) {
+            self.core.resume(tok, c);
+        }
+        self.started(tok);
+    }
+}
+
+impl<F: ServerFactory> UringHandler for Thread<F, Completions> {
+    fn sqes(&mut self) -> &mut Vec<squeue::Entry> {
+        &mut self.core.sqes
     }
 
-    /// A receive completion: `res` bytes in `data` (the reactor gives its buffer back
-    /// once this returns), or the stream's end, or -errno; `more`: still armed.
-    fn received(&mut self, tok: u64, res: i32, data: &[u8], more: bool) {
+    fn woke(&mut self, now: u64) {
+        self.core.now = now;
+        let clock = self.ctx.clock;
+        self.stamp_tick(|| clock.instant_at(now));
+    }
+
+    /// A receive: `res` bytes in `data` (the reactor gives its buffer back once this
+    /// returns), the stream's end, or -errno; `more`: still armed.
+    fn on_recv(&mut self, slot: u32, gen: u32, res: i32, data: &[u8], more: bool) {
+        let tok = token(slot, gen);
         let Some(c) = self.conns.get_mut(tok) else {
             return;
         };
         if !more {
             c.receiving = false;
         }
-        if c.dead {
-            self.maybe_free(tok);
-            return;
+        if c.ending {
+            return self.settle(tok);
         }
-        if res == -libc::ENOBUFS {
-            // The ring ran dry this turn: read again once the buffers are back.
-            if !c.receiving && !c.paused {
-                c.receiving = true;
-                let fd = c.fd;
-                self.arm_recv(tok, fd);
+        let got = match res {
+            // The ring ran dry this turn, or the receive was cancelled for backpressure:
+            // armed again (by the driver) once the buffers are back, or once resumed.
+            e if e == -libc::ENOBUFS || e == -libc::ECANCELED => Got::Nothing,
+            e if e < 0 => Got::Failed(std::io::Error::from_raw_os_error(-e).kind()),
+            0 => Got::Eof,
+            // Bytes with no buffer named: nothing to read them from.
+            _ if data.is_empty() => Got::Failed(ErrorKind::InvalidData),
+            n => {
+                let io = &mut self.ctx.io;
+                io.turn.reads += 1;
+                io.turn.bytes_in += n as u64;
+                c.last_active = io.tick;
+                Got::Data(data)
             }
+        };
+        self.drive(tok, got);
+    }
+
+    /// A SEND completed: the rest of it goes, or what is owed, or the connection goes on.
+    fn on_sent(&mut self, slot: u32, gen: u32, res: i32) {
+        let tok = token(slot, gen);
+        let Some(c) = self.conns.get_mut(tok) else {
             return;
-        }
-        if res == -libc::ECANCELED && c.paused {
-            // Stopped for backpressure: re-armed once the replies owed are out.
-            return;
-        }
-        if res == 0 && c.sending.is_some() {
-            // The peer is done sending; the replies already made still go out.
-            c.closing = true;
-            return;
+        };
+        c.sending = false;
+        if c.ending {
+            return self.settle(tok);
         }
         if res <= 0 {
-            self.kill(tok);
-            return;
+            let kind = std::io::Error::from_raw_os_error(-res).kind();
+            return self.close(tok, Closed::Error(kind));
         }
-        if data.is_empty() {
-            // Bytes with no buffer named: nothing to read them from.
-            self.kill(tok);
-            return;
-        }
-        let n = res as usize;
-        c.last_active = self.tick;
-        self.turn.reads += 1;
-        self.turn.bytes_in += n as u64;
-        self.feed(tok, data);
-        if let Some(c) = self.conns.get_mut(tok) {
-            if !c.receiving && !c.paused && !c.closing && !c.dead {
-                c.receiving = true;
-                let fd = c.fd;
-                self.arm_recv(tok, fd);
-            }
-        }
-    }
-
-    /// Runs the session over `fresh` (after what it left last time) and sends its replies.
-    fn feed(&mut self, tok: u64, fresh: &[u8]) {
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        if c.closing {
-            return;
-        }
-        let mut carry = std::mem::take(&mut c.carry);
-        if !carry.is_empty() {
-            carry.extend_from_slice(fresh);
-        }
-        let mut at = 0;
-        loop {
-            let input: &[u8] = if carry.is_empty() {
-                &fresh[at..]
-            } else {
-                &carry[at..]
-            };
-            self.out.clear();
-            let reply = c.session.on_bytes(input, &mut self.out, &mut self.figures);
-            self.dirty = true;
-            let answered = c.session.take_requests();
-            if answered > 0 {
-                self.turn.requests += answered;
-            }
-            let (used, again) = match reply {
-                Reply::Consumed(u) => (u.min(input.len()), false),
-                Reply::Reflect(u) => {
-                    let u = u.min(input.len());
-                    self.out.clear();
-                    self.out.extend_from_slice(&input[..u]);
-                    (u, false)
-                }
-                Reply::Close => {
-                    c.closing = true;
-                    (input.len(), false)
-                }
-                Reply::TooLarge => {
-                    bump(&self.counters.too_large, 1);
-                    c.closing = true;
-                    (input.len(), false)
-                }
-                Reply::More(u) => {
-                    let u = u.min(input.len());
-                    (u, u < input.len())
-                }
-            };
-            at += used;
-            if !self.out.is_empty() {
-                send_or_queue(
-                    c,
-                    tok,
-                    self.fixed,
-                    &mut self.out,
-                    &mut self.pool,
-                    &mut self.sqes,
-                );
-            }
-            if !again || c.closing {
-                break;
-            }
-            if c.queued.len() > PENDING_CAP {
-                // Enough owed: the rest waits in `carry` until the replies are out.
-                c.more = true;
-                break;
-            }
-        }
-        let rest_len = if carry.is_empty() {
-            fresh.len()
-        } else {
-            carry.len()
-        };
-        if !c.closing && at < rest_len {
-            if carry.is_empty() {
-                carry.extend_from_slice(&fresh[at..]);
-            } else {
-                carry.drain(..at);
-            }
-            c.carry = carry;
-        }
-        if self.heads {
-            c.head_since = if !c.session.in_head(c.carry.len()) {
-                NO_TICK
-            } else if c.head_since == NO_TICK {
-                self.tick
-            } else {
-                c.head_since
-            };
-        }
-        if c.queued.len() > PENDING_CAP && !c.paused {
-            c.paused = true;
-            if c.receiving {
-                self.sqes.push(cancel_recv(tok));
-            }
-        }
-        if c.closing {
-            if c.sending.is_none() {
-                self.kill(tok);
-            }
-            return;
-        }
-        self.arm_wake(tok);
-    }
-
-    fn on_send(&mut self, tok: u64, res: i32) {
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        let Some((mut b, at)) = c.sending.take() else {
-            return;
-        };
-        if c.dead || res <= 0 {
-            self.pool.push(b);
-            if !c.dead {
-                self.kill(tok);
-            } else {
-                self.maybe_free(tok);
-            }
-            return;
-        }
-        let at = at + res as usize;
-        c.last_active = self.tick;
-        self.turn.bytes_out += res as u64;
-        if at < b.len() {
-            self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, at));
-            c.sending = Some((b, at));
-            return;
-        }
-        if c.queued.is_empty() {
-            self.pool.push(b);
-        } else {
-            // The queued replies go next, in the buffer just freed.
-            b.clear();
-            std::mem::swap(&mut b, &mut c.queued);
-            if c.queued.capacity() > PENDING_CAP {
-                c.queued = Vec::new();
-            }
-            self.sqes.push(send_entry(self.fixed, tok, c.fd, &b, 0));
-            c.sending = Some((b, 0));
-            return;
-        }
-        if c.closing {
-            self.kill(tok);
-            return;
-        }
-        if std::mem::take(&mut c.more) {
-            self.feed(tok, &[]);
-            match self.conns.get_mut(tok) {
-                Some(c) if c.sending.is_none() => {}
-                _ => return,
-            }
-        }
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        if c.paused {
-            c.paused = false;
-            if !c.receiving {
-                c.receiving = true;
-                let fd = c.fd;
-                self.arm_recv(tok, fd);
-            }
-        }
-    }
-
-    /// Ends a connection: shut down (so its receive completes), closed and freed once
-    /// nothing of it is in flight.
-    fn kill(&mut self, tok: u64) {
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        if !c.dead {
-            c.dead = true;
-            let fd = c.fd;
-            if c.receiving {
-                // A peer that keeps sending would keep a shut-down receive going: end it,
-                // so the close comes (with a reset if bytes are left unread).
-                self.sqes.push(cancel_recv(tok));
-            }
-            if self.fixed {
-                self.sqes.push(
-                    opcode::Shutdown::new(types::Fixed(fd as u32), libc::SHUT_RDWR)
-                        .build()
-                        .user_data(user_data(IGNORE, 0)),
-                );
-                // Shut down at the next enter: nothing completes before it.
+        let io = &mut self.ctx.io;
+        io.turn.bytes_out += res as u64;
+        c.last_active = io.tick;
+        let fd = c.fd;
+        if let Some(x) = c.extra.as_deref_mut() {
+            x.send_at += res as usize;
+            if x.send_at < x.send.len() {
+                self.core.submit_send(tok, fd, &x.send, x.send_at);
+                c.sending = true;
                 return;
             }
-            // SAFETY: the connection's own descriptor, still open.
-            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
         }
-        self.maybe_free(tok);
+        self.drive(tok, Got::Nothing);
     }
 
-    fn maybe_free(&mut self, tok: u64) {
-        let Some(c) = self.conns.get_mut(tok) else {
-            return;
-        };
-        if c.receiving || c.sending.is_some() {
-            return;
-        }
-        if let Some(c) = self.conns.remove(tok) {
-            self.close_fd(c.fd);
-            bump(&self.counters.closes, 1);
-        }
+    /// Its own completions are its listeners' accepts (`what`: the listener).
+    fn on_own(&mut self, what: u64, res: i32, flags: u32) {
+        self.accepted(what as usize, res, flags);
     }
-
-    fn close_fd(&mut self, fd: i32) {
-        if self.fixed {
-            self.sqes.push(
-                opcode::Close::new(types::Fixed(fd as u32))
-                    .build()
-                    .user_data(user_data(IGNORE, 0)),
-            );
-        } else {
-            socket::close(fd);
-        }
-    }
-}
-
-/// Sends the replies in `out` on connection `c` (`tok`), or queues them behind its send
-/// in flight. A send goes from `out` itself, swapped for a free buffer of the pool that
-/// the next replies are made in (no copy of the replies, no allocation while the pool
-/// has a buffer).
-fn send_or_queue<S>(
-    c: &mut Conn<S>,
-    tok: u64,
-    fixed: bool,
-    out: &mut Vec<u8>,
-    pool: &mut Vec<Vec<u8>>,
-    sqes: &mut Vec<squeue::Entry>,
-) {
-    if c.sending.is_some() {
-        c.queued.extend_from_slice(out);
-        return;
-    }
-    let mut b = pool.pop().unwrap_or_default();
-    b.clear();
-    std::mem::swap(&mut b, out);
-    sqes.push(send_entry(fixed, tok, c.fd, &b, 0));
-    c.sending = Some((b, 0));
-}
-
-fn send_entry(fixed: bool, tok: u64, fd: i32, b: &[u8], at: usize) -> squeue::Entry {
-    let rest = &b[at..];
-    let e = if fixed {
-        opcode::Send::new(types::Fixed(fd as u32), rest.as_ptr(), rest.len() as u32)
-    } else {
-        opcode::Send::new(types::Fd(fd), rest.as_ptr(), rest.len() as u32)
-    };
-    e.flags(libc::MSG_NOSIGNAL)
-        .build()
-        .user_data(user_data(SEND, tok))
 }

@@ -2,8 +2,9 @@
 //! peer on its own schedule (`next_wake`/`on_wake`) and echoes lines, with figures of
 //! its own merged over connections and threads.
 
-use super::session::{Figures, Reply, ServerFactory, ServerSession};
+use super::session::{Reply, ServerFactory, ServerSession};
 use super::{start, ServerConfig};
+use crate::stats::Figures;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

@@ -4,6 +4,7 @@
 pub mod conn_tally;
 pub mod error_texts;
 pub mod event_loop;
+pub mod figures;
 pub mod interference;
 pub mod latency;
 pub mod merge;
@@ -20,6 +21,7 @@ pub mod worker;
 pub use conn_tally::ConnTally;
 pub use error_texts::{ErrorTexts, Words};
 pub use event_loop::{EventLoop, LoopCounts};
+pub use figures::Figures;
 pub use latency::{Latency, LatencySummary};
 pub use observer::Observer;
 pub use outcome::{Counters, ErrorKind, Exchanges};

@@ -176,3 +176,71 @@ fn worker_processes_get_the_timeouts() {
         "{last}"
     );
 }
+
+/// `wirebench serve PROTOCOL EXTRA` on the loop `loop_` (`WIREBENCH_SERVER_LOOP`; "":
+/// the default, io_uring).
+fn served_on(loop_: &str, protocol: &str, extra: &[&str]) -> Served {
+    let ready = format!("wirebench serve {protocol}: listening on");
+    let var = format!("WIREBENCH_SERVER_LOOP={loop_}");
+    let mut last = String::new();
+    // The port may be taken between choosing and binding: try a few.
+    for _ in 0..5 {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let mut args = vec![var.as_str(), bin(), "serve", protocol, "--listen", &listen];
+        args.extend_from_slice(extra);
+        let mut proc = Proc::spawn("env", &args, false);
+        if let Some(banner) = proc.wait_line(&ready, Duration::from_secs(20)) {
+            return Served { proc, port, banner };
+        }
+        proc.kill();
+        last = format!("stdout:\n{}\nstderr:\n{}", proc.stdout(), proc.stderr());
+        if !last.contains("already in use") {
+            break;
+        }
+    }
+    panic!("`serve {protocol}` on loop {loop_:?} did not start\n{last}");
+}
+
+/// Sends `text` on `s` and reads exactly `want.len()` bytes back.
+fn ask(s: &mut TcpStream, text: &[u8], want: &[u8]) {
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(text).unwrap();
+    let mut got = vec![0; want.len()];
+    s.read_exact(&mut got).expect("the server's reply");
+    assert_eq!(got, want);
+}
+
+/// A Redis command that never ends, trickled a byte at a time, keeps the idle timeout
+/// away: --header-timeout closes it (an unfinished request is a head), on either
+/// loop, while a connection that sends nothing, and whole commands, are left alone.
+#[test]
+fn trickled_redis_commands_hit_the_header_timeout_on_either_loop() {
+    for loop_ in ["", "epoll"] {
+        let mut server = served_on(
+            loop_,
+            "redis",
+            &["--threads", "1", "--header-timeout", "1s"],
+        );
+        let addr = server.addr();
+        let mut quiet = connect(&addr);
+        let mut loris: Vec<TcpStream> = (0..20).map(|_| connect(&addr)).collect();
+        // A SET whose value is announced at 1 MB and arrives a byte per 300 ms.
+        let set = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let closed = trickle(&mut loris, set, Duration::from_millis(300), CLOSE_WITHIN);
+        assert_eq!(
+            closed, 20,
+            "loop {loop_:?}: trickling connections closed by the server"
+        );
+        // Whole commands, on the connection that waited in silence and on a new one.
+        ask(&mut quiet, b"PING\r\n", b"+PONG\r\n");
+        ask(&mut connect(&addr), b"*1\r\n$4\r\nPING\r\n", b"+PONG\r\n");
+        drop(quiet);
+        let last = server.stop_final_line();
+        assert!(
+            last.contains(" accepts 22 closes 22 ")
+                && last.contains("timeouts header 20 idle 0 held full 0"),
+            "loop {loop_:?}: {last}"
+        );
+    }
+}

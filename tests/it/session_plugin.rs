@@ -13,12 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wirebench::engine::connector::Connector;
-use wirebench::engine::session::{
-    ClientSession, Decode, Figures, InFlight, SessionFactory, Setup, Verdict,
-};
+use wirebench::engine::session::{ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
 use wirebench::engine::{self, LoadShape, LoadSpec, Observer, Plan};
 use wirebench::server::session::{Reply, ServerFactory, ServerSession};
-use wirebench::stats::ErrorKind;
+use wirebench::stats::{ErrorKind, Figures};
 
 /// The protocol's own figures: heartbeats seen with and without a request in flight.
 #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use wirebench::engine::connector::Connector;
 use wirebench::engine::session::{
-    ClientSession, Decode, Exchanges, Figures, InFlight, SessionFactory, Setup, Verdict,
+    ClientSession, Decode, Exchanges, InFlight, SessionFactory, Setup, Verdict,
 };
 use wirebench::engine::{self, EngineOutput, LoadShape, LoadSpec, Observer, Plan};
 use wirebench::server::session::{Reply, ServerFactory, ServerSession};
-use wirebench::stats::ErrorKind;
+use wirebench::stats::{ErrorKind, Figures};
 
 /// Request `seq` is answered (a REQ) when this holds; else it is a PUB.
 fn answered(seq: u64) -> bool {

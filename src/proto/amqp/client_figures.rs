@@ -2,7 +2,7 @@
 //! (Connection.Close answered by CloseOk), nacked messages, and the first close the
 //! broker sent (for the report).
 
-use crate::engine::session::Figures;
+use crate::stats::Figures;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClientFigures {

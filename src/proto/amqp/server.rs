@@ -5,7 +5,8 @@
 //! spec's reply code; only that connection ends.
 
 use super::codec::{self, reply, write_method, FrameKind, Split, PROTOCOL_HEADER};
-use crate::server::session::{Figures, Reply, ServerFactory, ServerSession};
+use crate::server::session::{Reply, ServerFactory, ServerSession};
+use crate::stats::Figures;
 use amq_protocol::frame::parsing::parse_content_header;
 use amq_protocol::protocol::{basic, channel, confirm, connection, exchange, queue, AMQPClass};
 use amq_protocol::types::{AMQPValue, FieldTable, LongString};

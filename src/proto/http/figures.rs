@@ -3,7 +3,7 @@
 //! `status_codes` (each code seen, 200 apart from 404 and 503) and its
 //! `status_classes` (the same summed by class, 1xx to 5xx).
 
-use crate::engine::session::Figures;
+use crate::stats::Figures;
 use crate::stats::RunResult;
 use std::collections::BTreeMap;
 

@@ -68,6 +68,9 @@ pub struct RedisArgs {
     mut_arg("listen", |a| a.default_value(DEFAULT_LISTEN)),
 )]
 pub struct ServeRedisArgs {
+    /// Close a connection whose command is not complete this long after its first byte; 0: never.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub header_timeout: String,
     #[command(flatten)]
     pub pacing: PacingArgs,
 }
@@ -90,7 +93,7 @@ impl ServeRedisConfig {
         Ok(ServeRedisConfig {
             limits: RequestLimits::default(),
             timing: ProtocolTiming {
-                header_timeout: None,
+                header_timeout: crate::config::timeout_flag("--header-timeout", &a.header_timeout)?,
                 pacing: crate::config::pacing(&a.pacing)?,
             },
         })
@@ -181,5 +184,40 @@ impl RedisConfig {
         v["resp"] = json!(if p.resp3 { 3 } else { 2 });
         v["auth"] = json!(p.auth.is_some());
         v["db"] = json!(p.db);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        // First: `ServeRedisArgs` changes the shared `--listen`'s default.
+        #[command(flatten)]
+        _shared: crate::flags::ServerArgs,
+        #[command(flatten)]
+        args: ServeRedisArgs,
+    }
+
+    fn header_timeout(argv: &[&str]) -> Option<std::time::Duration> {
+        let a = Serve::try_parse_from(std::iter::once("serve").chain(argv.iter().copied()))
+            .expect("flags parse");
+        ServeRedisConfig::from_args(&a.args)
+            .expect("a valid config")
+            .timing
+            .header_timeout
+    }
+
+    #[test]
+    fn an_unfinished_command_has_ten_seconds_by_default() {
+        use std::time::Duration;
+        assert_eq!(header_timeout(&[]), Some(Duration::from_secs(10)));
+        assert_eq!(
+            header_timeout(&["--header-timeout", "2s"]),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(header_timeout(&["--header-timeout", "0"]), None);
     }
 }

@@ -4,7 +4,7 @@
 //! replies it sent, unknown and inline commands, protocol errors; per thread, merged
 //! over threads and processes.
 
-use crate::engine::session::Figures;
+use crate::stats::Figures;
 use serde::{Deserialize, Serialize};
 
 /// The name of the result's block.

@@ -114,7 +114,11 @@ impl ServerSession for RedisHandler {
                         None
                     } else {
                         self.requests += 1;
-                        match self.command(t, rest, &args, out, figures) {
+                        let call = Call {
+                            req: rest,
+                            args: &args,
+                        };
+                        match self.command(t, &call, out, figures) {
                             After::Go => None,
                             After::Close => Some(Reply::Close),
                         }
@@ -137,9 +141,34 @@ impl ServerSession for RedisHandler {
     }
 }
 
-fn arg<'a>(req: &'a [u8], args: &[(u32, u32)], i: usize) -> &'a [u8] {
-    let (at, len) = args[i];
-    &req[at as usize..(at + len) as usize]
+/// One command's words: `args` index into `req`.
+struct Call<'a> {
+    req: &'a [u8],
+    args: &'a [(u32, u32)],
+}
+
+impl<'a> Call<'a> {
+    fn n(&self) -> usize {
+        self.args.len()
+    }
+
+    fn arg(&self, i: usize) -> &'a [u8] {
+        let (at, len) = self.args[i];
+        &self.req[at as usize..(at + len) as usize]
+    }
+
+    fn name(&self) -> &'a [u8] {
+        self.arg(0)
+    }
+
+    /// Whether the command has a count of arguments it takes (`ok`); if not, the
+    /// error reply is made.
+    fn arity(&self, ok: bool, out: &mut Vec<u8>, figures: &mut ServerFigures) -> bool {
+        if !ok {
+            wrong_arity(out, figures, self.name());
+        }
+        ok
+    }
 }
 
 fn is(name: &[u8], upper: &[u8]) -> bool {
@@ -179,6 +208,41 @@ fn wrong_arity(out: &mut Vec<u8>, figures: &mut ServerFigures, name: &[u8]) {
 
 const NOT_AN_INTEGER: &[u8] = b"ERR value is not an integer or out of range";
 
+/// `+OK`, or the store's refusal past its cap (as Redis past `maxmemory`).
+fn stored(ok: bool, out: &mut Vec<u8>, figures: &mut ServerFigures) {
+    if ok {
+        simple(out, b"OK");
+    } else {
+        figures.oom += 1;
+        error(
+            out,
+            figures,
+            b"OOM command not allowed when used memory > 'maxmemory'.",
+        );
+    }
+}
+
+/// `-ERR unknown command 'NAME', with args beginning with: ...`, as Redis says it.
+fn unknown_command(call: &Call, out: &mut Vec<u8>, figures: &mut ServerFigures) {
+    figures.unknown_commands += 1;
+    figures.error_replies += 1;
+    out.extend_from_slice(b"-ERR unknown command '");
+    sanitized(out, call.name(), 128);
+    out.extend_from_slice(b"', with args beginning with: ");
+    let mut room = 128usize;
+    for i in 1..call.n() {
+        let w = call.arg(i);
+        if room == 0 {
+            break;
+        }
+        out.push(b'\'');
+        sanitized(out, w, room);
+        out.extend_from_slice(b"' ");
+        room = room.saturating_sub(w.len());
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
 impl RedisHandler {
     fn null(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
@@ -193,94 +257,70 @@ impl RedisHandler {
         }
     }
 
-    /// Runs one command (`args` index into `req`) and appends its reply.
+    /// Runs one command and appends its reply.
     fn command(
         &mut self,
         t: &mut Thread,
-        req: &[u8],
-        args: &[(u32, u32)],
+        call: &Call,
         out: &mut Vec<u8>,
         figures: &mut ServerFigures,
     ) -> After {
-        let n = args.len();
-        let name = arg(req, args, 0);
-        let db = self.db as usize;
-        let a = |i| arg(req, args, i);
-        let arity = |ok: bool, out: &mut Vec<u8>, figures: &mut ServerFigures| {
-            if !ok {
-                wrong_arity(out, figures, name);
-            }
-            ok
-        };
+        if self.data_command(t, call, out, figures) || self.server_command(t, call, out, figures) {
+            return After::Go;
+        }
+        if is(call.name(), b"QUIT") {
+            simple(out, b"OK");
+            return After::Close;
+        }
+        unknown_command(call, out, figures);
+        After::Go
+    }
+
+    /// The commands on the keys of the selected database; false: `call` is none of them.
+    fn data_command(
+        &mut self,
+        t: &mut Thread,
+        call: &Call,
+        out: &mut Vec<u8>,
+        figures: &mut ServerFigures,
+    ) -> bool {
+        let (n, name, db) = (call.n(), call.name(), self.db as usize);
+        let a = |i| call.arg(i);
         if is(name, b"GET") {
-            if arity(n == 2, out, figures) {
-                match t.dbs[db].get(a(1)) {
-                    Some(v) => push_bulk(out, v),
-                    None => self.null(out),
-                }
+            if call.arity(n == 2, out, figures) {
+                self.bulk_or_null(out, t.dbs[db].get(a(1)));
             }
         } else if is(name, b"SET") {
             if n > 3 {
                 error(out, figures, b"ERR syntax error");
-            } else if arity(n == 3, out, figures) {
-                if t.set(db, a(1), a(2)) {
-                    simple(out, b"OK");
-                } else {
-                    figures.oom += 1;
-                    error(
-                        out,
-                        figures,
-                        b"OOM command not allowed when used memory > 'maxmemory'.",
-                    );
-                }
-            }
-        } else if is(name, b"PING") {
-            match n {
-                1 => simple(out, b"PONG"),
-                2 => push_bulk(out, a(1)),
-                _ => wrong_arity(out, figures, name),
-            }
-        } else if is(name, b"ECHO") {
-            if arity(n == 2, out, figures) {
-                push_bulk(out, a(1));
+            } else if call.arity(n == 3, out, figures) {
+                stored(t.set(db, a(1), a(2)), out, figures);
             }
         } else if is(name, b"DEL") || is(name, b"UNLINK") {
-            if arity(n >= 2, out, figures) {
+            if call.arity(n >= 2, out, figures) {
                 let gone = (1..n).filter(|&i| t.del(db, a(i))).count();
                 push_header(out, b':', gone as i64);
             }
         } else if is(name, b"EXISTS") {
-            if arity(n >= 2, out, figures) {
+            if call.arity(n >= 2, out, figures) {
                 let there = (1..n).filter(|&i| t.dbs[db].contains_key(a(i))).count();
                 push_header(out, b':', there as i64);
             }
         } else if is(name, b"INCR") {
-            if arity(n == 2, out, figures) {
+            if call.arity(n == 2, out, figures) {
                 self.incr(t, a(1), out, figures);
             }
         } else if is(name, b"MGET") {
-            if arity(n >= 2, out, figures) {
+            if call.arity(n >= 2, out, figures) {
                 push_header(out, b'*', (n - 1) as i64);
                 for i in 1..n {
-                    match t.dbs[db].get(a(i)) {
-                        Some(v) => push_bulk(out, v),
-                        None => self.null(out),
-                    }
+                    self.bulk_or_null(out, t.dbs[db].get(a(i)));
                 }
             }
         } else if is(name, b"MSET") {
-            if arity(n >= 3 && n % 2 == 1, out, figures) {
+            if call.arity(n >= 3 && n % 2 == 1, out, figures) {
                 let all = (1..n).step_by(2).all(|i| t.set(db, a(i), a(i + 1)));
-                if all {
-                    simple(out, b"OK");
-                } else {
-                    figures.oom += 1;
-                    error(
-                        out,
-                        figures,
-                        b"OOM command not allowed when used memory > 'maxmemory'.",
-                    );
-                }
+                stored(all, out, figures);
             }
         } else if is(name, b"DBSIZE") {
             push_header(out, b':', t.dbs[db].len() as i64);
@@ -292,8 +332,35 @@ impl RedisHandler {
                 t.flush(d);
             }
             simple(out, b"OK");
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// The commands about the connection and the server (what clients say first, and
+    /// PING and ECHO); false: `call` is none of them.
+    fn server_command(
+        &mut self,
+        t: &mut Thread,
+        call: &Call,
+        out: &mut Vec<u8>,
+        figures: &mut ServerFigures,
+    ) -> bool {
+        let (n, name) = (call.n(), call.name());
+        let a = |i| call.arg(i);
+        if is(name, b"PING") {
+            match n {
+                1 => simple(out, b"PONG"),
+                2 => push_bulk(out, a(1)),
+                _ => wrong_arity(out, figures, name),
+            }
+        } else if is(name, b"ECHO") {
+            if call.arity(n == 2, out, figures) {
+                push_bulk(out, a(1));
+            }
         } else if is(name, b"SELECT") {
-            if arity(n == 2, out, figures) {
+            if call.arity(n == 2, out, figures) {
                 match parse_int(a(1)) {
                     Some(d) if (0..DATABASES as i64).contains(&d) => {
                         self.db = d as u8;
@@ -304,11 +371,11 @@ impl RedisHandler {
                 }
             }
         } else if is(name, b"AUTH") {
-            if arity(n == 2 || n == 3, out, figures) {
+            if call.arity(n == 2 || n == 3, out, figures) {
                 simple(out, b"OK");
             }
         } else if is(name, b"HELLO") {
-            self.hello(t, req, args, out, figures);
+            self.hello(t, call, out, figures);
         } else if is(name, b"COMMAND") {
             // No command table: clients (redis-cli's hints) go on without one.
             if n >= 2 && is(a(1), b"COUNT") {
@@ -319,44 +386,36 @@ impl RedisHandler {
                 push_header(out, b'*', 0);
             }
         } else if is(name, b"CONFIG") {
-            if n == 3 && is(a(1), b"GET") {
-                let p = a(2);
-                let known: &[(&[u8], &[u8])] = &[(b"save", b""), (b"appendonly", b"no")];
-                let hits: Vec<_> = known
-                    .iter()
-                    .filter(|(k, _)| is(p, k) || p == b"*")
-                    .collect();
-                self.map(out, hits.len() as i64);
-                for (k, v) in hits {
-                    push_bulk(out, k);
-                    push_bulk(out, v);
-                }
-            } else {
-                error(out, figures, b"ERR only CONFIG GET is supported");
-            }
-        } else if is(name, b"QUIT") {
-            simple(out, b"OK");
-            return After::Close;
+            self.config(call, out, figures);
         } else {
-            figures.unknown_commands += 1;
-            figures.error_replies += 1;
-            out.extend_from_slice(b"-ERR unknown command '");
-            sanitized(out, name, 128);
-            out.extend_from_slice(b"', with args beginning with: ");
-            let mut room = 128usize;
-            for i in 1..n {
-                let w = a(i);
-                if room == 0 {
-                    break;
-                }
-                out.push(b'\'');
-                sanitized(out, w, room);
-                out.extend_from_slice(b"' ");
-                room = room.saturating_sub(w.len());
-            }
-            out.extend_from_slice(b"\r\n");
+            return false;
         }
-        After::Go
+        true
+    }
+
+    /// `CONFIG GET save|appendonly|*`, what redis-benchmark asks.
+    fn config(&self, call: &Call, out: &mut Vec<u8>, figures: &mut ServerFigures) {
+        if !(call.n() == 3 && is(call.arg(1), b"GET")) {
+            return error(out, figures, b"ERR only CONFIG GET is supported");
+        }
+        let p = call.arg(2);
+        let known: &[(&[u8], &[u8])] = &[(b"save", b""), (b"appendonly", b"no")];
+        let hits: Vec<_> = known
+            .iter()
+            .filter(|(k, _)| is(p, k) || p == b"*")
+            .collect();
+        self.map(out, hits.len() as i64);
+        for (k, v) in hits {
+            push_bulk(out, k);
+            push_bulk(out, v);
+        }
+    }
+
+    fn bulk_or_null(&self, out: &mut Vec<u8>, value: Option<&Vec<u8>>) {
+        match value {
+            Some(v) => push_bulk(out, v),
+            None => self.null(out),
+        }
     }
 
     fn incr(&mut self, t: &mut Thread, key: &[u8], out: &mut Vec<u8>, figures: &mut ServerFigures) {
@@ -375,12 +434,7 @@ impl RedisHandler {
         if t.set(db, key, int_bytes(next, &mut buf)) {
             push_header(out, b':', next);
         } else {
-            figures.oom += 1;
-            error(
-                out,
-                figures,
-                b"OOM command not allowed when used memory > 'maxmemory'.",
-            );
+            stored(false, out, figures);
         }
     }
 
@@ -389,13 +443,12 @@ impl RedisHandler {
     fn hello(
         &mut self,
         t: &mut Thread,
-        req: &[u8],
-        args: &[(u32, u32)],
+        call: &Call,
         out: &mut Vec<u8>,
         figures: &mut ServerFigures,
     ) {
-        if args.len() >= 2 {
-            match parse_int(arg(req, args, 1)) {
+        if call.n() >= 2 {
+            match parse_int(call.arg(1)) {
                 Some(2) => self.resp3 = false,
                 Some(3) => self.resp3 = true,
                 Some(_) => return error(out, figures, b"NOPROTO unsupported protocol version"),

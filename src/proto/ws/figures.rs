@@ -2,7 +2,7 @@
 //! (the result's `ws` block), the server's per thread and process (the `ws` block of
 //! the result's `server` counters, and `serve ws --stats`).
 
-use crate::engine::session::Figures;
+use crate::stats::Figures;
 use crate::stats::RunResult;
 
 /// The name of the block, in the result and in its `server` counters.
