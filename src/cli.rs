@@ -232,7 +232,7 @@ pub struct K8sRenderArgs {
     /// A load command before `--` (caught only to say where it belongs).
     #[arg(hide = true)]
     pub stray: Vec<String>,
-    /// The load command, after `--`: echo|http|amqp|connect TARGET and its flags.
+    /// The load command, after `--`: echo|http|amqp|redis|ws|connect TARGET and its flags.
     #[arg(last = true, value_name = "LOAD-COMMAND")]
     pub load: Vec<String>,
 }

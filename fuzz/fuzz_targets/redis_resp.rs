@@ -157,6 +157,7 @@ fuzz_target!(|data: &[u8]| {
             tag,
             lane: Lane::ANY,
             measured: true,
+            on_write: false,
         };
         match client.decode(data, Some(&req), &mut Vec::new(), &mut figures) {
             Decode::Reply { used, .. } | Decode::Consumed { used } | Decode::Event { used } => {

@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
     let mut c = factory.session(7);
     let mut out = Vec::new();
     let tag = c.encode(3, 0, &mut out);
-    let req = InFlight { seq: 3, intended_ns: 0, sent_ns: 0, tag, lane: Lane::ANY, measured: true };
+    let req = InFlight { seq: 3, intended_ns: 0, sent_ns: 0, tag, lane: Lane::ANY, measured: true, on_write: false };
     let mut f = Default::default();
     let mut at = 0;
     while at < data.len() {

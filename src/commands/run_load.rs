@@ -17,8 +17,8 @@ use crate::report::text;
 
 pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     let cfg = P::config(&cmd.proto, &cmd.load)?;
-    let l = P::load(&cfg);
-    let target = P::target(&cfg);
+    let l = &cfg.base.load;
+    let target = cfg.base.target.clone();
     let builtin = target.is_none();
     // A built-in server holds the other end of every connection in this process.
     load::check_fd_budget(l.sockets() * if builtin { 2 } else { 1 })?;
@@ -32,7 +32,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         Some((addr, host)) => (None, l.tls.clone(), addr, host),
         None => {
             let factory = P::builtin_server(&cfg);
-            let (handle, trust) = harness::start_builtin(l, P::server_threads(&cfg), factory)?;
+            let (handle, trust) = harness::start_builtin(l, cfg.base.server_threads, factory)?;
             let addr = handle.addr;
             (Some(handle), trust, addr, "127.0.0.1".to_string())
         }

@@ -34,7 +34,7 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
                 "  load {}: {} via {}, {} points x {} repeats, swept: {}",
                 l.name,
                 l.protocol.name(),
-                l.generator.name(),
+                l.generator,
                 l.points.len(),
                 l.repeat,
                 if l.swept.is_empty() {

@@ -2,7 +2,7 @@
 //! connections (all of them, the count) and holds them for the duration; it has no
 //! `serve` command and no reply timeout; its result carries the `connect` block.
 
-use crate::proto::entry::{Entry, RunFor, SuitePoint};
+use crate::proto::entry::{plain, Entry, RunFor, SuiteLoad, SuitePoint};
 
 pub struct Connect;
 
@@ -29,19 +29,28 @@ impl Entry for Connect {
         super::block_merge::block_check
     }
 
-    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String> {
-        let mut a: Vec<String> = vec![
-            self.name().into(),
-            p.addr.into(),
-            "-n".into(),
-            p.connections.to_string(),
-        ];
-        if let RunFor::Duration(d) = p.run_for {
-            a.extend(["--hold".into(), format!("{}ms", d.as_millis())]);
-        }
-        if let Some(r) = p.rate {
-            a.extend(["-R".into(), r.to_string()]);
-        }
-        a
+    fn suite_load(
+        &self,
+        block: Option<&toml::Value>,
+        _: &[u64],
+    ) -> Result<Box<dyn SuiteLoad>, String> {
+        plain(block, suite_args)
     }
+}
+
+/// A point opens its connections and holds them for its duration.
+fn suite_args(p: &SuitePoint<'_>) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        Connect.name().into(),
+        p.addr.into(),
+        "-n".into(),
+        p.connections.to_string(),
+    ];
+    if let RunFor::Duration(d) = p.run_for {
+        a.extend(["--hold".into(), format!("{}ms", d.as_millis())]);
+    }
+    if let Some(r) = p.rate {
+        a.extend(["-R".into(), r.to_string()]);
+    }
+    a
 }

@@ -31,6 +31,10 @@ pub struct Busy {
     /// Settles-on-write requests already written (warm-up, measured): not counted yet,
     /// as nothing says the peer read them until the connection closes cleanly.
     pub written: [u64; 2],
+    /// Entries of `inflight` that settle on write (`InFlight::on_write`), not written
+    /// yet: 0 for every protocol whose requests all get replies, so its replies take
+    /// the paths that never look for them.
+    pub on_write: u32,
 }
 
 impl Busy {
@@ -41,6 +45,74 @@ impl Busy {
             && self.output.is_empty()
             && self.written == [0; 2]
             && self.held == 0
+    }
+
+    /// The oldest request that waits for a reply, passing over those that settle on
+    /// write.
+    #[inline]
+    pub fn awaited(&self) -> Option<&InFlight> {
+        if self.on_write == 0 {
+            return self.inflight.front();
+        }
+        self.inflight.iter().find(|r| !r.on_write)
+    }
+
+    /// A reply came: the requests that settle on write sent before the oldest awaited
+    /// one were written (the peer answered a later request), so they leave the queue.
+    pub fn written_before_awaited(&mut self) {
+        while let Some(r) = self.inflight.front().filter(|r| r.on_write).copied() {
+            self.inflight.pop_front();
+            self.note_written(&r);
+        }
+    }
+
+    /// Everything encoded is written: every request that settles on write leaves the
+    /// queue, counted when the connection ends.
+    pub fn all_written(&mut self) {
+        if self.on_write as usize == self.inflight.len() {
+            for r in self.inflight.drain(..) {
+                self.written[r.measured as usize] += 1;
+            }
+            self.on_write = 0;
+            return;
+        }
+        let mut written = [0u64; 2];
+        self.inflight.retain(|r| {
+            written[r.measured as usize] += r.on_write as u64;
+            !r.on_write
+        });
+        self.written[0] += written[0];
+        self.written[1] += written[1];
+        self.on_write = 0;
+    }
+
+    /// A request that settles on write left the queue written.
+    #[inline]
+    pub fn note_written(&mut self, r: &InFlight) {
+        self.written[r.measured as usize] += 1;
+        self.on_write -= 1;
+    }
+
+    /// Takes the oldest entry out of the queue (a timeout, a reply past the cap).
+    pub fn pop_oldest(&mut self) -> Option<InFlight> {
+        let r = self.inflight.pop_front()?;
+        self.on_write -= r.on_write as u32;
+        Some(r)
+    }
+
+    /// Takes the oldest request that waits for a reply out of the queue.
+    pub fn pop_awaited(&mut self) -> Option<InFlight> {
+        if self.on_write == 0 {
+            return self.inflight.pop_front();
+        }
+        let at = self.inflight.iter().position(|r| !r.on_write)?;
+        self.inflight.remove(at)
+    }
+
+    /// Empties the queue (its entries settled or counted by the caller).
+    pub fn clear_queue(&mut self) {
+        self.inflight.clear();
+        self.on_write = 0;
     }
 }
 
@@ -79,7 +151,7 @@ impl BusyPool {
     /// Takes back a connection's box; what it still held is the caller's to settle
     /// first (it is cleared here).
     pub fn give(&mut self, mut b: Box<Busy>) {
-        b.inflight.clear();
+        b.clear_queue();
         b.inflight.shrink_to(KEEP_IN_FLIGHT);
         b.input = Vec::new();
         b.output = Vec::new();
@@ -133,6 +205,7 @@ mod tests {
                 tag: 0,
                 lane: Lane::ANY,
                 measured: true,
+                on_write: false,
             });
         }
         pool.give(a);

@@ -13,7 +13,7 @@ use super::limits::{MAX_READ_BUFFER, NOTHING_LISTENS};
 use super::opt_u64::OptU64;
 use super::ramp::Schedule;
 use super::session::{tell, ClientSession, Decode, InFlight, SessionFactory, Setup, Verdict};
-use super::settle::{holds, settle};
+use super::settle::{holds, holds_among_writes, settle};
 use super::spec::Plan;
 use super::tally::Tally;
 use super::transport::{self, Input};
@@ -218,7 +218,7 @@ impl<S: ClientSession> Conn<S> {
 
     #[inline]
     fn pop_oldest(&mut self) -> Option<InFlight> {
-        self.busy.as_mut().and_then(|b| b.inflight.pop_front())
+        self.busy.as_mut().and_then(|b| b.pop_oldest())
     }
 
     #[inline]
@@ -469,7 +469,7 @@ impl<S: ClientSession> Conn<S> {
         if let Some(b) = self.busy.as_mut() {
             // Kept (with its queue's room) from connection to connection: churn at
             // one request per connection allocates nothing per request.
-            b.inflight.clear();
+            b.clear_queue();
             b.written = [0; 2];
             b.input = Vec::new();
             b.output = Vec::new();
@@ -596,6 +596,15 @@ impl<S: ClientSession> Conn<S> {
                 State::Running => self.end(slot, ctx, End::Failed(k)),
                 _ => self.exchange_cut(slot, ctx, Input::Failed(k)),
             }
+            return;
+        }
+        // Requests that settle on write were waiting for this: they leave the pipeline,
+        // and the room they made is filled.
+        if self.state == State::Running
+            && self.awaits_write()
+            && ctx.uring.as_ref().is_some_and(|u| u.idle(slot))
+        {
+            self.pump(slot, ctx);
         }
     }
 
@@ -1041,6 +1050,7 @@ impl<S: ClientSession> Conn<S> {
         for r in b.inflight.drain(..) {
             ctx.stats.record_error(r.measured, kind);
         }
+        b.on_write = 0;
         for (measured, count) in [(false, b.written[0]), (true, b.written[1])] {
             if count > 0 {
                 ctx.stats.phase(measured).error(kind, count);
@@ -1157,6 +1167,11 @@ impl<S: ClientSession> Conn<S> {
         let b = work(&mut self.busy, &mut ctx.busy);
         for _ in 0..count {
             let tag = session.encode(self.seq, now, &mut ctx.out);
+            // A constant false, for a protocol whose requests all get replies.
+            let on_write = S::SETTLES_ON_WRITE && session.settles_on_write(self.seq);
+            if S::SETTLES_ON_WRITE {
+                b.on_write += on_write as u32;
+            }
             b.inflight.push_back(InFlight {
                 seq: self.seq,
                 intended_ns: intended,
@@ -1164,6 +1179,7 @@ impl<S: ClientSession> Conn<S> {
                 tag,
                 lane: session.lane_of(self.seq),
                 measured,
+                on_write,
             });
             self.seq += 1;
         }
@@ -1288,8 +1304,19 @@ impl<S: ClientSession> Conn<S> {
         Ok(())
     }
 
-    fn all_written(&self) -> bool {
-        self.output_empty() && !self.tls.as_ref().is_some_and(|s| s.wants_write())
+    /// Everything encoded is on the wire: nothing kept, nothing in rustls, no SEND of
+    /// the slot with io_uring.
+    fn all_written<F: SessionFactory<Session = S>>(&self, slot: u32, ctx: &Ctx<F>) -> bool {
+        self.output_empty()
+            && !self.tls.as_ref().is_some_and(|s| s.wants_write())
+            && ctx.uring.as_ref().map_or(true, |u| u.idle(slot))
+    }
+
+    /// Requests that settle on write wait in the queue (never, for a protocol whose
+    /// requests all get replies: a constant false).
+    #[inline]
+    fn awaits_write(&self) -> bool {
+        S::SETTLES_ON_WRITE && self.busy.as_ref().is_some_and(|b| b.on_write > 0)
     }
 
     /// Everything this connection wrote has gone to the kernel (on io_uring: no SEND
@@ -1297,7 +1324,7 @@ impl<S: ClientSession> Conn<S> {
     fn all_out<F: SessionFactory<Session = S>>(&self, slot: u32, ctx: &Ctx<F>) -> bool {
         match (ctx.uring.as_ref(), self.tls.as_ref()) {
             (Some(u), None) => u.idle(slot),
-            _ => self.all_written(),
+            _ => self.all_written(slot, ctx),
         }
     }
 
@@ -1383,12 +1410,8 @@ impl<S: ClientSession> Conn<S> {
             // While the loop turn gathers its sends, the requests wait for its end
             // (`Ctx::pending`), where they are encoded, stamped and written: their
             // send time is when they are written. Answers to events (in `out`, shared
-            // by the worker's connections) and requests that settle on write (no
-            // reply to batch a wake-up with) go at once.
-            let defer = how == Drive::Turn
-                && ctx.pending.collecting()
-                && ctx.out.is_empty()
-                && !ctx.settles_on_write;
+            // by the worker's connections) go at once.
+            let defer = how == Drive::Turn && ctx.pending.collecting() && ctx.out.is_empty();
             if defer {
                 ctx.pending.mark(slot);
             } else {
@@ -1400,13 +1423,13 @@ impl<S: ClientSession> Conn<S> {
                     return self.end(slot, ctx, End::Failed(k));
                 }
             }
-            if ctx.settles_on_write && self.in_flight() > 0 && self.all_written() {
+            if self.awaits_write() && self.all_written(slot, ctx) {
                 // Requests with no reply leave the pipeline once written; they are
                 // counted when the connection ends.
-                let b = work(&mut self.busy, &mut ctx.busy);
-                for r in b.inflight.drain(..) {
-                    b.written[r.measured as usize] += 1;
-                    self.answered += 1;
+                if let Some(b) = self.busy.as_mut() {
+                    let before = b.inflight.len();
+                    b.all_written();
+                    self.answered += (before - b.inflight.len()) as u64;
                 }
             }
 
@@ -1531,7 +1554,7 @@ impl<S: ClientSession> Conn<S> {
         let (Some(b), Some(session)) = (self.busy.as_deref_mut(), self.session.as_mut()) else {
             return;
         };
-        let Some(req) = b.inflight.front().copied() else {
+        let Some(req) = b.awaited().copied() else {
             return;
         };
         let d = session.decode_at_close(&b.input, &req, ctx.figures_at(req.measured));
@@ -1542,6 +1565,7 @@ impl<S: ClientSession> Conn<S> {
             ..
         } = d
         {
+            b.written_before_awaited();
             if let (Verdict::Error(k) | Verdict::Fatal(k), true) = (verdict, req.measured) {
                 tell(session, &b.input, k, settles.into(), &mut ctx.stats.texts);
             }
@@ -1594,10 +1618,12 @@ impl<S: ClientSession> Conn<S> {
         // apart, once per read, not once per reply.
         let (session, busy, answered) = (&mut self.session, &mut self.busy, &mut self.answered);
         while let Some(session) = session.as_mut() {
-            let oldest = if ctx.settles_on_write {
-                None
-            } else {
-                busy.as_deref().and_then(|b| b.inflight.front())
+            // Requests that settle on write wait in the queue (none, for a protocol
+            // whose requests all get replies): replies pass over them.
+            let on_write = S::SETTLES_ON_WRITE && busy.as_deref().is_some_and(|b| b.on_write > 0);
+            let oldest = match busy.as_deref() {
+                Some(b) if on_write => b.awaited(),
+                b => b.and_then(|b| b.inflight.front()),
             };
             // With no byte left the session is still asked while a request waits: one
             // acknowledgement may have settled more than the replies handed over yet.
@@ -1626,8 +1652,17 @@ impl<S: ClientSession> Conn<S> {
                     close,
                 } => {
                     let asked = oldest.is_some();
+                    if on_write {
+                        if let Some(b) = busy.as_deref_mut() {
+                            b.written_before_awaited();
+                        }
+                    }
+                    let fits = |b: &Busy| match on_write {
+                        false => holds(b, lane, settles),
+                        true => holds_among_writes(b, lane, settles),
+                    };
                     let b = match busy.as_deref_mut() {
-                        Some(b) if asked && holds(b, lane, settles) => b,
+                        Some(b) if asked && fits(b) => b,
                         _ => {
                             // A reply to nothing asked: the stream cannot be trusted.
                             ctx.stats
@@ -1690,12 +1725,12 @@ impl<S: ClientSession> Conn<S> {
         }
         let left = data.len() - pos;
         if left > MAX_READ_BUFFER {
-            if ctx.settles_on_write {
+            // The reply past the cap is the oldest awaited request's; with none awaited
+            // the connection's requests end as `too_large`.
+            let Some(r) = self.busy.as_mut().and_then(|b| b.pop_awaited()) else {
                 return Some(End::Failed(ErrorKind::TooLarge));
-            }
-            if let Some(r) = self.pop_oldest() {
-                ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
-            }
+            };
+            ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
             return Some(End::Dropped(ErrorKind::TooLarge));
         }
         if from_kept {
@@ -1731,12 +1766,10 @@ impl<S: ClientSession> Conn<S> {
     /// budget: dropped as for its own cap (the oldest request `too_large`, the rest
     /// dropped with it).
     fn drop_over_budget<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) -> End {
-        if ctx.settles_on_write {
+        let Some(r) = self.busy.as_mut().and_then(|b| b.pop_awaited()) else {
             return End::Failed(ErrorKind::TooLarge);
-        }
-        if let Some(r) = self.pop_oldest() {
-            ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
-        }
+        };
+        ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
         End::Failed(ErrorKind::Dropped)
     }
 }

@@ -45,7 +45,6 @@ pub struct Ctx<F: SessionFactory> {
     pub budget: Option<u64>,
     /// Seen the stop flag (refreshed by the loop at least every 50 ms).
     pub stopping: bool,
-    pub settles_on_write: bool,
     pub per_connection: Option<u64>,
     /// Open loop: the furthest any connection's schedule fell behind (ns), up to the deadline.
     pub max_lag_ns: u64,

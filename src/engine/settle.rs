@@ -6,6 +6,10 @@
 //! the front, no loop. A reply on a lane (an AMQP channel's confirm) takes that lane's
 //! oldest in order and leaves the other lanes' entries where they are, so each
 //! message is credited its own latency and verdict.
+//!
+//! Requests that settle on write (`InFlight::on_write`) are passed over: the caller
+//! takes those sent before the oldest awaited one out first
+//! (`Busy::written_before_awaited`), so the front is a request that waits for a reply.
 
 use super::busy::Busy;
 use super::session::{InFlight, Lane, Verdict};
@@ -24,7 +28,22 @@ pub fn holds(b: &Busy, lane: Lane, n: u32) -> bool {
     if n == 1 && b.inflight.front().is_some_and(|r| r.lane == lane) {
         return true;
     }
-    b.inflight.iter().filter(|r| r.lane == lane).take(n).count() == n
+    b.inflight
+        .iter()
+        .filter(|r| r.lane == lane && !r.on_write)
+        .take(n)
+        .count()
+        == n
+}
+
+/// `holds` for a queue that holds requests that settle on write (`Busy::on_write`
+/// above 0; those sent before the oldest awaited one taken out first): they are not
+/// replies' to take.
+pub fn holds_among_writes(b: &Busy, lane: Lane, n: u32) -> bool {
+    if lane == Lane::ANY {
+        return n as usize + b.on_write as usize <= b.inflight.len();
+    }
+    holds(b, lane, n)
 }
 
 /// Settles the oldest `n` requests of a connection on `lane` (one reply, or a
@@ -98,10 +117,18 @@ fn settle_each(
     };
     let q = &mut b.inflight;
     if lane == Lane::ANY {
-        for _ in 0..n.max(1) {
+        let mut left = n.max(1);
+        while left > 0 {
             let Some(req) = q.pop_front() else {
                 break;
             };
+            if req.on_write {
+                // Sent before a request this reply answers: written.
+                b.written[req.measured as usize] += 1;
+                b.on_write -= 1;
+                continue;
+            }
+            left -= 1;
             judge(req);
         }
     } else {
@@ -112,7 +139,7 @@ fn settle_each(
         while left > 0 && at < q.len() {
             let req = q[at];
             at += 1;
-            if req.lane == lane {
+            if req.lane == lane && !req.on_write {
                 left -= 1;
                 judge(req);
             } else {
@@ -139,6 +166,7 @@ mod tests {
             tag: 0,
             lane: Lane(lane),
             measured,
+            on_write: false,
         }
     }
 

@@ -107,7 +107,6 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         deadline_ns,
         budget: args.budget,
         stopping: false,
-        settles_on_write: args.factory.settles_on_write(),
         per_connection: spec.per_connection,
         max_lag_ns: 0,
         made: 0,
@@ -120,8 +119,8 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         unsettled: n,
         uring: None,
     };
-    // io_uring unless told otherwise, where it applies (plain TCP, closed loop,
-    // requests with replies; a hold plan is connect's), and the kernel gives a ring;
+    // io_uring unless told otherwise, where it applies (plain TCP, closed loop; a hold
+    // plan is connect's), and the kernel gives a ring;
     // else epoll. A plan that reconnects every n requests (AMQP churn, HTTP without
     // keep-alive) stays on epoll: AMQP churn with io_uring on both ends measured 0.92x
     // epoll on both ends (BENCHMARKS.md, "The merged main of 2026-11-23, fifth session").
@@ -129,8 +128,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         && spec.connector.tls.is_none()
         && spec.shape.rate.is_none()
         && spec.per_connection.is_none()
-        && !matches!(spec.shape.plan, Plan::Hold)
-        && !ctx.settles_on_write;
+        && !matches!(spec.shape.plan, Plan::Hold);
     let mut uring = on_uring
         .then(|| {
             UringReactor::new(

@@ -1,77 +1,86 @@
 //! What the suite and the published schema know of a load command: `Entry`, one per
 //! registered command (`registry::REGISTRY`), looked up by the name a suite file gives.
-//! Each protocol implements it in its folder (`src/proto/<name>/entry.rs`, connect in
-//! `src/connect/entry.rs`), so src/suite and the schema assembly name no protocol.
+//! Every protocol is one through its `Protocol` impl (`registered.rs`), `connect` in
+//! `src/connect/entry.rs`, so src/suite and the schema assembly name no protocol.
 
+use super::generator::Generator;
+pub use super::suite_point::{RunFor, SuitePoint};
 use std::fmt;
-use std::time::Duration;
 
-/// How long one suite point runs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum RunFor {
-    Duration(Duration),
-    /// This many requests (for `connect`: the connections are the count).
-    Count(u64),
+/// A suite load as its command runs it: the command's own settings (the load's block
+/// named after it, `http = { method = "PUT" }`) validated, and what it makes of a point.
+pub trait SuiteLoad: Send + Sync + fmt::Debug {
+    /// wirebench's own argv for one point, from the command's name to its last flag
+    /// (the suite adds `--json FILE -q` and the load's `extra_args`).
+    fn args(&self, p: &SuitePoint<'_>) -> Vec<String>;
+    /// The external generator `name` (one of the entry's `suite_generators`) set up for
+    /// this load; None for a name the entry does not declare.
+    fn generator(&self, _name: &str) -> Option<Box<dyn Generator + '_>> {
+        None
+    }
+    /// The settings as an external generator's result names them in its `config`.
+    fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
 }
 
-/// One point of a suite load, aimed at a started server: what a command line needs.
-#[derive(Clone, Copy, Debug)]
-pub struct SuitePoint<'a> {
-    /// HOST:PORT (`[v6]:PORT`).
-    pub addr: &'a str,
-    /// The load's `path` key (a URL path, for protocols that have one).
-    pub path: &'a str,
-    /// The load's `method` key.
-    pub method: &'a str,
-    /// Threads that share the connections evenly (`suite::gen::threads_for`).
-    pub threads: u64,
-    /// All connections of the point (`-c`: connections in total).
-    pub connections: u64,
-    /// The point's `body_size`: the payload size, in the protocol's sense.
-    pub size: u64,
-    pub pipeline: u64,
-    pub rate: Option<f64>,
-    pub run_for: RunFor,
-    pub timeout: Duration,
+/// A suite load of a command that has no settings of its own: its argv is a function
+/// of the point.
+#[derive(Debug)]
+pub struct Plain(pub fn(&SuitePoint<'_>) -> Vec<String>);
+
+impl SuiteLoad for Plain {
+    fn args(&self, p: &SuitePoint<'_>) -> Vec<String> {
+        (self.0)(p)
+    }
 }
 
-impl SuitePoint<'_> {
-    /// The argv of a load that sends payloads of the point's size over its
-    /// connections (echo, redis, ws): `NAME TARGET -t -c --pipeline --size`, then the
-    /// shared flags.
-    pub fn sized_load_args(&self, name: &str, target: String) -> Vec<String> {
-        let mut a: Vec<String> = vec![
-            name.into(),
-            target,
-            "-t".into(),
-            self.threads.to_string(),
-            "-c".into(),
-            self.connections.to_string(),
-            "--pipeline".into(),
-            self.pipeline.to_string(),
-            "--size".into(),
-            self.size.to_string(),
-        ];
-        a.extend(self.shared_args());
-        a
+/// `Entry::suite_load` of a command with no settings block: a block given is refused.
+pub fn plain(
+    block: Option<&toml::Value>,
+    args: fn(&SuitePoint<'_>) -> Vec<String>,
+) -> Result<Box<dyn SuiteLoad>, String> {
+    match block {
+        Some(_) => Err("the command has no settings of its own: drop the block".into()),
+        None => Ok(Box::new(Plain(args))),
     }
+}
 
-    /// The shared load flags (`flags::LoadArgs`) that end every argv of a command on
-    /// the load engine: the plan (`-d` or `-n`), the rate and the reply timeout.
-    pub fn shared_args(&self) -> Vec<String> {
-        let mut a = match self.run_for {
-            RunFor::Duration(d) => vec!["-d".into(), format!("{}ms", d.as_millis())],
-            RunFor::Count(n) => vec!["-n".into(), n.to_string()],
-        };
-        if let Some(r) = self.rate {
-            a.extend(["-R".into(), r.to_string()]);
-        }
-        a.extend([
-            "--timeout".into(),
-            format!("{}ms", self.timeout.as_millis()),
-        ]);
-        a
-    }
+/// The keys of a protocol's suite block (a TOML table), each as a string: unknown
+/// keys and values that are not strings are refused, naming the key.
+pub fn string_keys<'a>(
+    block: Option<&'a toml::Value>,
+    known: &[&str],
+) -> Result<Vec<(&'a str, &'a str)>, String> {
+    let Some(block) = block else {
+        return Ok(Vec::new());
+    };
+    let table = block
+        .as_table()
+        .ok_or("write the settings as a table, as { key = \"value\" }")?;
+    table
+        .iter()
+        .map(|(k, v)| {
+            if !known.contains(&k.as_str()) {
+                return Err(format!("`{k}` is not one of {}", known.join(", ")));
+            }
+            let v = v.as_str().ok_or(format!("`{k}` must be a string"))?;
+            Ok((k.as_str(), v))
+        })
+        .collect()
+}
+
+/// How a server of a suite is known to be ready in a protocol's words (its
+/// `ready = { NAME = ... }`): what to send on a fresh connection and how the answer
+/// must begin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadyProbe {
+    /// Sent once connected; `{addr}` is the server's HOST:PORT.
+    pub send: String,
+    /// The answer's first bytes.
+    pub answer_starts: &'static [u8],
+    /// What it asks, for the sentence of a server never ready ("GET /").
+    pub asks: String,
 }
 
 /// A registered load command as the suite and the schema see it.
@@ -108,17 +117,28 @@ pub trait Entry: Sync + 'static {
         0
     }
     /// The external generators (a suite load's `generator`, besides "wirebench")
-    /// that can drive it.
+    /// that can drive it; its suite load sets each up (`SuiteLoad::generator`).
     fn suite_generators(&self) -> &'static [&'static str] {
         &[]
     }
-    /// What an external generator is aimed at for `addr` and the load's `path`.
-    fn suite_target(&self, addr: &str, _path: &str) -> String {
-        addr.to_string()
+    /// A suite load of this command: `block` is the load's settings table named after
+    /// it (None: none given), `sizes` the load's `body_size` values. Err: one sentence
+    /// on the block (the suite names the file, line and key).
+    fn suite_load(
+        &self,
+        block: Option<&toml::Value>,
+        sizes: &[u64],
+    ) -> Result<Box<dyn SuiteLoad>, String>;
+    /// A suite server's readiness check in this command's words, from the value of its
+    /// `ready = { NAME = VALUE }`; Err: one sentence (none: it has no such check).
+    fn ready_probe(&self, _value: &toml::Value) -> Result<ReadyProbe, String> {
+        Err(no_ready_probe(self.name()))
     }
-    /// wirebench's own argv for one suite point, from the command's name to its last
-    /// flag (the suite adds `--json FILE -q` and the load's `extra_args`).
-    fn suite_args(&self, p: &SuitePoint<'_>) -> Vec<String>;
+}
+
+/// Why a command without a readiness check of its own cannot be a server's `ready`.
+pub fn no_ready_probe(name: &str) -> String {
+    format!("{name} has no readiness check of its own; leave `ready` out for a TCP connect")
 }
 
 impl fmt::Debug for dyn Entry {

@@ -1,17 +1,25 @@
 //! Protocols: each owns its bytes (codec, client session, server session) and its
-//! config, in its folder; `plugin::Protocol` is what the commands see of it.
+//! config, in its folder; `plugin::Protocol` is what the commands see of it, and what
+//! a suite and the schema see (`entry::Entry`, `registered.rs`); `base.rs` is what
+//! every protocol's load shares, `generator.rs` the external generators a protocol
+//! may declare.
 
 pub mod amqp;
+pub mod base;
 pub mod echo;
 pub mod entry;
+pub mod generator;
 pub mod http;
 pub mod plugin;
 pub mod redis;
+pub mod registered;
+pub mod suite_point;
 pub mod ws;
 
 #[cfg(test)]
 mod tests {
     use super::plugin::{Aim, Protocol};
+    use super::ws::plugin::Ws;
     use super::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis};
     use crate::cli::{Cli, Command};
     use crate::registry::REGISTRY;
@@ -37,18 +45,23 @@ mod tests {
         // Every served protocol is registered.
         let served = REGISTRY.iter().filter(|e| e.serves()).count();
         assert_eq!(serve.get_subcommands().count(), served);
-        // Each protocol's entry is the one of its `Protocol` impl.
+        // Each protocol's entry is its `Protocol` impl (`registered.rs`): the typed
+        // list below is the registry's protocols, no more, no fewer.
+        let typed = [Echo::NAME, Http::NAME, Amqp::NAME, Redis::NAME, Ws::NAME];
+        for name in typed {
+            assert_eq!(crate::registry::find(name).map(|e| e.name()), Some(name));
+        }
+        let mut served: Vec<&str> = REGISTRY
+            .iter()
+            .filter(|e| e.serves())
+            .map(|e| e.name())
+            .collect();
+        served.sort_unstable();
+        let mut typed = typed.to_vec();
+        typed.sort_unstable();
         assert_eq!(
-            crate::registry::find(Echo::NAME).map(|e| e.name()),
-            Some(Echo::NAME)
-        );
-        assert_eq!(
-            crate::registry::find(Http::NAME).map(|e| e.name()),
-            Some(Http::NAME)
-        );
-        assert_eq!(
-            crate::registry::find(Amqp::NAME).map(|e| e.name()),
-            Some(Amqp::NAME)
+            typed, served,
+            "a registered protocol this module's tests do not name"
         );
     }
 
@@ -145,7 +158,7 @@ mod tests {
         assert_eq!(row(&rows, "plan"), "6 clients, 2 at once, 4 messages each");
         assert_eq!(row(&rows, "mode"), "churn");
         // AMQP's own flags decided the shared load shape, validated once.
-        let l = Amqp::load(&cfg);
+        let l = &cfg.base.load;
         assert_eq!((l.shape.threads, l.shape.connections), (1, 2));
         assert_eq!(l.shape.plan, crate::engine::Plan::Count(24));
 
@@ -172,6 +185,70 @@ mod tests {
             row(&rows, "protocol"),
             "RESP3, each connection opens with HELLO 3, SELECT 2"
         );
+
+        let Command::Ws(c) = parse(&["ws", "ws://127.0.0.1:9/chat", "-n", "30", "--size", "10"])
+        else {
+            panic!("not ws")
+        };
+        let cfg = Ws::config(&c.proto, &c.load).expect("valid ws flags");
+        let rows = Ws::plan_rows(&cfg, &aim());
+        assert_eq!(row(&rows, "plan"), "30 requests");
+        assert_eq!(row(&rows, "target"), "ws://127.0.0.1:9/chat (127.0.0.1:9)");
+        assert_eq!(row(&rows, "messages"), "binary, 10 bytes, one frame each");
+    }
+
+    /// Every protocol's config table holds the shared rows, once each, after its own
+    /// (`Base::rows`), and its target row first.
+    #[test]
+    fn every_protocols_plan_holds_the_shared_rows() {
+        fn names(argv: &[&str]) -> Vec<&'static str> {
+            let cli = Cli::try_parse_from(["wirebench"].iter().chain(argv)).expect("flags parse");
+            match cli.command {
+                Command::Echo(c) => rows::<Echo>(&Echo::config(&c.proto, &c.load).unwrap()),
+                Command::Http(c) => rows::<Http>(&Http::config(&c.proto, &c.load).unwrap()),
+                Command::Redis(c) => rows::<Redis>(&Redis::config(&c.proto, &c.load).unwrap()),
+                Command::Ws(c) => rows::<Ws>(&Ws::config(&c.proto, &c.load).unwrap()),
+                _ => panic!("not a load"),
+            }
+        }
+        fn rows<P: Protocol>(cfg: &super::plugin::ConfigOf<P>) -> Vec<&'static str> {
+            P::plan_rows(cfg, &aim())
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect()
+        }
+        let shared = [
+            "threads",
+            "connections",
+            "pipeline",
+            "plan",
+            "rate",
+            "timeout",
+            "warmup",
+            "tls",
+            "nodelay",
+        ];
+        for (argv, own) in [
+            (&["echo", "127.0.0.1:9"][..], &["size"][..]),
+            (
+                &["http", "http://127.0.0.1:9/"],
+                &["request", "keep-alive", "expect"],
+            ),
+            (
+                &["redis", "127.0.0.1:9"],
+                &["command", "keys", "size", "protocol"],
+            ),
+            (&["ws", "ws://127.0.0.1:9/"], &["messages", "subprotocol"]),
+        ] {
+            let got = names(argv);
+            let want: Vec<&str> = ["target"]
+                .iter()
+                .chain(own)
+                .chain(&shared)
+                .copied()
+                .collect();
+            assert_eq!(got, want, "{argv:?}");
+        }
     }
 
     #[test]

@@ -2,23 +2,24 @@
 //! problem reported as `FILE:LINE: sentence naming the key`, exit 2.
 
 use super::cpuset::CpuSet;
-use super::spec::{LoadSpecFile, ServerSpec, SuiteFile};
+pub use super::cx::line_of;
+use super::cx::Ctx;
+use super::load::load_of;
+pub use super::load::{Load, Point, Stop, MAX_POINTS_PER_LOAD, WIREBENCH};
+use super::spec::{LoadTables, ServerSpec, SuiteFile};
 use crate::error::{Error, Result};
-use crate::proto::entry::Entry;
-use crate::units::{parse_bytes, parse_duration};
-use serde::Serialize;
+use crate::proto::entry::ReadyProbe;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Debug)]
 pub struct Suite {
     pub name: String,
     pub file: PathBuf,
     /// The file's text, stored with every result so a report shows what was run.
-    #[serde(skip)]
     pub text: String,
     pub servers: Vec<Server>,
     pub loads: Vec<Load>,
@@ -26,7 +27,7 @@ pub struct Suite {
     pub rounds: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Server {
     pub name: String,
     pub command: String,
@@ -41,95 +42,18 @@ pub struct Server {
     pub grace: Duration,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// When a server counts as ready.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Ready {
+    /// A TCP connect succeeds.
     Tcp,
-    Http(String),
+    /// A protocol's own check answers (`ready = { NAME = ... }`).
+    Probe {
+        protocol: &'static str,
+        probe: ReadyProbe,
+    },
 }
 
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Generator {
-    Wirebench,
-    Wrk,
-    Ab,
-    H2load,
-}
-
-impl Generator {
-    pub fn name(self) -> &'static str {
-        match self {
-            Generator::Wirebench => "wirebench",
-            Generator::Wrk => "wrk",
-            Generator::Ab => "ab",
-            Generator::H2load => "h2load",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
-#[serde(rename_all = "lowercase")]
-pub enum Stop {
-    Duration(#[serde(serialize_with = "secs")] Duration),
-    Count(u64),
-}
-
-fn entry_name<S: serde::Serializer>(
-    e: &&'static dyn Entry,
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(e.name())
-}
-
-fn secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
-}
-
-/// One combination of the sweep axes.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
-pub struct Point {
-    pub connections: u64,
-    pub body_size: u64,
-    pub pipeline: u64,
-    pub rate: Option<f64>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Load {
-    pub name: String,
-    /// The registered load command that runs it (`registry::REGISTRY`), which also
-    /// says how a point becomes its argv; serialized as its name.
-    #[serde(serialize_with = "entry_name")]
-    pub protocol: &'static dyn Entry,
-    pub generator: Generator,
-    pub servers: Option<Vec<String>>,
-    /// The axes with more than one value, in the order connections, body_size, pipeline, rate.
-    pub swept: Vec<String>,
-    pub points: Vec<Point>,
-    pub stop: Stop,
-    #[serde(serialize_with = "secs")]
-    pub warmup: Duration,
-    pub repeat: u32,
-    pub threads: u64,
-    pub cpus: Option<CpuSet>,
-    #[serde(serialize_with = "secs")]
-    pub timeout: Duration,
-    pub method: String,
-    pub path: String,
-    pub extra_args: Vec<String>,
-}
-
-impl Load {
-    pub fn applies_to(&self, server: &str) -> bool {
-        self.servers
-            .as_ref()
-            .map_or(true, |s| s.iter().any(|n| n == server))
-    }
-}
-
-/// Most points one load's sweep may expand to, whatever `--yes` says: they are built in
-/// memory before anything runs, and a million runs is weeks of benchmarking.
-pub const MAX_POINTS_PER_LOAD: u64 = 1_000_000;
 /// Beyond this many runs, or this long by the estimate, a suite runs only with `--yes`.
 pub const MAX_RUNS_UNASKED: u64 = 10_000;
 pub const MAX_ESTIMATE_UNASKED: Duration = Duration::from_secs(6 * 3600);
@@ -202,39 +126,6 @@ impl Suite {
     }
 }
 
-/// 1-based line of a byte offset.
-pub fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
-struct Ctx<'a> {
-    file: &'a Path,
-    text: &'a str,
-}
-
-impl Ctx<'_> {
-    fn err(&self, span: Range<usize>, msg: impl std::fmt::Display) -> Error {
-        Error::usage(format!(
-            "{}:{}: {msg}",
-            self.file.display(),
-            line_of(self.text, span.start)
-        ))
-    }
-
-    fn duration(&self, what: &str, v: &Spanned<String>) -> Result<Duration> {
-        parse_duration(v.get_ref()).map_err(|e| self.err(v.span(), format!("key `{what}`: {e}")))
-    }
-
-    fn cpus(&self, what: &str, v: &Option<Spanned<String>>) -> Result<Option<CpuSet>> {
-        match v {
-            None => Ok(None),
-            Some(s) => CpuSet::parse_usable(s.get_ref())
-                .map(Some)
-                .map_err(|e| self.err(s.span(), format!("{what} key `cpus`: {e}"))),
-        }
-    }
-}
-
 /// Reads and validates a suite file.
 pub fn load(file: &Path) -> Result<Suite> {
     let text = std::fs::read_to_string(file).map_err(|e| {
@@ -249,10 +140,13 @@ pub fn load(file: &Path) -> Result<Suite> {
 /// Validates suite text; `file` names it in errors and anchors relative paths.
 pub fn parse(file: &Path, text: &str) -> Result<Suite> {
     let cx = Ctx { file, text };
-    let raw: SuiteFile = toml::from_str(text).map_err(|e| {
+    let toml_err = |e: toml::de::Error| {
         let msg = e.message().trim_end_matches('\n').replace('\n', " ");
         cx.err(e.span().unwrap_or(0..0), msg)
-    })?;
+    };
+    let raw: SuiteFile = toml::from_str(text).map_err(toml_err)?;
+    // The same text again, each load as its keys: its protocol's block is among them.
+    let tables: LoadTables = toml::from_str(text).map_err(toml_err)?;
     let dir = file
         .parent()
         .map(|p| {
@@ -293,9 +187,10 @@ pub fn parse(file: &Path, text: &str) -> Result<Suite> {
         Some(r) if (1..=100).contains(r.get_ref()) => *r.get_ref(),
         Some(r) => return Err(cx.err(r.span(), "key `rounds`: use 1 to 100")),
     };
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     let mut loads = Vec::new();
-    for (i, l) in raw.loads.iter().enumerate() {
-        loads.push(load_of(&cx, &servers, i, l.get_ref(), l.span())?);
+    for (i, (l, keys)) in raw.loads.iter().zip(&tables.loads).enumerate() {
+        loads.push(load_of(&cx, &names, i, l.get_ref(), l.span(), keys)?);
     }
     Ok(Suite {
         name: raw.name.unwrap_or_else(|| {
@@ -359,14 +254,8 @@ fn server(cx: &Ctx, dir: &Path, s: &ServerSpec, span: Range<usize>) -> Result<Se
             format!("server '{name}' key `host`: '{host}' is not an IP address"),
         ));
     }
-    let ready = match &s.ready.http {
-        Some(p) if !p.starts_with('/') => {
-            return Err(cx.err(
-                span,
-                format!("server '{name}' key `ready.http`: the path must start with '/'"),
-            ))
-        }
-        Some(p) => Ready::Http(p.clone()),
+    let ready = match &s.ready {
+        Some(r) => ready_of(cx, &name, r)?,
         None => Ready::Tcp,
     };
     Ok(Server {
@@ -384,258 +273,31 @@ fn server(cx: &Ctx, dir: &Path, s: &ServerSpec, span: Range<usize>) -> Result<Se
     })
 }
 
-fn load_of(
-    cx: &Ctx,
-    servers: &[Server],
-    index: usize,
-    l: &LoadSpecFile,
-    span: Range<usize>,
-) -> Result<Load> {
-    let name = l
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("load{}", index + 1));
-    let who = format!("load '{name}'");
-    let Some(protocol) = crate::registry::find(l.protocol.get_ref()) else {
+/// A server's `ready = { NAME = VALUE }`: the check of the registered command NAME.
+fn ready_of(cx: &Ctx, name: &str, r: &Spanned<toml::Table>) -> Result<Ready> {
+    let mut checks = r.get_ref().iter();
+    let (Some((protocol, value)), None) = (checks.next(), checks.next()) else {
         return Err(cx.err(
-            l.protocol.span(),
+            r.span(),
+            format!("server '{name}' key `ready`: name one protocol and its check, as ready = {{ PROTOCOL = ... }}"),
+        ));
+    };
+    let key = format!("server '{name}' key `ready.{protocol}`");
+    let Some(entry) = crate::registry::find(protocol) else {
+        return Err(cx.err(
+            r.span(),
             format!(
-                "{who} key `protocol`: '{}' is not one of {}",
-                l.protocol.get_ref(),
+                "{key}: '{protocol}' is not one of {}",
                 crate::registry::names().join(", ")
             ),
         ));
     };
-    let generator = match l.generator.get_ref().as_str() {
-        "wirebench" => Generator::Wirebench,
-        "wrk" => Generator::Wrk,
-        "ab" => Generator::Ab,
-        "h2load" => Generator::H2load,
-        other => {
-            return Err(cx.err(
-                l.generator.span(),
-                format!(
-                    "{who} key `generator`: '{other}' is not one of wirebench, wrk, ab, h2load"
-                ),
-            ))
-        }
-    };
-    if generator != Generator::Wirebench && !protocol.suite_generators().contains(&generator.name())
-    {
-        let drives: Vec<String> = crate::registry::REGISTRY
-            .iter()
-            .filter(|e| e.suite_generators().contains(&generator.name()))
-            .map(|e| format!("\"{}\"", e.name()))
-            .collect();
-        return Err(cx.err(
-            l.generator.span(),
-            format!(
-                "{who} key `generator`: {} drives only protocol{} {}",
-                generator.name(),
-                if drives.len() == 1 { "" } else { "s" },
-                drives.join(", ")
-            ),
-        ));
-    }
-    if let Some(names) = &l.servers {
-        for n in names {
-            if !servers.iter().any(|s| &s.name == n) {
-                return Err(cx.err(
-                    span,
-                    format!("{who} key `servers`: no server is named '{n}'"),
-                ));
-            }
-        }
-    }
-    let nonempty = |key: &str, sp: Range<usize>, len: usize| -> Result<()> {
-        if len == 0 {
-            Err(cx.err(sp, format!("{who} key `{key}`: give at least one value")))
-        } else {
-            Ok(())
-        }
-    };
-    let conns = l.connections.get_ref().clone();
-    nonempty("connections", l.connections.span(), conns.len())?;
-    if conns.contains(&0) {
-        return Err(cx.err(
-            l.connections.span(),
-            format!("{who} key `connections`: 0 connections"),
-        ));
-    }
-    let bodies: Vec<u64> = match &l.body_size {
-        None => vec![protocol.suite_default_size()],
-        Some(v) => {
-            nonempty("body_size", v.span(), v.get_ref().len())?;
-            let mut out = Vec::new();
-            for b in v.get_ref() {
-                out.push(
-                    parse_bytes(b)
-                        .map_err(|e| cx.err(v.span(), format!("{who} key `body_size`: {e}")))?,
-                );
-            }
-            out
-        }
-    };
-    let pipes: Vec<u64> = match &l.pipeline {
-        None => vec![1],
-        Some(v) => {
-            nonempty("pipeline", v.span(), v.get_ref().len())?;
-            if v.get_ref().contains(&0) {
-                return Err(cx.err(
-                    v.span(),
-                    format!("{who} key `pipeline`: 0 requests in flight"),
-                ));
-            }
-            v.get_ref().clone()
-        }
-    };
-    let rates: Vec<Option<f64>> = match &l.rate {
-        None => vec![None],
-        Some(v) => {
-            nonempty("rate", v.span(), v.get_ref().len())?;
-            if v.get_ref().iter().any(|r| !r.is_finite() || *r <= 0.0) {
-                return Err(cx.err(v.span(), format!("{who} key `rate`: rates must be above 0")));
-            }
-            v.get_ref().iter().map(|r| Some(*r)).collect()
-        }
-    };
-    // What each external generator cannot do, refused here rather than mid-suite.
-    let refuse = |sp: Range<usize>, key: &str, why: &str| -> Error {
-        cx.err(sp, format!("{who} key `{key}`: {} {why}", generator.name()))
-    };
-    if generator != Generator::Wirebench {
-        if let Some(r) = &l.rate {
-            return Err(refuse(
-                r.span(),
-                "rate",
-                "has no constant-rate mode (use generator = \"wirebench\")",
-            ));
-        }
-        if generator != Generator::H2load && pipes.iter().any(|p| *p > 1) {
-            let sp = l
-                .pipeline
-                .as_ref()
-                .map(|p| p.span())
-                .unwrap_or(span.clone());
-            return Err(refuse(
-                sp,
-                "pipeline",
-                "does not pipeline requests (h2load and wirebench do)",
-            ));
-        }
-    }
-    let stop = match (&l.duration, &l.count) {
-        (Some(d), None) => Stop::Duration(cx.duration("duration", d)?),
-        (None, Some(n)) if *n.get_ref() == 0 => {
-            return Err(cx.err(n.span(), format!("{who} key `count`: 0 requests")))
-        }
-        (None, Some(n)) if generator == Generator::Wrk => {
-            return Err(refuse(n.span(), "count", "runs only for a duration"))
-        }
-        (None, Some(n)) => Stop::Count(*n.get_ref()),
-        (None, None) => Stop::Duration(Duration::from_secs(5)),
-        (Some(_), Some(n)) => {
-            return Err(cx.err(
-                n.span(),
-                format!("{who}: give `duration` or `count`, not both"),
-            ))
-        }
-    };
-    if let Stop::Duration(d) = stop {
-        if d.is_zero() {
-            return Err(cx.err(span, format!("{who} key `duration`: 0 s")));
-        }
-    }
-    let warmup = match &l.warmup {
-        Some(w) => cx.duration("warmup", w)?,
-        None => Duration::from_secs(1),
-    };
-    let repeat = *l.repeat.get_ref();
-    if repeat == 0 || repeat > 100 {
-        return Err(cx.err(l.repeat.span(), format!("{who} key `repeat`: use 1 to 100")));
-    }
-    let threads = *l.threads.get_ref();
-    if threads == 0 || threads > 1024 {
-        return Err(cx.err(
-            l.threads.span(),
-            format!("{who} key `threads`: use 1 to 1024"),
-        ));
-    }
-    let method = l.method.clone().unwrap_or_else(|| {
-        if bodies.iter().any(|b| *b > 0) {
-            "POST"
-        } else {
-            "GET"
-        }
-        .into()
-    });
-    if !method.chars().all(|c| c.is_ascii_uppercase()) || method.is_empty() {
-        return Err(cx.err(
-            span,
-            format!("{who} key `method`: '{method}' is not an HTTP method"),
-        ));
-    }
-    if !l.path.starts_with('/') {
-        return Err(cx.err(
-            span,
-            format!("{who} key `path`: the path must start with '/'"),
-        ));
-    }
-    let sweep = [conns.len(), bodies.len(), pipes.len(), rates.len()];
-    let n_points = sweep
-        .iter()
-        .fold(1u64, |acc, n| acc.saturating_mul(*n as u64));
-    if n_points > MAX_POINTS_PER_LOAD {
-        return Err(cx.err(
-            span,
-            format!(
-                "{who}: the sweep has {n_points} points ({} connections x {} body sizes x {} pipelines x {} rates), more than the {MAX_POINTS_PER_LOAD} a load may have",
-                sweep[0], sweep[1], sweep[2], sweep[3]
-            ),
-        ));
-    }
-    let mut points = Vec::with_capacity(n_points as usize);
-    for &connections in &conns {
-        for &body_size in &bodies {
-            for &pipeline in &pipes {
-                for &rate in &rates {
-                    points.push(Point {
-                        connections,
-                        body_size,
-                        pipeline,
-                        rate,
-                    });
-                }
-            }
-        }
-    }
-    let mut swept = Vec::new();
-    for (axis, n) in [
-        ("connections", conns.len()),
-        ("body_size", bodies.len()),
-        ("pipeline", pipes.len()),
-        ("rate", rates.len()),
-    ] {
-        if n > 1 {
-            swept.push(axis.to_string());
-        }
-    }
-    Ok(Load {
-        name,
-        protocol,
-        generator,
-        servers: l.servers.clone(),
-        swept,
-        points,
-        stop,
-        warmup,
-        repeat,
-        threads,
-        cpus: cx.cpus(&who, &l.cpus)?,
-        timeout: cx.duration("timeout", &l.timeout)?,
-        method,
-        path: l.path.clone(),
-        extra_args: l.extra_args.clone(),
+    let probe = entry
+        .ready_probe(value)
+        .map_err(|e| cx.err(r.span(), format!("{key}: {e}")))?;
+    Ok(Ready::Probe {
+        protocol: entry.name(),
+        probe,
     })
 }
 
@@ -669,10 +331,24 @@ count = 1000
             }
         );
         assert_eq!(l.stop, Stop::Count(1000));
-        assert_eq!(l.method, "POST", "a body means POST unless told");
+        let point = crate::proto::entry::SuitePoint {
+            addr: "127.0.0.1:1",
+            threads: 1,
+            connections: 1,
+            size: 1024,
+            pipeline: 1,
+            rate: None,
+            run_for: crate::proto::entry::RunFor::Count(1),
+            timeout: Duration::from_secs(1),
+        };
+        let argv = l.settings.args(&point).join(" ");
+        assert!(
+            argv.contains(" -m POST "),
+            "a body means POST unless told: {argv}"
+        );
         assert_eq!((l.repeat, l.threads, s.rounds), (1, 1, 1));
         assert_eq!(s.servers[0].ready, Ready::Tcp);
-        assert_eq!(l.generator, Generator::Wirebench);
+        assert_eq!(l.generator, WIREBENCH);
     }
 
     #[test]
@@ -747,12 +423,15 @@ repeat = 2
             assert_eq!(s.loads[0].protocol.name(), e.name());
             assert_eq!(s.loads[0].points[0].body_size, e.suite_default_size());
             // An external generator drives what the protocol says it drives, no more.
-            for g in ["wrk", "ab", "h2load"] {
+            let tools = crate::registry::REGISTRY
+                .iter()
+                .flat_map(|e| e.suite_generators());
+            for g in tools {
                 let with = format!("{text}generator = \"{g}\"\n");
                 let r = parse(Path::new("t.toml"), &with);
                 assert_eq!(
                     r.is_ok(),
-                    e.suite_generators().contains(&g),
+                    e.suite_generators().contains(g),
                     "{} via {g}: {:?}",
                     e.name(),
                     r.err()

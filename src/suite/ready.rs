@@ -1,4 +1,5 @@
-//! Readiness checks: a TCP connect, or an HTTP GET that gets any status line back.
+//! Readiness checks: a TCP connect, or a protocol's own probe (its entry's
+//! `ready_probe`: bytes sent once connected, and how the answer must begin).
 
 use super::plan::Ready;
 use std::io::{Read, Write};
@@ -17,15 +18,15 @@ pub fn probe(addr: SocketAddr, ready: &Ready) -> bool {
     if crate::net::socket::connected_to_itself(s.as_raw_fd()) {
         return false;
     }
-    let Ready::Http(path) = ready else {
+    let Ready::Probe { probe, .. } = ready else {
         return true;
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let req = probe.send.replace("{addr}", &addr.to_string());
     if s.write_all(req.as_bytes()).is_err() {
         return false;
     }
-    let mut buf = [0u8; 12];
+    let mut buf = vec![0u8; probe.answer_starts.len()];
     let mut got = 0;
     while got < buf.len() {
         match s.read(&mut buf[got..]) {
@@ -33,7 +34,15 @@ pub fn probe(addr: SocketAddr, ready: &Ready) -> bool {
             Ok(n) => got += n,
         }
     }
-    buf[..got].starts_with(b"HTTP/1.")
+    buf[..got] == *probe.answer_starts
+}
+
+/// What a server never ready did not do, for its status line.
+pub fn missed(addr: SocketAddr, ready: &Ready) -> String {
+    match ready {
+        Ready::Tcp => format!("no TCP connect to {addr}"),
+        Ready::Probe { protocol, probe } => format!("no {protocol} answer to {}", probe.asks),
+    }
 }
 
 #[cfg(test)]
@@ -42,7 +51,7 @@ mod tests {
     use std::net::TcpListener;
 
     #[test]
-    fn http_probe_needs_a_status_line() {
+    fn a_probe_needs_the_answer_it_names() {
         // Below the ephemeral range (net::free_port): once this listener is gone, no
         // parallel test's bind to port 0 or outgoing connection can take its port, so
         // "nobody listens any more" stays true.
@@ -62,7 +71,14 @@ mod tests {
                 let _ = c.write_all(reply);
             }
         });
-        let http = Ready::Http("/".into());
+        let http = Ready::Probe {
+            protocol: "test",
+            probe: crate::proto::entry::ReadyProbe {
+                send: "GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n".into(),
+                answer_starts: b"HTTP/1.",
+                asks: "GET /".into(),
+            },
+        };
         assert!(!probe(addr, &http));
         assert!(probe(addr, &http));
         t.join().unwrap();

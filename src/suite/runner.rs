@@ -5,7 +5,7 @@
 
 use super::gen::{self, external, Invocation, Target};
 use super::manifest::{self, Manifest};
-use super::plan::{Generator, Load, Point, Server, Stop, Suite};
+use super::plan::{Load, Point, Server, Stop, Suite};
 use super::process::{shell, Family, Launch};
 use super::sampler::{self, read_family, Sampler, ServerCost};
 use super::{profile, ready};
@@ -50,6 +50,23 @@ pub struct ServerStatus {
     /// Processes still alive after the stop (should always be empty).
     pub left_behind: Vec<i32>,
     pub flame_graph: Option<String>,
+}
+
+impl ServerStatus {
+    /// The server ended in `state` (not ok), for the reason `msg`.
+    fn fail(&mut self, state: &str, msg: String) {
+        self.state = state.into();
+        self.message = Some(msg);
+    }
+
+    /// Every process of the family seen so far, once each.
+    fn note_members(&mut self, family: &Family) {
+        for p in family.members() {
+            if !self.pids.contains(&p) {
+                self.pids.push(p);
+            }
+        }
+    }
 }
 
 struct Run<'a> {
@@ -202,28 +219,50 @@ impl Run<'_> {
             state: "ok".into(),
             ..Default::default()
         };
-        let fail = |st: &mut ServerStatus, state: &str, msg: String| {
-            st.state = state.into();
-            st.message = Some(msg);
-        };
         // The setup (a build) runs in the first round only.
         if let Some(setup) = s.setup.as_ref().filter(|_| round == 1) {
             self.say(&format!("suite: server {}: setup: {setup}", s.name));
             if let Err(msg) = self.setup(s, setup) {
-                fail(&mut st, "setup_failed", msg);
+                st.fail("setup_failed", msg);
                 return st;
             }
         }
+        let Some((mut family, port)) = self.start(s, &mut st) else {
+            return st;
+        };
+        if let Err((state, msg)) = self.wait_ready(s, &mut family, port, round) {
+            st.fail(state, msg);
+            return self.finish(s, family, st, None);
+        }
+        st.note_members(&family);
+        let recording = self.start_profile(s, &family, round);
+        let sampler = Sampler::start(family.pid, Duration::from_secs(1));
+        self.run_loads(s, &mut family, &sampler, &mut st, port);
+        if st.state == "ok" {
+            if let Some(code) = family.exited() {
+                st.fail(
+                    "crashed",
+                    format!("it exited ({code}) during the last point"),
+                );
+            }
+        }
+        drop(sampler);
+        self.finish(s, family, st, recording)
+    }
+
+    /// Starts the server's process family on its port; None: it could not start
+    /// (said in `st`).
+    fn start(&self, s: &Server, st: &mut ServerStatus) -> Option<(Family, u16)> {
         let port = match s.port.map(Ok).unwrap_or_else(|| free_port(&s.host)) {
             Ok(p) => p,
             Err(e) => {
-                fail(&mut st, "start_failed", e.to_string());
-                return st;
+                st.fail("start_failed", e.to_string());
+                return None;
             }
         };
         st.port = port;
         st.command = fill(&s.command, &self.exe, &self.dir(), &s.host, port);
-        let (out, err) = self.log(&format!("{}.round{round}.server.log", safe(&s.name)));
+        let (out, err) = self.log(&format!("{}.round{}.server.log", safe(&s.name), st.round));
         let family = Family::start(Launch {
             argv: shell(&st.command),
             cwd: Some(&s.cwd),
@@ -232,12 +271,12 @@ impl Run<'_> {
             stdout: out,
             stderr: err,
         });
-        let mut family = match family {
+        let family = match family {
             Ok(f) => f,
             Err(e) => {
                 let msg = format!("cannot start '{}': {e}", st.command);
-                fail(&mut st, "start_failed", msg);
-                return st;
+                st.fail("start_failed", msg);
+                return None;
             }
         };
         st.pids.push(family.pid);
@@ -245,117 +284,90 @@ impl Run<'_> {
             "suite: server {} started (pid {}) on {}:{port}",
             s.name, family.pid, s.host
         ));
-        let addr: SocketAddr = match format!("{}:{port}", s.host)
+        Some((family, port))
+    }
+
+    /// Waits until the server answers its readiness check; Err: the state and why not.
+    fn wait_ready(
+        &self,
+        s: &Server,
+        family: &mut Family,
+        port: u16,
+        round: u32,
+    ) -> std::result::Result<(), (&'static str, String)> {
+        let addr: SocketAddr = format!("{}:{port}", s.host)
             .parse()
             .or_else(|_| format!("[{}]:{port}", s.host).parse())
-        {
-            Ok(a) => a,
-            Err(_) => {
-                fail(
-                    &mut st,
-                    "start_failed",
-                    format!("bad address {}:{port}", s.host),
-                );
-                return self.finish(s, family, st, None);
-            }
-        };
+            .map_err(|_| ("start_failed", format!("bad address {}:{port}", s.host)))?;
         let began = Instant::now();
         loop {
             if let Some(code) = family.exited() {
                 let log = format!("raw/{}.round{round}.server.log", safe(&s.name));
-                fail(
-                    &mut st,
+                return Err((
                     "crashed_before_ready",
                     format!("it exited ({code}) before it became ready; see {log}"),
-                );
-                return self.finish(s, family, st, None);
+                ));
             }
             if self.stopped() {
-                fail(&mut st, "interrupted", "stopped by a signal".into());
-                return self.finish(s, family, st, None);
+                return Err(("interrupted", "stopped by a signal".into()));
             }
             if ready::probe(addr, &s.ready) {
-                break;
+                return Ok(());
             }
             if began.elapsed() >= s.ready_timeout {
-                fail(
-                    &mut st,
+                let after = s.ready_timeout.as_secs_f64();
+                let missed = ready::missed(addr, &s.ready);
+                return Err((
                     "never_ready",
-                    format!(
-                        "not ready after {:.1} s ({})",
-                        s.ready_timeout.as_secs_f64(),
-                        match &s.ready {
-                            super::plan::Ready::Tcp => format!("no TCP connect to {addr}"),
-                            super::plan::Ready::Http(p) => format!("no HTTP answer to GET {p}"),
-                        }
-                    ),
-                );
-                return self.finish(s, family, st, None);
+                    format!("not ready after {after:.1} s ({missed})"),
+                ));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        for p in family.members() {
-            if !st.pids.contains(&p) {
-                st.pids.push(p);
+    }
+
+    /// With `--profile`: perf recording the server's processes, if it starts.
+    fn start_profile(&self, s: &Server, family: &Family, round: u32) -> Option<profile::Recording> {
+        if !self.opts.profile {
+            return None;
+        }
+        let data = self
+            .raw
+            .join(format!("{}.round{}.perf.data", safe(&s.name), round));
+        match profile::start(&family.members(), &data) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.say(&format!("suite: server {}: {e}", s.name));
+                None
             }
         }
-        let recording = if self.opts.profile {
-            let data = self
-                .raw
-                .join(format!("{}.round{}.perf.data", safe(&s.name), round));
-            match profile::start(&family.members(), &data) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    self.say(&format!("suite: server {}: {e}", s.name));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        let sampler = Sampler::start(family.pid, Duration::from_secs(1));
-        'loads: for load in self.suite.loads.iter().filter(|l| l.applies_to(&s.name)) {
-            if !load.warmup.is_zero() {
-                if let Some(p) = load.points.first() {
-                    self.say(&format!(
-                        "suite: {} / {}: warm-up {:.1} s",
-                        s.name,
-                        load.name,
-                        load.warmup.as_secs_f64()
-                    ));
-                    let prefix = self.raw.join(format!(
-                        "{}__{}__warmup{round}",
-                        safe(&load.name),
-                        safe(&s.name)
-                    ));
-                    let t = Target {
-                        exe: &self.exe,
-                        host: &s.host,
-                        port,
-                        prefix: &prefix,
-                    };
-                    let inv = gen::invocation(load, p, Stop::Duration(load.warmup), &t);
-                    let _ = self.execute(&inv, &prefix, load);
-                    for f in [inv.json.as_ref(), inv.aux.as_ref()].into_iter().flatten() {
-                        let _ = std::fs::remove_file(f);
-                    }
-                }
-            }
+    }
+
+    /// Every load that applies to the server: its warm-up, then each point `repeat`
+    /// times; stops at a signal or when the server dies (said in `st`).
+    fn run_loads(
+        &self,
+        s: &Server,
+        family: &mut Family,
+        sampler: &Sampler,
+        st: &mut ServerStatus,
+        port: u16,
+    ) {
+        let round = st.round;
+        for load in self.suite.loads.iter().filter(|l| l.applies_to(&s.name)) {
+            self.warm_up(s, load, port, round);
             for p in &load.points {
                 for rep in (round - 1) * load.repeat + 1..=round * load.repeat {
                     if self.stopped() {
-                        fail(&mut st, "interrupted", "stopped by a signal".into());
-                        break 'loads;
+                        st.fail("interrupted", "stopped by a signal".into());
+                        return;
                     }
                     if let Some(code) = family.exited() {
-                        fail(
-                            &mut st,
-                            "crashed",
-                            format!("it exited ({code}) during the load '{}'", load.name),
-                        );
-                        break 'loads;
+                        let msg = format!("it exited ({code}) during the load '{}'", load.name);
+                        st.fail("crashed", msg);
+                        return;
                     }
-                    let ok = self.point(s, &family, &sampler, &mut st, load, p, rep, port);
+                    let ok = self.point(s, family, sampler, st, load, p, rep, port);
                     st.points += 1;
                     if !ok {
                         st.points_failed += 1;
@@ -363,17 +375,35 @@ impl Run<'_> {
                 }
             }
         }
-        if st.state == "ok" {
-            if let Some(code) = family.exited() {
-                fail(
-                    &mut st,
-                    "crashed",
-                    format!("it exited ({code}) during the last point"),
-                );
-            }
+    }
+
+    /// A load's warm-up on the server, at its first point: run, not recorded.
+    fn warm_up(&self, s: &Server, load: &Load, port: u16, round: u32) {
+        let Some(p) = load.points.first().filter(|_| !load.warmup.is_zero()) else {
+            return;
+        };
+        self.say(&format!(
+            "suite: {} / {}: warm-up {:.1} s",
+            s.name,
+            load.name,
+            load.warmup.as_secs_f64()
+        ));
+        let prefix = self.raw.join(format!(
+            "{}__{}__warmup{round}",
+            safe(&load.name),
+            safe(&s.name)
+        ));
+        let t = Target {
+            exe: &self.exe,
+            host: &s.host,
+            port,
+            prefix: &prefix,
+        };
+        let inv = gen::invocation(load, p, Stop::Duration(load.warmup), &t);
+        let _ = self.execute(&inv, &prefix, load);
+        for f in [inv.json.as_ref(), inv.aux.as_ref()].into_iter().flatten() {
+            let _ = std::fs::remove_file(f);
         }
-        drop(sampler);
-        self.finish(s, family, st, recording)
     }
 
     fn finish(
@@ -397,11 +427,7 @@ impl Run<'_> {
                 Err(e) => self.say(&format!("suite: server {}: no flame graph: {e}", s.name)),
             }
         }
-        for p in family.members() {
-            if !st.pids.contains(&p) {
-                st.pids.push(p);
-            }
-        }
+        st.note_members(&family);
         st.killed = family.stop(s.grace);
         st.left_behind = st
             .pids
@@ -537,7 +563,7 @@ impl Run<'_> {
         let result = match &exit {
             Err(e) => Err(e.clone()),
             Ok(code) => self.collect(
-                load, p, &inv, &stdout, &stderr, *code, started_ms, client_cpu,
+                load, p, &t, &inv, &stdout, &stderr, *code, started_ms, client_cpu,
             ),
         };
         // Auxiliary per-request files can be large; their figures are in the result now.
@@ -563,38 +589,22 @@ impl Run<'_> {
             &cost,
         );
         r.extras.insert("suite".into(), meta);
+        self.write_point(&tag, &r);
+        self.say(&point_line(s, load, p, rep, &r, cost.cpu_percent.avg));
+        success
+    }
+
+    /// Writes a point's result as `points/TAG.json` and brings the manifest up to date;
+    /// a failure is said and the suite goes on.
+    fn write_point(&self, tag: &str, r: &RunResult) {
         let file = self.points_dir.join(format!("{tag}.json"));
-        let text = serde_json::to_string_pretty(&r).unwrap_or_default();
+        let text = serde_json::to_string_pretty(r).unwrap_or_default();
         if let Err(e) = std::fs::write(&file, text + "\n") {
             self.say(&format!("suite: cannot write {}: {e}", file.display()));
         }
         if let Err(e) = self.manifest.borrow_mut().sync() {
             self.say(&format!("suite: {e}"));
         }
-        let rate = r.throughput.msgs_per_s;
-        let p99 = r.latency_us.p99;
-        let why = r
-            .outcome
-            .reason
-            .as_deref()
-            .map(|r| format!("  FELL SHORT: {r}"))
-            .unwrap_or_default();
-        let busy = r
-            .interference()
-            .and_then(|i| i.worst())
-            .map(|m| format!(" ({})", m.describe()))
-            .unwrap_or_default();
-        self.say(&format!(
-            "suite: {} / {} / {} #{rep}: {} {}, p99 {} us, server CPU {:.0}%{busy}{why}",
-            s.name,
-            load.name,
-            point_tag(p),
-            crate::report::format::group(rate as u64),
-            r.unit.per_s(),
-            p99.round(),
-            cost.cpu_percent.avg
-        ));
-        success
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -602,6 +612,7 @@ impl Run<'_> {
         &self,
         load: &Load,
         p: &Point,
+        t: &Target<'_>,
         inv: &Invocation,
         stdout: &str,
         stderr: &str,
@@ -618,8 +629,7 @@ impl Run<'_> {
                 .trim()
                 .to_string()
         };
-        if load.generator == Generator::Wirebench {
-            let json = inv.json.as_ref().ok_or("no JSON path")?;
+        if let Some(json) = &inv.json {
             return read_result(json, code, &last_err());
         }
         let aux = inv
@@ -627,15 +637,11 @@ impl Run<'_> {
             .as_ref()
             .and_then(|a| std::fs::read_to_string(a).ok());
         let both = format!("{stdout}\n{stderr}");
-        let parsed = match load.generator {
-            Generator::Wrk => gen::wrk::parse(&both, p.body_size),
-            Generator::Ab => gen::ab::parse(&both, aux.as_deref()),
-            Generator::H2load => gen::h2load::parse(&both, aux.as_deref(), p.body_size),
-            Generator::Wirebench => unreachable!("handled above"),
-        }
-        .map_err(|e| match last_err() {
-            l if l.is_empty() => e,
-            l => format!("{e}; it said: {l}"),
+        let parsed = gen::parse_external(load, p, t, &both, aux.as_deref()).map_err(|e| {
+            match last_err() {
+                l if l.is_empty() => e,
+                l => format!("{e}; it said: {l}"),
+            }
         })?;
         let cx = external::Context {
             kind: load.protocol.name(),
@@ -666,7 +672,7 @@ impl Run<'_> {
             "load": load.name,
             "server": s.name,
             "protocol": load.protocol.name(),
-            "generator": load.generator.name(),
+            "generator": load.generator,
             "swept": load.swept,
             "point": p,
             "repeat": rep,
@@ -701,6 +707,31 @@ fn with(prefix: &Path, ext: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// A point's line as it ends: its rate in its unit, p99, the server's CPU, what
+/// interfered most and why it fell short, if it did.
+fn point_line(s: &Server, load: &Load, p: &Point, rep: u32, r: &RunResult, cpu: f64) -> String {
+    let why = r
+        .outcome
+        .reason
+        .as_deref()
+        .map(|r| format!("  FELL SHORT: {r}"))
+        .unwrap_or_default();
+    let busy = r
+        .interference()
+        .and_then(|i| i.worst())
+        .map(|m| format!(" ({})", m.describe()))
+        .unwrap_or_default();
+    format!(
+        "suite: {} / {} / {} #{rep}: {} {}, p99 {} us, server CPU {cpu:.0}%{busy}{why}",
+        s.name,
+        load.name,
+        point_tag(p),
+        crate::report::format::group(r.throughput.msgs_per_s as u64),
+        r.unit.per_s(),
+        r.latency_us.p99.round(),
+    )
+}
+
 /// The config object the schema asks for, for an external generator's point.
 fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
     let threads = gen::threads_for(p.connections, load.threads);
@@ -708,17 +739,21 @@ fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
         Stop::Duration(d) => json!({"type": "duration", "seconds": d.as_secs_f64()}),
         Stop::Count(n) => json!({"type": "count", "requests": n}),
     };
-    json!({
+    let mut config = json!({
         "threads": threads,
         "connections": p.connections,
         "pipeline": p.pipeline,
         "plan": plan,
-        "method": load.method,
         "body_size": p.body_size,
         "timeout_s": load.timeout.as_secs_f64(),
         "command": argv,
         "bytes_sent_counts": "request bodies only",
-    })
+    });
+    // The protocol's own settings (HTTP's method), as its suite load names them.
+    if let Some(o) = config.as_object_mut() {
+        o.extend(load.settings.settings_json());
+    }
+    config
 }
 
 /// A schema-valid result for a point whose generator gave no figures at all.
@@ -730,7 +765,7 @@ fn failed_result(
     started_ms: u64,
 ) -> RunResult {
     let run = external::ExternalRun {
-        tool: load.generator.name(),
+        tool: load.generator,
         ..Default::default()
     };
     let cx = external::Context {

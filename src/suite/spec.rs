@@ -1,6 +1,8 @@
 //! The suite file as written (TOML): servers to start and loads to sweep over them.
-//! Unknown keys are refused (deny_unknown_fields); values that need checking keep
-//! their span so an error can name the line. Validation lives in `plan.rs`.
+//! Unknown keys are refused (a server's by deny_unknown_fields; a load's against
+//! `load_keys`, since a load also holds its protocol's own block, named after it);
+//! values that need checking keep their span so an error can name the line.
+//! Validation lives in `plan.rs`.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -40,8 +42,9 @@ pub struct ServerSpec {
     pub host: Spanned<String>,
     /// CPU list for sched_setaffinity, e.g. "0" or "0-1" or "0,2".
     pub cpus: Option<Spanned<String>>,
-    #[serde(default)]
-    pub ready: ReadySpec,
+    /// A readiness check in a protocol's words, `{ NAME = VALUE }` (the protocol's
+    /// entry reads VALUE); without it, a TCP connect.
+    pub ready: Option<Spanned<toml::Table>>,
     /// How long readiness may take, e.g. "10s".
     #[serde(default = "default_ready_timeout")]
     pub ready_timeout: Spanned<String>,
@@ -50,20 +53,14 @@ pub struct ServerSpec {
     pub grace: Spanned<String>,
 }
 
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct ReadySpec {
-    /// An HTTP GET of this path must answer (any status); without it, a TCP connect.
-    pub http: Option<String>,
-}
-
+/// A load's keys (`load_keys` checks them): the shared ones below, and the block of
+/// its protocol's own settings, named after it (`http = { method = "PUT" }`).
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct LoadSpecFile {
     pub name: Option<String>,
     /// A registered load command's name (`registry::REGISTRY`: echo, http, amqp, ...).
     pub protocol: Spanned<String>,
-    /// wirebench, wrk, ab or h2load.
+    /// wirebench, or an external generator the protocol declares.
     #[serde(default = "default_generator")]
     pub generator: Spanned<String>,
     /// Only these servers (by name); all by default.
@@ -86,10 +83,6 @@ pub struct LoadSpecFile {
     /// A reply later than this is an error (the game-server test's 10 s rule).
     #[serde(default = "default_timeout")]
     pub timeout: Spanned<String>,
-    /// HTTP only.
-    pub method: Option<String>,
-    #[serde(default = "default_path")]
-    pub path: String,
     /// Extra arguments appended to the generator's command line.
     #[serde(default)]
     pub extra_args: Vec<String>,
@@ -110,9 +103,6 @@ fn default_generator() -> Spanned<String> {
 fn default_timeout() -> Spanned<String> {
     Spanned::new(0..0, "10s".into())
 }
-fn default_path() -> String {
-    "/".into()
-}
 fn one() -> Spanned<Vec<u64>> {
     Spanned::new(0..0, vec![1])
 }
@@ -121,4 +111,77 @@ fn one_repeat() -> Spanned<u32> {
 }
 fn one_thread() -> Spanned<u64> {
     Spanned::new(0..0, 1)
+}
+
+/// Every key of every load, as written, with its span: a second read of the same text,
+/// for the keys `LoadSpecFile` does not hold (its protocol's block, or a stranger).
+#[derive(Debug, Deserialize)]
+pub struct LoadTables {
+    #[serde(rename = "load", default)]
+    pub loads: Vec<BTreeMap<String, Spanned<toml::Value>>>,
+}
+
+/// The keys `LoadSpecFile` holds, as serde names them: asked of its `Deserialize`, so
+/// the list cannot drift from the struct.
+pub fn load_keys() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    /// A deserializer that only records the fields a struct asks for.
+    struct Fields(&'static [&'static str]);
+    #[derive(Debug)]
+    struct Asked;
+    impl std::fmt::Display for Asked {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("asked")
+        }
+    }
+    impl std::error::Error for Asked {}
+    impl de::Error for Asked {
+        fn custom<T: std::fmt::Display>(_: T) -> Self {
+            Asked
+        }
+    }
+    impl<'de> de::Deserializer<'de> for &mut Fields {
+        type Error = Asked;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Asked> {
+            Err(Asked)
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Asked> {
+            self.0 = fields;
+            Err(Asked)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+    let mut f = Fields(&[]);
+    let _ = LoadSpecFile::deserialize(&mut f);
+    f.0
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_loads_keys_are_its_structs_fields() {
+        let keys = super::load_keys();
+        for k in [
+            "protocol",
+            "generator",
+            "connections",
+            "body_size",
+            "extra_args",
+        ] {
+            assert!(keys.contains(&k), "{k} in {keys:?}");
+        }
+        assert!(
+            !keys.contains(&"method") && !keys.contains(&"path"),
+            "{keys:?}"
+        );
+    }
 }

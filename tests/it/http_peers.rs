@@ -78,7 +78,11 @@ fn wrk_gets_no_errors() {
     let s = ServeHttp::start(&["--threads", "1"]);
     // With the suite's script, so its parser checks real wrk output.
     let lua = TempPath::new("wrk", ".lua");
-    std::fs::write(lua.path(), wirebench::suite::gen::wrk::script("GET", 0)).unwrap();
+    std::fs::write(
+        lua.path(),
+        wirebench::proto::http::gen::wrk::script("GET", 0),
+    )
+    .unwrap();
     let (code, out, err) = run(
         "wrk",
         &[
@@ -93,7 +97,7 @@ fn wrk_gets_no_errors() {
     );
     assert_eq!(code, 0, "{out}\n{err}");
     // wrk's responses = its timed ones (the histogram, correction taken out) + timeouts.
-    let parsed = wirebench::suite::gen::wrk::parse(&out, 0).unwrap();
+    let parsed = wirebench::proto::http::gen::wrk::parse(&out, 0).unwrap();
     assert_eq!(
         parsed.accounting,
         wirebench::suite::gen::external::Accounting::Holds,

@@ -3,8 +3,8 @@
 //! wrk 4.1.0, ab 2.3, h2load nghttp2 1.52.0), and their results against the schema.
 
 use serde_json::Value;
+use wirebench::proto::http::gen::{ab, h2load, wrk};
 use wirebench::suite::gen::external::{to_result, Context, ExternalRun};
-use wirebench::suite::gen::{ab, h2load, wrk};
 
 fn fx(name: &str) -> String {
     let p = format!(

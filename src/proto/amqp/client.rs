@@ -90,12 +90,6 @@ impl SessionFactory for AmqpFactory {
     fn session(&self, _conn_id: u64) -> AmqpClient {
         AmqpClient::with(self.shared.clone())
     }
-
-    /// Without confirms a publish gets no reply: it counts once its connection closes
-    /// cleanly.
-    fn settles_on_write(&self) -> bool {
-        !self.shared.opts.confirm
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,17 +238,7 @@ impl AmqpClient {
             return Setup::Continue { used: 0 };
         }
         if self.stage == Stage::AwaitStart && input.first() == Some(&b'A') {
-            // A server that does not speak 0-9-1 answers with the header it does speak.
-            if input.len() < PROTOCOL_HEADER.len() {
-                return Setup::Continue { used: 0 };
-            }
-            return fail(
-                ErrorKind::ConnectFailed,
-                format!(
-                    "the server does not speak AMQP 0-9-1 (it answered with protocol header {})",
-                    header_words(&input[..PROTOCOL_HEADER.len()])
-                ),
-            );
+            return foreign_header(input);
         }
         let (ch, m, used) = match self.next_method(input) {
             Next::Incomplete => return Setup::Continue { used: 0 },
@@ -262,26 +246,22 @@ impl AmqpClient {
             Next::Bad(_, text) => return fail(ErrorKind::ConnectFailed, text),
             Next::Method(ch, m, used) => (ch, m, used),
         };
+        count.answered += self.stage.awaits(&m) as u64;
+        self.on_open_method(ch, m, used, out, figures, count)
+    }
+
+    /// The handshake's answer to method `m` (on channel `ch`, `used` bytes) in its
+    /// stage: the next frames out and the next stage, or why it ends.
+    fn on_open_method(
+        &mut self,
+        ch: u16,
+        m: AMQPClass,
+        used: usize,
+        out: &mut Vec<u8>,
+        figures: &mut ClientFigures,
+        count: &mut Exchanges,
+    ) -> Setup {
         use connection::AMQPMethod as C;
-        let awaited = matches!(
-            (self.stage, &m),
-            (Stage::AwaitStart, AMQPClass::Connection(C::Start(_)))
-                | (Stage::AwaitTune, AMQPClass::Connection(C::Tune(_)))
-                | (Stage::AwaitOpenOk, AMQPClass::Connection(C::OpenOk(_)))
-                | (
-                    Stage::AwaitChannels { .. },
-                    AMQPClass::Channel(channel::AMQPMethod::OpenOk(_))
-                )
-                | (
-                    Stage::AwaitDeclareOk,
-                    AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))
-                )
-                | (
-                    Stage::AwaitSelectOk { .. },
-                    AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_))
-                )
-        );
-        count.answered += awaited as u64;
         match (self.stage, m) {
             (_, AMQPClass::Connection(C::Close(c))) => {
                 write_method(
@@ -294,109 +274,7 @@ impl AmqpClient {
                     c.reply_code, c.reply_text
                 );
                 figures.note_broker_close(&text);
-                return fail(ErrorKind::ConnectFailed, text);
-            }
-            (Stage::AwaitStart, AMQPClass::Connection(C::Start(s))) => {
-                let mechs = String::from_utf8_lossy(s.mechanisms.as_bytes()).to_string();
-                if !mechs.split(' ').any(|m| m == "PLAIN") {
-                    return fail(
-                        ErrorKind::ConnectFailed,
-                        format!("the broker does not offer PLAIN authentication (only {mechs})"),
-                    );
-                }
-                out.extend_from_slice(&self.shared.start_ok);
-                count.sent += 1;
-                self.stage = Stage::AwaitTune;
-            }
-            (Stage::AwaitTune, AMQPClass::Connection(C::Tune(t))) => {
-                if t.channel_max != 0 && self.channels() > t.channel_max {
-                    return fail(
-                        ErrorKind::ConnectFailed,
-                        format!(
-                            "the broker allows {} channels per connection, fewer than --channels {}",
-                            t.channel_max,
-                            self.channels()
-                        ),
-                    );
-                }
-                if t.frame_max != 0 && t.frame_max < codec::FRAME_MIN_SIZE {
-                    return fail(
-                        ErrorKind::ConnectFailed,
-                        format!(
-                            "the broker offered frame-max {} bytes in Connection.Tune, below the AMQP 0-9-1 minimum of {}",
-                            t.frame_max,
-                            codec::FRAME_MIN_SIZE
-                        ),
-                    );
-                }
-                self.frame_max = codec::negotiate_frame_max(CLIENT_FRAME_MAX, t.frame_max);
-                // Heartbeats off: a benchmark connection is never idle for long, and a
-                // heartbeat frame would be a reply nobody asked for.
-                write_method(
-                    out,
-                    0,
-                    AMQPClass::Connection(C::TuneOk(connection::TuneOk {
-                        channel_max: self.channels(),
-                        frame_max: self.frame_max,
-                        heartbeat: 0,
-                    })),
-                );
-                write_method(
-                    out,
-                    0,
-                    AMQPClass::Connection(C::Open(connection::Open {
-                        virtual_host: self.shared.opts.vhost.as_str().into(),
-                    })),
-                );
-                count.sent += 1;
-                if self.frame_max != CLIENT_FRAME_MAX {
-                    self.retuned = Some(build_templates(&self.shared.opts, self.frame_max));
-                }
-                self.stage = Stage::AwaitOpenOk;
-            }
-            (Stage::AwaitOpenOk, AMQPClass::Connection(C::OpenOk(_))) => {
-                for ch in 1..=self.channels() {
-                    write_method(
-                        out,
-                        ch,
-                        AMQPClass::Channel(channel::AMQPMethod::Open(channel::Open {})),
-                    );
-                }
-                count.sent += self.channels() as u64;
-                self.stage = Stage::AwaitChannels {
-                    left: self.channels(),
-                };
-            }
-            (Stage::AwaitChannels { left }, AMQPClass::Channel(channel::AMQPMethod::OpenOk(_))) => {
-                if left > 1 {
-                    self.stage = Stage::AwaitChannels { left: left - 1 };
-                } else if let Some(q) = self.shared.opts.declare_queue.as_deref() {
-                    write_method(
-                        out,
-                        1,
-                        AMQPClass::Queue(queue::AMQPMethod::Declare(queue::Declare {
-                            queue: q.into(),
-                            ..Default::default()
-                        })),
-                    );
-                    count.sent += 1;
-                    self.stage = Stage::AwaitDeclareOk;
-                } else {
-                    return self.after_declare(used, out, count);
-                }
-            }
-            (Stage::AwaitDeclareOk, AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))) => {
-                return self.after_declare(used, out, count);
-            }
-            (
-                Stage::AwaitSelectOk { left },
-                AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_)),
-            ) => {
-                if left > 1 {
-                    self.stage = Stage::AwaitSelectOk { left: left - 1 };
-                } else {
-                    return self.ready(used);
-                }
+                fail(ErrorKind::ConnectFailed, text)
             }
             (_, AMQPClass::Channel(channel::AMQPMethod::Close(c))) => {
                 let text = format!(
@@ -404,20 +282,166 @@ impl AmqpClient {
                     c.reply_code, c.reply_text
                 );
                 figures.note_broker_close(&text);
-                return fail(ErrorKind::ConnectFailed, text);
+                fail(ErrorKind::ConnectFailed, text)
             }
-            (stage, m) => {
-                return fail(
-                    ErrorKind::ConnectFailed,
-                    format!(
-                        "unexpected method {}.{} from the broker while {}",
-                        m.get_amqp_class_id(),
-                        m.get_amqp_method_id(),
-                        stage.awaiting()
-                    ),
-                )
+            (Stage::AwaitStart, AMQPClass::Connection(C::Start(s))) => {
+                self.on_start(&s, used, out, count)
             }
+            (Stage::AwaitTune, AMQPClass::Connection(C::Tune(t))) => {
+                self.on_tune(&t, used, out, count)
+            }
+            (Stage::AwaitOpenOk, AMQPClass::Connection(C::OpenOk(_))) => {
+                self.open_channels(used, out, count)
+            }
+            (Stage::AwaitChannels { left }, AMQPClass::Channel(channel::AMQPMethod::OpenOk(_))) => {
+                self.on_channel_open(left, used, out, count)
+            }
+            (Stage::AwaitDeclareOk, AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))) => {
+                self.after_declare(used, out, count)
+            }
+            (
+                Stage::AwaitSelectOk { left },
+                AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_)),
+            ) => {
+                if left > 1 {
+                    self.stage = Stage::AwaitSelectOk { left: left - 1 };
+                    Setup::Continue { used }
+                } else {
+                    self.ready(used)
+                }
+            }
+            (stage, m) => fail(
+                ErrorKind::ConnectFailed,
+                format!(
+                    "unexpected method {}.{} from the broker while {}",
+                    m.get_amqp_class_id(),
+                    m.get_amqp_method_id(),
+                    stage.awaiting()
+                ),
+            ),
         }
+    }
+
+    /// Connection.Start: StartOk with PLAIN, which the broker must offer.
+    fn on_start(
+        &mut self,
+        s: &connection::Start,
+        used: usize,
+        out: &mut Vec<u8>,
+        count: &mut Exchanges,
+    ) -> Setup {
+        let mechs = String::from_utf8_lossy(s.mechanisms.as_bytes()).to_string();
+        if !mechs.split(' ').any(|m| m == "PLAIN") {
+            return fail(
+                ErrorKind::ConnectFailed,
+                format!("the broker does not offer PLAIN authentication (only {mechs})"),
+            );
+        }
+        out.extend_from_slice(&self.shared.start_ok);
+        count.sent += 1;
+        self.stage = Stage::AwaitTune;
+        Setup::Continue { used }
+    }
+
+    /// Connection.Tune: the channels and the frame size agreed (templates rebuilt for
+    /// a smaller frame), then TuneOk and Open.
+    fn on_tune(
+        &mut self,
+        t: &connection::Tune,
+        used: usize,
+        out: &mut Vec<u8>,
+        count: &mut Exchanges,
+    ) -> Setup {
+        use connection::AMQPMethod as C;
+        if t.channel_max != 0 && self.channels() > t.channel_max {
+            return fail(
+                ErrorKind::ConnectFailed,
+                format!(
+                    "the broker allows {} channels per connection, fewer than --channels {}",
+                    t.channel_max,
+                    self.channels()
+                ),
+            );
+        }
+        if t.frame_max != 0 && t.frame_max < codec::FRAME_MIN_SIZE {
+            return fail(
+                ErrorKind::ConnectFailed,
+                format!(
+                    "the broker offered frame-max {} bytes in Connection.Tune, below the AMQP 0-9-1 minimum of {}",
+                    t.frame_max,
+                    codec::FRAME_MIN_SIZE
+                ),
+            );
+        }
+        self.frame_max = codec::negotiate_frame_max(CLIENT_FRAME_MAX, t.frame_max);
+        // Heartbeats off: a benchmark connection is never idle for long, and a
+        // heartbeat frame would be a reply nobody asked for.
+        write_method(
+            out,
+            0,
+            AMQPClass::Connection(C::TuneOk(connection::TuneOk {
+                channel_max: self.channels(),
+                frame_max: self.frame_max,
+                heartbeat: 0,
+            })),
+        );
+        write_method(
+            out,
+            0,
+            AMQPClass::Connection(C::Open(connection::Open {
+                virtual_host: self.shared.opts.vhost.as_str().into(),
+            })),
+        );
+        count.sent += 1;
+        if self.frame_max != CLIENT_FRAME_MAX {
+            self.retuned = Some(build_templates(&self.shared.opts, self.frame_max));
+        }
+        self.stage = Stage::AwaitOpenOk;
+        Setup::Continue { used }
+    }
+
+    /// Connection.OpenOk: Channel.Open on every channel.
+    fn open_channels(&mut self, used: usize, out: &mut Vec<u8>, count: &mut Exchanges) -> Setup {
+        for ch in 1..=self.channels() {
+            write_method(
+                out,
+                ch,
+                AMQPClass::Channel(channel::AMQPMethod::Open(channel::Open {})),
+            );
+        }
+        count.sent += self.channels() as u64;
+        self.stage = Stage::AwaitChannels {
+            left: self.channels(),
+        };
+        Setup::Continue { used }
+    }
+
+    /// A Channel.OpenOk, `left` of them awaited: after the last, the queue's
+    /// declaration when one is asked for.
+    fn on_channel_open(
+        &mut self,
+        left: u16,
+        used: usize,
+        out: &mut Vec<u8>,
+        count: &mut Exchanges,
+    ) -> Setup {
+        if left > 1 {
+            self.stage = Stage::AwaitChannels { left: left - 1 };
+            return Setup::Continue { used };
+        }
+        let Some(q) = self.shared.opts.declare_queue.as_deref() else {
+            return self.after_declare(used, out, count);
+        };
+        write_method(
+            out,
+            1,
+            AMQPClass::Queue(queue::AMQPMethod::Declare(queue::Declare {
+                queue: q.into(),
+                ..Default::default()
+            })),
+        );
+        count.sent += 1;
+        self.stage = Stage::AwaitDeclareOk;
         Setup::Continue { used }
     }
 
@@ -549,6 +573,20 @@ fn fail(kind: ErrorKind, detail: String) -> Setup {
     Setup::Failed { kind, detail }
 }
 
+/// A server that does not speak 0-9-1 answers the header with the one it does speak.
+fn foreign_header(input: &[u8]) -> Setup {
+    if input.len() < PROTOCOL_HEADER.len() {
+        return Setup::Continue { used: 0 };
+    }
+    fail(
+        ErrorKind::ConnectFailed,
+        format!(
+            "the server does not speak AMQP 0-9-1 (it answered with protocol header {})",
+            header_words(&input[..PROTOCOL_HEADER.len()])
+        ),
+    )
+}
+
 /// A protocol header in words: "AMQP 0.1.0.0" (AMQP 1.0's).
 fn header_words(h: &[u8]) -> String {
     let name: String = h[..4]
@@ -560,6 +598,29 @@ fn header_words(h: &[u8]) -> String {
 }
 
 impl Stage {
+    /// Whether `m` is the answer this stage waits for (an exchange's round trip ends).
+    fn awaits(self, m: &AMQPClass) -> bool {
+        use connection::AMQPMethod as C;
+        matches!(
+            (self, m),
+            (Stage::AwaitStart, AMQPClass::Connection(C::Start(_)))
+                | (Stage::AwaitTune, AMQPClass::Connection(C::Tune(_)))
+                | (Stage::AwaitOpenOk, AMQPClass::Connection(C::OpenOk(_)))
+                | (
+                    Stage::AwaitChannels { .. },
+                    AMQPClass::Channel(channel::AMQPMethod::OpenOk(_))
+                )
+                | (
+                    Stage::AwaitDeclareOk,
+                    AMQPClass::Queue(queue::AMQPMethod::DeclareOk(_))
+                )
+                | (
+                    Stage::AwaitSelectOk { .. },
+                    AMQPClass::Confirm(confirm::AMQPMethod::SelectOk(_))
+                )
+        )
+    }
+
     /// What the handshake was waiting for, in words.
     fn awaiting(self) -> &'static str {
         match self {
@@ -613,6 +674,15 @@ impl ClientSession for AmqpClient {
     #[inline]
     fn lane_of(&self, seq: u64) -> Lane {
         Lane(self.channel_index(seq) as u16 + 1)
+    }
+
+    /// Without confirms a publish gets no reply: it counts once its connection closes
+    /// cleanly.
+    const SETTLES_ON_WRITE: bool = true;
+
+    #[inline]
+    fn settles_on_write(&self, _seq: u64) -> bool {
+        !self.shared.opts.confirm
     }
 
     /// One confirm settles the oldest publishes it covers on its channel (a multiple

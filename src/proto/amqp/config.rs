@@ -7,10 +7,10 @@ use crate::config::{LoadConfig, LoadOverrides};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
+use crate::proto::base::{url_tls, Base, Configured};
 use crate::units::parse_bytes;
 use clap::Args;
 use serde_json::json;
-use std::net::SocketAddr;
 
 /// AMQP 0-9-1 names (exchange, routing key, queue, vhost, user) travel as "short
 /// strings": one length octet, so at most 255 bytes.
@@ -141,21 +141,20 @@ impl Mode {
     }
 }
 
+/// `wirebench amqp`'s own settings, validated.
 pub struct AmqpConfig {
-    pub load: LoadConfig,
     pub mode: Mode,
-    /// None: the built-in broker.
-    pub target: Option<(Target, SocketAddr)>,
+    /// The URL given; None: the built-in broker.
+    pub target: Option<Target>,
     pub client: ClientOptions,
     pub clients: Option<u64>,
-    pub server_threads: usize,
     pub broker: BrokerConfig,
 }
 
 impl AmqpConfig {
     /// AMQP's own flags with the shared ones, validated once, in the order a user
     /// reads them: the mode and names, the message, then the load's shape.
-    pub fn from_args(a: &AmqpArgs, shared: &LoadArgs) -> Result<Self> {
+    pub fn from_args(a: &AmqpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
         let mode = parse_mode(&a.mode)?;
         let target = a.url.as_deref().map(Target::parse).transpose()?;
         check_names(a, target.as_ref())?;
@@ -163,13 +162,7 @@ impl AmqpConfig {
         // LoadConfig like the flags they stand for.
         let mut overrides = LoadOverrides::default();
         if let Some(t) = &target {
-            if shared.client.tls && !t.tls {
-                return Err(Error::usage(
-                    "--tls contradicts the amqp:// URL; use amqps:// for TLS",
-                ));
-            }
-            // amqps:// is the TLS switch; --insecure and --ca still choose the trust.
-            overrides.tls = Some(t.tls);
+            url_tls(shared, t.tls, ("amqp", "amqps"), &mut overrides)?;
         }
         refuse_shared_flags(shared, mode)?;
         let size = message_size(&a.size)?;
@@ -229,15 +222,17 @@ impl AmqpConfig {
                     .max(1)
             })
             .max(1);
-        let resolved = match target {
-            Some(t) => {
-                let (addr, _) = crate::net::addr::resolve_target(&t.host_port())?;
-                Some((t, addr))
-            }
-            None => None,
+        let aimed = target
+            .as_ref()
+            .map(|t| crate::net::addr::resolve_target(&t.host_port()))
+            .transpose()?;
+        let (user, password, vhost) = credentials(target.as_ref());
+        let base = Base {
+            load,
+            target: aimed,
+            server_threads,
         };
-        let (user, password, vhost) = credentials(resolved.as_ref().map(|(t, _)| t));
-        Ok(AmqpConfig {
+        let own = AmqpConfig {
             client: ClientOptions {
                 user,
                 password,
@@ -250,24 +245,23 @@ impl AmqpConfig {
                 declare_queue: a.declare_queue.clone(),
                 per_connection,
             },
-            load,
             mode,
-            target: resolved,
+            target,
             clients,
-            server_threads,
             broker: BrokerConfig {
                 ack_multiple: a.ack_multiple,
                 ..BrokerConfig::default()
             },
-        })
+        };
+        Ok(Configured { base, own })
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut v = self.load.to_json();
+    /// Its lines of the config block, after the shared ones (`Base::to_json`).
+    pub fn add_json(&self, v: &mut serde_json::Value, load: &LoadConfig) {
         let c = &self.client;
         v["mode"] = json!(self.mode.name());
         v["confirm"] = json!(c.confirm);
-        v["inflight"] = json!(self.load.shape.pipeline);
+        v["inflight"] = json!(load.shape.pipeline);
         v["channels"] = json!(c.channels);
         v["size"] = json!(c.size);
         v["exchange"] = json!(c.exchange);
@@ -275,30 +269,27 @@ impl AmqpConfig {
         v["vhost"] = json!(c.vhost);
         v["clients"] = json!(self.clients);
         v["messages_per_client"] = json!(c.per_connection);
-        v["ramp_s"] = json!(self.load.shape.ramp.map_or(0.0, |r| r.over.as_secs_f64()));
-        v["builtin_server"] = json!(self.target.is_none());
+        v["ramp_s"] = json!(load.shape.ramp.map_or(0.0, |r| r.over.as_secs_f64()));
         if self.target.is_none() {
-            v["server_threads"] = json!(self.server_threads);
             v["ack_multiple"] = json!(self.broker.ack_multiple);
         }
-        v
     }
 
     /// The plan row: AMQP's own words for the plan, with the ramp and the shard added
     /// as for every protocol (`LoadConfig::with_ramp_and_shard`).
-    pub fn plan_text(&self) -> String {
-        let plan = match (self.mode, self.load.shape.plan) {
+    pub fn plan_text(&self, load: &LoadConfig) -> String {
+        let plan = match (self.mode, load.shape.plan) {
             // The clients of this generator: a shard's share of --clients.
             (Mode::Churn, Plan::Count(n)) => format!(
                 "{} clients, {} at once, {} messages each",
                 n / self.client.per_connection.unwrap_or(1).max(1),
-                self.load.sockets(),
+                load.sockets(),
                 self.client.per_connection.unwrap_or(0)
             ),
             (Mode::Churn, Plan::Duration(d)) => format!(
                 "clients for {}, {} at once, {} messages each",
                 crate::report::format::seconds(d),
-                self.load.sockets(),
+                load.sockets(),
                 self.client.per_connection.unwrap_or(0)
             ),
             (_, Plan::Count(n)) => format!("{n} messages"),
@@ -306,7 +297,7 @@ impl AmqpConfig {
             (_, Plan::Batch { .. }) => "batch".into(),
             (_, Plan::Hold) => "connections held until stopped".into(),
         };
-        self.load.with_ramp_and_shard(plan)
+        load.with_ramp_and_shard(plan)
     }
 }
 

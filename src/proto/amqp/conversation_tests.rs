@@ -115,6 +115,7 @@ fn inflight(seq: u64) -> InFlight {
         tag: 0,
         lane: Lane::ANY,
         measured: true,
+        on_write: false,
     }
 }
 

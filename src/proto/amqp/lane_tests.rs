@@ -59,6 +59,7 @@ fn publish(c: &mut AmqpClient, sent: &[(u64, bool)]) -> Busy {
             tag,
             lane: c.lane_of(seq),
             measured,
+            on_write: false,
         });
     }
     b

@@ -7,7 +7,6 @@ pub mod client_figures;
 pub mod codec;
 pub mod config;
 pub mod confirms;
-pub mod entry;
 pub mod figures;
 pub mod figures_merge;
 pub mod plugin;

@@ -6,16 +6,16 @@ use super::client_figures::ClientFigures;
 use super::config::{broker_config, AmqpArgs, AmqpConfig, Mode, ServeAmqpArgs};
 use super::figures::AmqpFigures;
 use super::server::{AmqpHandlerFactory, BrokerConfig, BrokerTotals};
-use crate::config::{LoadConfig, ProtocolTiming};
+use crate::config::ProtocolTiming;
 use crate::engine::{EngineOutput, LoadSpec};
 use crate::error::Result;
 use crate::flags::LoadArgs;
-use crate::proto::plugin::{Aim, Protocol};
+use crate::proto::entry::{plain, SuiteLoad, SuitePoint};
+use crate::proto::plugin::{Aim, ConfigOf, Protocol};
 use crate::report::format::{count_of, group, mib_per_s, micros, rate, seconds};
 use crate::report::text;
 use crate::stats::result::HistogramBlob;
 use crate::stats::{RunResult, Unit};
-use std::net::SocketAddr;
 
 pub struct Amqp;
 
@@ -28,63 +28,45 @@ impl Protocol for Amqp {
     type Client = AmqpFactory;
     type Server = AmqpHandlerFactory;
 
-    fn config(args: &AmqpArgs, shared: &LoadArgs) -> Result<AmqpConfig> {
+    fn config(args: &AmqpArgs, shared: &LoadArgs) -> Result<ConfigOf<Self>> {
         AmqpConfig::from_args(args, shared)
     }
 
-    fn load(cfg: &AmqpConfig) -> &LoadConfig {
-        &cfg.load
+    fn builtin_server(cfg: &ConfigOf<Self>) -> Self::Server {
+        AmqpHandlerFactory::new(cfg.own.broker)
     }
 
-    fn target(cfg: &AmqpConfig) -> Option<(SocketAddr, String)> {
-        cfg.target.as_ref().map(|(t, addr)| (*addr, t.host.clone()))
-    }
-
-    fn server_threads(cfg: &AmqpConfig) -> usize {
-        cfg.server_threads
-    }
-
-    fn builtin_server(cfg: &AmqpConfig) -> Self::Server {
-        AmqpHandlerFactory::new(cfg.broker)
-    }
-
-    fn client(cfg: &AmqpConfig, _aim: &Aim) -> Self::Client {
-        AmqpFactory::new(cfg.client.clone())
+    fn client(cfg: &ConfigOf<Self>, _aim: &Aim) -> Self::Client {
+        AmqpFactory::new(cfg.own.client.clone())
     }
 
     /// Publishes, confirmed by the broker (a reply to time) or, without confirms,
     /// written (settled on write: no reply, no latency, no bytes back).
-    fn unit(cfg: &AmqpConfig) -> Unit {
-        if cfg.client.confirm {
+    fn unit(cfg: &ConfigOf<Self>) -> Unit {
+        if cfg.own.client.confirm {
             Unit::new("publishes", "confirmed", true)
         } else {
             Unit::new("publishes", "written", false)
         }
     }
 
-    fn target_text(cfg: &AmqpConfig, aim: &Aim) -> String {
-        match &cfg.target {
-            Some((t, _)) => t.display(),
+    fn target_text(cfg: &ConfigOf<Self>, aim: &Aim) -> String {
+        match &cfg.own.target {
+            Some(t) => t.display(),
             None => format!("amqp://guest@{}/", aim.addr),
         }
     }
 
-    fn plan_rows(cfg: &AmqpConfig, aim: &Aim) -> Vec<(&'static str, String)> {
-        let l = &cfg.load;
+    fn plan_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
+        let mut target = cfg
+            .base
+            .target_row(Self::target_text(cfg, aim), aim, "broker");
+        let (l, cfg) = (&cfg.base.load, &cfg.own);
+        if cfg.target.is_none() && cfg.broker.ack_multiple {
+            target.pop();
+            target.push_str(", multiple acks)");
+        }
         let c = &cfg.client;
-        let target = Self::target_text(cfg, aim);
-        let target = match &cfg.target {
-            Some(_) => target,
-            None => format!(
-                "{target} (built-in broker, {}{})",
-                count_of(cfg.server_threads as u64, "thread"),
-                if cfg.broker.ack_multiple {
-                    ", multiple acks"
-                } else {
-                    ""
-                }
-            ),
-        };
         vec![
             ("target", target),
             ("mode", cfg.mode.name().to_string()),
@@ -98,7 +80,7 @@ impl Protocol for Amqp {
                     if c.channels == 1 { "" } else { "s" }
                 ),
             ),
-            ("plan", cfg.plan_text()),
+            ("plan", cfg.plan_text(l)),
             (
                 "messages",
                 format!(
@@ -129,17 +111,18 @@ impl Protocol for Amqp {
         ]
     }
 
-    fn config_json(cfg: &AmqpConfig) -> serde_json::Value {
-        cfg.to_json()
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v, &cfg.base.load);
     }
 
     /// Churn: each connection publishes its messages, says goodbye, and the next
     /// opens (its ramp always counts: see `AmqpConfig::from_args`).
-    fn connection_policy(cfg: &AmqpConfig, spec: &mut LoadSpec) {
-        spec.per_connection = cfg.client.per_connection;
+    fn connection_policy(cfg: &ConfigOf<Self>, spec: &mut LoadSpec) {
+        spec.per_connection = cfg.own.client.per_connection;
     }
 
-    fn finish(cfg: &AmqpConfig, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
+    fn finish(cfg: &ConfigOf<Self>, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
+        let cfg = &cfg.own;
         let figures = figures(cfg, out);
         if let Some(why) = shortfall(cfg, &figures, out) {
             result.fall_short(why);
@@ -151,13 +134,13 @@ impl Protocol for Amqp {
     }
 
     fn closing_lines(
-        cfg: &AmqpConfig,
+        cfg: &ConfigOf<Self>,
         result: &RunResult,
         out: &EngineOutput<ClientFigures>,
     ) -> String {
         let mut s = amqp_summary(result);
-        if cfg.mode == Mode::Churn {
-            if let Some(bucket) = cfg.load.output.histogram_bucket_us {
+        if cfg.own.mode == Mode::Churn {
+            if let Some(bucket) = cfg.base.load.output.histogram_bucket_us {
                 s.push_str("handshake latency:\n");
                 s.push_str(&text::histogram(&out.handshake, bucket));
             }
@@ -184,6 +167,41 @@ impl Protocol for Amqp {
     fn server_block(figures: &BrokerTotals) -> Option<serde_json::Value> {
         serde_json::to_value(figures).ok()
     }
+
+    fn result_blocks_schema() -> &'static str {
+        include_str!("figures.schema.json")
+    }
+
+    /// The `amqp` block holds rates and handshake histograms: it merges itself.
+    fn block_merge() -> crate::stats::merge::BlockMerge {
+        super::figures_merge::block_merge
+    }
+
+    fn suite_load(
+        block: Option<&toml::Value>,
+        _: &[u64],
+    ) -> std::result::Result<Box<dyn SuiteLoad>, String> {
+        plain(block, suite_args)
+    }
+}
+
+/// A suite point publishes (as RabbitMQ's default user, guest): its connections,
+/// messages of its size.
+fn suite_args(p: &SuitePoint<'_>) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        Amqp::NAME.into(),
+        format!("amqp://guest:guest@{}/", p.addr),
+        "--mode".into(),
+        "publish".into(),
+        "-t".into(),
+        p.threads.to_string(),
+        "-c".into(),
+        p.connections.to_string(),
+        "--size".into(),
+        p.size.to_string(),
+    ];
+    a.extend(p.shared_args());
+    a
 }
 
 fn figures(cfg: &AmqpConfig, out: &EngineOutput<ClientFigures>) -> AmqpFigures {

@@ -5,10 +5,10 @@ use super::codec::{HEADER_LEN, MAX_PAYLOAD};
 use crate::config::{LoadConfig, LoadOverrides};
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
+use crate::proto::base::{Base, Configured};
 use crate::units::parse_size_range;
 use clap::Args;
 use serde_json::json;
-use std::net::SocketAddr;
 
 /// `wirebench echo`'s own flags (the shared load flags are `LoadArgs`). It takes
 /// evh_perf's batch plan, so its flags show.
@@ -45,20 +45,16 @@ pub struct ServeEchoArgs {
     pub pacing: PacingArgs,
 }
 
-/// `wirebench echo`, validated.
+/// `wirebench echo`'s own settings, validated.
 #[derive(Clone, Debug)]
 pub struct EchoConfig {
-    pub load: LoadConfig,
-    /// None: start the built-in server.
-    pub target: Option<(SocketAddr, String)>,
     pub min_payload: usize,
     pub max_payload: usize,
-    pub server_threads: usize,
 }
 
 impl EchoConfig {
-    pub fn from_args(a: &EchoArgs, shared: &LoadArgs) -> Result<Self> {
-        let mut load = LoadConfig::from_args(shared, LoadOverrides::default())?;
+    pub fn from_args(a: &EchoArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
+        let load = LoadConfig::from_args(shared, LoadOverrides::default())?;
         let (min, max) =
             parse_size_range(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
         let limit = MAX_PAYLOAD as u64;
@@ -67,36 +63,20 @@ impl EchoConfig {
                 "--size: at most {limit} payload bytes per message"
             )));
         }
-        let target = a
-            .target
-            .as_deref()
-            .map(crate::net::addr::resolve_target)
-            .transpose()?;
-        let server_threads = crate::config::builtin_server_threads(
-            target.is_some(),
-            a.server_threads,
-            &mut load,
-            shared.threads.is_some(),
-        )?;
-        Ok(EchoConfig {
-            target,
-            min_payload: min as usize,
-            max_payload: max as usize,
-            server_threads,
-            load,
+        Ok(Configured {
+            base: Base::aim(load, a.target.as_deref(), a.server_threads, shared)?,
+            own: EchoConfig {
+                min_payload: min as usize,
+                max_payload: max as usize,
+            },
         })
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut v = self.load.to_json();
+    /// Its lines of the config block, after the shared ones (`Base::to_json`).
+    pub fn add_json(&self, v: &mut serde_json::Value) {
         v["size_min"] = json!(self.min_payload);
         v["size_max"] = json!(self.max_payload);
         v["frame_header_bytes"] = json!(HEADER_LEN);
-        v["builtin_server"] = json!(self.target.is_none());
-        if self.target.is_none() {
-            v["server_threads"] = json!(self.server_threads);
-        }
-        v
     }
 
     /// The config table's line for the payload sizes.

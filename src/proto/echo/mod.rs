@@ -3,6 +3,5 @@
 pub mod client;
 pub mod codec;
 pub mod config;
-pub mod entry;
 pub mod plugin;
 pub mod server;

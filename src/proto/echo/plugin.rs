@@ -3,13 +3,11 @@
 use super::client::EchoFactory;
 use super::config::{EchoArgs, EchoConfig, ServeEchoArgs};
 use super::server::EchoHandlerFactory;
-use crate::config::{LoadConfig, ProtocolTiming};
+use crate::config::ProtocolTiming;
 use crate::error::Result;
 use crate::flags::LoadArgs;
-use crate::proto::plugin::{Aim, Protocol};
-use crate::report::format::{count_of, seconds};
+use crate::proto::plugin::{Aim, ConfigOf, Protocol};
 use crate::stats::Unit;
-use std::net::SocketAddr;
 
 pub struct Echo;
 
@@ -22,65 +20,28 @@ impl Protocol for Echo {
     type Client = EchoFactory;
     type Server = EchoHandlerFactory;
 
-    fn config(args: &EchoArgs, shared: &LoadArgs) -> Result<EchoConfig> {
+    fn config(args: &EchoArgs, shared: &LoadArgs) -> Result<ConfigOf<Self>> {
         EchoConfig::from_args(args, shared)
     }
 
-    fn load(cfg: &EchoConfig) -> &LoadConfig {
-        &cfg.load
-    }
-
-    fn target(cfg: &EchoConfig) -> Option<(SocketAddr, String)> {
-        cfg.target.clone()
-    }
-
-    fn server_threads(cfg: &EchoConfig) -> usize {
-        cfg.server_threads
-    }
-
-    fn builtin_server(_cfg: &EchoConfig) -> Self::Server {
+    fn builtin_server(_cfg: &ConfigOf<Self>) -> Self::Server {
         EchoHandlerFactory
     }
 
-    fn client(cfg: &EchoConfig, _aim: &Aim) -> Self::Client {
-        EchoFactory::new(cfg.min_payload, cfg.max_payload)
+    fn client(cfg: &ConfigOf<Self>, _aim: &Aim) -> Self::Client {
+        EchoFactory::new(cfg.own.min_payload, cfg.own.max_payload)
     }
 
-    fn unit(_cfg: &EchoConfig) -> Unit {
+    fn unit(_cfg: &ConfigOf<Self>) -> Unit {
         Unit::new("messages", "echoed", true)
     }
 
-    fn target_text(_cfg: &EchoConfig, aim: &Aim) -> String {
-        aim.addr.to_string()
+    fn own_rows(cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {
+        vec![("size", cfg.own.size_text())]
     }
 
-    fn plan_rows(cfg: &EchoConfig, aim: &Aim) -> Vec<(&'static str, String)> {
-        let l = &cfg.load;
-        let target = match &cfg.target {
-            Some(_) => aim.addr.to_string(),
-            None => format!(
-                "{} (built-in server, {})",
-                aim.addr,
-                count_of(cfg.server_threads as u64, "thread")
-            ),
-        };
-        vec![
-            ("target", target),
-            ("threads", l.shape.threads.to_string()),
-            ("connections", l.connections_text()),
-            ("pipeline", l.pipeline_text()),
-            ("plan", l.plan_text()),
-            ("size", cfg.size_text()),
-            ("rate", l.rate_text("messages/s")),
-            ("timeout", seconds(l.shape.timeout)),
-            ("warmup", seconds(l.shape.warmup)),
-            ("tls", l.tls_text()),
-            ("nodelay", l.nodelay.to_string()),
-        ]
-    }
-
-    fn config_json(cfg: &EchoConfig) -> serde_json::Value {
-        cfg.to_json()
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
     fn serve_config(args: &ServeEchoArgs) -> Result<ProtocolTiming> {
@@ -97,4 +58,7 @@ impl Protocol for Echo {
     fn server(_cfg: &ProtocolTiming) -> Self::Server {
         EchoHandlerFactory
     }
+
+    /// A suite echoes 64-byte payloads unless told otherwise.
+    const SUITE_DEFAULT_SIZE: u64 = 64;
 }

@@ -281,6 +281,7 @@ mod tests {
             tag: 0,
             lane: Lane::ANY,
             measured: true,
+            on_write: false,
         }
     }
 

@@ -9,10 +9,10 @@ use super::url::{self, Url};
 use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
+use crate::proto::base::{url_tls, Base, Configured};
 use crate::units::parse_bytes;
 use clap::Args;
 use serde_json::json;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// Largest request body a load sends (`--body-size`, and the `--body` file: a larger
@@ -82,13 +82,11 @@ pub struct ServeHttpArgs {
     pub pacing: PacingArgs,
 }
 
+/// `wirebench http`'s own settings, validated.
 #[derive(Clone, Debug)]
 pub struct HttpConfig {
-    pub load: LoadConfig,
     /// None: start the built-in server.
     pub url: Option<Url>,
-    /// Resolved address of the URL's host.
-    pub addr: Option<SocketAddr>,
     pub method: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
@@ -99,7 +97,6 @@ pub struct HttpConfig {
     pub accept: StatusSet,
     pub accept_text: String,
     pub expect_echo: bool,
-    pub server_threads: usize,
 }
 
 fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
@@ -168,7 +165,7 @@ fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
 }
 
 impl HttpConfig {
-    pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Self> {
+    pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
         let url = a
             .url
             .as_deref()
@@ -177,15 +174,9 @@ impl HttpConfig {
             .map_err(Error::usage)?;
         let mut overrides = LoadOverrides::default();
         if let Some(u) = &url {
-            if shared.client.tls && !u.tls {
-                return Err(Error::usage(
-                    "--tls does not combine with an http:// URL: write https:// instead",
-                ));
-            }
-            // https:// is the TLS switch; --insecure and --ca still choose the trust.
-            overrides.tls = Some(u.tls);
+            url_tls(shared, u.tls, ("http", "https"), &mut overrides)?;
         }
-        let mut load = LoadConfig::from_args(shared, overrides)?;
+        let load = LoadConfig::from_args(shared, overrides)?;
 
         if a.body.is_some() && a.body_size.is_some() {
             return Err(Error::usage("choose one of --body and --body-size"));
@@ -252,39 +243,21 @@ impl HttpConfig {
             Some(t) => (StatusSet::parse(t).map_err(Error::usage)?, t.clone()),
             None => (StatusSet::default(), "2xx".to_string()),
         };
-        let addr = url
-            .as_ref()
-            .map(|u| crate::net::addr::resolve_target(&u.host_port()).map(|(a, _)| a))
-            .transpose()?;
-        if url.is_some() && a.server_threads.is_some() {
-            return Err(Error::usage(
-                "--server-threads only applies to the built-in server (no URL)",
-            ));
-        }
-        let cpus = crate::sys::affinity_cpus();
-        if url.is_none() && shared.threads.is_none() {
-            load.set_threads((cpus / 2).max(1));
-        }
-        let server_threads = a
-            .server_threads
-            .unwrap_or_else(|| cpus.saturating_sub(load.shape.threads).max(1));
-        if server_threads == 0 {
-            return Err(Error::usage("--server-threads must be at least 1"));
-        }
-        Ok(HttpConfig {
-            load,
-            url,
-            addr,
-            method,
-            headers,
-            body,
-            body_source,
-            test_header,
-            keepalive: !a.no_keepalive,
-            accept,
-            accept_text,
-            expect_echo: a.expect_echo,
-            server_threads,
+        let target = url.as_ref().map(|u| u.host_port());
+        Ok(Configured {
+            base: Base::aim(load, target.as_deref(), a.server_threads, shared)?,
+            own: HttpConfig {
+                url,
+                method,
+                headers,
+                body,
+                body_source,
+                test_header,
+                keepalive: !a.no_keepalive,
+                accept,
+                accept_text,
+                expect_echo: a.expect_echo,
+            },
         })
     }
 
@@ -301,8 +274,8 @@ impl HttpConfig {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut v = self.load.to_json();
+    /// Its lines of the config block, after the shared ones (`Base::to_json`).
+    pub fn add_json(&self, v: &mut serde_json::Value) {
         v["url"] = json!(self.url.as_ref().map(|u| format!(
             "{}://{}{}",
             if u.tls { "https" } else { "http" },
@@ -320,11 +293,6 @@ impl HttpConfig {
         v["keepalive"] = json!(self.keepalive);
         v["expect_status"] = json!(self.accept_text);
         v["expect_echo"] = json!(self.expect_echo);
-        v["builtin_server"] = json!(self.url.is_none());
-        if self.url.is_none() {
-            v["server_threads"] = json!(self.server_threads);
-        }
-        v
     }
 }
 

@@ -1,19 +1,22 @@
-//! HTTP/1.1 as a `Protocol`: `wirebench http` and `wirebench serve http`.
+//! HTTP/1.1 as a `Protocol`: `wirebench http` and `wirebench serve http`, and in a
+//! suite (`suite.rs`, driven by wirebench or the external generators of `gen/`).
 
 use super::client::HttpFactory;
 use super::config::{HttpArgs, HttpConfig, ServeHttpArgs, ServeHttpConfig};
 use super::figures::{counts_of, StatusCounts, STATUS_CLASSES, STATUS_CODES};
 use super::request;
 use super::server::{HttpHandlerFactory, Limits};
-use crate::config::{LoadConfig, ProtocolTiming};
+use super::suite;
+use super::suite_settings::HttpSuite;
+use crate::config::ProtocolTiming;
 use crate::engine::{EngineOutput, LoadSpec};
 use crate::error::Result;
 use crate::flags::LoadArgs;
-use crate::proto::plugin::{Aim, Protocol};
-use crate::report::format::{count_of, group, seconds};
+use crate::proto::entry::{ReadyProbe, SuiteLoad};
+use crate::proto::plugin::{Aim, ConfigOf, Protocol};
+use crate::report::format::group;
 use crate::stats::{RunResult, Unit};
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 
 pub struct Http;
 
@@ -40,34 +43,20 @@ impl Protocol for Http {
     type Client = HttpFactory;
     type Server = HttpHandlerFactory;
 
-    fn config(args: &HttpArgs, shared: &LoadArgs) -> Result<HttpConfig> {
+    fn config(args: &HttpArgs, shared: &LoadArgs) -> Result<ConfigOf<Self>> {
         HttpConfig::from_args(args, shared)
     }
 
-    fn load(cfg: &HttpConfig) -> &LoadConfig {
-        &cfg.load
-    }
-
-    fn target(cfg: &HttpConfig) -> Option<(SocketAddr, String)> {
-        match (&cfg.url, cfg.addr) {
-            (Some(u), Some(addr)) => Some((addr, u.host.clone())),
-            _ => None,
-        }
-    }
-
-    fn server_threads(cfg: &HttpConfig) -> usize {
-        cfg.server_threads
-    }
-
-    fn builtin_server(cfg: &HttpConfig) -> Self::Server {
+    fn builtin_server(cfg: &ConfigOf<Self>) -> Self::Server {
         // The built-in server takes whatever body this load sends.
         HttpHandlerFactory::new(Limits {
-            max_body: (cfg.body.len() + 1).max(Limits::default().max_body),
+            max_body: (cfg.own.body.len() + 1).max(Limits::default().max_body),
             ..Limits::default()
         })
     }
 
-    fn client(cfg: &HttpConfig, aim: &Aim) -> Self::Client {
+    fn client(cfg: &ConfigOf<Self>, aim: &Aim) -> Self::Client {
+        let cfg = &cfg.own;
         HttpFactory::new(
             wire(cfg, aim),
             cfg.method == "HEAD",
@@ -77,78 +66,48 @@ impl Protocol for Http {
         )
     }
 
-    fn unit(_cfg: &HttpConfig) -> Unit {
+    fn unit(_cfg: &ConfigOf<Self>) -> Unit {
         Unit::new("requests", "answered", true)
     }
 
-    fn target_text(cfg: &HttpConfig, aim: &Aim) -> String {
-        let (authority, path) = authority_path(cfg, aim);
+    fn target_text(cfg: &ConfigOf<Self>, aim: &Aim) -> String {
+        let (authority, path) = authority_path(&cfg.own, aim);
         let scheme = if aim.tls { "https" } else { "http" };
         format!("{scheme}://{authority}{path}")
     }
 
-    fn plan_rows(cfg: &HttpConfig, aim: &Aim) -> Vec<(&'static str, String)> {
-        let l = &cfg.load;
-        let url = Self::target_text(cfg, aim);
-        let target = match &cfg.url {
-            Some(_) => format!("{url} ({})", aim.addr),
-            None => format!(
-                "{url} (built-in server, {})",
-                count_of(cfg.server_threads as u64, "thread")
-            ),
+    fn own_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
+        let (own, wire) = (&cfg.own, wire(&cfg.own, aim).len());
+        let request = format!(
+            "{} with body {}, {wire} bytes on the wire",
+            own.method, own.body_source
+        );
+        let keepalive = match own.keepalive {
+            true => "on",
+            false => "off: a new connection per request",
+        };
+        let echo = if own.expect_echo {
+            ", body = request body"
+        } else {
+            ""
         };
         vec![
-            ("target", target),
-            (
-                "request",
-                format!(
-                    "{} with body {}, {} bytes on the wire",
-                    cfg.method,
-                    cfg.body_source,
-                    wire(cfg, aim).len()
-                ),
-            ),
-            ("threads", l.shape.threads.to_string()),
-            ("connections", l.connections_text()),
-            ("pipeline", l.pipeline_text()),
-            (
-                "keep-alive",
-                if cfg.keepalive {
-                    "on".into()
-                } else {
-                    "off: a new connection per request".into()
-                },
-            ),
-            ("plan", l.plan_text()),
-            ("rate", l.rate_text("requests/s")),
-            (
-                "expect",
-                format!(
-                    "status {}{}",
-                    cfg.accept_text,
-                    if cfg.expect_echo {
-                        ", body = request body"
-                    } else {
-                        ""
-                    }
-                ),
-            ),
-            ("timeout", seconds(l.shape.timeout)),
-            ("warmup", seconds(l.shape.warmup)),
-            ("nodelay", l.nodelay.to_string()),
+            ("request", request),
+            ("keep-alive", keepalive.to_string()),
+            ("expect", format!("status {}{echo}", own.accept_text)),
         ]
     }
 
-    fn config_json(cfg: &HttpConfig) -> serde_json::Value {
-        cfg.to_json()
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
     /// Keep-alive off: one request per connection.
-    fn connection_policy(cfg: &HttpConfig, spec: &mut LoadSpec) {
-        spec.per_connection = (!cfg.keepalive).then_some(1);
+    fn connection_policy(cfg: &ConfigOf<Self>, spec: &mut LoadSpec) {
+        spec.per_connection = (!cfg.own.keepalive).then_some(1);
     }
 
-    fn finish(_cfg: &HttpConfig, out: &EngineOutput<StatusCounts>, result: &mut RunResult) {
+    fn finish(_cfg: &ConfigOf<Self>, out: &EngineOutput<StatusCounts>, result: &mut RunResult) {
         for (name, block) in out.figures.blocks() {
             result.extras.insert(name.to_string(), block);
         }
@@ -156,7 +115,7 @@ impl Protocol for Http {
 
     /// Status classes and codes, then TPS, TP99 and TP999 the way hertz-benchmark
     /// prints them.
-    fn summary_lines(cfg: &HttpConfig, r: &RunResult) -> String {
+    fn summary_lines(cfg: &ConfigOf<Self>, r: &RunResult) -> String {
         let mut s = String::new();
         if let Some(classes) = counts_of(r, STATUS_CLASSES) {
             let list: Vec<String> = classes
@@ -187,8 +146,8 @@ impl Protocol for Http {
             r.throughput.msgs_per_s,
             ms(r.latency_us.p99),
             ms(r.latency_us.p99_9),
-            cfg.body.len(),
-            cfg.load.sockets(),
+            cfg.own.body.len(),
+            cfg.base.load.sockets(),
             r.totals.ok + r.totals.errors
         );
         s
@@ -204,5 +163,25 @@ impl Protocol for Http {
 
     fn server(cfg: &ServeHttpConfig) -> Self::Server {
         HttpHandlerFactory::new(cfg.limits)
+    }
+
+    fn result_blocks_schema() -> &'static str {
+        include_str!("figures.schema.json")
+    }
+
+    /// wrk, ab and h2load (`gen/`).
+    fn suite_generators() -> &'static [&'static str] {
+        suite::GENERATORS
+    }
+
+    fn suite_load(
+        block: Option<&toml::Value>,
+        sizes: &[u64],
+    ) -> std::result::Result<Box<dyn SuiteLoad>, String> {
+        Ok(Box::new(HttpSuite::from_block(block, sizes)?))
+    }
+
+    fn ready_probe(value: &toml::Value) -> std::result::Result<ReadyProbe, String> {
+        suite::ready_probe(value)
     }
 }

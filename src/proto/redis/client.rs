@@ -360,6 +360,7 @@ mod tests {
             tag,
             lane: Lane::ANY,
             measured: true,
+            on_write: false,
         }
     }
 

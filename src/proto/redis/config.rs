@@ -9,10 +9,10 @@ use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::engine::Refill;
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
+use crate::proto::base::{Base, Configured};
 use crate::units::parse_size_range;
 use clap::Args;
 use serde_json::json;
-use std::net::SocketAddr;
 
 /// The largest value `--size` asks for: what `serve redis` takes in one argument.
 pub const MAX_VALUE: u64 = 16 << 20;
@@ -75,14 +75,10 @@ pub struct ServeRedisArgs {
     pub pacing: PacingArgs,
 }
 
-/// `wirebench redis`, validated.
+/// `wirebench redis`'s own settings, validated.
 pub struct RedisConfig {
-    pub load: LoadConfig,
-    /// None: start the built-in server.
-    pub target: Option<(SocketAddr, String)>,
     pub plan: Plan,
     pub size: (u64, u64),
-    pub server_threads: usize,
 }
 
 /// `serve redis`, validated: what every worker process runs.
@@ -109,14 +105,14 @@ fn usage(flag: &str, e: impl std::fmt::Display) -> Error {
 }
 
 impl RedisConfig {
-    pub fn from_args(a: &RedisArgs, shared: &LoadArgs) -> Result<Self> {
+    pub fn from_args(a: &RedisArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
         // --pipeline is redis-benchmark's -P by default: a connection's window goes out
         // in one write and the next once all of it is answered.
         let over = LoadOverrides {
             refill: Some(Refill::WhenEmpty),
             ..LoadOverrides::default()
         };
-        let mut load = LoadConfig::from_args(shared, over)?;
+        let load = LoadConfig::from_args(shared, over)?;
         let workload = Workload::parse(&a.command).map_err(|e| usage("--command", e))?;
         if a.keyspace == 0 || a.keyspace > MAX_KEYSPACE {
             return Err(Error::usage(format!(
@@ -149,31 +145,21 @@ impl RedisConfig {
         if a.db > 1_000_000 {
             return Err(Error::usage("--db: at most database 1000000"));
         }
-        let target = a
-            .target
-            .as_deref()
-            .map(crate::net::addr::resolve_target)
-            .transpose()?;
-        let server_threads = crate::config::builtin_server_threads(
-            target.is_some(),
-            a.server_threads,
-            &mut load,
-            shared.threads.is_some(),
-        )?;
-        Ok(RedisConfig {
-            target,
-            plan: Plan {
-                workload,
-                values: Values::new(min as usize, max as usize),
-                keyspace: a.keyspace,
-                distribution,
-                auth,
-                db: a.db,
-                resp3: a.resp3,
+        let plan = Plan {
+            workload,
+            values: Values::new(min as usize, max as usize),
+            keyspace: a.keyspace,
+            distribution,
+            auth,
+            db: a.db,
+            resp3: a.resp3,
+        };
+        Ok(Configured {
+            base: Base::aim(load, a.target.as_deref(), a.server_threads, shared)?,
+            own: RedisConfig {
+                plan,
+                size: (min, max),
             },
-            size: (min, max),
-            server_threads,
-            load,
         })
     }
 
@@ -187,9 +173,9 @@ impl RedisConfig {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    /// Its lines of the config block, after the shared ones (`Base::to_json`).
+    pub fn add_json(&self, v: &mut serde_json::Value) {
         let p = &self.plan;
-        let mut v = self.load.to_json();
         v["command"] = json!(p.workload.text);
         v["keyspace"] = json!(p.keyspace);
         v["distribution"] = json!(p.distribution.text());
@@ -198,11 +184,6 @@ impl RedisConfig {
         v["resp"] = json!(if p.resp3 { 3 } else { 2 });
         v["auth"] = json!(p.auth.is_some());
         v["db"] = json!(p.db);
-        v["builtin_server"] = json!(self.target.is_none());
-        if self.target.is_none() {
-            v["server_threads"] = json!(self.server_threads);
-        }
-        v
     }
 }
 

@@ -6,7 +6,6 @@ pub mod client;
 pub mod codec;
 pub mod command;
 pub mod config;
-pub mod entry;
 pub mod figures;
 pub mod keys;
 pub mod plugin;

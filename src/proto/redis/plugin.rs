@@ -4,16 +4,15 @@ use super::client::RedisFactory;
 use super::config::{RedisArgs, RedisConfig, ServeRedisArgs, ServeRedisConfig};
 use super::figures::{ClientFigures, ServerFigures, BLOCK};
 use super::server::RedisHandlerFactory;
-use crate::config::{LoadConfig, ProtocolTiming};
+use crate::config::ProtocolTiming;
 use crate::engine::EngineOutput;
 use crate::error::Result;
 use crate::flags::LoadArgs;
-use crate::proto::plugin::{Aim, Protocol};
-use crate::report::format::{count_of, group, seconds};
+use crate::proto::plugin::{Aim, ConfigOf, Protocol};
+use crate::report::format::group;
 use crate::stats::{RunResult, Unit};
 use serde_json::json;
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 
 pub struct Redis;
 
@@ -26,49 +25,24 @@ impl Protocol for Redis {
     type Client = RedisFactory;
     type Server = RedisHandlerFactory;
 
-    fn config(args: &RedisArgs, shared: &LoadArgs) -> Result<RedisConfig> {
+    fn config(args: &RedisArgs, shared: &LoadArgs) -> Result<ConfigOf<Self>> {
         RedisConfig::from_args(args, shared)
     }
 
-    fn load(cfg: &RedisConfig) -> &LoadConfig {
-        &cfg.load
-    }
-
-    fn target(cfg: &RedisConfig) -> Option<(SocketAddr, String)> {
-        cfg.target.clone()
-    }
-
-    fn server_threads(cfg: &RedisConfig) -> usize {
-        cfg.server_threads
-    }
-
-    fn builtin_server(_cfg: &RedisConfig) -> Self::Server {
+    fn builtin_server(_cfg: &ConfigOf<Self>) -> Self::Server {
         RedisHandlerFactory::new(Default::default())
     }
 
-    fn client(cfg: &RedisConfig, _aim: &Aim) -> Self::Client {
-        RedisFactory::new(cfg.plan.clone())
+    fn client(cfg: &ConfigOf<Self>, _aim: &Aim) -> Self::Client {
+        RedisFactory::new(cfg.own.plan.clone())
     }
 
-    fn unit(_cfg: &RedisConfig) -> Unit {
+    fn unit(_cfg: &ConfigOf<Self>) -> Unit {
         Unit::new("requests", "answered", true)
     }
 
-    fn target_text(_cfg: &RedisConfig, aim: &Aim) -> String {
-        aim.addr.to_string()
-    }
-
-    fn plan_rows(cfg: &RedisConfig, aim: &Aim) -> Vec<(&'static str, String)> {
-        let l = &cfg.load;
-        let p = &cfg.plan;
-        let target = match &cfg.target {
-            Some(_) => aim.addr.to_string(),
-            None => format!(
-                "{} (built-in server, {})",
-                aim.addr,
-                count_of(cfg.server_threads as u64, "thread")
-            ),
-        };
+    fn own_rows(cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {
+        let p = &cfg.own.plan;
         let mut open = vec![];
         if p.resp3 {
             open.push("HELLO 3".to_string());
@@ -83,7 +57,6 @@ impl Protocol for Redis {
             open.push(format!("SELECT {}", p.db));
         }
         vec![
-            ("target", target),
             ("command", p.workload.text.clone()),
             (
                 "keys",
@@ -93,7 +66,7 @@ impl Protocol for Redis {
                     "none drawn (no __rand__)".into()
                 },
             ),
-            ("size", cfg.size_text()),
+            ("size", cfg.own.size_text()),
             (
                 "protocol",
                 format!(
@@ -106,24 +79,15 @@ impl Protocol for Redis {
                     }
                 ),
             ),
-            ("threads", l.shape.threads.to_string()),
-            ("connections", l.connections_text()),
-            ("pipeline", l.pipeline_text()),
-            ("plan", l.plan_text()),
-            ("rate", l.rate_text("requests/s")),
-            ("timeout", seconds(l.shape.timeout)),
-            ("warmup", seconds(l.shape.warmup)),
-            ("tls", l.tls_text()),
-            ("nodelay", l.nodelay.to_string()),
         ]
     }
 
-    fn config_json(cfg: &RedisConfig) -> serde_json::Value {
-        cfg.to_json()
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
-    fn finish(cfg: &RedisConfig, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
-        let f = &out.figures;
+    fn finish(cfg: &ConfigOf<Self>, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
+        let (cfg, f) = (&cfg.own, &out.figures);
         let open = RedisFactory::new(cfg.plan.clone()).open_commands();
         result.extras.insert(
             BLOCK.to_string(),
@@ -138,7 +102,8 @@ impl Protocol for Redis {
         );
     }
 
-    fn summary_lines(cfg: &RedisConfig, r: &RunResult) -> String {
+    fn summary_lines(cfg: &ConfigOf<Self>, r: &RunResult) -> String {
+        let cfg = &cfg.own;
         let mut s = String::new();
         let Some(b) = r.extra(BLOCK) else {
             return s;
@@ -193,4 +158,17 @@ impl Protocol for Redis {
     fn server_block(figures: &ServerFigures) -> Option<serde_json::Value> {
         serde_json::to_value(figures).ok()
     }
+
+    fn result_blocks_schema() -> &'static str {
+        include_str!("figures.schema.json")
+    }
+
+    /// The `redis` block holds settings beside its counters: it merges itself.
+    fn block_merge() -> crate::stats::merge::BlockMerge {
+        super::figures::block_merge
+    }
+
+    /// A suite point runs the default command (SET) with redis-benchmark's default
+    /// value size (`-d 3`) unless told otherwise, so a suite compares like with like.
+    const SUITE_DEFAULT_SIZE: u64 = 3;
 }

@@ -433,6 +433,7 @@ mod tests {
             tag,
             lane: Lane::ANY,
             measured: true,
+            on_write: false,
         }
     }
 

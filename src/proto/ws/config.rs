@@ -7,11 +7,11 @@ use super::url;
 use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
+use crate::proto::base::{url_tls, Base, Configured};
 use crate::proto::http::url::Url;
 use crate::units::{parse_bytes, parse_size_range};
 use clap::Args;
 use serde_json::json;
-use std::net::SocketAddr;
 
 /// `wirebench ws`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
@@ -62,20 +62,17 @@ pub struct ServeWsArgs {
     pub header_timeout: String,
 }
 
-/// `wirebench ws`, validated.
+/// `wirebench ws`'s own settings, validated.
 #[derive(Clone, Debug)]
 pub struct WsConfig {
-    pub load: LoadConfig,
     /// None: start the built-in server.
     pub url: Option<Url>,
-    pub addr: Option<SocketAddr>,
     pub min: usize,
     pub max: usize,
     pub text: bool,
     /// Payload bytes per frame.
     pub fragment: usize,
     pub subprotocol: Option<String>,
-    pub server_threads: usize,
 }
 
 /// A subprotocol is an HTTP token (RFC 6455 4.1).
@@ -96,7 +93,7 @@ fn token(flag: &str, name: &Option<String>) -> Result<()> {
 }
 
 impl WsConfig {
-    pub fn from_args(a: &WsArgs, shared: &LoadArgs) -> Result<Self> {
+    pub fn from_args(a: &WsArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
         let url = a
             .url
             .as_deref()
@@ -105,14 +102,9 @@ impl WsConfig {
             .map_err(Error::usage)?;
         let mut over = LoadOverrides::default();
         if let Some(u) = &url {
-            if shared.client.tls && !u.tls {
-                return Err(Error::usage(
-                    "--tls does not combine with a ws:// URL: write wss:// instead",
-                ));
-            }
-            over.tls = Some(u.tls);
+            url_tls(shared, u.tls, ("ws", "wss"), &mut over)?;
         }
-        let mut load = LoadConfig::from_args(shared, over)?;
+        let load = LoadConfig::from_args(shared, over)?;
         let (min, max) =
             parse_size_range(&a.size).map_err(|e| Error::usage(format!("--size: {e}")))?;
         if max > MAX_MESSAGE as u64 {
@@ -131,42 +123,28 @@ impl WsConfig {
             }
         } as usize;
         token("--subprotocol", &a.subprotocol)?;
-        let addr = url
-            .as_ref()
-            .map(|u| crate::net::addr::resolve_target(&u.host_port()).map(|(a, _)| a))
-            .transpose()?;
-        let server_threads = crate::config::builtin_server_threads(
-            url.is_some(),
-            a.server_threads,
-            &mut load,
-            shared.threads.is_some(),
-        )?;
-        Ok(WsConfig {
-            load,
-            url,
-            addr,
-            min: min as usize,
-            max: max as usize,
-            text: a.text,
-            fragment,
-            subprotocol: a.subprotocol.clone(),
-            server_threads,
+        let target = url.as_ref().map(|u| u.host_port());
+        Ok(Configured {
+            base: Base::aim(load, target.as_deref(), a.server_threads, shared)?,
+            own: WsConfig {
+                url,
+                min: min as usize,
+                max: max as usize,
+                text: a.text,
+                fragment,
+                subprotocol: a.subprotocol.clone(),
+            },
         })
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut v = self.load.to_json();
+    /// Its lines of the config block, after the shared ones (`Base::to_json`).
+    pub fn add_json(&self, v: &mut serde_json::Value) {
         v["url"] = json!(self.url.as_ref().map(url::text));
         v["size_min"] = json!(self.min);
         v["size_max"] = json!(self.max);
         v["text"] = json!(self.text);
         v["fragment_bytes"] = json!(self.fragment);
         v["subprotocol"] = json!(self.subprotocol);
-        v["builtin_server"] = json!(self.url.is_none());
-        if self.url.is_none() {
-            v["server_threads"] = json!(self.server_threads);
-        }
-        v
     }
 
     /// The config table's line for the messages.

@@ -3,7 +3,6 @@
 pub mod client;
 pub mod codec;
 pub mod config;
-pub mod entry;
 pub mod figures;
 pub mod handshake;
 pub mod message;

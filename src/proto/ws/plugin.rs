@@ -5,15 +5,15 @@ use super::config::{ServeWsArgs, ServeWsConfig, WsArgs, WsConfig};
 use super::figures::{client_figures_of, ClientFigures, ServerFigures, BLOCK};
 use super::server::WsServerFactory;
 use super::url;
-use crate::config::{LoadConfig, ProtocolTiming};
+use crate::config::ProtocolTiming;
 use crate::engine::EngineOutput;
 use crate::error::Result;
 use crate::flags::LoadArgs;
-use crate::proto::plugin::{Aim, Protocol};
-use crate::report::format::{count_of, group, seconds};
+use crate::proto::entry::{string_keys, SuiteLoad, SuitePoint};
+use crate::proto::plugin::{Aim, ConfigOf, Protocol};
+use crate::report::format::group;
 use crate::stats::{RunResult, Unit};
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub struct Ws;
@@ -35,30 +35,16 @@ impl Protocol for Ws {
     type Client = WsFactory;
     type Server = WsServerFactory;
 
-    fn config(args: &WsArgs, shared: &LoadArgs) -> Result<WsConfig> {
+    fn config(args: &WsArgs, shared: &LoadArgs) -> Result<ConfigOf<Self>> {
         WsConfig::from_args(args, shared)
     }
 
-    fn load(cfg: &WsConfig) -> &LoadConfig {
-        &cfg.load
+    fn builtin_server(cfg: &ConfigOf<Self>) -> Self::Server {
+        WsServerFactory(Arc::new(cfg.own.builtin_limits()))
     }
 
-    fn target(cfg: &WsConfig) -> Option<(SocketAddr, String)> {
-        match (&cfg.url, cfg.addr) {
-            (Some(u), Some(addr)) => Some((addr, u.host.clone())),
-            _ => None,
-        }
-    }
-
-    fn server_threads(cfg: &WsConfig) -> usize {
-        cfg.server_threads
-    }
-
-    fn builtin_server(cfg: &WsConfig) -> Self::Server {
-        WsServerFactory(Arc::new(cfg.builtin_limits()))
-    }
-
-    fn client(cfg: &WsConfig, aim: &Aim) -> Self::Client {
+    fn client(cfg: &ConfigOf<Self>, aim: &Aim) -> Self::Client {
+        let cfg = &cfg.own;
         let (authority, path) = authority_path(cfg, aim);
         WsFactory(Arc::new(Shared::new(
             authority,
@@ -70,58 +56,37 @@ impl Protocol for Ws {
         )))
     }
 
-    fn unit(_cfg: &WsConfig) -> Unit {
+    fn unit(_cfg: &ConfigOf<Self>) -> Unit {
         Unit::new("messages", "echoed", true)
     }
 
-    fn target_text(cfg: &WsConfig, aim: &Aim) -> String {
-        match &cfg.url {
+    fn target_text(cfg: &ConfigOf<Self>, aim: &Aim) -> String {
+        match &cfg.own.url {
             Some(u) => url::text(u),
             None => format!("{}://{}/", if aim.tls { "wss" } else { "ws" }, aim.addr),
         }
     }
 
-    fn plan_rows(cfg: &WsConfig, aim: &Aim) -> Vec<(&'static str, String)> {
-        let l = &cfg.load;
-        let url = Self::target_text(cfg, aim);
-        let target = match &cfg.url {
-            Some(_) => format!("{url} ({})", aim.addr),
-            None => format!(
-                "{url} (built-in server, {})",
-                count_of(cfg.server_threads as u64, "thread")
-            ),
-        };
+    fn own_rows(cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {
+        let subprotocol = cfg.own.subprotocol.clone();
         vec![
-            ("target", target),
-            ("messages", cfg.message_text()),
-            (
-                "subprotocol",
-                cfg.subprotocol.clone().unwrap_or_else(|| "none".into()),
-            ),
-            ("threads", l.shape.threads.to_string()),
-            ("connections", l.connections_text()),
-            ("pipeline", l.pipeline_text()),
-            ("plan", l.plan_text()),
-            ("rate", l.rate_text("messages/s")),
-            ("timeout", seconds(l.shape.timeout)),
-            ("warmup", seconds(l.shape.warmup)),
-            ("tls", l.tls_text()),
-            ("nodelay", l.nodelay.to_string()),
+            ("messages", cfg.own.message_text()),
+            ("subprotocol", subprotocol.unwrap_or_else(|| "none".into())),
         ]
     }
 
-    fn config_json(cfg: &WsConfig) -> serde_json::Value {
-        cfg.to_json()
+    fn own_json(cfg: &ConfigOf<Self>, v: &mut serde_json::Value) {
+        cfg.own.add_json(v);
     }
 
-    fn finish(_cfg: &WsConfig, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
+    fn finish(_cfg: &ConfigOf<Self>, out: &EngineOutput<ClientFigures>, result: &mut RunResult) {
         result.extras.insert(
             BLOCK.to_string(),
             serde_json::to_value(out.figures).unwrap_or_default(),
         );
     }
 
-    fn summary_lines(_cfg: &WsConfig, r: &RunResult) -> String {
+    fn summary_lines(_cfg: &ConfigOf<Self>, r: &RunResult) -> String {
         let mut s = String::new();
         if let Some(f) = client_figures_of(r) {
             let _ = writeln!(
@@ -164,6 +129,38 @@ impl Protocol for Ws {
     fn server_block(figures: &ServerFigures) -> Option<serde_json::Value> {
         serde_json::to_value(figures).ok()
     }
+
+    fn result_blocks_schema() -> &'static str {
+        include_str!("figures.schema.json")
+    }
+
+    /// A suite echoes 64-byte messages unless told otherwise, as for echo.
+    const SUITE_DEFAULT_SIZE: u64 = 64;
+
+    /// A suite point echoes messages of its size over `ws://ADDR/PATH`: the load's
+    /// `ws = { path = "/chat" }`, "/" by default.
+    fn suite_load(
+        block: Option<&toml::Value>,
+        _: &[u64],
+    ) -> std::result::Result<Box<dyn SuiteLoad>, String> {
+        let mut path = "/".to_string();
+        for (_, value) in string_keys(block, &["path"])? {
+            path = crate::proto::http::suite_settings::path(value)?;
+        }
+        Ok(Box::new(WsSuite { path }))
+    }
+}
+
+/// A suite load's WebSocket settings: the path of the upgrade.
+#[derive(Debug)]
+struct WsSuite {
+    path: String,
+}
+
+impl SuiteLoad for WsSuite {
+    fn args(&self, p: &SuitePoint<'_>) -> Vec<String> {
+        p.sized_load_args(Ws::NAME, format!("ws://{}{}", p.addr, self.path))
+    }
 }
 
 #[cfg(test)]
@@ -172,7 +169,7 @@ mod tests {
     use crate::cli::{Cli, Command};
     use clap::Parser;
 
-    fn config(args: &[&str]) -> WsConfig {
+    fn config(args: &[&str]) -> ConfigOf<Ws> {
         let argv = ["wirebench", "ws"].iter().chain(args).copied();
         let Command::Ws(c) = Cli::try_parse_from(argv).expect("flags parse").command else {
             panic!("not ws")
@@ -200,7 +197,7 @@ mod tests {
             "--subprotocol",
             "chat",
         ]);
-        assert!(cfg.load.tls.is_some());
+        assert!(cfg.base.load.tls.is_some());
         assert_eq!(Ws::target_text(&cfg, &aim), "wss://127.0.0.1:9/chat");
         let rows = Ws::plan_rows(&cfg, &aim);
         let row = |k: &str| rows.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());

@@ -1,6 +1,8 @@
 //! The argv each generator gets for a suite point, pinned: the first point of every
-//! load of every example suite file (examples/*.toml), and one point of each
-//! protocol and external generator the examples do not use.
+//! load of every example suite file (examples/*.toml, each file pinned), and points of
+//! each registered command and each external generator its protocol declares (the
+//! pins are checked against `registry::REGISTRY`: a command or a generator with no
+//! pinned argv fails here).
 
 use super::{invocation, Target};
 use crate::suite::plan::{self, Load};
@@ -29,9 +31,21 @@ fn inline(load: &str) -> String {
     argv_of(&suite.loads[0])
 }
 
+/// The example suite files, by name.
+fn examples() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir("examples")
+        .expect("examples/")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".toml"))
+        .map(|n| format!("examples/{n}"))
+        .collect();
+    files.sort();
+    files
+}
+
 #[test]
 fn example_suites_first_points_run_the_same_argv() {
-    let pinned: [(&str, &[&str]); 4] = [
+    let pinned: [(&str, &[&str]); 6] = [
         ("examples/amqp-proxy.toml", &[
             "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 1 --size 100 -d 3000ms --timeout 10000ms --json /out/p.json -q",
             "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 1 --size 100 -d 3000ms --timeout 10000ms --json /out/p.json -q --confirm",
@@ -47,10 +61,23 @@ fn example_suites_first_points_run_the_same_argv() {
             "/wb echo 127.0.0.1:9000 -t 1 -c 1 --pipeline 1 --size 64 -d 3000ms --timeout 10000ms --json /out/p.json -q",
             "/wb http http://127.0.0.1:9000/ -t 1 -c 50 -m POST --pipeline 1 --body-size 1024 -d 3000ms --timeout 10000ms --json /out/p.json -q",
         ]),
+        ("examples/redis-servers.toml", &[
+            "/wb redis 127.0.0.1:9000 -t 1 -c 1 --pipeline 1 --size 3 -d 3000ms --timeout 10000ms --json /out/p.json -q",
+        ]),
+        ("examples/ws-servers.toml", &[
+            "/wb ws ws://127.0.0.1:9000/ -t 1 -c 10 --pipeline 1 --size 64 -d 4000ms --timeout 10000ms --json /out/p.json -q",
+        ]),
     ];
     for (file, want) in pinned {
         assert_eq!(first_points(file), want, "{file}");
     }
+    // Every example file is pinned.
+    let files: Vec<&str> = pinned.iter().map(|(f, _)| *f).collect();
+    assert_eq!(
+        files,
+        examples(),
+        "an example suite file without pinned argv"
+    );
 }
 
 #[test]
@@ -60,9 +87,9 @@ fn other_protocols_and_generators_run_the_same_argv() {
          "/wb connect 127.0.0.1:9000 -n 300 --hold 2000ms --json /out/p.json -q"),
         ("protocol = \"connect\"\nconnections = [5]\ncount = 7\nrate = [100.0]\n",
          "/wb connect 127.0.0.1:9000 -n 5 -R 100 --json /out/p.json -q"),
-        ("protocol = \"http\"\ngenerator = \"ab\"\nconnections = [4]\nbody_size = [\"1k\"]\nmethod = \"PUT\"\ncount = 100\n",
+        ("protocol = \"http\"\ngenerator = \"ab\"\nconnections = [4]\nbody_size = [\"1k\"]\nhttp = { method = \"PUT\" }\ncount = 100\n",
          "ab -k -q -c 4 -n 100 -s 10 -g /out/p.tsv -u /out/p.body -T text/plain http://127.0.0.1:9000/"),
-        ("protocol = \"http\"\ngenerator = \"h2load\"\nconnections = [4]\npipeline = [8]\nduration = \"3s\"\npath = \"/x\"\n",
+        ("protocol = \"http\"\ngenerator = \"h2load\"\nconnections = [4]\npipeline = [8]\nduration = \"3s\"\n[load.http]\npath = \"/x\"\n",
          "h2load --h1 -c 4 -t 1 -m 8 -D 3 --log-file /out/p.log http://127.0.0.1:9000/x"),
         ("protocol = \"echo\"\nconnections = [6]\nthreads = 4\nrate = [250.5]\ncount = 9\nextra_args = [\"--tls\"]\n",
          "/wb echo 127.0.0.1:9000 -t 3 -c 6 --pipeline 1 --size 64 -n 9 -R 250.5 --timeout 10000ms --json /out/p.json -q --tls"),
@@ -70,8 +97,35 @@ fn other_protocols_and_generators_run_the_same_argv() {
          "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 2 --size 100 -d 1000ms --timeout 10000ms --json /out/p.json -q"),
         ("protocol = \"http\"\nconnections = [2]\n",
          "/wb http http://127.0.0.1:9000/ -t 1 -c 2 -m GET --pipeline 1 -d 5000ms --timeout 10000ms --json /out/p.json -q"),
+        ("protocol = \"http\"\ngenerator = \"wrk\"\nconnections = [8]\nthreads = 2\nhttp = { method = \"GET\", path = \"/bytes/10\" }\n",
+         "wrk -t 2 -c 8 -d 5s --timeout 10s --latency -s /out/p.lua http://127.0.0.1:9000/bytes/10"),
+        ("protocol = \"redis\"\nconnections = [4]\npipeline = [16]\nbody_size = [\"100\"]\ncount = 1000\n",
+         "/wb redis 127.0.0.1:9000 -t 1 -c 4 --pipeline 16 --size 100 -n 1000 --timeout 10000ms --json /out/p.json -q"),
+        ("protocol = \"ws\"\nconnections = [3]\nws = { path = \"/chat\" }\n",
+         "/wb ws ws://127.0.0.1:9000/chat -t 1 -c 3 --pipeline 1 --size 64 -d 5000ms --timeout 10000ms --json /out/p.json -q"),
     ];
     for (load, want) in pinned {
         assert_eq!(inline(load), want, "{load}");
+    }
+    // Each registered command, and each external generator its protocol declares,
+    // has a pinned argv here or in an example.
+    let mut argvs: Vec<String> = pinned.iter().map(|(_, a)| a.to_string()).collect();
+    for f in examples() {
+        argvs.extend(first_points(&f));
+    }
+    for e in crate::registry::REGISTRY {
+        let wb = format!("/wb {} ", e.name());
+        assert!(
+            argvs.iter().any(|a| a.starts_with(&wb)),
+            "no pinned argv of {}",
+            e.name()
+        );
+        for g in e.suite_generators() {
+            let tool = format!("{g} ");
+            assert!(
+                argvs.iter().any(|a| a.starts_with(&tool)),
+                "no pinned argv of {g}"
+            );
+        }
     }
 }

@@ -1,13 +1,13 @@
-//! Load generators: the command line of each (wirebench itself, wrk, ab, h2load) for
-//! one point, and the collection of what it wrote into the shared result shape.
+//! A point's generator run: wirebench itself (its protocol's argv for the point, the
+//! result read back from `--json FILE`), or an external generator its protocol declares
+//! (`proto::generator::Generator`: its command line, and its output read back into the
+//! shared result, `external.rs`).
 
-pub mod ab;
 pub mod external;
-pub mod h2load;
-pub mod wrk;
 
-use super::plan::{Generator, Load, Point, Stop};
+use super::load::{Load, Point, Stop};
 use crate::proto::entry::{RunFor, SuitePoint};
+use crate::proto::generator::{with_ext, ExternalRun};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ pub struct Invocation {
     pub inputs: Vec<(PathBuf, Vec<u8>)>,
     /// wirebench's --json file.
     pub json: Option<PathBuf>,
-    /// ab's -g file or h2load's --log-file.
+    /// An external generator's per-request file (read back, then removed).
     pub aux: Option<PathBuf>,
     /// How long the run should take, for the runner's time limit.
     pub expected: Duration,
@@ -41,162 +41,89 @@ pub struct Target<'a> {
     pub prefix: &'a Path,
 }
 
-fn whole_secs(d: Duration) -> u64 {
-    d.as_secs_f64().ceil().max(1.0) as u64
+impl Target<'_> {
+    /// HOST:PORT, an IPv6 host in brackets.
+    fn addr(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
 }
 
-fn with_ext(prefix: &Path, ext: &str) -> PathBuf {
-    let mut s = prefix.as_os_str().to_owned();
-    s.push(ext);
-    PathBuf::from(s)
+/// Point `p` of `load` as its protocol sees it, aimed at `addr`, for the plan `stop`
+/// (the point's, or the warm-up's).
+fn suite_point<'a>(load: &Load, p: &Point, stop: Stop, addr: &'a str) -> SuitePoint<'a> {
+    let threads = threads_for(p.connections, load.threads);
+    SuitePoint {
+        addr,
+        threads,
+        connections: p.connections,
+        size: p.body_size,
+        pipeline: p.pipeline,
+        rate: p.rate,
+        run_for: match stop {
+            Stop::Duration(d) => RunFor::Duration(d),
+            Stop::Count(n) => RunFor::Count(n),
+        },
+        timeout: load.timeout,
+    }
 }
 
 /// The command for one point; `stop` is the point's plan (or the warm-up's).
 pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocation {
-    let addr = if t.host.contains(':') {
-        format!("[{}]:{}", t.host, t.port)
-    } else {
-        format!("{}:{}", t.host, t.port)
-    };
-    // What an external generator is aimed at (a URL), in the protocol's terms.
-    let url = load.protocol.suite_target(&addr, &load.path);
-    let threads = threads_for(p.connections, load.threads);
+    let addr = t.addr();
+    let point = suite_point(load, p, stop, &addr);
     let expected = match stop {
         Stop::Duration(d) => d,
         // A count has no natural length; the time limit is generous.
         Stop::Count(_) => Duration::from_secs(600),
     };
-    let mut inv = Invocation {
-        argv: Vec::new(),
-        inputs: Vec::new(),
-        json: None,
-        aux: None,
-        expected,
-    };
-    let s = |x: &dyn ToString| x.to_string();
-    let body_file = with_ext(t.prefix, ".body");
-    match load.generator {
-        Generator::Wirebench => {
+    let mut inv = match load.external() {
+        None => {
             let json = with_ext(t.prefix, ".json");
-            let point = SuitePoint {
-                addr: &addr,
-                path: &load.path,
-                method: &load.method,
-                threads,
-                connections: p.connections,
-                size: p.body_size,
-                pipeline: p.pipeline,
-                rate: p.rate,
-                run_for: match stop {
-                    Stop::Duration(d) => RunFor::Duration(d),
-                    Stop::Count(n) => RunFor::Count(n),
-                },
-                timeout: load.timeout,
-            };
-            let mut a: Vec<String> = vec![t.exe.display().to_string()];
-            a.extend(load.protocol.suite_args(&point));
-            a.extend([s(&"--json"), json.display().to_string(), s(&"-q")]);
-            inv.json = Some(json);
-            inv.argv = a;
-        }
-        Generator::Wrk => {
-            let lua = with_ext(t.prefix, ".lua");
-            inv.inputs.push((
-                lua.clone(),
-                wrk::script(&load.method, p.body_size).into_bytes(),
-            ));
-            let secs = match stop {
-                Stop::Duration(d) => whole_secs(d),
-                Stop::Count(_) => 1,
-            };
-            inv.argv = vec![
-                "wrk".into(),
-                "-t".into(),
-                s(&threads),
-                "-c".into(),
-                s(&p.connections),
-                "-d".into(),
-                format!("{secs}s"),
-                "--timeout".into(),
-                format!("{}s", whole_secs(load.timeout)),
-                "--latency".into(),
-                "-s".into(),
-                lua.display().to_string(),
-                url,
-            ];
-        }
-        Generator::Ab => {
-            let g = with_ext(t.prefix, ".tsv");
-            let mut a: Vec<String> = vec![
-                "ab".into(),
-                "-k".into(),
-                "-q".into(),
-                "-c".into(),
-                s(&p.connections),
-            ];
-            match stop {
-                // -t implies -n 50000; a later -n lifts that cap. ab allocates 32 bytes
-                // per request up front, so the cap is what 500k requests/s would need.
-                Stop::Duration(d) => {
-                    let cap = (whole_secs(d) * 500_000).max(50_000);
-                    a.extend(["-t".into(), s(&whole_secs(d)), "-n".into(), s(&cap)])
-                }
-                Stop::Count(n) => a.extend(["-n".into(), s(&n)]),
+            let mut argv: Vec<String> = vec![t.exe.display().to_string()];
+            argv.extend(load.settings.args(&point));
+            argv.extend(["--json".into(), json.display().to_string(), "-q".into()]);
+            Invocation {
+                argv,
+                inputs: Vec::new(),
+                json: Some(json),
+                aux: None,
+                expected,
             }
-            a.extend([
-                "-s".into(),
-                s(&whole_secs(load.timeout)),
-                "-g".into(),
-                g.display().to_string(),
-            ]);
-            if p.body_size > 0 {
-                inv.inputs
-                    .push((body_file.clone(), vec![b'x'; p.body_size as usize]));
-                let flag = if load.method == "PUT" { "-u" } else { "-p" };
-                a.extend([
-                    flag.into(),
-                    body_file.display().to_string(),
-                    "-T".into(),
-                    "text/plain".into(),
-                ]);
-            }
-            a.push(url);
-            inv.aux = Some(g);
-            inv.argv = a;
         }
-        Generator::H2load => {
-            let log = with_ext(t.prefix, ".log");
-            let mut a: Vec<String> = vec![
-                "h2load".into(),
-                "--h1".into(),
-                "-c".into(),
-                s(&p.connections),
-                "-t".into(),
-                s(&threads),
-                "-m".into(),
-                s(&p.pipeline),
-            ];
-            match stop {
-                Stop::Duration(d) => a.extend(["-D".into(), s(&whole_secs(d))]),
-                Stop::Count(n) => a.extend(["-n".into(), s(&n)]),
+        Some(g) => {
+            let c = g.command(&point, t.prefix);
+            Invocation {
+                argv: c.argv,
+                inputs: c.inputs,
+                json: None,
+                aux: c.aux,
+                expected,
             }
-            if p.body_size > 0 {
-                inv.inputs
-                    .push((body_file.clone(), vec![b'x'; p.body_size as usize]));
-                a.extend([
-                    "-d".into(),
-                    body_file.display().to_string(),
-                    "-H".into(),
-                    "Content-Type: text/plain".into(),
-                ]);
-            }
-            a.extend(["--log-file".into(), log.display().to_string(), url]);
-            inv.aux = Some(log);
-            inv.argv = a;
         }
-    }
+    };
     inv.argv.extend(load.extra_args.iter().cloned());
     inv
+}
+
+/// An external generator's output (`output`, stdout and stderr together, and its
+/// per-request file `aux`) read back by the parser its protocol declared.
+pub fn parse_external(
+    load: &Load,
+    p: &Point,
+    t: &Target<'_>,
+    output: &str,
+    aux: Option<&str>,
+) -> Result<ExternalRun, String> {
+    let addr = t.addr();
+    let point = suite_point(load, p, load.stop, &addr);
+    let g = load
+        .external()
+        .ok_or("the load's generator is wirebench, not an external one")?;
+    g.parse(output, aux, &point)
 }
 
 #[cfg(test)]

@@ -11,8 +11,66 @@
 //! pipeline). The histogram wrk hands `done` has had its coordinated-omission
 //! correction added (stats.c `stats_correct`); `recorded` takes it back out.
 
-use super::external::{Accounting, ExternalRun};
+use super::super::suite_settings::HttpSuite;
+use super::{whole_secs, NO_PIPELINE, NO_RATE};
+use crate::proto::entry::{RunFor, SuitePoint};
+use crate::proto::generator::{with_ext, Accounting, Ask, Command, ExternalRun, Generator};
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// wrk, set up for a suite load.
+pub struct Wrk<'a>(pub &'a HttpSuite);
+
+impl Generator for Wrk<'_> {
+    fn name(&self) -> &'static str {
+        "wrk"
+    }
+
+    fn refuses(&self, ask: Ask) -> Option<&'static str> {
+        Some(match ask {
+            Ask::Rate => NO_RATE,
+            Ask::Pipeline => NO_PIPELINE,
+            Ask::Count => "runs only for a duration",
+        })
+    }
+
+    fn command(&self, p: &SuitePoint<'_>, prefix: &Path) -> Command {
+        let lua = with_ext(prefix, ".lua");
+        let secs = match p.run_for {
+            RunFor::Duration(d) => whole_secs(d),
+            RunFor::Count(_) => 1,
+        };
+        let argv = vec![
+            "wrk".into(),
+            "-t".into(),
+            p.threads.to_string(),
+            "-c".into(),
+            p.connections.to_string(),
+            "-d".into(),
+            format!("{secs}s"),
+            "--timeout".into(),
+            format!("{}s", whole_secs(p.timeout)),
+            "--latency".into(),
+            "-s".into(),
+            lua.display().to_string(),
+            self.0.url(p.addr),
+        ];
+        Command {
+            argv,
+            inputs: vec![(lua, script(&self.0.method, p.size).into_bytes())],
+            aux: None,
+        }
+    }
+
+    fn parse(
+        &self,
+        output: &str,
+        _aux: Option<&str>,
+        p: &SuitePoint<'_>,
+    ) -> Result<ExternalRun, String> {
+        parse(output, p.size)
+    }
+}
 
 /// The Lua script: the request, and a dump of the summary and every histogram bucket.
 pub fn script(method: &str, body_size: u64) -> String {

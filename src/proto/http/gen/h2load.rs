@@ -1,7 +1,68 @@
 //! h2load (HTTP/1.1 with --h1): the parser of its summary and of its --log-file
 //! (one line per request: start time, status, duration in microseconds).
 
-use super::external::{Accounting, ExternalRun};
+use super::super::suite_settings::HttpSuite;
+use super::{whole_secs, NO_RATE};
+use crate::proto::entry::{RunFor, SuitePoint};
+use crate::proto::generator::{with_ext, Accounting, Ask, Command, ExternalRun, Generator};
+use std::path::Path;
+
+/// h2load over HTTP/1.1 (`--h1`), set up for a suite load.
+pub struct H2load<'a>(pub &'a HttpSuite);
+
+impl Generator for H2load<'_> {
+    fn name(&self) -> &'static str {
+        "h2load"
+    }
+
+    fn refuses(&self, ask: Ask) -> Option<&'static str> {
+        (ask == Ask::Rate).then_some(NO_RATE)
+    }
+
+    fn command(&self, p: &SuitePoint<'_>, prefix: &Path) -> Command {
+        let log = with_ext(prefix, ".log");
+        let mut c = Command::default();
+        let a = &mut c.argv;
+        a.extend(["h2load", "--h1", "-c"].map(String::from));
+        a.extend([
+            p.connections.to_string(),
+            "-t".into(),
+            p.threads.to_string(),
+            "-m".into(),
+            p.pipeline.to_string(),
+        ]);
+        match p.run_for {
+            RunFor::Duration(d) => a.extend(["-D".into(), whole_secs(d).to_string()]),
+            RunFor::Count(n) => a.extend(["-n".into(), n.to_string()]),
+        }
+        if p.size > 0 {
+            let body = with_ext(prefix, ".body");
+            a.extend([
+                "-d".into(),
+                body.display().to_string(),
+                "-H".into(),
+                "Content-Type: text/plain".into(),
+            ]);
+            c.inputs.push((body, vec![b'x'; p.size as usize]));
+        }
+        c.argv.extend([
+            "--log-file".into(),
+            log.display().to_string(),
+            self.0.url(p.addr),
+        ]);
+        c.aux = Some(log);
+        c
+    }
+
+    fn parse(
+        &self,
+        output: &str,
+        aux: Option<&str>,
+        p: &SuitePoint<'_>,
+    ) -> Result<ExternalRun, String> {
+        parse(output, aux, p.size)
+    }
+}
 
 /// "requests: 5000 total, 5000 started, ..." -> the number before `what`.
 fn count_before(line: &str, what: &str) -> Option<u64> {

@@ -1,0 +1,127 @@
+//! What every protocol's load holds beside its own settings, defined once: the shared
+//! load (`LoadConfig`), where it goes (the target given, or the built-in server and its
+//! threads), how a URL's scheme turns TLS on, the config block's and the config
+//! table's shared lines. A protocol's config is `Configured<its own settings>`.
+
+use crate::config::{LoadConfig, LoadOverrides};
+use crate::error::{Error, Result};
+use crate::flags::LoadArgs;
+use crate::report::format::{count_of, seconds};
+use serde_json::json;
+use std::net::SocketAddr;
+
+/// Where a run's load goes, known once its built-in server (if any) listens.
+#[derive(Clone, Debug)]
+pub struct Aim {
+    /// The address connected to.
+    pub addr: SocketAddr,
+    /// The host a TLS client checks the certificate against.
+    pub host: String,
+    /// The load started the built-in server at `addr`.
+    pub builtin: bool,
+    /// The client speaks TLS.
+    pub tls: bool,
+}
+
+/// The part of every protocol's validated load that is not the protocol's own.
+#[derive(Clone, Debug)]
+pub struct Base {
+    /// The shared load flags, validated (the engine's load shape among them).
+    pub load: LoadConfig,
+    /// The target given: its address and the host a TLS client checks; None: the
+    /// built-in server.
+    pub target: Option<(SocketAddr, String)>,
+    /// The built-in server's threads (with no target).
+    pub server_threads: usize,
+}
+
+/// A protocol's validated load: the shared part and its own settings.
+#[derive(Clone, Debug)]
+pub struct Configured<C> {
+    pub base: Base,
+    pub own: C,
+}
+
+/// A URL's scheme is its TLS switch (https://, wss://, amqps://): `--tls` with a plain
+/// scheme is refused, and the scheme sets the load's TLS (`--insecure` and `--ca`
+/// still choose the trust). `schemes`: the plain and the secure scheme's names.
+pub fn url_tls(
+    shared: &LoadArgs,
+    tls: bool,
+    schemes: (&str, &str),
+    over: &mut LoadOverrides,
+) -> Result<()> {
+    if shared.client.tls && !tls {
+        let (plain, secure) = schemes;
+        return Err(Error::usage(format!(
+            "--tls does not combine with the {plain}:// URL: for TLS, use {secure}:// (write {secure}:// instead of {plain}://)"
+        )));
+    }
+    over.tls = Some(tls);
+    Ok(())
+}
+
+impl Base {
+    /// `load` aimed at `target` (HOST:PORT, resolved here), or with none at the
+    /// built-in server with `server_threads` threads (`--server-threads`, refused with a
+    /// target; by default the CPUs the load's threads leave, the load taking half of
+    /// them without `-t`: `config::builtin_server_threads`).
+    pub fn aim(
+        mut load: LoadConfig,
+        target: Option<&str>,
+        server_threads: Option<usize>,
+        shared: &LoadArgs,
+    ) -> Result<Base> {
+        let target = target.map(crate::net::addr::resolve_target).transpose()?;
+        let server_threads = crate::config::builtin_server_threads(
+            target.is_some(),
+            server_threads,
+            &mut load,
+            shared.threads.is_some(),
+        )?;
+        Ok(Base {
+            load,
+            target,
+            server_threads,
+        })
+    }
+
+    /// The config block's shared part: the load's, and the built-in server's.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.load.to_json();
+        v["builtin_server"] = json!(self.target.is_none());
+        if self.target.is_none() {
+            v["server_threads"] = json!(self.server_threads);
+        }
+        v
+    }
+
+    /// The config table's target row: `text` (the target as the result names it),
+    /// the address it resolved to when that is not `text` itself, or the built-in
+    /// `server` ("server", "broker") and its threads.
+    pub fn target_row(&self, text: String, aim: &Aim, server: &str) -> String {
+        let threads = count_of(self.server_threads as u64, "thread");
+        match self.target {
+            Some(_) if text == aim.addr.to_string() => text,
+            Some(_) => format!("{text} ({})", aim.addr),
+            None => format!("{text} (built-in {server}, {threads})"),
+        }
+    }
+
+    /// The config table's rows every load shares, after the protocol's own; `per_s`
+    /// names its rate ("messages/s").
+    pub fn rows(&self, per_s: &str) -> Vec<(&'static str, String)> {
+        let l = &self.load;
+        vec![
+            ("threads", l.shape.threads.to_string()),
+            ("connections", l.connections_text()),
+            ("pipeline", l.pipeline_text()),
+            ("plan", l.plan_text()),
+            ("rate", l.rate_text(per_s)),
+            ("timeout", seconds(l.shape.timeout)),
+            ("warmup", seconds(l.shape.warmup)),
+            ("tls", l.tls_text()),
+            ("nodelay", l.nodelay.to_string()),
+        ]
+    }
+}
