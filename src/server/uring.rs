@@ -39,6 +39,12 @@ const BUFFER_CAP: usize = 64 * 1024;
 /// Reply bytes a connection may have queued behind its send in flight before it stops
 /// being read (backpressure: a peer that does not read cannot grow this further).
 const PENDING_CAP: usize = 1 << 20;
+/// The largest send buffer the thread's pool keeps once its send is done (twice the
+/// sessions' reply batches of about 256 KiB). A larger one (the replies a slow reader
+/// let queue up) is freed: kept, it went from connection to connection, and under a
+/// ping flood the pool's buffers grew one after another to the queue's size, the
+/// thread's RSS with them (185 MB in 3 minutes of benchsuite/soak).
+const POOL_KEEP: usize = 512 << 10;
 /// How long a listener rests after its accept failed (EMFILE and friends).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 /// How often the figures are published (and the longest wait).
@@ -513,8 +519,15 @@ impl<F: ServerFactory> Thread<F> {
             }
             return;
         }
-        if res == -libc::ECANCELED && c.paused {
-            // Stopped for backpressure: re-armed once the replies owed are out.
+        if res == -libc::ECANCELED {
+            // Our own cancel, for backpressure: re-armed once the replies owed are out.
+            // They may be out already (their sends completed before this completion
+            // came): then read again now.
+            if !c.receiving && !c.paused && !c.closing {
+                c.receiving = true;
+                let fd = c.fd;
+                self.arm_recv(tok, fd);
+            }
             return;
         }
         if res == 0 && c.sending.is_some() {
@@ -658,7 +671,7 @@ impl<F: ServerFactory> Thread<F> {
             return;
         };
         if c.dead || res <= 0 {
-            self.pool.push(b);
+            give_back(&mut self.pool, b);
             if !c.dead {
                 self.kill(tok);
             } else {
@@ -675,7 +688,7 @@ impl<F: ServerFactory> Thread<F> {
             return;
         }
         if c.queued.is_empty() {
-            self.pool.push(b);
+            give_back(&mut self.pool, b);
         } else {
             // The queued replies go next, in the buffer just freed.
             b.clear();
@@ -787,6 +800,13 @@ fn send_or_queue<S>(
     std::mem::swap(&mut b, out);
     sqes.push(send_entry(fixed, tok, c.fd, &b, 0));
     c.sending = Some((b, 0));
+}
+
+/// A send buffer back to the pool, unless it grew past `POOL_KEEP`.
+fn give_back(pool: &mut Vec<Vec<u8>>, b: Vec<u8>) {
+    if b.capacity() <= POOL_KEEP {
+        pool.push(b);
+    }
 }
 
 fn send_entry(fixed: bool, tok: u64, fd: i32, b: &[u8], at: usize) -> squeue::Entry {
