@@ -820,3 +820,168 @@ fn send_entry(fixed: bool, tok: u64, fd: i32, b: &[u8], at: usize) -> squeue::En
         .build()
         .user_data(user_data(SEND, tok))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::session::Figures;
+
+    /// Echoes what it reads: its replies queue up as fast as a peer sends.
+    struct Echo;
+
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+    struct NoFigures;
+
+    impl Figures for NoFigures {
+        fn merge(&mut self, _: &Self) {}
+    }
+
+    impl ServerSession for Echo {
+        type Figures = NoFigures;
+
+        fn on_bytes(&mut self, input: &[u8], _: &mut Vec<u8>, _: &mut NoFigures) -> Reply {
+            Reply::Reflect(input.len())
+        }
+    }
+
+    struct EchoFactory;
+
+    impl ServerFactory for EchoFactory {
+        type Session = Echo;
+        type Thread = ();
+
+        fn thread_state(&self) {}
+
+        fn session(&self) -> Echo {
+            Echo
+        }
+    }
+
+    /// A thread (no ring: its handlers only push entries) with one connection whose
+    /// receive is armed and a send of 10 bytes in flight; its descriptor is one end of
+    /// a socket pair, the other end returned.
+    fn thread_with_a_sending_conn() -> (Thread<EchoFactory>, u64, std::os::unix::net::UnixStream) {
+        use std::os::fd::IntoRawFd;
+        let (ours, peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let clock = Clock::new();
+        let mut t = Thread {
+            shared: (),
+            factory: Arc::new(EchoFactory),
+            listeners: Vec::new(),
+            conns: Slab::new(),
+            counters: Arc::default(),
+            figures: NoFigures,
+            dirty: false,
+            published: Arc::default(),
+            next_publish: 0,
+            out: Vec::new(),
+            pool: Vec::new(),
+            sqes: Vec::new(),
+            timers: Timers::default(),
+            ready: Vec::new(),
+            clock,
+            now: clock.now_ns(),
+            ticker: None,
+            tick: 0,
+            heads: false,
+            next_tick: None,
+            rearm: Vec::new(),
+            rearm_at: None,
+            fixed: false,
+            expired: Vec::new(),
+            turn: TurnCounts::default(),
+            cfg: ServerConfig {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                threads: 1,
+                max_conns_per_thread: 0,
+                read_buffer: BUFFER_CAP,
+                tls: None,
+                nodelay: true,
+                debug: false,
+                timeouts: Default::default(),
+                pacing: super::super::pacing::Pacing::off(),
+                one_of_processes: false,
+            },
+        };
+        let tok = t.conns.insert(Conn {
+            fd: ours.into_raw_fd(),
+            last_active: 0,
+            head_since: NO_TICK,
+            wake_at: None,
+            session: Echo,
+            carry: Vec::new(),
+            sending: Some((vec![b'x'; 10], 0)),
+            queued: Vec::new(),
+            receiving: true,
+            paused: false,
+            more: false,
+            closing: false,
+            dead: false,
+        });
+        (t, tok, peer)
+    }
+
+    /// A peer's bytes, echoed behind the send in flight, past `PENDING_CAP`: the
+    /// connection stops being read (its receive cancelled). Returns the bytes.
+    fn fill_past_the_cap(t: &mut Thread<EchoFactory>, tok: u64) -> Vec<u8> {
+        let input = vec![b'p'; PENDING_CAP + 1];
+        t.received(tok, input.len() as i32, &input, true);
+        let c = t.conns.get_mut(tok).unwrap();
+        assert!(c.paused && c.receiving);
+        assert_eq!(c.queued.len(), input.len());
+        input
+    }
+
+    #[test]
+    fn a_receive_cancelled_for_backpressure_reads_again_once_the_replies_are_out() {
+        let (mut t, tok, _peer) = thread_with_a_sending_conn();
+        let input = fill_past_the_cap(&mut t, tok);
+        // The replies go out (the send in flight, then the queue) before the cancelled
+        // receive's completion comes, as under load in the soak.
+        t.on_send(tok, 10);
+        t.on_send(tok, input.len() as i32);
+        assert!(!t.conns.get_mut(tok).unwrap().paused);
+        t.sqes.clear();
+        t.received(tok, -libc::ECANCELED, &[], false);
+        // Still served, and read again: not ended as if the peer had failed.
+        let c = t.conns.get_mut(tok).expect("the connection is still there");
+        assert!(!c.dead && c.receiving);
+        assert_eq!(t.counters.closes.load(Relaxed), 0);
+        assert_eq!(t.sqes.len(), 1, "one receive armed");
+    }
+
+    #[test]
+    fn the_cancel_completing_first_waits_for_the_replies() {
+        let (mut t, tok, _peer) = thread_with_a_sending_conn();
+        let input = fill_past_the_cap(&mut t, tok);
+        t.sqes.clear();
+        t.received(tok, -libc::ECANCELED, &[], false);
+        let c = t.conns.get_mut(tok).unwrap();
+        assert!(c.paused && !c.receiving && !c.dead);
+        assert!(t.sqes.is_empty(), "no receive while replies are owed");
+        t.on_send(tok, 10);
+        t.on_send(tok, input.len() as i32);
+        let c = t.conns.get_mut(tok).unwrap();
+        assert!(!c.paused && c.receiving);
+    }
+
+    #[test]
+    fn the_pool_keeps_no_buffer_a_slow_reader_grew() {
+        let (mut t, tok, _peer) = thread_with_a_sending_conn();
+        let input = fill_past_the_cap(&mut t, tok);
+        t.on_send(tok, 10);
+        t.on_send(tok, input.len() as i32);
+        // The 10-byte buffer stays as the connection's queue; the grown one is freed.
+        assert!(
+            t.pool.iter().all(|b| b.capacity() <= POOL_KEEP),
+            "pooled: {:?}",
+            t.pool.iter().map(Vec::capacity).collect::<Vec<_>>()
+        );
+        // A small send's buffer is kept.
+        t.out = b"small".to_vec();
+        let c = t.conns.get_mut(tok).unwrap();
+        send_or_queue(c, tok, false, &mut t.out, &mut t.pool, &mut t.sqes);
+        t.on_send(tok, 5);
+        assert_eq!(t.pool.len(), 1);
+    }
+}
