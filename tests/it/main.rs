@@ -55,6 +55,7 @@ mod session_plugin;
 mod shards;
 mod shards_netns;
 mod shards_slurm;
+mod soak;
 mod suite_interference;
 mod suite_out_safety;
 mod suite_parsers;
