@@ -129,15 +129,21 @@ def http_response(c):
     return status, c.exact(length)
 
 
-class Http:
-    name = "http"
-    trickles = ("head", "body")
+class Protocol:
+    """What the mix needs of a protocol: the server's address, its opening exchange
+    (none here), a valid exchange, garbage and how the server refuses it, half a request,
+    and the tricklers' bytes."""
 
     def __init__(self, target):
         self.target = target
 
     def open(self, c, t):
         pass
+
+
+class Http(Protocol):
+    name = "http"
+    trickles = ("head", "body")
 
     def exchange(self, c):
         c.send(b"GET / HTTP/1.1\r\nHost: soak\r\n\r\n")
@@ -171,15 +177,9 @@ def resp_command(*words):
     return out
 
 
-class Redis:
+class Redis(Protocol):
     name = "redis"
     trickles = ("command",)
-
-    def __init__(self, target):
-        self.target = target
-
-    def open(self, c, t):
-        pass
 
     def exchange(self, c):
         c.send(resp_command(b"PING"))
@@ -241,12 +241,9 @@ def ws_upgrade_request(key):
     )
 
 
-class Ws:
+class Ws(Protocol):
     name = "ws"
     trickles = ("head", "frame")
-
-    def __init__(self, target):
-        self.target = target
 
     def open(self, c, t):
         key = base64.b64encode(os.urandom(16))

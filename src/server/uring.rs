@@ -922,24 +922,29 @@ mod tests {
     }
 
     /// A peer's bytes, echoed behind the send in flight, past `PENDING_CAP`: the
-    /// connection stops being read (its receive cancelled). Returns the bytes.
-    fn fill_past_the_cap(t: &mut Thread<EchoFactory>, tok: u64) -> Vec<u8> {
+    /// connection stops being read (its receive cancelled). Returns their length.
+    fn fill_past_the_cap(t: &mut Thread<EchoFactory>, tok: u64) -> usize {
         let input = vec![b'p'; PENDING_CAP + 1];
         t.received(tok, input.len() as i32, &input, true);
         let c = t.conns.get_mut(tok).unwrap();
         assert!(c.paused && c.receiving);
         assert_eq!(c.queued.len(), input.len());
-        input
+        input.len()
+    }
+
+    /// The replies go out: the send in flight (10 bytes), then the `queued` behind it.
+    fn replies_out(t: &mut Thread<EchoFactory>, tok: u64, queued: usize) {
+        t.on_send(tok, 10);
+        t.on_send(tok, queued as i32);
     }
 
     #[test]
     fn a_receive_cancelled_for_backpressure_reads_again_once_the_replies_are_out() {
         let (mut t, tok, _peer) = thread_with_a_sending_conn();
-        let input = fill_past_the_cap(&mut t, tok);
-        // The replies go out (the send in flight, then the queue) before the cancelled
-        // receive's completion comes, as under load in the soak.
-        t.on_send(tok, 10);
-        t.on_send(tok, input.len() as i32);
+        let queued = fill_past_the_cap(&mut t, tok);
+        // The replies go out before the cancelled receive's completion comes, as under
+        // load in the soak.
+        replies_out(&mut t, tok, queued);
         assert!(!t.conns.get_mut(tok).unwrap().paused);
         t.sqes.clear();
         t.received(tok, -libc::ECANCELED, &[], false);
@@ -953,14 +958,13 @@ mod tests {
     #[test]
     fn the_cancel_completing_first_waits_for_the_replies() {
         let (mut t, tok, _peer) = thread_with_a_sending_conn();
-        let input = fill_past_the_cap(&mut t, tok);
+        let queued = fill_past_the_cap(&mut t, tok);
         t.sqes.clear();
         t.received(tok, -libc::ECANCELED, &[], false);
         let c = t.conns.get_mut(tok).unwrap();
         assert!(c.paused && !c.receiving && !c.dead);
         assert!(t.sqes.is_empty(), "no receive while replies are owed");
-        t.on_send(tok, 10);
-        t.on_send(tok, input.len() as i32);
+        replies_out(&mut t, tok, queued);
         let c = t.conns.get_mut(tok).unwrap();
         assert!(!c.paused && c.receiving);
     }
@@ -968,9 +972,8 @@ mod tests {
     #[test]
     fn the_pool_keeps_no_buffer_a_slow_reader_grew() {
         let (mut t, tok, _peer) = thread_with_a_sending_conn();
-        let input = fill_past_the_cap(&mut t, tok);
-        t.on_send(tok, 10);
-        t.on_send(tok, input.len() as i32);
+        let queued = fill_past_the_cap(&mut t, tok);
+        replies_out(&mut t, tok, queued);
         // The 10-byte buffer stays as the connection's queue; the grown one is freed.
         assert!(
             t.pool.iter().all(|b| b.capacity() <= POOL_KEEP),
