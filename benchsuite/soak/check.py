@@ -246,9 +246,14 @@ def main(out):
     rows = samples(out)
     c = Checks()
     for p in PROTOS:
-        load, hostile = load_json(f"{out}/load-{p}.json"), load_json(f"{out}/hostile-{p}.json")
-        with open(f"{out}/serve-{p}.txt") as f:
-            serve_txt = f.read()
+        try:
+            load, hostile = load_json(f"{out}/load-{p}.json"), load_json(f"{out}/hostile-{p}.json")
+            with open(f"{out}/serve-{p}.txt") as f:
+                serve_txt = f.read()
+            server_counters(serve_txt, p)
+        except (OSError, ValueError, StopIteration) as e:
+            c.add(f"{p} results", False, f"missing or unreadable ({type(e).__name__}: {e})")
+            continue
         check_load(c, p, load, exits[f"load-{p}"])
         check_hostile(c, p, hostile, exits[f"hostile-{p}"])
         check_counts(c, p, load, hostile, serve_txt)

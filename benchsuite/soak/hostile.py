@@ -303,7 +303,7 @@ def paced(per_s, stop, t, session):
         due = max(due + interval, now - 5.0)
         try:
             session(t)
-        except (Anomaly, OSError) as e:
+        except Exception as e:  # an anomaly, whatever it is: counted, and on
             t.anomaly(type(e).__name__, e)
 
 
@@ -352,9 +352,13 @@ class Trickler:
         opening, now, self.rest = proto.trickle(kind)
         self.at = 0
         self.conn = connected(proto, t)
-        if opening:
-            proto.open(self.conn, t)
-        self.conn.send(now)
+        try:
+            if opening:
+                proto.open(self.conn, t)
+            self.conn.send(now)
+        except BaseException:
+            self.conn.close()
+            raise
         self.conn.sock.setblocking(False)
         self.born = time.monotonic()
         t.add(f"trickle_sessions_{kind}")
@@ -398,7 +402,7 @@ def trickle(proto, args, stop, t):
             if slots[i] is None:
                 try:
                     slots[i] = Trickler(proto, kind, t)
-                except (Anomaly, OSError) as e:
+                except Exception as e:  # an anomaly, whatever it is: counted, and on
                     t.anomaly(type(e).__name__, e)
         stop.wait(1.0)
     end = time.monotonic() + args.grace
@@ -496,7 +500,7 @@ def floods(proto, args, stop, t):
     while not stop.is_set():
         try:
             flood_session(proto, args, stop, t)
-        except (Anomaly, OSError) as e:
+        except Exception as e:  # an anomaly, whatever it is: counted, and on
             t.anomaly(type(e).__name__, e)
             stop.wait(1.0)
 
