@@ -8,9 +8,14 @@
 //! answered) equal to what the load's result and the hostile mix's summary account
 //! for; every server's descriptors back to their baseline once the clients are gone.
 //! Memory is a bound here, not flatness: every RSS sample of every server and
-//! generator under 64 MiB (a 100 s run is mostly its warm-up, so the soak's 10%
-//! flatness would measure how fast pools fill; the bound is several times what they
-//! reach and still fails a per-request or per-connection leak over 100 s).
+//! generator under 96 MiB. A 100 s run is mostly its warm-up (a server on io_uring
+//! touches its ring's 16 MiB of receive buffers under the ping floods, and a flood's
+//! replies queue up to what the ring delivered), so the soak's 10% flatness would
+//! measure how fast those fill: here `serve ws` reaches about 40 MiB and the others 10.
+//! The bound still fails a leak per request or per connection (100,000 requests and
+//! 17,000 connections a server), and the send-buffer pool that grew without end
+//! (74 MiB by 100 s here, 203 MiB in 30 minutes) has its own exact test in
+//! src/server/uring.rs.
 
 use crate::common::*;
 use serde_json::Value;
@@ -37,7 +42,7 @@ fn run_soak(out: &TempPath) -> (i32, String, String) {
         "TRICKLERS=10".into(),
         "SAMPLE_EVERY=5".into(),
         "RSS_FLAT_PCT=0".into(),
-        "RSS_BOUND_MB=64".into(),
+        "RSS_BOUND_MB=96".into(),
         format!("PORT_HTTP={}", free_port()),
         format!("PORT_REDIS={}", free_port()),
         format!("PORT_WS={}", free_port()),
@@ -107,22 +112,30 @@ fn three_servers_under_load_and_a_hostile_mix_count_exactly_and_leak_nothing() {
         // and ws), floods answered pong for ping (ws).
         let hostile = &check(&summary, &format!("{proto} hostile mix: no anomaly"))["totals"];
         for (what, at_least) in [("refused", 1), ("resets", 1), ("connects", 1000)] {
-            assert!(ju(hostile, &format!("/{what}")) >= at_least, "{what}\n{why}");
+            assert!(
+                ju(hostile, &format!("/{what}")) >= at_least,
+                "{what}\n{why}"
+            );
         }
         if proto != "redis" {
             assert!(ju(&counts["expected"], "/header_timeouts") >= 1, "{why}");
         }
         if proto == "ws" {
-            assert!(ju(&counts["expected"], "/client_pings_answered") >= 1, "{why}");
+            assert!(
+                ju(&counts["expected"], "/client_pings_answered") >= 1,
+                "{why}"
+            );
             // The load's 20 connections, and at least one flood.
             assert!(ju(&counts["expected"], "/clean_closes") > 20, "{why}");
         }
         for who in [format!("server-{proto}"), format!("load-{proto}")] {
             let rss = check(&summary, &format!("{who} RSS"));
             assert_eq!(rss["ok"], true, "{why}");
-            assert!(ju(rss, "/peak") < 64 << 20, "{why}");
+            assert!(ju(rss, "/peak") < 96 << 20, "{why}");
         }
         let fds = check(&summary, &format!("{proto} descriptors back to baseline"));
         assert_eq!(fds["after"], fds["baseline"], "{why}");
     }
+    // The soak's figures in the test's output (shown with --nocapture or on failure).
+    eprintln!("{md}");
 }
