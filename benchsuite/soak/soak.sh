@@ -62,6 +62,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 
 port_of() { # PROTO [OFFSET]
     local var="PORT_${1^^}"

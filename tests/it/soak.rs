@@ -48,7 +48,8 @@ fn run_soak(out: &TempPath) -> (i32, String, String) {
         format!("PORT_WS={}", free_port()),
     ];
     let mut args: Vec<&str> = env.iter().map(String::as_str).collect();
-    args.extend(["bash", &script]);
+    // A soak that hangs gets SIGTERM first, so it stops every process it started.
+    args.extend(["timeout", "360", "bash", &script]);
     let mut p = Proc::spawn("env", &args, false);
     let code = p.finish(Duration::from_secs(400));
     (code, p.stdout(), p.stderr())
