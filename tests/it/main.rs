@@ -58,6 +58,7 @@ mod settle_on_write;
 mod shards;
 mod shards_netns;
 mod shards_slurm;
+mod soak;
 mod suite_generators;
 mod suite_interference;
 mod suite_out_safety;

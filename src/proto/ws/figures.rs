@@ -100,7 +100,7 @@ impl ServerFigures {
     /// One line for `serve ws --stats` and the final report.
     pub fn line(&self) -> String {
         format!(
-            "ws: {} upgrades, {} messages ({} fragmented), {} pings sent, {} pongs, {} clean closes; refused: {} handshakes, {} unmasked, {} bad frames, {} bad close codes, {} invalid UTF-8, {} too big",
+            "ws: {} upgrades, {} messages ({} fragmented), {} pings sent, {} pongs, {} clean closes; refused: {} handshakes, {} unmasked, {} bad frames, {} bad close codes, {} invalid UTF-8, {} too big; {} client pings answered",
             self.upgrades,
             self.messages,
             self.fragmented,
@@ -112,7 +112,8 @@ impl ServerFigures {
             self.bad_frames,
             self.bad_close_codes,
             self.invalid_utf8,
-            self.too_big
+            self.too_big,
+            self.pings_answered
         )
     }
 }
