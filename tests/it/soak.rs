@@ -13,9 +13,9 @@
 //! replies queue up to what the ring delivered), so the soak's 10% flatness would
 //! measure how fast those fill: here `serve ws` reaches about 40 MiB and the others 10.
 //! The bound still fails a leak per request or per connection (100,000 requests and
-//! 17,000 connections a server), and the send-buffer pool that grew without end
-//! (74 MiB by 100 s here, 203 MiB in 30 minutes) has its own exact test in
-//! src/server/uring.rs.
+//! 17,000 connections a server), such as a send-buffer pool that keeps what a slow
+//! reader grew (74 MiB by 100 s, 203 MiB in 30 minutes, before the server's pool
+//! freed buffers over 64 KiB: server/conn.rs `KEEP_BYTES`).
 
 use crate::common::*;
 use serde_json::Value;
