@@ -20,8 +20,11 @@ pub mod worker_messages;
 pub mod ws_frames;
 pub mod ws_handshake;
 
+/// A target's body: one input, run whole.
+pub type Body = fn(&[u8]);
+
 /// Every target by name (its `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("amqp_frames", amqp_frames::run),
     ("echo_frames", echo_frames::run),
     ("generator_output", generator_output::run),
@@ -39,6 +42,6 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
 ];
 
 /// The target named `name`.
-pub fn target(name: &str) -> Option<fn(&[u8])> {
+pub fn target(name: &str) -> Option<Body> {
     TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
 }
