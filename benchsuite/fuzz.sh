@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzing: every parser that reads the network or a file (fuzz/fuzz_targets/*.rs),
-# each run for a set time with libFuzzer on a scratch copy of its seed corpus.
+# Fuzzing: every parser that reads the network or a file (fuzz/fuzz_targets/*.rs, each
+# one line calling src/fuzzing/<target>.rs), each run for a set time with libFuzzer on
+# a scratch copy of its corpus; then what the run found that adds coverage is merged
+# into fuzz/corpus/<target>/ (libFuzzer's -merge=1, as `cargo fuzz cmin` does), so the
+# checked-in corpus, which tests/it/fuzz_corpus.rs replays in CI, keeps it.
 #
 # Usage: bash benchsuite/fuzz.sh [TARGET...]      (from anywhere; default: every target)
 # Knobs (environment):
@@ -11,6 +14,7 @@
 #   SCRATCH=<mktemp -d>     the corpora grow here; removed at the end unless given
 #   BUILD_LOCK=FILE         hold `flock -s FILE` around the build (a shared build machine)
 #   BUILD=0                 run the targets as last built (no rebuild of a changed tree)
+#   KEEP_CORPUS=0           leave fuzz/corpus/ as it was (no merge of what the run found)
 #   KEEP_GOING=1            go on fuzzing after a crash (libFuzzer's fork mode), so each
 #                           target gets its whole time and reports every distinct crash
 # Needs the nightly toolchain; installs cargo-fuzz from crates.io when it is missing.
@@ -133,6 +137,18 @@ for t in "${targets[@]}"; do
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "${execs:-?}" "${rate:-?}" "$seeds" "$corpus" \
         "$crashes" "$rc" >>"$OUT/summary.tsv"
 done
+# What the run found that adds coverage joins the checked-in corpus; inputs that crash
+# are left out (they go to fuzz/regressions/<target>/ once fixed, by hand).
+if [ "${KEEP_CORPUS:-1}" = 1 ]; then
+    for t in "${targets[@]}"; do
+        before=$(find "$FUZZ/corpus/$t" -type f | wc -l)
+        nice -n "$NICE" "$BIN/$t" -merge=1 -rss_limit_mb=2048 -timeout=10 \
+            "$FUZZ/corpus/$t" "$SCRATCH/corpus/$t" >"$OUT/$t.merge.log" 2>&1 ||
+            echo "fuzz.sh: merging $t's corpus failed (see $OUT/$t.merge.log)" >&2
+        after=$(find "$FUZZ/corpus/$t" -type f | wc -l)
+        echo "fuzz.sh: $t: fuzz/corpus/$t $before -> $after files"
+    done
+fi
 column -t -s $'\t' "$OUT/summary.tsv"
 echo "fuzz.sh: started $started, ended $(date -u +%FT%TZ)"
 if [ "$crashed" -gt 0 ]; then

@@ -11,6 +11,8 @@ pub mod connect;
 pub mod engine;
 pub mod error;
 pub mod flags;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ioevent;
 pub mod net;
 pub mod procs;

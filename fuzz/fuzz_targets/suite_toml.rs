@@ -1,28 +1,4 @@
-//! Arbitrary text as a suite file, through the same parse and validation `wirebench
-//! suite` runs (TOML, then every key checked). Nothing may panic; an error is one line
-//! naming the file and a line of it; an accepted suite has servers, loads and 1 to 100
-//! rounds. Run: `cargo +nightly fuzz run suite_toml`.
+//! `wirebench::fuzzing::suite_toml` (src/fuzzing/suite_toml.rs) under libFuzzer: `cargo +nightly fuzz run suite_toml`.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use std::path::Path;
-use wirebench::suite::plan::parse;
-
-fuzz_target!(|data: &[u8]| {
-    // plan::load reads the file with read_to_string: text that is not UTF-8 is refused there.
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    match parse(Path::new("fuzz.toml"), text) {
-        Ok(s) => {
-            assert!(!s.servers.is_empty() && !s.loads.is_empty());
-            assert!((1..=100).contains(&s.rounds));
-        }
-        Err(e) => {
-            let msg = e.to_string();
-            assert_eq!(e.exit_code(), 2, "{msg}");
-            assert!(msg.starts_with("fuzz.toml:"), "{msg}");
-            assert!(!msg.contains('\n'), "more than one line: {msg:?}");
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| wirebench::fuzzing::suite_toml::run(data));

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::merge::{check, merge, Of, Part};
+use crate::stats::RunResult;
 
 pub fn run(a: &MergeArgs) -> Result<()> {
     check_output(&a.output)?;
@@ -17,21 +18,7 @@ pub fn run(a: &MergeArgs) -> Result<()> {
         results.push(read(p)?);
     }
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let parts: Vec<Part<'_>> = results
-        .iter()
-        .zip(&names)
-        .map(|(r, n)| Part { name: n, result: r })
-        .collect();
-    let kind = results.first().map(|r| r.kind.clone()).unwrap_or_default();
-    check::blocks_agree(&parts, crate::registry::block_check(&kind)).map_err(Error::usage)?;
-    let merged = merge(
-        &parts,
-        Of::Shards {
-            allow_partial: a.allow_partial,
-        },
-        crate::registry::block_merge(&kind),
-    )
-    .map_err(Error::usage)?;
+    let merged = merge_results(&results, &names, a.allow_partial)?;
     JsonSink::create(&a.output)?.write(&merged)?;
     if !a.quiet {
         print!("{}", text::summary(&merged));
@@ -61,4 +48,26 @@ pub fn run(a: &MergeArgs) -> Result<()> {
             "the merged run fell short: {why}"
         ))),
     }
+}
+
+/// The shards `results` (each named by its file, `names`) checked and merged: the
+/// merged result, or the one sentence naming the file and the field that disagrees.
+pub fn merge_results(
+    results: &[RunResult],
+    names: &[String],
+    allow_partial: bool,
+) -> Result<RunResult> {
+    let parts: Vec<Part<'_>> = results
+        .iter()
+        .zip(names)
+        .map(|(r, n)| Part { name: n, result: r })
+        .collect();
+    let kind = results.first().map(|r| r.kind.clone()).unwrap_or_default();
+    check::blocks_agree(&parts, crate::registry::block_check(&kind)).map_err(Error::usage)?;
+    merge(
+        &parts,
+        Of::Shards { allow_partial },
+        crate::registry::block_merge(&kind),
+    )
+    .map_err(Error::usage)
 }

@@ -81,8 +81,14 @@ pub fn read(path: &Path) -> Result<RunResult> {
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::usage(format!("cannot read {name}: {e}")))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Error::usage(format!("{name} is not JSON: {e}")))?;
+    parse(&name.to_string(), &text)
+}
+
+/// The text of the result file `name`, read back, or the one sentence saying why it is
+/// not a result.
+pub fn parse(name: &str, text: &str) -> Result<RunResult> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| Error::usage(format!("{name} is not JSON: {e}")))?;
     // The version first: a result of another version may not read as this one.
     match v.get("schema_version").and_then(serde_json::Value::as_u64) {
         Some(n) if n == u64::from(SCHEMA_VERSION) => {}

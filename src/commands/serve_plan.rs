@@ -34,7 +34,13 @@ impl<C: Serialize + DeserializeOwned> ServePlan<C> {
                 "this server worker process was started without its plan ({PLAN_ENV})"
             ))
         })?;
-        let plan: ServePlan<C> = serde_json::from_str(&text).map_err(|e| {
+        Self::from_text(protocol, &text)
+    }
+
+    /// The plan `text` (as `to_env` wrote it), for `protocol`, or the one sentence
+    /// saying why it is not one.
+    pub fn from_text(protocol: &str, text: &str) -> Result<Self> {
+        let plan: ServePlan<C> = serde_json::from_str(text).map_err(|e| {
             Error::runtime(format!(
                 "this server worker's plan ({PLAN_ENV}) is unreadable: {e}"
             ))

@@ -24,6 +24,7 @@ mod echo_server_robust;
 mod echo_tls;
 mod error_texts;
 mod event_loops;
+mod fuzz_corpus;
 mod hostile_peers;
 mod http_load;
 mod http_peers;

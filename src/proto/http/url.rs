@@ -93,6 +93,13 @@ pub fn parse(text: &str) -> Result<Url, String> {
     if host.is_empty() {
         return Err(format!("the URL '{text}' has no host"));
     }
+    // Brackets only enclose an IPv6 literal: one left in the host would be sent on in
+    // a Host header no server reads as the host asked for.
+    if host.contains(['[', ']']) {
+        return Err(format!(
+            "the URL '{text}' has a '[' or ']' in its host outside an IPv6 address's brackets"
+        ));
+    }
     if host
         .bytes()
         .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
@@ -163,6 +170,13 @@ mod tests {
             ("http://[::1/", "unclosed"),
             ("http://u:p@h/", "user information"),
             ("http://h/a b", "space"),
+            // Found by fuzzing (fuzz/regressions/urls/, as wss://): a host with a
+            // bracket inside was accepted and its Host header written as
+            // "[f[e80::1%25eth0]]:11".
+            ("http://f[e80::1%25eth0]:11?y", "outside an IPv6"),
+            ("http://Wfe80::1%25eth0]:221/x", "outside an IPv6"),
+            ("http://e1f8%[025eth0]:4:4/x", "outside an IPv6"),
+            ("http://[a[b]:80/", "outside an IPv6"),
         ] {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(phrase), "{bad}: {e}");
