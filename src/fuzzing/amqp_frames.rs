@@ -104,6 +104,7 @@ pub fn run(data: &[u8]) {
         tag: 0,
         lane: Lane::ANY,
         measured: true,
+        on_write: false,
     };
     for _ in 0..8 {
         scratch.clear();

@@ -82,6 +82,7 @@ pub fn run(data: &[u8]) {
         tag: payload_len as u32,
         lane: Lane::ANY,
         measured: true,
+        on_write: false,
     };
     match client.decode(data, Some(&req), &mut Vec::new(), &mut ()) {
         Decode::Incomplete | Decode::Fail { .. } => {}

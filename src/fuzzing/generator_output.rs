@@ -7,9 +7,9 @@
 //! summary prints and which serializes.
 //! Run: `cargo +nightly fuzz run generator_output`.
 
+use crate::proto::http::gen::{ab, h2load, wrk};
 use crate::stats::latency::Latency;
 use crate::suite::gen::external::{to_result, Context};
-use crate::suite::gen::{ab, h2load, wrk};
 
 /// One input, as the fuzz target runs it.
 pub fn run(data: &[u8]) {

@@ -89,6 +89,7 @@ fn decode_in_pieces(factory: &RedisFactory, input: &[u8], step: usize) {
         tag,
         lane: Lane::ANY,
         measured: true,
+        on_write: false,
     };
     let mut upto = 0;
     while upto < input.len() {
@@ -154,6 +155,7 @@ pub fn run(data: &[u8]) {
             tag,
             lane: Lane::ANY,
             measured: true,
+            on_write: false,
         };
         match client.decode(data, Some(&req), &mut Vec::new(), &mut figures) {
             Decode::Reply { used, .. } | Decode::Consumed { used } | Decode::Event { used } => {

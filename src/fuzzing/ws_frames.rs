@@ -53,6 +53,7 @@ pub fn run(data: &[u8]) {
         tag,
         lane: Lane::ANY,
         measured: true,
+        on_write: false,
     };
     let mut f = Default::default();
     let mut at = 0;
