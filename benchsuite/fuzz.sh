@@ -150,6 +150,7 @@ if [ "${KEEP_CORPUS:-1}" = 1 ]; then
     for t in "${targets[@]}"; do
         before=$(find "$FUZZ/corpus/$t" -type f | wc -l)
         "$BIN/$t" -set_cover_merge=1 -use_counters=0 -rss_limit_mb=2048 -timeout="$TIMEOUT" \
+            -artifact_prefix="$FUZZ/artifacts/$t/" \
             "$FUZZ/corpus/$t" "$SCRATCH/corpus/$t" >"$OUT/$t.merge.log" 2>&1 ||
             echo "fuzz.sh: merging $t's corpus failed (see $OUT/$t.merge.log)" >&2
         after=$(find "$FUZZ/corpus/$t" -type f | wc -l)
