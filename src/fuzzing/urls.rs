@@ -47,6 +47,6 @@ pub fn run(data: &[u8]) {
 fn one_line(why: &str, text: &str) {
     assert!(!why.is_empty(), "an empty refusal of {text:?}");
     if !text.contains(char::is_control) {
-        assert!(!why.contains('\n'), "{why:?}");
+        assert!(!why.contains('\n'), "{}", why.escape_debug());
     }
 }

@@ -28,7 +28,7 @@ pub fn run(data: &[u8]) {
                 (b.fin, b.opcode, b.mask, b.payload_len),
                 (h.fin, h.opcode, h.mask, h.payload_len)
             ),
-            other => panic!("{other:?}"),
+            found => panic!("the header written back reads as {found:?}"),
         }
     }
     let _ = codec::close_body(data);
