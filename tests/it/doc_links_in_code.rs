@@ -40,7 +40,9 @@ fn code_files(root: &Path) -> Vec<PathBuf> {
                 .extension()
                 .and_then(|x| x.to_str())
                 .is_some_and(|x| EXTS.contains(&x))
-                || p.parent().is_some_and(|d| d.ends_with(".ci"))
+                || p.parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == ".ci")
             {
                 out.push(p);
             }
