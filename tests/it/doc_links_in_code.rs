@@ -1,17 +1,18 @@
-//! Comments and scripts point at sections of the docs that are there. Code cites a
-//! section as `FILE.md#anchor` (BENCHMARKS.md, ARCHITECTURE.md, README.md, docs/NAME.md):
-//! the file must exist and the anchor be one of its headings. A section cited by its
-//! quoted title (`BENCHMARKS.md, "The load engine on io_uring"`) is refused: when the
-//! section is renamed or folded away, nothing would notice the citation went stale.
+//! Comments, scripts and prose point at sections of the docs that are there. A section
+//! is cited as `FILE.md#anchor` (BENCHMARKS.md, ARCHITECTURE.md, README.md,
+//! docs/NAME.md): the file must exist and the anchor be one of its headings. A section
+//! cited by its quoted title (`BENCHMARKS.md, "The load engine on io_uring"`) is
+//! refused: when the section is renamed or folded away, nothing would notice the
+//! citation went stale.
 
 use crate::common::sorted_entries;
 use crate::doc_links::anchors;
 use std::path::{Path, PathBuf};
 
-/// Files of code, scripts and data under `root` that may cite the docs: not the
-/// Markdown (tests/it/doc_links.rs holds its links), not the raw runs, build output,
-/// fuzz inputs or hidden folders, and not the two checkers, whose tests cite made-up
-/// files on purpose.
+/// Files of code, scripts, data and prose under `root` that may cite the docs (the
+/// Markdown too: its links are tests/it/doc_links.rs's, its quoted titles this file's):
+/// not the raw runs, build output, fuzz inputs or hidden folders, and not the two
+/// checkers, whose tests cite made-up files on purpose.
 fn code_files(root: &Path) -> Vec<PathBuf> {
     const SKIP: &[&str] = &[
         "benchsuite/runs",
@@ -23,7 +24,9 @@ fn code_files(root: &Path) -> Vec<PathBuf> {
         "tests/it/doc_links.rs",
         "tests/it/doc_links_in_code.rs",
     ];
-    const EXTS: &[&str] = &["rs", "sh", "py", "toml", "c", "go", "yaml", "json", "in"];
+    const EXTS: &[&str] = &[
+        "rs", "sh", "py", "toml", "c", "go", "yaml", "json", "in", "md",
+    ];
     fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
         for p in sorted_entries(dir) {
             let rel = p.strip_prefix(root).unwrap_or(&p);
@@ -199,6 +202,10 @@ fn a_stale_anchor_a_quoted_title_or_a_missing_page_is_reported() {
         "benchsuite/a.sh",
         "# a wake-up (BENCHMARKS.md\n# \"Who pays for a sleep\")\n",
     );
+    write(
+        "README.md",
+        "[ok](BENCHMARKS.md#memory-per-idle-connection); BENCHMARKS.md, \"WebSocket\".\n",
+    );
     // Raw runs are not checked.
     write(
         "benchsuite/runs/old/a.sh",
@@ -207,6 +214,8 @@ fn a_stale_anchor_a_quoted_title_or_a_missing_page_is_reported() {
     assert_eq!(
         stale(root.path()),
         [
+            "README.md:1: cites BENCHMARKS.md by the title \"WebSocket\": cite it as \
+             BENCHMARKS.md#anchor",
             "benchsuite/a.sh:1: cites BENCHMARKS.md by the title \"Who pays for a sleep\": \
              cite it as BENCHMARKS.md#anchor",
             "src/engine/busy.rs:2: cites BENCHMARKS.md#client-memory-per-idle-connection-again, \
