@@ -3,8 +3,9 @@
 # each binary in $CLIENTS (`wirebench http -t 1`, CPU 1) against one nginx (CPU 0) per
 # point, its voluntary context switches (sleeps) and involuntary ones per request
 # (/usr/bin/time %w, %c), its CPU microseconds per request, req/s and p50/p99 latency.
-# A sleep of the generator costs nginx a wake-up (~18.5 us on this VM, BENCHMARKS.md
-# "Who pays for a sleep on this VM"), so this is what a change of the wait policy moves.
+# A sleep of the generator costs nginx a wake-up (~18.5 us on this VM: "Who pays for a
+# sleep" in BENCHMARKS.md#how-these-figures-are-taken), so this is what a change of the
+# wait policy moves.
 #
 # Usage: CLIENTS="main=/work/bin/wb-main-80104a0 new=target/release/wirebench" \
 #        flock -x /work/locks/gate.lock flock -x /work/locks/bench.lock bash benchsuite/http/client_sleeps.sh

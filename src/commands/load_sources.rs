@@ -6,9 +6,9 @@
 //! Past ~14,000 connections from 127.0.0.1 to one port, connect() blocked the worker
 //! in that walk, the open-loop schedule fell seconds behind, and ~8,000 connections
 //! were busy at once on catching up; their buffers left the worker's malloc arena
-//! ~30 bytes a connection fuller for the rest of the run (BENCHMARKS.md "Client memory
-//! per idle connection, again"). Spread over 127.0.0.2-127.0.0.255 (what `connect`
-//! already does), no pair holds more than a few hundred. Loads under `SPREAD_FROM`
+//! ~30 bytes a connection fuller for the rest of the run
+//! (BENCHMARKS.md#memory-per-idle-connection). Spread over 127.0.0.2-127.0.0.255 (what
+//! `connect` already does), no pair holds more than a few hundred. Loads under `SPREAD_FROM`
 //! connections keep the kernel's choice (one source, as before: nothing to gain).
 //! The choice is said in the plan (`sources:`) and in the JSON (`config.sources`).
 

@@ -4,7 +4,9 @@
 //! An explicit flag always wins. What was chosen is said in one line and put in the
 //! JSON result (`config.chosen`).
 //!
-//! Why these values (measured on these machines, BENCHMARKS.md "Connect defaults"):
+//! Why these values (measured on these machines:
+//! BENCHMARKS.md#mass-connections-a-million-and-churn and
+//! BENCHMARKS.md#design-choices-and-the-measurements-behind-them):
 //! - Sources: every usable address of 127.0.0.2-127.0.0.255 for a loopback target, so
 //!   that no (source, destination) pair fills up and the kernel's port walk stays
 //!   short (`net::loopback`).

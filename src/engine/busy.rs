@@ -6,9 +6,9 @@
 //! slot retires; the pool keeps what was given back for the next one. Through malloc,
 //! the boxes of ~19,000 slow open-loop connections (one request each per 10 s) were
 //! freed between other allocations and the worker's arena kept the pages: 314 B per
-//! idle connection instead of 217 (BENCHMARKS.md, "Client: per-request cost and
-//! memory, again"). Pooled, a box and its queue's room are reused as they are: no
-//! allocation per request for such connections either.
+//! idle connection instead of 217 (the client rows of
+//! BENCHMARKS.md#memory-per-idle-connection). Pooled, a box and its queue's room are
+//! reused as they are: no allocation per request for such connections either.
 
 use super::session::InFlight;
 use std::collections::VecDeque;

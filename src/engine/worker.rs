@@ -123,7 +123,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     // plan is connect's), and the kernel gives a ring;
     // else epoll. A plan that reconnects every n requests (AMQP churn, HTTP without
     // keep-alive) stays on epoll: AMQP churn with io_uring on both ends measured 0.92x
-    // epoll on both ends (BENCHMARKS.md, "The merged main of 2026-11-23, fifth session").
+    // epoll on both ends (BENCHMARKS.md#design-choices-and-the-measurements-behind-them).
     let on_uring = uring_loop::wanted()
         && spec.connector.tls.is_none()
         && spec.shape.rate.is_none()

@@ -7,7 +7,8 @@
 //! the longer the walk. One source for a million connections is impossible (28,232
 //! ports); 50 sources fill each pair to 70% and the walk dominates (a rerun of a
 //! million connections stalled at 4,221 connects/s); all of 127.0.0.2-127.0.0.255 keep
-//! every pair under 15% full (BENCHMARKS.md "Connect defaults"). Loopback is
+//! every pair under 15% full
+//! (BENCHMARKS.md#design-choices-and-the-measurements-behind-them). Loopback is
 //! 127.0.0.0/8 on Linux, so these need no setup; they are probed anyway (one bind
 //! each).
 

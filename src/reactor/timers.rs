@@ -9,12 +9,12 @@
 //! Superseded entries wait for their time: a slow open-loop connection (one request per
 //! 10 s) leaves its request's deadline (the timeout, 10 s by default) behind each time
 //! its reply arms the next send, so 19,000 such connections grew the heap to 4 entries
-//! each (~35 B per connection; BENCHMARKS.md "Client: per-request cost and memory,
-//! again"). A handler that can tell a live entry from a stale one calls `sweep` after
-//! each wake: once the heap holds a quarter more than after the last sweep (plus
-//! `SWEEP_SLACK`), the stale entries go. So the heap stays under 1.25 times the
-//! entries live at the last sweep plus the slack, and a sweep (O(len), no allocation)
-//! comes once per at least len/4 pushes: O(1) per push.
+//! each (~35 B per connection; the client rows of
+//! BENCHMARKS.md#memory-per-idle-connection). A handler that can tell a live entry
+//! from a stale one calls `sweep` after each wake: once the heap holds a quarter more
+//! than after the last sweep (plus `SWEEP_SLACK`), the stale entries go. So the heap
+//! stays under 1.25 times the entries live at the last sweep plus the slack, and a
+//! sweep (O(len), no allocation) comes once per at least len/4 pushes: O(1) per push.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -75,10 +75,10 @@ pub trait UringHandler: Handler {
 }
 
 /// Whether the load engine may run on io_uring: unless `WIREBENCH_LOAD_LOOP=epoll`
-/// (measured ahead of epoll in 9 of 12 medians, BENCHMARKS.md "The load engine on
-/// io_uring"). The worker still falls back to epoll, silently, when this kernel gives
-/// no ring with a single issuer and deferred task work (6.1+; refused by a sysctl or
-/// seccomp).
+/// (measured ahead of epoll in 9 of 12 medians,
+/// BENCHMARKS.md#design-choices-and-the-measurements-behind-them). The worker still
+/// falls back to epoll, silently, when this kernel gives no ring with a single issuer
+/// and deferred task work (6.1+; refused by a sysctl or seccomp).
 pub fn wanted() -> bool {
     std::env::var("WIREBENCH_LOAD_LOOP").map_or(true, |v| v != "epoll")
 }

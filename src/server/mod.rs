@@ -114,8 +114,8 @@ impl CpuProbe {
     }
 }
 
-/// What a server thread's loop runs on (ARCHITECTURE.md, "The reactor": chosen by
-/// measurement, BENCHMARKS.md "The server on io_uring by default").
+/// What a server thread's loop runs on (ARCHITECTURE.md#which-loop-runs): chosen by
+/// measurement, BENCHMARKS.md#design-choices-and-the-measurements-behind-them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Machinery {
     /// The epoll loop (`epoll.rs`): for TLS, --delay/--stall, --debug, a
@@ -131,8 +131,9 @@ impl Machinery {
     /// io_uring when the server can run on it (plain TCP, no --delay/--stall, no
     /// --debug, a kernel that has it) unless `WIREBENCH_SERVER_LOOP=epoll` asks for
     /// the epoll loop. io_uring measured 1.06x epoll's requests per server CPU-second
-    /// for serve http and no worse for serve echo (BENCHMARKS.md, "The server on
-    /// io_uring by default"). A thread whose ring is refused still runs on epoll.
+    /// for serve http and no worse for serve echo
+    /// (BENCHMARKS.md#design-choices-and-the-measurements-behind-them). A thread whose
+    /// ring is refused still runs on epoll.
     pub fn for_config(cfg: &ServerConfig) -> Machinery {
         let asked = std::env::var("WIREBENCH_SERVER_LOOP").unwrap_or_default();
         if asked == "epoll"
@@ -141,7 +142,8 @@ impl Machinery {
             || cfg.debug
             // A million connections took 36.8 s on epoll servers against 46.7-53.2 s on
             // io_uring (which arms a receive per connection), and an idle connection
-            // costs 46 B against 136 B (BENCHMARKS.md, fifth session).
+            // costs 46 B against 136 B
+            // (BENCHMARKS.md#design-choices-and-the-measurements-behind-them).
             || cfg.one_of_processes
             || !crate::reactor::uring::available()
         {

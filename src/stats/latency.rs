@@ -19,7 +19,7 @@ pub const MAX_STORED_SAMPLES: u64 = 1 << 48;
 /// bounds is ~270 KB, and a worker keeps several (the run's, the interval's, the
 /// uncorrected one, the handshakes'), most of which a hold-only worker (`connect`) or a
 /// protocol without handshakes never records into: 2.4 MB per `connect` worker
-/// process before (BENCHMARKS.md "Client memory per idle connection, again"). The
+/// process before (BENCHMARKS.md#memory-per-idle-connection). The
 /// table comes with the first sample or the first non-empty addition; an empty one
 /// reads, summarises and encodes exactly as a full table with nothing in it.
 #[derive(Clone, Debug, Default)]

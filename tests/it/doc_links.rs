@@ -78,7 +78,7 @@ fn run_paths(text: &str) -> Vec<String> {
 
 /// The anchors GitHub gives a text's headings: lowercase; letters, digits, spaces, `-`
 /// and `_` kept; spaces become `-`; a repeated heading gets `-1`, `-2`, ...
-fn anchors(text: &str) -> BTreeSet<String> {
+pub(crate) fn anchors(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in prose_lines(text) {
         let hashes = line.len() - line.trim_start_matches('#').len();

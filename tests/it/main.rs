@@ -17,6 +17,7 @@ mod connect;
 mod connect_defaults;
 mod conventions;
 mod doc_links;
+mod doc_links_in_code;
 mod echo_batch;
 mod echo_foreign;
 mod echo_server_death;

@@ -40,7 +40,7 @@ pub fn serialize(s: &RequestSpec) -> Vec<u8> {
     // No User-Agent unless the user gives one (`-H`), as wrk: a server that logs
     // each request (nginx's default access log) would otherwise parse and write
     // it per request, and a generator must not cost the server more than its
-    // peer does (BENCHMARKS.md, "wirebench http against nginx's access log").
+    // peer does (BENCHMARKS.md#design-choices-and-the-measurements-behind-them).
     for (n, v) in &s.headers {
         line(&mut out, n, v);
     }
