@@ -542,12 +542,14 @@ fn elapsed_is_the_establish_and_hold_and_the_teardown_is_its_own() {
     );
     let teardown = num(&c["teardown_s"]);
     assert!(elapsed >= reach + hold, "{elapsed} < {reach} + {hold}");
-    // The wait for the late pings (seconds) is the teardown's, not the measured phase's.
-    assert!(
-        elapsed < reach + hold + 0.9,
-        "elapsed {elapsed} s includes more than establish {reach} s + hold {hold} s"
-    );
+    // The wait for the late pings (seconds) is the teardown's, not the measured phase's:
+    // the measured phase is shorter than it would be with the teardown in it (a margin
+    // of the teardown itself, not of a guess at the machine's speed).
     assert!(teardown >= 1.0, "teardown {teardown} s");
+    assert!(
+        elapsed < reach + hold + teardown,
+        "elapsed {elapsed} s includes the teardown {teardown} s (establish {reach} s, hold {hold} s)"
+    );
     // A ping is never skipped on the engine (a late one goes when the previous returns):
     // the field is gone.
     assert!(c["ping"].get("skipped").is_none(), "{c:#}");

@@ -93,7 +93,7 @@ fn amqp_without_confirms_shows_what_it_writes_while_it_runs() {
         "-c",
         "2",
         "-d",
-        "2s",
+        "3s",
         "--progress",
         "500ms",
     ]);
@@ -101,11 +101,16 @@ fn amqp_without_confirms_shows_what_it_writes_while_it_runs() {
     let lines = progress_lines(&r.stderr);
     assert!(lines.len() >= 2, "{}", r.stderr);
     // Publishes count in the result at their connection's clean close, at the end;
-    // progress shows them as they are written, from the first interval on.
+    // progress shows them as they are written, before the end. (Not "in every
+    // interval": a starved machine can leave an interval with nothing written.)
     let written: Vec<u64> = lines.iter().map(|l| counted(l, "written")).collect();
-    assert!(written[0] > 0, "{}", lines.join("\n"));
     assert!(
-        written.windows(2).all(|w| w[0] < w[1]),
+        written[..written.len() - 1].iter().any(|&w| w > 0),
+        "nothing shown before the end: {}",
+        lines.join("\n")
+    );
+    assert!(
+        written.windows(2).all(|w| w[0] <= w[1]),
         "{}",
         lines.join("\n")
     );
@@ -119,7 +124,6 @@ fn amqp_without_confirms_shows_what_it_writes_while_it_runs() {
     );
     assert_eq!(r.u("/totals/ok"), r.u("/totals/sent"));
     for l in &lines {
-        assert!(!l.contains(" 0/s "), "{l}");
         assert!(!l.contains("sent "), "{l}");
     }
 }

@@ -21,8 +21,10 @@ pub fn bin() -> &'static str {
 /// One echo message with the default 64-byte payload, its 28-byte header included.
 pub const ECHO_FRAME: u64 = 28 + 64;
 
-/// How long a short run of the binary may take before the test kills it and fails.
-pub const RUN_LIMIT: Duration = Duration::from_secs(60);
+/// How long a short run of the binary may take before the test kills it and fails: a
+/// bound, not an assertion (a 30,000-connection run took over 60 s on a 2-core machine
+/// busy with builds).
+pub const RUN_LIMIT: Duration = Duration::from_secs(180);
 
 // ---------------------------------------------------------------- temp files
 
