@@ -142,8 +142,11 @@ fn replies_that_never_come_end_as_in_flight_after_the_grace() {
     assert_eq!(ju(&j, "/totals/ok"), 0);
     assert_eq!(ju(&j, "/totals/in_flight"), sent, "{j}");
     assert_eq!(j["totals"]["invariant_holds"], Value::Bool(true));
-    // Each connection sent one request and waited: its schedule fell ~1 s behind.
-    assert!(f(&j, "/rate/behind_s") >= 0.5, "{j}");
+    // Each connection sent one request and waited for it: the run did not keep up
+    // with its schedule. (How far behind it says depends on when the connections
+    // opened, which a busy machine delays; not asserted.)
+    assert_eq!(sent, 2, "one request per connection: {j}");
+    assert_eq!(j["rate"]["kept_up"], Value::Bool(false), "{j}");
     assert!(stderr.contains("messages got no reply"), "{stderr}");
 }
 
