@@ -347,7 +347,7 @@ impl Conn {
         let st = self.streams.remove(at);
         if st.started {
             self.active -= 1;
-            if self.streams.len() >= self.active as usize + 1 {
+            if self.streams.len() > self.active as usize {
                 self.pump(out);
             }
         }
