@@ -127,6 +127,6 @@ fn round_trip(f: Frame<'_>) {
             };
             assert!(same, "{f:?} written back reads as {back:?}");
         }
-        other => panic!("{f:?} written back reads as {other:?}"),
+        found => panic!("{f:?} written back reads as {found:?}"),
     }
 }

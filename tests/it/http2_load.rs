@@ -146,7 +146,10 @@ fn http2_flags_are_refused_in_one_sentence() {
             "add --h2",
         ),
         (&["http", "--h2"][..], "the built-in server speaks HTTP/1.1"),
-        (&["http", "--h2", "ws://127.0.0.1:9/"][..], "the URL scheme 'ws' is not supported"),
+        (
+            &["http", "--h2", "ws://127.0.0.1:9/"][..],
+            "the URL scheme 'ws' is not supported",
+        ),
         (
             &["http", "--h2", "https://127.0.0.1:9/"][..],
             "give an http:// URL",

@@ -7,7 +7,7 @@
 //! length(24) | type(8) | flags(8) | R(1) stream id(31) | payload(length)
 //! ```
 
-use super::error::FrameError;
+use super::error::{ErrorCode, FrameError};
 
 /// What a client sends before anything else (RFC 9113 3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -155,7 +155,7 @@ pub fn parse(input: &[u8], max_frame: u32) -> Result<Parsed<'_>, FrameError> {
     };
     if h.len > max_frame {
         return Err(FrameError::too_large(
-            super::ErrorCode::FRAME_SIZE_ERROR,
+            ErrorCode::FRAME_SIZE_ERROR,
             "a frame longer than the max frame size",
         ));
     }
