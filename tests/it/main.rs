@@ -26,6 +26,7 @@ mod error_texts;
 mod event_loops;
 mod fuzz_corpus;
 mod hostile_peers;
+mod http2_hostile;
 mod http2_load;
 mod http_load;
 mod http_peers;
