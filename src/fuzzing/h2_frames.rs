@@ -2,7 +2,8 @@
 //! than it was given nor lets a frame past the max frame size through; every frame
 //! written back parses to the same frame; header blocks go through the CONTINUATION
 //! assembly and the HPACK decoder under their caps (nothing past them is kept or
-//! handed out); SETTINGS and WINDOW_UPDATE go through their checks. Run:
+//! handed out); SETTINGS and WINDOW_UPDATE go through their checks; the HTTP/2
+//! client session takes the same bytes as a server's. Run:
 //! `cargo +nightly fuzz run h2_frames`.
 
 use crate::proto::h2::flow::SendWindow;
@@ -15,8 +16,79 @@ const MAX_FRAME: u32 = 1 << 14;
 const BLOCK_CAP: usize = 4096;
 const LIST_CAP: usize = 8192;
 
-/// One input, as the fuzz target runs it.
+/// One input, as the fuzz target runs it: through the codec, then as what a server
+/// sends the HTTP/2 client session.
 pub fn run(data: &[u8]) {
+    codec(data);
+    client(data);
+}
+
+/// The HTTP/2 client after its opening, with three streams open and a small request
+/// body waiting on the windows: replies and events never claim more bytes than they
+/// were given, and a reply names a lane of a stream it opened.
+fn client(data: &[u8]) {
+    use crate::engine::session::{
+        ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup,
+    };
+    use crate::proto::http::h2_client::{H2Factory, H2Shared};
+    use crate::proto::http::h2_streams::lane;
+    use std::sync::Arc;
+    let mut block = Vec::new();
+    crate::proto::h2::hpack::encode(&[(b":method", b"POST"), (b":path", b"/")], &mut block);
+    let factory = H2Factory(Arc::new(H2Shared {
+        block,
+        body: vec![b'x'; 100],
+        head: false,
+        accept: Default::default(),
+        echo: true,
+        stream_window: 1000,
+        conn_window: 70_000,
+    }));
+    let mut c = factory.session(1);
+    let (mut out, mut figures) = (Vec::new(), Default::default());
+    let mut count = Exchanges::default();
+    let _ = c.open(&[], &mut out, &mut figures, &mut count);
+    let mut settings = Vec::new();
+    write::settings(&mut settings, &[]);
+    if c.open(&settings, &mut out, &mut figures, &mut count)
+        != (Setup::Done {
+            used: settings.len(),
+        })
+    {
+        panic!("the opening did not complete");
+    }
+    for seq in 0..3 {
+        c.encode(seq, 0, &mut out);
+    }
+    let lanes = [lane(1), lane(3), lane(5)];
+    let req = InFlight {
+        seq: 0,
+        intended_ns: 0,
+        sent_ns: 0,
+        tag: 0,
+        lane: Lane::ANY,
+        measured: true,
+        on_write: false,
+    };
+    let mut at = 0;
+    while at < data.len() {
+        out.clear();
+        match c.decode(&data[at..], Some(&req), &mut out, &mut figures) {
+            Decode::Incomplete | Decode::Fail { .. } => return,
+            Decode::Consumed { used } | Decode::Event { used } => {
+                assert!(used > 0 && used <= data.len() - at);
+                at += used;
+            }
+            Decode::Reply { used, lane, .. } => {
+                assert!(used > 0 && used <= data.len() - at);
+                assert!(lanes.contains(&lane), "a reply on a lane never opened");
+                at += used;
+            }
+        }
+    }
+}
+
+fn codec(data: &[u8]) {
     let mut asm = Assembly::new(BLOCK_CAP);
     let mut hpack = HeaderDecoder::new(4096, LIST_CAP);
     let mut settings = Settings::default();
