@@ -29,6 +29,7 @@ use crate::error::Result;
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Echo(a) => run_load::run::<crate::proto::echo::plugin::Echo>(&a),
+        Command::Http(a) if a.proto.h2 => run_load::run::<crate::proto::http::h2_plugin::Http2>(&a),
         Command::Http(a) => run_load::run::<crate::proto::http::plugin::Http>(&a),
         Command::Amqp(a) => run_load::run::<crate::proto::amqp::plugin::Amqp>(&a),
         Command::Ws(a) => run_load::run::<crate::proto::ws::plugin::Ws>(&a),

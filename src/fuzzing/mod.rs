@@ -8,6 +8,7 @@
 pub mod amqp_frames;
 pub mod echo_frames;
 pub mod generator_output;
+pub mod h2_frames;
 pub mod http_chunked;
 pub mod http_request;
 pub mod http_response;
@@ -28,6 +29,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("amqp_frames", amqp_frames::run),
     ("echo_frames", echo_frames::run),
     ("generator_output", generator_output::run),
+    ("h2_frames", h2_frames::run),
     ("http_chunked", http_chunked::run),
     ("http_request", http_request::run),
     ("http_response", http_response::run),

@@ -42,10 +42,16 @@ pub enum ErrorKind {
     /// A Redis error reply (`-ERR ...`, `-WRONGTYPE ...`): answered, in step, with an
     /// error; its text is in the result's error texts.
     ErrorReply,
+    /// HTTP/2: the server reset the request's stream (RST_STREAM); its code is in the
+    /// error texts. The connection goes on.
+    RstStream,
+    /// HTTP/2: the server ended the connection with GOAWAY while the request was in
+    /// flight; its code and debug text are in the error texts.
+    Goaway,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::Mismatch,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -62,6 +68,8 @@ impl ErrorKind {
         ErrorKind::TooLarge,
         ErrorKind::Nack,
         ErrorKind::ErrorReply,
+        ErrorKind::RstStream,
+        ErrorKind::Goaway,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -95,6 +103,8 @@ impl ErrorKind {
             ErrorKind::TooLarge => "too_large",
             ErrorKind::Nack => "nack",
             ErrorKind::ErrorReply => "error_reply",
+            ErrorKind::RstStream => "rst_stream",
+            ErrorKind::Goaway => "goaway",
         }
     }
 

@@ -226,6 +226,8 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--no-keepalive" => vec!["--no-keepalive"],
         "--expect-status" => vec!["--expect-status", "200"],
         "--expect-echo" => vec!["--expect-echo", "--body-size", "10"],
+        "--h2" => vec!["--h2", "http://127.0.0.1:9/"],
+        "--max-streams" => vec!["--h2", "http://127.0.0.1:9/", "--max-streams", "4"],
         // amqp
         "--mode" => vec!["--mode", "publish"],
         "--clients" => vec!["--mode", "churn", "--clients", "10"],

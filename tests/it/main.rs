@@ -27,6 +27,8 @@ mod error_texts;
 mod event_loops;
 mod fuzz_corpus;
 mod hostile_peers;
+mod http2_hostile;
+mod http2_load;
 mod http_load;
 mod http_peers;
 mod http_request_bytes;

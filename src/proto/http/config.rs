@@ -58,6 +58,12 @@ pub struct HttpArgs {
     /// Check that every response body equals the request body (an echo server).
     #[arg(long, hide_short_help = true)]
     pub expect_echo: bool,
+    /// Speak HTTP/2 over plain TCP (h2c, prior knowledge): each request is a stream.
+    #[arg(long)]
+    pub h2: bool,
+    /// With --h2: streams in flight per connection, as h2load's -m [default: 1].
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    pub max_streams: Option<usize>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -97,6 +103,8 @@ pub struct HttpConfig {
     pub accept: StatusSet,
     pub accept_text: String,
     pub expect_echo: bool,
+    /// HTTP/2 (h2c, prior knowledge) instead of HTTP/1.1.
+    pub h2: bool,
 }
 
 fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
@@ -164,6 +172,41 @@ fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
     Ok(b)
 }
 
+/// `--h2` and `--max-streams`, checked: the requests in flight per connection they
+/// make (streams), or none for HTTP/1.1.
+fn h2_streams(a: &HttpArgs, shared: &LoadArgs, url: Option<&Url>) -> Result<Option<usize>> {
+    if !a.h2 {
+        if a.max_streams.is_some() {
+            return Err(Error::usage(
+                "--max-streams counts HTTP/2 streams: add --h2 (HTTP/1.1 pipelines with --pipeline)",
+            ));
+        }
+        return Ok(None);
+    }
+    let streams = a.max_streams.unwrap_or(1);
+    if streams == 0 {
+        return Err(Error::usage("--max-streams must be at least 1"));
+    }
+    if streams > crate::config::MAX_PIPELINE {
+        return Err(Error::usage(format!(
+            "--max-streams must be at most {} streams per connection",
+            crate::config::MAX_PIPELINE
+        )));
+    }
+    let refuse = |why: &str| Err(Error::usage(why.to_string()));
+    match url {
+        None => refuse("the built-in server speaks HTTP/1.1: give --h2 the http:// URL of an HTTP/2 server"),
+        Some(u) if u.tls => refuse(
+            "--h2 speaks h2c (HTTP/2 over plain TCP, prior knowledge): give an http:// URL",
+        ),
+        _ if shared.pipeline != 1 => {
+            refuse("with --h2, requests in flight per connection are streams: use --max-streams, not --pipeline")
+        }
+        _ if a.no_keepalive => refuse("--no-keepalive is HTTP/1.1's: HTTP/2 keeps its connections"),
+        _ => Ok(Some(streams)),
+    }
+}
+
 impl HttpConfig {
     pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
         let url = a
@@ -176,6 +219,7 @@ impl HttpConfig {
         if let Some(u) = &url {
             url_tls(shared, u.tls, ("http", "https"), &mut overrides)?;
         }
+        overrides.pipeline = h2_streams(a, shared, url.as_ref())?;
         let load = LoadConfig::from_args(shared, overrides)?;
 
         if a.body.is_some() && a.body_size.is_some() {
@@ -257,6 +301,7 @@ impl HttpConfig {
                 accept,
                 accept_text,
                 expect_echo: a.expect_echo,
+                h2: a.h2,
             },
         })
     }
@@ -293,6 +338,7 @@ impl HttpConfig {
         v["keepalive"] = json!(self.keepalive);
         v["expect_status"] = json!(self.accept_text);
         v["expect_echo"] = json!(self.expect_echo);
+        v["http_version"] = json!(if self.h2 { "2" } else { "1.1" });
     }
 }
 

@@ -1,4 +1,4 @@
-//! HTTP/1.1: URL and request (serialized once), the incremental response parser with
+//! HTTP/1.1 and HTTP/2 (`h2_*.rs`, on the codec of `proto::h2`): URL and request (serialized once), the incremental response parser with
 //! its body framing, the load client and the server handler.
 
 pub mod chunked;
@@ -7,6 +7,9 @@ pub mod config;
 pub mod date;
 pub mod figures;
 pub mod gen;
+pub mod h2_client;
+pub mod h2_plugin;
+pub mod h2_streams;
 pub mod plugin;
 pub mod request;
 pub mod response;

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 pub struct Http;
 
 /// The authority (Host) and path requests go to: the URL's, or the built-in server's.
-fn authority_path(cfg: &HttpConfig, aim: &Aim) -> (String, String) {
+pub fn authority_path(cfg: &HttpConfig, aim: &Aim) -> (String, String) {
     match &cfg.url {
         Some(u) => (u.authority(), u.path.clone()),
         None => (aim.addr.to_string(), "/".to_string()),

@@ -1,0 +1,189 @@
+//! Header blocks (RFC 9113 4.3, RFC 7541): assembled from a HEADERS or PUSH_PROMISE
+//! frame and its CONTINUATION frames under a cap, decoded under a header-list-size
+//! cap, and encoded.
+//!
+//! HPACK itself is the `httlib-hpack` crate. Compared on crates.io: `hpack` (0.3,
+//! last released 2016) and its maintained forks `fluke-hpack`/`loona-hpack` (0.4,
+//! 2024) build a 257-entry `HashMap` table for every Huffman-coded string and decode
+//! it bit by bit (microseconds per string; nginx Huffman-codes its response
+//! headers); `httlib-hpack` (0.1.3, 2021, quiet since but complete, with the RFC's
+//! test vectors) decodes Huffman through generated multi-bit tables
+//! (`httlib-huffman`). Its cost: every decoded name and value is an owned `Vec` (two
+//! allocations per header field, the dynamic table's entries are owned anyway), and
+//! its decoder takes a `Vec` it drains, so a block is copied once into `scratch`.
+//! `h2`'s HPACK is not public. Encoding is stateless here (never indexed into the
+//! dynamic table), so a block encoded once serves every request alike.
+
+use super::error::{ErrorCode, FrameError};
+use httlib_hpack::{Decoder, Encoder};
+
+/// Per header field, RFC 7541 4.1 adds 32 bytes to its name and value.
+const FIELD_OVERHEAD: usize = 32;
+/// Fields decoded per call of the crate, so the list size is checked as it grows.
+const FIELDS_PER_STEP: usize = 4;
+
+/// Where a header block stands between frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block<'a> {
+    /// The block continues in CONTINUATION frames of `stream` (nothing else may come).
+    Open,
+    /// The whole block.
+    Done(&'a [u8]),
+}
+
+/// Assembles header blocks split over CONTINUATION frames, keeping at most `cap`
+/// bytes: a block that never ends costs `cap`, then `too_large`.
+#[derive(Debug)]
+pub struct Assembly {
+    buf: Vec<u8>,
+    /// The stream whose block is open, 0 when none is.
+    stream: u32,
+    cap: usize,
+}
+
+impl Assembly {
+    pub fn new(cap: usize) -> Assembly {
+        Assembly {
+            buf: Vec::new(),
+            stream: 0,
+            cap,
+        }
+    }
+
+    /// The stream whose block waits for CONTINUATION frames, if any: until it ends,
+    /// any other frame is a PROTOCOL_ERROR (RFC 9113 6.10).
+    #[inline]
+    pub fn open(&self) -> Option<u32> {
+        (self.stream != 0).then_some(self.stream)
+    }
+
+    /// A HEADERS or PUSH_PROMISE fragment. A whole block (END_HEADERS) is handed back
+    /// as it lies in the frame, uncopied.
+    pub fn first<'a>(
+        &'a mut self,
+        stream: u32,
+        end: bool,
+        fragment: &'a [u8],
+    ) -> Result<Block<'a>, FrameError> {
+        if self.stream != 0 {
+            return Err(FrameError::protocol(
+                "a header block interrupted by another frame",
+            ));
+        }
+        if end {
+            return Ok(Block::Done(fragment));
+        }
+        self.buf.clear();
+        self.stream = stream;
+        self.push(fragment)?;
+        Ok(Block::Open)
+    }
+
+    /// A CONTINUATION fragment.
+    pub fn more(
+        &mut self,
+        stream: u32,
+        end: bool,
+        fragment: &[u8],
+    ) -> Result<Block<'_>, FrameError> {
+        if self.stream == 0 || stream != self.stream {
+            return Err(FrameError::protocol(
+                "a CONTINUATION frame outside a header block",
+            ));
+        }
+        self.push(fragment)?;
+        if !end {
+            return Ok(Block::Open);
+        }
+        self.stream = 0;
+        Ok(Block::Done(&self.buf))
+    }
+
+    fn push(&mut self, fragment: &[u8]) -> Result<(), FrameError> {
+        if self.buf.len() + fragment.len() > self.cap {
+            self.buf = Vec::new();
+            return Err(FrameError::too_large(
+                ErrorCode::ENHANCE_YOUR_CALM,
+                "a header block longer than its cap",
+            ));
+        }
+        self.buf.extend_from_slice(fragment);
+        Ok(())
+    }
+}
+
+/// One connection's HPACK decoder and the cap on a decoded header list.
+pub struct HeaderDecoder {
+    decoder: Decoder<'static>,
+    scratch: Vec<u8>,
+    fields: Vec<(Vec<u8>, Vec<u8>, u8)>,
+    max_list: usize,
+}
+
+impl HeaderDecoder {
+    /// `table`: the SETTINGS_HEADER_TABLE_SIZE this side announced; `max_list`: the
+    /// decoded size (RFC 7541 4.1) past which a block is `too_large`.
+    pub fn new(table: u32, max_list: usize) -> HeaderDecoder {
+        HeaderDecoder {
+            decoder: Decoder::with_dynamic_size(table),
+            scratch: Vec::new(),
+            fields: Vec::with_capacity(FIELDS_PER_STEP),
+            max_list,
+        }
+    }
+
+    /// Decodes a whole block, each field handed to `field(name, value)` in order. An
+    /// error is a COMPRESSION_ERROR (the table can no longer be trusted: the
+    /// connection ends), or `too_large` past the list cap.
+    pub fn decode(
+        &mut self,
+        block: &[u8],
+        mut field: impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), FrameError> {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(block);
+        let mut list = 0usize;
+        while !self.scratch.is_empty() {
+            self.fields.clear();
+            self.decoder
+                .decode_exact(&mut self.scratch, &mut self.fields)
+                .map_err(|e| FrameError::compression(decoder_words(&e)))?;
+            for (name, value, _) in &self.fields {
+                list += name.len() + value.len() + FIELD_OVERHEAD;
+                if list > self.max_list {
+                    return Err(FrameError::too_large(
+                        ErrorCode::ENHANCE_YOUR_CALM,
+                        "a header list longer than its cap",
+                    ));
+                }
+                field(name, value);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn decoder_words(e: &httlib_hpack::DecoderError) -> &'static str {
+    use httlib_hpack::DecoderError as E;
+    match e {
+        E::InvalidIndex => "an HPACK index out of range",
+        E::InvalidMaxDynamicSize => "an HPACK table size over the announced one",
+        E::IntegerOverflow | E::IntegerUnderflow => "an HPACK integer cut short or too long",
+        E::InvalidInput | E::InvalidPrefix => "an HPACK block that does not decode",
+    }
+}
+
+/// Encodes header fields (`(name, value)`, pseudo-headers first, names lower case)
+/// into one block, without touching the dynamic table: a field of the static table
+/// is its index, a name of it is indexed with a literal value, anything else is a
+/// literal; Huffman-coded. The result depends on the fields alone.
+pub fn encode(fields: &[(&[u8], &[u8])], out: &mut Vec<u8>) {
+    let mut encoder = Encoder::with_dynamic_size(0);
+    let flags = Encoder::BEST_FORMAT | Encoder::HUFFMAN_VALUE | Encoder::HUFFMAN_NAME;
+    for (name, value) in fields {
+        // Fails only on a table index its own lookup did not find, or on a byte
+        // Huffman cannot code: neither happens (the code covers every octet).
+        let done = encoder.encode((name.to_vec(), value.to_vec(), flags), out);
+        debug_assert!(done.is_ok(), "HPACK encoding failed");
+    }
+}
