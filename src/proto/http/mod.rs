@@ -1,5 +1,7 @@
 //! HTTP/1.1: URL and request (serialized once), the incremental response parser with
-//! its body framing, the load client and the server handler.
+//! its body framing, the load client and the server handler; the server's HTTP/2
+//! (`h2serve/`, on the codec in `proto::h2`), chosen per connection by its first
+//! bytes (`serve_session.rs`).
 
 pub mod chunked;
 pub mod client;
@@ -7,9 +9,11 @@ pub mod config;
 pub mod date;
 pub mod figures;
 pub mod gen;
+pub mod h2serve;
 pub mod plugin;
 pub mod request;
 pub mod response;
+pub mod serve_session;
 pub mod server;
 pub mod status;
 pub mod suite;

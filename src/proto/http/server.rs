@@ -5,7 +5,9 @@
 //! a head or body past its limit gets 431 or 413, a malformed request 400, and a close.
 
 use super::chunked::{self, Chunked};
+use super::h2serve::H2Figures;
 use super::request::pattern_body;
+use super::serve_session::HttpSession;
 use crate::server::session::{Reply, ServerFactory, ServerSession};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -30,6 +32,21 @@ pub struct Limits {
     /// arrives (its framing is dropped), so at most this plus a 4 KiB chunk-size line
     /// or 16 KiB of trailers is held.
     pub max_body: usize,
+    /// HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS (`--max-streams`, default 100).
+    #[serde(default = "default_max_streams")]
+    pub max_streams: u32,
+    /// HTTP/2: how long a response may wait on a flow-control window of 0 before
+    /// the connection is closed (`--h2-window-timeout`, default 10 s; 0: never).
+    #[serde(default = "default_window_timeout_ms")]
+    pub window_timeout_ms: u64,
+}
+
+fn default_max_streams() -> u32 {
+    100
+}
+
+fn default_window_timeout_ms() -> u64 {
+    10_000
 }
 
 impl Default for Limits {
@@ -37,6 +54,8 @@ impl Default for Limits {
         Limits {
             max_head: 16 * 1024,
             max_body: 16 << 20,
+            max_streams: default_max_streams(),
+            window_timeout_ms: default_window_timeout_ms(),
         }
     }
 }
@@ -46,6 +65,7 @@ pub struct HttpHandlerFactory {
     /// The bytes `GET /bytes/N` slices from (grown once, shared).
     pattern: Arc<[u8]>,
 }
+
 
 impl HttpHandlerFactory {
     pub fn new(limits: Limits) -> Self {
@@ -57,12 +77,19 @@ impl HttpHandlerFactory {
 }
 
 impl ServerFactory for HttpHandlerFactory {
-    type Session = HttpHandler;
+    type Session = HttpSession;
     type Thread = ();
 
     fn thread_state(&self) {}
 
-    fn session(&self) -> HttpHandler {
+    fn session(&self) -> HttpSession {
+        HttpSession::One(self.handler())
+    }
+}
+
+impl HttpHandlerFactory {
+    /// An HTTP/1.1 handler for a new connection.
+    fn handler(&self) -> HttpHandler {
         HttpHandler {
             limits: self.limits,
             pattern: self.pattern.clone(),
@@ -74,7 +101,7 @@ impl ServerFactory for HttpHandlerFactory {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
+pub(super) enum Route {
     Echo,
     Hello,
     Bytes(usize),
@@ -122,7 +149,7 @@ fn has_token(value: &[u8], token: &[u8]) -> bool {
         .any(|t| eq(t.trim_ascii(), token))
 }
 
-fn push_decimal(out: &mut Vec<u8>, mut v: usize) {
+pub(super) fn push_decimal(out: &mut Vec<u8>, mut v: usize) {
     if v < 10 {
         // Content-Length of `GET /`'s "hello": one digit, no loop (~40 instructions
         // a request under callgrind for the loop and its slice copy).
@@ -213,7 +240,7 @@ fn respond(
 
 /// Where a request goes, from its method and target. Byte scans, not `str` pattern
 /// searches: building a substring searcher for "://" cost ~170 instructions a request.
-fn route(method: &str, target: &str) -> Route {
+pub(super) fn route(method: &str, target: &str) -> Route {
     let t = target.as_bytes();
     // Absolute form (a proxy-style request): route on the path.
     let path = match t.windows(3).position(|w| w == b"://") {
@@ -419,10 +446,25 @@ fn refuse(out: &mut Vec<u8>, status: u16, text: &str) -> Reply {
     }
 }
 
-impl ServerSession for HttpHandler {
-    type Figures = ();
+impl HttpHandler {
+    /// Nothing of a request seen yet: the connection's first bytes may still be the
+    /// HTTP/2 preface.
+    #[inline]
+    pub(super) fn fresh(&self) -> bool {
+        !self.answered_any && self.partial.is_none()
+    }
 
-    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
+    /// What an HTTP/2 session of this connection takes over: the limits and the
+    /// shared `GET /bytes/N` pattern.
+    pub(super) fn parts(&self) -> (Limits, Arc<[u8]>) {
+        (self.limits, self.pattern.clone())
+    }
+}
+
+impl ServerSession for HttpHandler {
+    type Figures = H2Figures;
+
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut H2Figures) -> Reply {
         let mut at = 0;
         loop {
             let rest = &input[at..];
@@ -545,7 +587,7 @@ mod tests {
             carry.extend_from_slice(piece);
             loop {
                 let mut out = Vec::new();
-                let r = h.on_bytes(&carry, &mut out, &mut ());
+                let r = h.on_bytes(&carry, &mut out, &mut H2Figures::default());
                 written.extend_from_slice(&out);
                 match r {
                     Reply::Consumed(n) => {
@@ -698,6 +740,7 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         let limits = Limits {
             max_head: 1024,
             max_body: 4096,
+            ..Limits::default()
         };
         let mut head = b"GET / HTTP/1.1\r\nX: ".to_vec();
         head.extend(std::iter::repeat_n(b'a', 2000));
@@ -757,7 +800,7 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         let mut total = 0;
         loop {
             let mut out = Vec::new();
-            let r = h.on_bytes(&carry, &mut out, &mut ());
+            let r = h.on_bytes(&carry, &mut out, &mut H2Figures::default());
             assert!(out.len() < MAX_OUT_BATCH + 103_000, "{}", out.len());
             total += out.len();
             calls += 1;
