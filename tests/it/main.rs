@@ -27,6 +27,7 @@ mod event_loops;
 mod fuzz_corpus;
 mod hostile_peers;
 mod http_load;
+mod h2_server;
 mod http_peers;
 mod http_request_bytes;
 mod ioevent;
