@@ -47,7 +47,10 @@ fn h2load_and_curl_by_prior_knowledge_count_exactly() {
         return;
     }
     let s = ServeHttp::start(&["--threads", "1"]);
-    let (code, out, err) = run("h2load", &["-n", "20000", "-c", "10", "-m", "10", &s.url("/")]);
+    let (code, out, err) = run(
+        "h2load",
+        &["-n", "20000", "-c", "10", "-m", "10", &s.url("/")],
+    );
     assert_eq!(code, 0, "{out}\n{err}");
     h2load_done(&out, 20_000);
     assert!(out.contains("(100000) data"), "20000 x hello:\n{out}");
@@ -66,7 +69,17 @@ fn h2load_and_curl_by_prior_knowledge_count_exactly() {
     std::fs::write(body.path(), pseudo_random_bytes(3, 30_000)).unwrap();
     let (code, out, err) = run(
         "h2load",
-        &["-n", "300", "-c", "3", "-m", "5", "-d", body.s(), &s.url("/echo")],
+        &[
+            "-n",
+            "300",
+            "-c",
+            "3",
+            "-m",
+            "5",
+            "-d",
+            body.s(),
+            &s.url("/echo"),
+        ],
     );
     assert_eq!(code, 0, "{out}\n{err}");
     h2load_done(&out, 300);
@@ -74,9 +87,18 @@ fn h2load_and_curl_by_prior_knowledge_count_exactly() {
 
     let (code, got, _) = run(
         "curl",
-        &["-s", "--http2-prior-knowledge", "-w", " %{http_version}", &s.url("/bytes/30")],
+        &[
+            "-s",
+            "--http2-prior-knowledge",
+            "-w",
+            " %{http_version}",
+            &s.url("/bytes/30"),
+        ],
     );
-    assert_eq!((code, got.as_str()), (0, "abcdefghijklmnopqrstuvwxyzabcd 2"));
+    assert_eq!(
+        (code, got.as_str()),
+        (0, "abcdefghijklmnopqrstuvwxyzabcd 2")
+    );
     // A 3 MB binary echo, byte for byte, both windows given back as it flows.
     let file = TempPath::new("h2-curl", ".bin");
     let data = pseudo_random_bytes(5, 3_000_000);
@@ -85,10 +107,21 @@ fn h2load_and_curl_by_prior_knowledge_count_exactly() {
     let at = format!("@{}", file.s());
     let (code, _, err) = run(
         "curl",
-        &["-s", "--http2-prior-knowledge", "--data-binary", &at, "-o", out_file.s(), &s.url("/echo")],
+        &[
+            "-s",
+            "--http2-prior-knowledge",
+            "--data-binary",
+            &at,
+            "-o",
+            out_file.s(),
+            &s.url("/echo"),
+        ],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(std::fs::read(out_file.path()).unwrap() == data, "echo differs");
+    assert!(
+        std::fs::read(out_file.path()).unwrap() == data,
+        "echo differs"
+    );
 
     let (line, h2) = stop(s);
     assert_eq!(stat(&line, "requests"), 20_000 + 200 + 300 + 2, "{line}");
@@ -111,12 +144,28 @@ fn h2_over_tls_is_chosen_by_alpn() {
     let url = |p: &str| format!("https://127.0.0.1:{}{p}", s.port);
     let (code, got, e) = run(
         "curl",
-        &["-s", "--http2", "--cacert", &ca, "-w", " %{http_version}", &url("/bytes/5")],
+        &[
+            "-s",
+            "--http2",
+            "--cacert",
+            &ca,
+            "-w",
+            " %{http_version}",
+            &url("/bytes/5"),
+        ],
     );
     assert_eq!((code, got.as_str()), (0, "abcde 2"), "{e}");
     let (code, got, e) = run(
         "curl",
-        &["-s", "--http1.1", "--cacert", &ca, "-w", " %{http_version}", &url("/")],
+        &[
+            "-s",
+            "--http1.1",
+            "--cacert",
+            &ca,
+            "-w",
+            " %{http_version}",
+            &url("/"),
+        ],
     );
     assert_eq!((code, got.as_str()), (0, "hello 1.1"), "{e}");
     let (code, out, e) = run("h2load", &["-n", "2000", "-c", "4", "-m", "10", &url("/")]);
@@ -146,7 +195,11 @@ fn hostile_clients_end_with_their_own_reasons_beside_a_clean_load() {
     }
     let s = ServeHttp::start(&["--threads", "1", "--h2-window-timeout", "1s"]);
     let port = s.port.to_string();
-    let mut clean = Proc::spawn("h2load", &["-n", "30000", "-c", "4", "-m", "10", &s.url("/")], false);
+    let mut clean = Proc::spawn(
+        "h2load",
+        &["-n", "30000", "-c", "4", "-m", "10", &s.url("/")],
+        false,
+    );
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/h2_hostile.py");
     let mut args = vec![script, port.as_str()];
     args.extend(HOSTILE.iter().map(|h| h.0));
@@ -165,7 +218,10 @@ fn hostile_clients_end_with_their_own_reasons_beside_a_clean_load() {
         assert_eq!(seen[case]["ended"], true, "{case}: {seen}");
         // A GOAWAY read before the server's close reset the connection is its code.
         let got = &seen[case]["goaway"];
-        assert!(got.is_null() || got.as_u64() == Some(code), "{case}: {seen}");
+        assert!(
+            got.is_null() || got.as_u64() == Some(code),
+            "{case}: {seen}"
+        );
     }
     peak = peak.max(s.proc.peak_rss());
     assert!(peak < 64 << 20, "server peak RSS {peak} bytes");

@@ -82,7 +82,12 @@ pub struct ServeHttpArgs {
     #[arg(long, value_name = "N", default_value_t = 100, hide_short_help = true)]
     pub max_streams: u32,
     /// HTTP/2: close a connection whose responses wait this long on a flow-control window of 0 (GOAWAY); 0: never.
-    #[arg(long, value_name = "DURATION", default_value = "10s", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        hide_short_help = true
+    )]
     pub h2_window_timeout: String,
     #[command(flatten)]
     pub pacing: PacingArgs,
@@ -331,8 +336,7 @@ fn serve_limits(a: &ServeHttpArgs) -> Result<Limits> {
     if !(1..=1_000_000).contains(&a.max_streams) {
         return Err(Error::usage("--max-streams must be between 1 and 1000000"));
     }
-    let window_timeout =
-        crate::config::timeout_flag("--h2-window-timeout", &a.h2_window_timeout)?;
+    let window_timeout = crate::config::timeout_flag("--h2-window-timeout", &a.h2_window_timeout)?;
     Ok(Limits {
         max_head,
         max_body,

@@ -3,8 +3,8 @@
 
 use super::client::HttpFactory;
 use super::config::{HttpArgs, HttpConfig, ServeHttpArgs, ServeHttpConfig};
-use super::h2serve::H2Figures;
 use super::figures::{counts_of, StatusCounts, STATUS_CLASSES, STATUS_CODES};
+use super::h2serve::H2Figures;
 use super::request;
 use super::server::{HttpHandlerFactory, Limits};
 use super::suite;

@@ -66,7 +66,6 @@ pub struct HttpHandlerFactory {
     pattern: Arc<[u8]>,
 }
 
-
 impl HttpHandlerFactory {
     pub fn new(limits: Limits) -> Self {
         HttpHandlerFactory {

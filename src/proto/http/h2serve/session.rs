@@ -257,7 +257,9 @@ impl H2Session {
                     end_headers,
                     block,
                 } => self.continuation(stream, end_headers, block, out, fig),
-                _ => Err(Fault::protocol("a header block interrupted by another frame")),
+                _ => Err(Fault::protocol(
+                    "a header block interrupted by another frame",
+                )),
             };
         }
         match f {
@@ -424,7 +426,14 @@ impl H2Session {
             self.done_stream();
             return Ok(());
         }
-        let mut s = self.stream(stream, Body::Fixed { bytes, pos: 0, len: send });
+        let mut s = self.stream(
+            stream,
+            Body::Fixed {
+                bytes,
+                pos: 0,
+                len: send,
+            },
+        );
         s.input_open = false;
         if streams::pump(out, &mut s, &mut self.conn_send, &self.pattern) {
             self.done_stream();
@@ -437,7 +446,9 @@ impl H2Session {
     /// The request's route, None when it is malformed (400).
     fn route(&self) -> Option<Route> {
         let req = &self.req;
-        let method = req.method.filter(|_| !req.malformed && !req.path.is_empty())?;
+        let method = req
+            .method
+            .filter(|_| !req.malformed && !req.path.is_empty())?;
         let path = std::str::from_utf8(&req.path).ok()?;
         Some(route(method.name(), path))
     }
@@ -571,9 +582,9 @@ impl H2Session {
         }
         match self.find(stream) {
             Some(i) => self.streams[i].send.grow(increment).map_err(Fault::flow),
-            None if stream > self.last_stream => Err(Fault::stream_id(
-                "WINDOW_UPDATE on a stream never opened",
-            )),
+            None if stream > self.last_stream => {
+                Err(Fault::stream_id("WINDOW_UPDATE on a stream never opened"))
+            }
             None => Ok(()),
         }
     }
@@ -583,7 +594,12 @@ impl H2Session {
     fn pump_all(&mut self, out: &mut Vec<u8>) -> bool {
         let mut i = 0;
         while i < self.streams.len() && out.len() < MAX_OUT_BATCH {
-            if streams::pump(out, &mut self.streams[i], &mut self.conn_send, &self.pattern) {
+            if streams::pump(
+                out,
+                &mut self.streams[i],
+                &mut self.conn_send,
+                &self.pattern,
+            ) {
                 self.streams.swap_remove(i);
                 self.done_stream();
             } else {

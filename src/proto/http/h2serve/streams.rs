@@ -27,7 +27,11 @@ pub enum Fixed {
 #[derive(Debug)]
 pub enum Body {
     /// `len` bytes, `pos` of them sent.
-    Fixed { bytes: Fixed, pos: usize, len: usize },
+    Fixed {
+        bytes: Fixed,
+        pos: usize,
+        len: usize,
+    },
     /// The request's DATA not yet echoed.
     Echo(Vec<u8>),
 }
@@ -88,12 +92,7 @@ fn data(out: &mut Vec<u8>, s: &mut Stream, conn: &mut ConnSend, bytes: &[u8], en
 /// Echoes a DATA payload at once as far as the windows allow, without copying it
 /// into the stream first; the rest is kept. True when it wrote the response's end
 /// (the request's last DATA, all of it sent).
-pub fn echo_now(
-    out: &mut Vec<u8>,
-    s: &mut Stream,
-    conn: &mut ConnSend,
-    mut bytes: &[u8],
-) -> bool {
+pub fn echo_now(out: &mut Vec<u8>, s: &mut Stream, conn: &mut ConnSend, mut bytes: &[u8]) -> bool {
     let Body::Echo(kept) = &s.body else {
         return false;
     };
