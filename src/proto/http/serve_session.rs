@@ -50,8 +50,7 @@ impl ServerSession for HttpSession {
                         Opening::Unsure => return Reply::Consumed(0),
                         Opening::H2 => {
                             figures.connections += 1;
-                            let (limits, pattern) = h.parts();
-                            let mut two = Box::new(H2Session::new(limits, pattern));
+                            let mut two = Box::new(H2Session::new(h.shared()));
                             let reply = two.on_bytes(input, out, figures);
                             *self = HttpSession::Two(two);
                             return reply;

@@ -61,16 +61,24 @@ impl Default for Limits {
 }
 
 pub struct HttpHandlerFactory {
-    limits: Limits,
-    /// The bytes `GET /bytes/N` slices from (grown once, shared).
-    pattern: Arc<[u8]>,
+    shared: Arc<Shared>,
+}
+
+/// What every connection of a server reads and none changes, behind one pointer so
+/// an idle connection's session stays small.
+pub(super) struct Shared {
+    pub limits: Limits,
+    /// The bytes `GET /bytes/N` slices from (grown once).
+    pub pattern: Box<[u8]>,
 }
 
 impl HttpHandlerFactory {
     pub fn new(limits: Limits) -> Self {
         HttpHandlerFactory {
-            limits,
-            pattern: pattern_body(64 * 1024 + 26).into(),
+            shared: Arc::new(Shared {
+                limits,
+                pattern: pattern_body(64 * 1024 + 26).into(),
+            }),
         }
     }
 }
@@ -90,8 +98,7 @@ impl HttpHandlerFactory {
     /// An HTTP/1.1 handler for a new connection.
     fn handler(&self) -> HttpHandler {
         HttpHandler {
-            limits: self.limits,
-            pattern: self.pattern.clone(),
+            shared: self.shared.clone(),
             partial: None,
             requests: 0,
             answered_any: false,
@@ -129,8 +136,7 @@ struct Partial {
 }
 
 pub struct HttpHandler {
-    limits: Limits,
-    pattern: Arc<[u8]>,
+    shared: Arc<Shared>,
     partial: Option<Partial>,
     /// Requests answered since the server last asked.
     requests: u64,
@@ -413,8 +419,9 @@ impl HttpHandler {
             Route::Echo => respond(out, 200, body, p.head_only, close, ka10),
             Route::Hello => respond(out, 200, b"hello", p.head_only, close, ka10),
             Route::Bytes(n) => {
-                if n <= self.pattern.len() - 26 {
-                    respond(out, 200, &self.pattern[..n], p.head_only, close, ka10)
+                let pattern = &self.shared.pattern;
+                if n <= pattern.len() - 26 {
+                    respond(out, 200, &pattern[..n], p.head_only, close, ka10)
                 } else {
                     respond(out, 200, &pattern_body(n), p.head_only, close, ka10)
                 }
@@ -454,9 +461,9 @@ impl HttpHandler {
     }
 
     /// What an HTTP/2 session of this connection takes over: the limits and the
-    /// shared `GET /bytes/N` pattern.
-    pub(super) fn parts(&self) -> (Limits, Arc<[u8]>) {
-        (self.limits, self.pattern.clone())
+    /// `GET /bytes/N` pattern.
+    pub(super) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
     }
 }
 
@@ -475,7 +482,7 @@ impl ServerSession for HttpHandler {
             }
             let mut p = match self.partial.take() {
                 Some(p) => p,
-                None => match parse_head(rest, &self.limits) {
+                None => match parse_head(rest, &self.shared.limits) {
                     Head::Incomplete => return Reply::Consumed(at),
                     Head::Bad(status, text) => return refuse(out, status, text),
                     Head::Parsed(p, expect_continue) => {
@@ -508,7 +515,7 @@ impl ServerSession for HttpHandler {
                             body.extend_from_slice(piece)
                         }
                     });
-                    if p.chunked.data_len > self.limits.max_body as u64 {
+                    if p.chunked.data_len > self.shared.limits.max_body as u64 {
                         return refuse(out, 413, "request body too large\n");
                     }
                     match step {

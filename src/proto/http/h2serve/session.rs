@@ -10,7 +10,7 @@
 //! partial frame (16 KiB), a header block (`--max-header`), echo bytes not yet sent
 //! (at most the 1 MiB connection window this side gives).
 
-use super::super::server::{route, Limits, Route, MAX_OUT_BATCH};
+use super::super::server::{route, Route, Shared, MAX_OUT_BATCH};
 use super::figures::{H2Figures, Reason};
 use super::head::{self, Method, Request, Response};
 use super::streams::{self, Body, ConnSend, Fixed, Stream};
@@ -110,8 +110,8 @@ enum Stall {
 }
 
 pub struct H2Session {
-    limits: Limits,
-    pattern: Arc<[u8]>,
+    /// The limits and the `GET /bytes/N` pattern.
+    shared: Arc<Shared>,
     /// The preface came and this side's SETTINGS went.
     started: bool,
     /// What the client announced.
@@ -140,10 +140,10 @@ pub struct H2Session {
 }
 
 impl H2Session {
-    pub fn new(limits: Limits, pattern: Arc<[u8]>) -> H2Session {
+    pub(in super::super) fn new(shared: Arc<Shared>) -> H2Session {
+        let limits = shared.limits;
         H2Session {
-            limits,
-            pattern,
+            shared,
             started: false,
             peer: Settings::default(),
             decoder: HeaderDecoder::new(HEADER_TABLE, limits.max_head),
@@ -207,8 +207,14 @@ impl H2Session {
         write::settings(
             out,
             &[
-                (settings::MAX_CONCURRENT_STREAMS, self.limits.max_streams),
-                (settings::MAX_HEADER_LIST_SIZE, self.limits.max_head as u32),
+                (
+                    settings::MAX_CONCURRENT_STREAMS,
+                    self.shared.limits.max_streams,
+                ),
+                (
+                    settings::MAX_HEADER_LIST_SIZE,
+                    self.shared.limits.max_head as u32,
+                ),
             ],
         );
         if let Some(inc) = self.conn_recv.raise(CONN_WINDOW) {
@@ -398,7 +404,7 @@ impl H2Session {
         out: &mut Vec<u8>,
         fig: &mut H2Figures,
     ) -> Result<(), Fault> {
-        if self.streams.len() >= self.limits.max_streams as usize {
+        if self.streams.len() >= self.shared.limits.max_streams as usize {
             write::rst_stream(out, stream, ErrorCode::REFUSED_STREAM.0);
             fig.refused += 1;
             return self.count_reset();
@@ -435,7 +441,7 @@ impl H2Session {
             },
         );
         s.input_open = false;
-        if streams::pump(out, &mut s, &mut self.conn_send, &self.pattern) {
+        if streams::pump(out, &mut s, &mut self.conn_send, &self.shared.pattern) {
             self.done_stream();
         } else {
             self.streams.push(s);
@@ -457,7 +463,7 @@ impl H2Session {
     fn echo_too_large(&self) -> bool {
         self.req
             .content_length
-            .is_some_and(|n| n > self.limits.max_body as u64)
+            .is_some_and(|n| n > self.shared.limits.max_body as u64)
     }
 
     fn stream(&self, id: u32, body: Body) -> Stream {
@@ -512,7 +518,7 @@ impl H2Session {
             // A stream already answered: dropped, its room given back with the connection's.
             return Ok(());
         };
-        let max_body = self.limits.max_body as u64;
+        let max_body = self.shared.limits.max_body as u64;
         let s = &mut self.streams[i];
         if !matches!(s.body, Body::Echo(_)) {
             return Ok(());
@@ -598,7 +604,7 @@ impl H2Session {
                 out,
                 &mut self.streams[i],
                 &mut self.conn_send,
-                &self.pattern,
+                &self.shared.pattern,
             ) {
                 self.streams.swap_remove(i);
                 self.done_stream();
@@ -664,7 +670,11 @@ impl H2Session {
     }
 
     pub fn next_wake(&self) -> Option<u64> {
-        let limit = self.limits.window_timeout_ms.checked_mul(1_000_000)?;
+        let limit = self
+            .shared
+            .limits
+            .window_timeout_ms
+            .checked_mul(1_000_000)?;
         match self.stall {
             _ if limit == 0 || self.ended => None,
             Stall::Clear => None,
@@ -675,7 +685,11 @@ impl H2Session {
 
     /// A response starved past `--h2-window-timeout`: GOAWAY, and the connection ends.
     pub fn on_wake(&mut self, now_ns: u64, out: &mut Vec<u8>, fig: &mut H2Figures) {
-        let limit = self.limits.window_timeout_ms.saturating_mul(1_000_000);
+        let limit = self
+            .shared
+            .limits
+            .window_timeout_ms
+            .saturating_mul(1_000_000);
         match self.stall {
             Stall::Starting => self.stall = Stall::Since(now_ns),
             Stall::Since(t) if now_ns >= t.saturating_add(limit) => {
