@@ -44,7 +44,7 @@ pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()> {
         worker,
         P::serve_timing(&plan.proto),
         P::server(&plan.proto),
-        P::NAME,
+        (P::NAME, P::ALPN),
         &P::serve_line,
     )
 }
@@ -61,6 +61,19 @@ fn written_certificate(pem: &str) -> Result<tls::CertFiles> {
     Ok(files)
 }
 
+/// The TLS config with the protocol's ALPN protocols offered (`Protocol::ALPN`).
+fn offering(
+    config: &std::sync::Arc<rustls::ServerConfig>,
+    alpn: &[&[u8]],
+) -> std::sync::Arc<rustls::ServerConfig> {
+    if alpn.is_empty() {
+        return config.clone();
+    }
+    let mut c = (**config).clone();
+    c.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    std::sync::Arc::new(c)
+}
+
 /// A session factory's figures type.
 pub(crate) type FiguresOf<F> = <<F as ServerFactory>::Session as ServerSession>::Figures;
 
@@ -72,7 +85,7 @@ fn serve_with<F: ServerFactory>(
     worker: bool,
     timing: ProtocolTiming,
     factory: F,
-    name: &str,
+    (name, alpn): (&str, &[&[u8]]),
     line: &dyn Fn(&FiguresOf<F>) -> Option<String>,
 ) -> Result<()> {
     let tls = match &cfg.tls {
@@ -93,7 +106,7 @@ fn serve_with<F: ServerFactory>(
         threads: cfg.threads,
         max_conns_per_thread: cfg.max_conns_per_thread,
         read_buffer: cfg.read_buffer,
-        tls: tls.as_ref().map(|t| t.config.clone()),
+        tls: tls.as_ref().map(|t| offering(&t.config, alpn)),
         nodelay: cfg.nodelay,
         debug: cfg.debug,
         timeouts: Timeouts {

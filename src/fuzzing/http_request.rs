@@ -11,6 +11,8 @@ use crate::server::session::{Reply, ServerFactory, ServerSession};
 const LIMITS: Limits = Limits {
     max_head: 1024,
     max_body: 2048,
+    max_streams: 100,
+    window_timeout_ms: 10_000,
 };
 
 /// Requests answered and whether the handler closed, feeding `pieces` one after another.
@@ -24,7 +26,7 @@ fn serve(f: &HttpHandlerFactory, pieces: &[&[u8]]) -> (u64, bool) {
         // again on the rest before reading more.
         loop {
             let mut out = Vec::new();
-            let reply = h.on_bytes(&carry, &mut out, &mut ());
+            let reply = h.on_bytes(&carry, &mut out, &mut Default::default());
             requests += h.take_requests();
             match reply {
                 Reply::Consumed(n) => {

@@ -119,6 +119,9 @@ pub trait Protocol: Sized + Sync + 'static {
     fn serve_timing(cfg: &Self::ServeConfig) -> ProtocolTiming;
     /// The server sessions' factory of `serve NAME`.
     fn server(cfg: &Self::ServeConfig) -> Self::Server;
+    /// The ALPN protocols its server offers under `--tls`, in order of preference
+    /// (rustls picks the first the client also offers); none by default.
+    const ALPN: &'static [&'static [u8]] = &[];
     /// Its server's own figures as one line for `serve NAME --stats` and the final report.
     fn serve_line(_figures: &ServerFiguresOf<Self>) -> Option<String> {
         None

@@ -226,7 +226,7 @@ mod tests {
         // The user-space cost of an idle connection is its slab entry: this, plus the
         // slot's generation. The goal is <= 256 bytes per idle connection, measured.
         let echo = std::mem::size_of::<Conn<crate::proto::echo::server::EchoSession>>();
-        let http = std::mem::size_of::<Conn<crate::proto::http::server::HttpHandler>>();
+        let http = std::mem::size_of::<Conn<crate::proto::http::serve_session::HttpSession>>();
         eprintln!("Conn<echo> {echo} bytes, Conn<http> {http} bytes");
         assert_eq!(echo, 32);
         // HTTP keeps an unfinished request's parse state inline (~160 bytes).

@@ -352,9 +352,11 @@ fn what_it_asks<S>(
             (all, false)
         }
         Reply::More(u) => {
-            let u = u.min(all);
-            c.again = u < all;
-            (u, false)
+            // Called again before reading more, with the rest of the input or with
+            // none: a session with replies left to make (an HTTP/2 stream's body past
+            // one batch) makes them before the peer's next bytes.
+            c.again = true;
+            (u.min(all), false)
         }
     }
 }
@@ -466,6 +468,10 @@ pub fn on_timer<S: ServerSession, K: Core>(
         t.out.clear();
         c.session.on_wake(now_ns, &mut t.out, &mut t.figures);
         t.dirty = true;
+        if c.session.ends() {
+            // Its last words (an HTTP/2 GOAWAY) go out, then the connection closes.
+            c.closing = true;
+        }
         if !t.out.is_empty() {
             if let Err(k) = core.send(tok, c, Bytes::Out(&mut t.out), &mut t.io) {
                 return Some(Closed::Error(k));

@@ -20,8 +20,9 @@ pub enum Reply {
     /// counted in the server's `too_large`.
     TooLarge,
     /// `used` bytes were consumed and the replies in `out` are as many as one call
-    /// should make (pipelined requests asking for large replies): write them, then
-    /// call again with the rest before reading more.
+    /// should make (pipelined requests asking for large replies, an HTTP/2 body past
+    /// one batch): write them, then call again with the rest (possibly none) before
+    /// reading more.
     More(usize),
 }
 
@@ -60,6 +61,14 @@ pub trait ServerSession: 'static {
     /// Called at or after `next_wake`; append what to send to `out` (written in order
     /// after any replies still owed). `next_wake` is asked again afterwards.
     fn on_wake(&mut self, _now_ns: u64, _out: &mut Vec<u8>, _figures: &mut Self::Figures) {}
+
+    /// Asked after `on_wake`: true when what it wrote was the connection's last (a
+    /// GOAWAY to a peer that stopped making progress), so the runtime closes the
+    /// connection once `out` is written, without waiting for the peer's next bytes.
+    #[inline]
+    fn ends(&self) -> bool {
+        false
+    }
 }
 
 /// Makes a session for each accepted connection.

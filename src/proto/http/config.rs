@@ -84,6 +84,17 @@ pub struct ServeHttpArgs {
     /// Close a connection whose request head is not complete this long after its first byte (the first: after the accept); 0: never.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub header_timeout: String,
+    /// HTTP/2: streams a connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); past it a stream is refused.
+    #[arg(long, value_name = "N", default_value_t = 100, hide_short_help = true)]
+    pub max_streams: u32,
+    /// HTTP/2: close a connection whose responses wait this long on a flow-control window of 0 (GOAWAY); 0: never.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        hide_short_help = true
+    )]
+    pub h2_window_timeout: String,
     #[command(flatten)]
     pub pacing: PacingArgs,
 }
@@ -368,5 +379,14 @@ fn serve_limits(a: &ServeHttpArgs) -> Result<Limits> {
     if max_head < 256 {
         return Err(Error::usage("--max-header must be at least 256 bytes"));
     }
-    Ok(Limits { max_head, max_body })
+    if !(1..=1_000_000).contains(&a.max_streams) {
+        return Err(Error::usage("--max-streams must be between 1 and 1000000"));
+    }
+    let window_timeout = crate::config::timeout_flag("--h2-window-timeout", &a.h2_window_timeout)?;
+    Ok(Limits {
+        max_head,
+        max_body,
+        max_streams: a.max_streams,
+        window_timeout_ms: window_timeout.map_or(0, |d| d.as_millis().max(1) as u64),
+    })
 }

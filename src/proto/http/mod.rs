@@ -1,5 +1,7 @@
-//! HTTP/1.1 and HTTP/2 (`h2_*.rs`, on the codec of `proto::h2`): URL and request (serialized once), the incremental response parser with
-//! its body framing, the load client and the server handler.
+//! HTTP/1.1 and HTTP/2 on the codec in `proto::h2`: URL and request (serialized once),
+//! the incremental response parser with its body framing, the load client and the
+//! server handler; the HTTP/2 client (`h2_*.rs`) and the server's HTTP/2 (`h2serve/`),
+//! chosen per connection by its first bytes (`serve_session.rs`).
 
 pub mod chunked;
 pub mod client;
@@ -10,9 +12,11 @@ pub mod gen;
 pub mod h2_client;
 pub mod h2_plugin;
 pub mod h2_streams;
+pub mod h2serve;
 pub mod plugin;
 pub mod request;
 pub mod response;
+pub mod serve_session;
 pub mod server;
 pub mod status;
 pub mod suite;

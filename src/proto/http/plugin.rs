@@ -4,6 +4,7 @@
 use super::client::HttpFactory;
 use super::config::{HttpArgs, HttpConfig, ServeHttpArgs, ServeHttpConfig};
 use super::figures::{counts_of, StatusCounts, STATUS_CLASSES, STATUS_CODES};
+use super::h2serve::H2Figures;
 use super::request;
 use super::server::{HttpHandlerFactory, Limits};
 use super::suite;
@@ -163,6 +164,14 @@ impl Protocol for Http {
 
     fn server(cfg: &ServeHttpConfig) -> Self::Server {
         HttpHandlerFactory::new(cfg.limits)
+    }
+
+    /// h2 first: a client offering both gets HTTP/2 (its preface picks the session).
+    const ALPN: &'static [&'static [u8]] = &[b"h2", b"http/1.1"];
+
+    /// Its HTTP/2 connections and each closed for abuse, by reason.
+    fn serve_line(figures: &H2Figures) -> Option<String> {
+        figures.line()
     }
 
     fn result_blocks_schema() -> &'static str {

@@ -5,7 +5,9 @@
 //! a head or body past its limit gets 431 or 413, a malformed request 400, and a close.
 
 use super::chunked::{self, Chunked};
+use super::h2serve::H2Figures;
 use super::request::pattern_body;
+use super::serve_session::HttpSession;
 use crate::server::session::{Reply, ServerFactory, ServerSession};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -30,6 +32,21 @@ pub struct Limits {
     /// arrives (its framing is dropped), so at most this plus a 4 KiB chunk-size line
     /// or 16 KiB of trailers is held.
     pub max_body: usize,
+    /// HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS (`--max-streams`, default 100).
+    #[serde(default = "default_max_streams")]
+    pub max_streams: u32,
+    /// HTTP/2: how long a response may wait on a flow-control window of 0 before
+    /// the connection is closed (`--h2-window-timeout`, default 10 s; 0: never).
+    #[serde(default = "default_window_timeout_ms")]
+    pub window_timeout_ms: u64,
+}
+
+fn default_max_streams() -> u32 {
+    100
+}
+
+fn default_window_timeout_ms() -> u64 {
+    10_000
 }
 
 impl Default for Limits {
@@ -37,35 +54,51 @@ impl Default for Limits {
         Limits {
             max_head: 16 * 1024,
             max_body: 16 << 20,
+            max_streams: default_max_streams(),
+            window_timeout_ms: default_window_timeout_ms(),
         }
     }
 }
 
 pub struct HttpHandlerFactory {
-    limits: Limits,
-    /// The bytes `GET /bytes/N` slices from (grown once, shared).
-    pattern: Arc<[u8]>,
+    shared: Arc<Shared>,
+}
+
+/// What every connection of a server reads and none changes, behind one pointer so
+/// an idle connection's session stays small.
+pub(super) struct Shared {
+    pub limits: Limits,
+    /// The bytes `GET /bytes/N` slices from (grown once).
+    pub pattern: Box<[u8]>,
 }
 
 impl HttpHandlerFactory {
     pub fn new(limits: Limits) -> Self {
         HttpHandlerFactory {
-            limits,
-            pattern: pattern_body(64 * 1024 + 26).into(),
+            shared: Arc::new(Shared {
+                limits,
+                pattern: pattern_body(64 * 1024 + 26).into(),
+            }),
         }
     }
 }
 
 impl ServerFactory for HttpHandlerFactory {
-    type Session = HttpHandler;
+    type Session = HttpSession;
     type Thread = ();
 
     fn thread_state(&self) {}
 
-    fn session(&self) -> HttpHandler {
+    fn session(&self) -> HttpSession {
+        HttpSession::One(self.handler())
+    }
+}
+
+impl HttpHandlerFactory {
+    /// An HTTP/1.1 handler for a new connection.
+    fn handler(&self) -> HttpHandler {
         HttpHandler {
-            limits: self.limits,
-            pattern: self.pattern.clone(),
+            shared: self.shared.clone(),
             partial: None,
             requests: 0,
             answered_any: false,
@@ -74,7 +107,7 @@ impl ServerFactory for HttpHandlerFactory {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
+pub(super) enum Route {
     Echo,
     Hello,
     Bytes(usize),
@@ -103,8 +136,7 @@ struct Partial {
 }
 
 pub struct HttpHandler {
-    limits: Limits,
-    pattern: Arc<[u8]>,
+    shared: Arc<Shared>,
     partial: Option<Partial>,
     /// Requests answered since the server last asked.
     requests: u64,
@@ -122,7 +154,7 @@ fn has_token(value: &[u8], token: &[u8]) -> bool {
         .any(|t| eq(t.trim_ascii(), token))
 }
 
-fn push_decimal(out: &mut Vec<u8>, mut v: usize) {
+pub(super) fn push_decimal(out: &mut Vec<u8>, mut v: usize) {
     if v < 10 {
         // Content-Length of `GET /`'s "hello": one digit, no loop (~40 instructions
         // a request under callgrind for the loop and its slice copy).
@@ -213,7 +245,7 @@ fn respond(
 
 /// Where a request goes, from its method and target. Byte scans, not `str` pattern
 /// searches: building a substring searcher for "://" cost ~170 instructions a request.
-fn route(method: &str, target: &str) -> Route {
+pub(super) fn route(method: &str, target: &str) -> Route {
     let t = target.as_bytes();
     // Absolute form (a proxy-style request): route on the path.
     let path = match t.windows(3).position(|w| w == b"://") {
@@ -387,8 +419,9 @@ impl HttpHandler {
             Route::Echo => respond(out, 200, body, p.head_only, close, ka10),
             Route::Hello => respond(out, 200, b"hello", p.head_only, close, ka10),
             Route::Bytes(n) => {
-                if n <= self.pattern.len() - 26 {
-                    respond(out, 200, &self.pattern[..n], p.head_only, close, ka10)
+                let pattern = &self.shared.pattern;
+                if n <= pattern.len() - 26 {
+                    respond(out, 200, &pattern[..n], p.head_only, close, ka10)
                 } else {
                     respond(out, 200, &pattern_body(n), p.head_only, close, ka10)
                 }
@@ -419,10 +452,25 @@ fn refuse(out: &mut Vec<u8>, status: u16, text: &str) -> Reply {
     }
 }
 
-impl ServerSession for HttpHandler {
-    type Figures = ();
+impl HttpHandler {
+    /// Nothing of a request seen yet: the connection's first bytes may still be the
+    /// HTTP/2 preface.
+    #[inline]
+    pub(super) fn fresh(&self) -> bool {
+        !self.answered_any && self.partial.is_none()
+    }
 
-    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut ()) -> Reply {
+    /// What an HTTP/2 session of this connection takes over: the limits and the
+    /// `GET /bytes/N` pattern.
+    pub(super) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+}
+
+impl ServerSession for HttpHandler {
+    type Figures = H2Figures;
+
+    fn on_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, _figures: &mut H2Figures) -> Reply {
         let mut at = 0;
         loop {
             let rest = &input[at..];
@@ -434,7 +482,7 @@ impl ServerSession for HttpHandler {
             }
             let mut p = match self.partial.take() {
                 Some(p) => p,
-                None => match parse_head(rest, &self.limits) {
+                None => match parse_head(rest, &self.shared.limits) {
                     Head::Incomplete => return Reply::Consumed(at),
                     Head::Bad(status, text) => return refuse(out, status, text),
                     Head::Parsed(p, expect_continue) => {
@@ -467,7 +515,7 @@ impl ServerSession for HttpHandler {
                             body.extend_from_slice(piece)
                         }
                     });
-                    if p.chunked.data_len > self.limits.max_body as u64 {
+                    if p.chunked.data_len > self.shared.limits.max_body as u64 {
                         return refuse(out, 413, "request body too large\n");
                     }
                     match step {
@@ -545,7 +593,7 @@ mod tests {
             carry.extend_from_slice(piece);
             loop {
                 let mut out = Vec::new();
-                let r = h.on_bytes(&carry, &mut out, &mut ());
+                let r = h.on_bytes(&carry, &mut out, &mut H2Figures::default());
                 written.extend_from_slice(&out);
                 match r {
                     Reply::Consumed(n) => {
@@ -698,6 +746,7 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         let limits = Limits {
             max_head: 1024,
             max_body: 4096,
+            ..Limits::default()
         };
         let mut head = b"GET / HTTP/1.1\r\nX: ".to_vec();
         head.extend(std::iter::repeat_n(b'a', 2000));
@@ -757,7 +806,7 @@ HTTP/1.1 200 OK\r\nServer: wirebench\r\nContent-Type: text/plain\r\nContent-Leng
         let mut total = 0;
         loop {
             let mut out = Vec::new();
-            let r = h.on_bytes(&carry, &mut out, &mut ());
+            let r = h.on_bytes(&carry, &mut out, &mut H2Figures::default());
             assert!(out.len() < MAX_OUT_BATCH + 103_000, "{}", out.len());
             total += out.len();
             calls += 1;
