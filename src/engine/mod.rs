@@ -80,7 +80,8 @@ fn is_drain(row: &IntervalRow, drain_from_s: Option<f64>) -> bool {
     drain_from_s.is_some_and(|d| row.t_s - row.duration_s >= d - 1e-9)
 }
 
-/// Runs the load to its end.
+/// Runs the load to its end: start the workers, gather their reports while they run,
+/// then merge what each hands back.
 pub fn run<F: SessionFactory>(
     spec: LoadSpec,
     factory: F,
@@ -91,6 +92,26 @@ pub fn run<F: SessionFactory>(
     let clock = Clock::new();
     let measure_start_ns = spec.shape.measure_start().as_nanos() as u64;
     let (tx, rx) = mpsc::channel();
+    let handles = start_workers(&spec, &factory, clock, measure_start_ns, tx)?;
+    let agg = gather(&spec, clock, measure_start_ns, &rx, observer);
+    let mut out = merge_workers::<F>(&spec, measure_start_ns, handles)?;
+    out.interrupted = spec.stop.load(std::sync::atomic::Ordering::Relaxed);
+    out.intervals = agg.into_rows();
+    Ok(out)
+}
+
+/// What a worker thread hands back when it ends.
+type Worker<F> = std::thread::JoinHandle<std::io::Result<worker::Output<F>>>;
+
+/// Starts one worker thread per `spec.shape.threads`, each with its share of a count
+/// plan's requests; their reports come over `tx`.
+fn start_workers<F: SessionFactory>(
+    spec: &Arc<LoadSpec>,
+    factory: &Arc<F>,
+    clock: Clock,
+    measure_start_ns: u64,
+    tx: mpsc::Sender<WorkerReport>,
+) -> Result<Vec<Worker<F>>> {
     let budgets: Vec<Option<u64>> = (0..spec.shape.threads)
         .map(|w| match spec.shape.plan {
             Plan::Count(n) => Some(spec.shape.requests_of(w, n)),
@@ -115,8 +136,18 @@ pub fn run<F: SessionFactory>(
             .map_err(|e| Error::runtime(format!("cannot start a load thread: {e}")))?;
         handles.push(h);
     }
-    drop(tx);
+    Ok(handles)
+}
 
+/// Hands the workers' reports to `observer` (intervals, connections, the measured
+/// phase's start) until every worker has ended; returns the intervals gathered.
+fn gather(
+    spec: &LoadSpec,
+    clock: Clock,
+    measure_start_ns: u64,
+    rx: &mpsc::Receiver<WorkerReport>,
+    observer: &mut dyn Observer,
+) -> IntervalAggregator {
     let mut agg = IntervalAggregator::new(spec.shape.threads);
     let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.shape.threads];
     let measure_at = clock.instant_at(measure_start_ns);
@@ -166,6 +197,16 @@ pub fn run<F: SessionFactory>(
         }
     }
 
+    agg
+}
+
+/// Joins the workers and merges what each measured into one output (its rate
+/// figures too); the intervals and the stop flag are the caller's to add.
+fn merge_workers<F: SessionFactory>(
+    spec: &LoadSpec,
+    measure_start_ns: u64,
+    handles: Vec<Worker<F>>,
+) -> Result<EngineOutput<<F::Session as ClientSession>::Figures>> {
     let mut out = EngineOutput {
         figures: <F::Session as ClientSession>::Figures::default(),
         measured: Counters::default(),
@@ -214,7 +255,18 @@ pub fn run<F: SessionFactory>(
     }
     out.texts = ErrorTexts::merge_all(&texts);
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
-    out.rate = spec.shape.rate.map(|asked| {
+    out.rate = rate_figures(spec, &out, max_lag_ns);
+    Ok(out)
+}
+
+/// Open loop: what was asked against what was sent, over the sending window, and how
+/// far the schedule fell behind (`max_lag_ns`).
+fn rate_figures<Fig>(
+    spec: &LoadSpec,
+    out: &EngineOutput<Fig>,
+    max_lag_ns: u64,
+) -> Option<RateFigures> {
+    spec.shape.rate.map(|asked| {
         // Requests were sent until the deadline at most: the grace for replies after
         // it is no sending time.
         let (window, judged) = match spec.shape.plan {
@@ -236,8 +288,5 @@ pub fn run<F: SessionFactory>(
             Duration::from_nanos(max_lag_ns),
             judged,
         )
-    });
-    out.interrupted = spec.stop.load(std::sync::atomic::Ordering::Relaxed);
-    out.intervals = agg.into_rows();
-    Ok(out)
+    })
 }

@@ -66,7 +66,7 @@ pub struct WorkerArgs<F> {
 const STOP_CHECK: Duration = Duration::from_millis(50);
 const EVENTS: usize = 256;
 
-type Output<F> =
+pub(super) type Output<F> =
     WorkerOutput<<<F as SessionFactory>::Session as super::session::ClientSession>::Figures>;
 
 pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Output<F>> {

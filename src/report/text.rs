@@ -42,10 +42,20 @@ fn label(name: &str) -> String {
 /// The final summary of a run, in the words of its protocol (`r.unit`): a figure that
 /// does not exist (no replies: no latency, no received bytes) reads "n/a", never 0.
 pub fn summary(r: &RunResult) -> String {
-    let t = &r.totals;
-    let u = &r.unit;
     let mut s = String::new();
     let _ = writeln!(s, "{RULE}");
+    outcome_lines(&mut s, r);
+    traffic_lines(&mut s, r);
+    connection_lines(&mut s, r);
+    latency_lines(&mut s, r);
+    cost_lines(&mut s, r);
+    s
+}
+
+/// The summary's verdict, what was counted of what was sent, and its accounting.
+fn outcome_lines(s: &mut String, r: &RunResult) {
+    let t = &r.totals;
+    let u = &r.unit;
     match &r.outcome.reason {
         None => {
             let _ = writeln!(s, "result:       ok");
@@ -79,6 +89,12 @@ pub fn summary(r: &RunResult) -> String {
             None => "not checkable",
         }
     );
+}
+
+/// Bytes, the measured phase's length, throughput and the open loop's rate.
+fn traffic_lines(s: &mut String, r: &RunResult) {
+    let t = &r.totals;
+    let u = &r.unit;
     let secs = r.elapsed_s.max(1e-9);
     if u.replies {
         let _ = writeln!(
@@ -117,6 +133,12 @@ pub fn summary(r: &RunResult) -> String {
             p.behind_s
         );
     }
+}
+
+/// Connections opened and failed, those dropped for the memory budget, and the
+/// opening and closing exchanges.
+fn connection_lines(s: &mut String, r: &RunResult) {
+    let t = &r.totals;
     let opened = if t.connections_from_warmup > 0 {
         format!(
             "{} open (opened during warm-up), {} new",
@@ -149,6 +171,12 @@ pub fn summary(r: &RunResult) -> String {
             group(t.exchange_answered)
         );
     }
+}
+
+/// Latency (corrected, and uncorrected when recorded), errors by kind and the peers'
+/// words for them.
+fn latency_lines(s: &mut String, r: &RunResult) {
+    let u = &r.unit;
     let latency = if r.latency_us.count > 0 {
         latency_line(&r.latency_us)
     } else if !u.replies {
@@ -173,6 +201,12 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(s, "errors:       {}", list.join(", "));
     }
     s.push_str(&error_text_lines(&r.error_texts));
+}
+
+/// What the run cost (CPU, the client's memory, its event loops), its warm-up and the
+/// machine's interference.
+fn cost_lines(s: &mut String, r: &RunResult) {
+    let u = &r.unit;
     let per = |us: Option<f64>| match us {
         Some(us) => format!("{us:.2} us/{}", u.one()),
         None => format!("n/a per {}", u.one()),
@@ -205,7 +239,6 @@ pub fn summary(r: &RunResult) -> String {
     if let Some(line) = interference_line(r) {
         let _ = writeln!(s, "{line}");
     }
-    s
 }
 
 /// The peers' words for the errors, one line per text kept (largest count first):

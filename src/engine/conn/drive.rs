@@ -39,7 +39,9 @@ impl<S: ClientSession> Conn<S> {
         }
     }
 
-    /// The loop of `pump_after`, `on_flush` and a connection's first requests.
+    /// The loop of `pump_after`, `on_flush` and a connection's first requests: time
+    /// out, send, read and settle, judge, until the socket has nothing more or the
+    /// slot has had its fair share of the turn; then arm its timer.
     pub(super) fn drive<F: SessionFactory<Session = S>>(
         &mut self,
         slot: u32,
@@ -60,14 +62,7 @@ impl<S: ClientSession> Conn<S> {
         // decrypted bytes: it is read until it says so.
         let mut drained = how == Drive::Flush || uring;
         loop {
-            let late = self
-                .oldest()
-                .is_some_and(|oldest| now.saturating_sub(oldest.sent_ns) >= ctx.timeout_ns);
-            if late {
-                // The late request is a timeout; the rest of its connection is dropped.
-                if let Some(r) = self.pop_oldest() {
-                    ctx.stats.record_error(r.measured, ErrorKind::Timeout);
-                }
+            if self.oldest_timed_out(now, ctx) {
                 return self.end(slot, ctx, End::Dropped(ErrorKind::Timeout));
             }
             // While the loop turn gathers its sends, the requests wait for its end
@@ -75,71 +70,22 @@ impl<S: ClientSession> Conn<S> {
             // send time is when they are written. Answers to events (in `out`, shared
             // by the worker's connections) go at once.
             let defer = how == Drive::Turn && ctx.pending.collecting() && ctx.out.is_empty();
-            if defer {
-                ctx.pending.mark(slot);
-            } else {
-                self.fill(now, ctx);
-                if let Err(k) = self
-                    .send(slot, ctx)
-                    .and_then(|()| self.answer_owed(slot, ctx))
-                {
-                    return self.end(slot, ctx, End::Failed(k));
-                }
+            if let Err(k) = self.send_step(slot, defer, now, ctx) {
+                return self.end(slot, ctx, End::Failed(k));
             }
-            if self.awaits_write() && self.all_written(slot, ctx) {
-                // Requests with no reply leave the pipeline once written; they are
-                // counted when the connection ends.
-                if let Some(b) = self.busy.as_mut() {
-                    let before = b.inflight.len();
-                    b.all_written();
-                    self.answered += (before - b.inflight.len()) as u64;
-                }
-            }
+            self.settle_written(slot, ctx);
 
-            let mut progressed = false;
             let mut rbuf = std::mem::take(&mut ctx.rbuf);
-            let (got, fresh) = match given.take() {
-                Some(Given::Data(d)) => (Input::Data(d.len()), Some(d)),
-                Some(Given::Eof) => (Input::Eof, None),
-                Some(Given::Failed(k)) => (Input::Failed(k), None),
-                None if drained => (Input::Nothing, None),
-                None => (
-                    transport::read(self.fd, self.tls.as_deref_mut(), &mut rbuf),
-                    None,
-                ),
-            };
+            let (got, fresh) = self.next_input(given.take(), drained, &mut rbuf);
+            let progressed = matches!(got, Input::Data(_));
             let end = match got {
                 Input::Data(n) => {
                     drained = uring || (!hup && self.tls.is_none() && n < rbuf.len());
-                    progressed = true;
                     now = ctx.now();
-                    ctx.received(n, now);
-                    match self.consume(slot, fresh.unwrap_or(&rbuf[..n]), now, ctx) {
-                        None => self.answer_owed(slot, ctx).err().map(End::Failed),
-                        end => end,
-                    }
+                    self.take_bytes(slot, fresh.unwrap_or(&rbuf[..n]), now, ctx)
                 }
                 Input::Nothing => None,
-                Input::Eof => {
-                    // The peer closed. A reply that runs to the close ends here. That
-                    // ends the connection's work only if it had none left; otherwise
-                    // the slot reconnects.
-                    self.consume_at_close(now, ctx);
-                    let idle = self.in_flight() == 0 && self.output_empty();
-                    let wanted = if self.open_loop() {
-                        self.next_intended
-                    } else {
-                        now
-                    };
-                    Some(if ctx.holding() {
-                        // A held connection is not given up by the peer unnoticed.
-                        End::Failed(ErrorKind::Closed)
-                    } else if idle && !self.may_send(wanted, now, ctx) {
-                        End::Done
-                    } else {
-                        End::Failed(ErrorKind::Closed)
-                    })
-                }
+                Input::Eof => Some(self.at_eof(now, ctx)),
                 Input::Failed(k) => Some(End::Failed(k)),
             };
             ctx.rbuf = rbuf;
@@ -165,50 +111,167 @@ impl<S: ClientSession> Conn<S> {
                 }
                 return self.end(slot, ctx, End::Done);
             }
-            let cut_at = ctx.cut_ns();
-            if !can_send && now >= cut_at {
+            if !can_send && now >= ctx.cut_ns() {
                 return self.end(slot, ctx, End::Cut);
-            }
-            if progressed {
-                rounds += 1;
-                if rounds >= FAIRNESS_ROUNDS {
-                    ctx.ready.push((slot, self.gen));
-                    return;
-                }
-                continue;
             }
             // Answers to events wait in `out`; a closed loop with room and permission
             // (settles-on-write requests leave the pipeline once written) sends now.
-            let room = self.room(ctx) > 0 && self.output_empty() && !defer;
-            if !ctx.out.is_empty() || (can_send && room && !self.open_loop()) {
-                rounds += 1;
-                if rounds >= FAIRNESS_ROUNDS {
-                    ctx.ready.push((slot, self.gen));
-                    return;
-                }
-                continue;
+            let again = progressed
+                || !ctx.out.is_empty()
+                || (can_send
+                    && self.room(ctx) > 0
+                    && self.output_empty()
+                    && !defer
+                    && !self.open_loop());
+            if !again {
+                return self.arm_next(slot, idle, can_send, defer, ctx);
             }
+            rounds += 1;
+            if rounds >= FAIRNESS_ROUNDS {
+                ctx.ready.push((slot, self.gen));
+                return;
+            }
+        }
+    }
 
-            let mut wake = u64::MAX;
-            if let Some(oldest) = self.oldest() {
-                wake = oldest.sent_ns + ctx.timeout_ns;
+    /// Whether the oldest request in flight has waited its timeout: it is counted as a
+    /// timeout (the rest of its connection is dropped by the caller).
+    #[inline]
+    fn oldest_timed_out<F: SessionFactory<Session = S>>(
+        &mut self,
+        now: u64,
+        ctx: &mut Ctx<F>,
+    ) -> bool {
+        let late = self
+            .oldest()
+            .is_some_and(|oldest| now.saturating_sub(oldest.sent_ns) >= ctx.timeout_ns);
+        if late {
+            if let Some(r) = self.pop_oldest() {
+                ctx.stats.record_error(r.measured, ErrorKind::Timeout);
             }
-            // A deferred send is the flush's to schedule: the next intended time may
-            // have come already (a timer fired for it), and arming for it would fire
-            // again in this very turn.
-            if can_send && self.in_flight() < ctx.pipeline && self.open_loop() && !defer {
-                wake = wake.min(self.next_intended);
+        }
+        late
+    }
+
+    /// Sends what the plan allows and what the session owes, or, when `defer`, marks
+    /// the slot for the turn's end (`on_flush`).
+    #[inline]
+    fn send_step<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        defer: bool,
+        now: u64,
+        ctx: &mut Ctx<F>,
+    ) -> Result<(), ErrorKind> {
+        if defer {
+            ctx.pending.mark(slot);
+            return Ok(());
+        }
+        self.fill(now, ctx);
+        self.send(slot, ctx)
+            .and_then(|()| self.answer_owed(slot, ctx))
+    }
+
+    /// Requests with no reply leave the pipeline once written; they are counted when
+    /// the connection ends.
+    #[inline]
+    fn settle_written<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &Ctx<F>) {
+        if self.awaits_write() && self.all_written(slot, ctx) {
+            if let Some(b) = self.busy.as_mut() {
+                let before = b.inflight.len();
+                b.all_written();
+                self.answered += (before - b.inflight.len()) as u64;
             }
-            if let Some(d) = ctx.deadline_ns {
-                // Replies still due are waited for no longer than the drain grace.
-                wake = wake.min(if idle { d } else { cut_at });
-            }
-            if wake != u64::MAX {
-                // Re-armed only for an earlier time: the oldest request's deadline moves
-                // later with every reply, and a timer firing early just means a re-check.
-                self.arm(slot, wake, ctx);
-            }
-            return;
+        }
+    }
+
+    /// What the connection has to read next: what io_uring handed it (`given`), else
+    /// the socket's bytes in `rbuf`, unless it is `drained`.
+    #[inline]
+    fn next_input<'g>(
+        &mut self,
+        given: Option<Given<'g>>,
+        drained: bool,
+        rbuf: &mut [u8],
+    ) -> (Input, Option<&'g [u8]>) {
+        match given {
+            Some(Given::Data(d)) => (Input::Data(d.len()), Some(d)),
+            Some(Given::Eof) => (Input::Eof, None),
+            Some(Given::Failed(k)) => (Input::Failed(k), None),
+            None if drained => (Input::Nothing, None),
+            None => (
+                transport::read(self.fd, self.tls.as_deref_mut(), rbuf),
+                None,
+            ),
+        }
+    }
+
+    /// Bytes read (`bytes`, at `now`): counted, their replies settled, and what the
+    /// session owes written; returns how the connection ends, if it does.
+    #[inline]
+    fn take_bytes<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        bytes: &[u8],
+        now: u64,
+        ctx: &mut Ctx<F>,
+    ) -> Option<End> {
+        ctx.received(bytes.len(), now);
+        match self.consume(slot, bytes, now, ctx) {
+            None => self.answer_owed(slot, ctx).err().map(End::Failed),
+            end => end,
+        }
+    }
+
+    /// The peer closed. A reply that runs to the close ends here. That ends the
+    /// connection's work only if it had none left; otherwise the slot reconnects.
+    fn at_eof<F: SessionFactory<Session = S>>(&mut self, now: u64, ctx: &mut Ctx<F>) -> End {
+        self.consume_at_close(now, ctx);
+        let idle = self.in_flight() == 0 && self.output_empty();
+        let wanted = if self.open_loop() {
+            self.next_intended
+        } else {
+            now
+        };
+        if ctx.holding() {
+            // A held connection is not given up by the peer unnoticed.
+            End::Failed(ErrorKind::Closed)
+        } else if idle && !self.may_send(wanted, now, ctx) {
+            End::Done
+        } else {
+            End::Failed(ErrorKind::Closed)
+        }
+    }
+
+    /// Nothing more to do now: one timer for whichever comes first (the oldest
+    /// request's timeout, the next scheduled send, the end of the run).
+    #[inline]
+    fn arm_next<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        idle: bool,
+        can_send: bool,
+        defer: bool,
+        ctx: &mut Ctx<F>,
+    ) {
+        let mut wake = u64::MAX;
+        if let Some(oldest) = self.oldest() {
+            wake = oldest.sent_ns + ctx.timeout_ns;
+        }
+        // A deferred send is the flush's to schedule: the next intended time may
+        // have come already (a timer fired for it), and arming for it would fire
+        // again in this very turn.
+        if can_send && self.in_flight() < ctx.pipeline && self.open_loop() && !defer {
+            wake = wake.min(self.next_intended);
+        }
+        if let Some(d) = ctx.deadline_ns {
+            // Replies still due are waited for no longer than the drain grace.
+            wake = wake.min(if idle { d } else { ctx.cut_ns() });
+        }
+        if wake != u64::MAX {
+            // Re-armed only for an earlier time: the oldest request's deadline moves
+            // later with every reply, and a timer firing early just means a re-check.
+            self.arm(slot, wake, ctx);
         }
     }
 }

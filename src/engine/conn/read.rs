@@ -5,10 +5,12 @@ use super::slot::{work, Conn, End};
 use crate::engine::busy::Busy;
 use crate::engine::ctx::Ctx;
 use crate::engine::limits::MAX_READ_BUFFER;
-use crate::engine::session::{tell, ClientSession, Decode, SessionFactory, Verdict};
+use crate::engine::session::{
+    tell, ClientSession, Decode, InFlight, Lane, SessionFactory, Verdict,
+};
 use crate::engine::settle::{holds, holds_among_writes, settle};
 use crate::engine::tally::Tally;
-use crate::stats::ErrorKind;
+use crate::stats::{ErrorKind, WorkerStats};
 
 impl<S: ClientSession> Conn<S> {
     /// The peer closed: a reply that runs to the close is complete now (and recorded).
@@ -75,8 +77,23 @@ impl<S: ClientSession> Conn<S> {
             kept.extend_from_slice(fresh);
         }
         let data: &[u8] = if from_kept { &kept } else { fresh };
+        let (pos, end) = self.decode_all(data, now, ctx);
+        if end.is_some() {
+            return end;
+        }
+        self.keep_rest(slot, kept, from_kept, fresh, pos, ctx)
+    }
+
+    /// Hands the session every reply and event complete in `data`; returns how far it
+    /// got and how the connection ends, if it does. Correct replies are tallied here
+    /// and added to the stats once per read.
+    fn decode_all<F: SessionFactory<Session = S>>(
+        &mut self,
+        data: &[u8],
+        now: u64,
+        ctx: &mut Ctx<F>,
+    ) -> (usize, Option<End>) {
         let mut pos = 0;
-        // Correct replies are tallied here and added once per read.
         let mut tally = Tally::default();
         let mut end = None;
         let now_measured = now >= ctx.measure_start_ns;
@@ -87,10 +104,7 @@ impl<S: ClientSession> Conn<S> {
             // Requests that settle on write wait in the queue (none, for a protocol
             // whose requests all get replies): replies pass over them.
             let on_write = S::SETTLES_ON_WRITE && busy.as_deref().is_some_and(|b| b.on_write > 0);
-            let oldest = match busy.as_deref() {
-                Some(b) if on_write => b.awaited(),
-                b => b.and_then(|b| b.inflight.front()),
-            };
+            let oldest = first_awaited(busy.as_deref(), on_write);
             // With no byte left the session is still asked while a request waits: one
             // acknowledgement may have settled more than the replies handed over yet.
             if pos == data.len() && oldest.is_none() {
@@ -118,25 +132,14 @@ impl<S: ClientSession> Conn<S> {
                     close,
                 } => {
                     let asked = oldest.is_some();
-                    if on_write {
-                        if let Some(b) = busy.as_deref_mut() {
-                            b.written_before_awaited();
-                        }
-                    }
-                    let fits = |b: &Busy| match on_write {
-                        false => holds(b, lane, settles),
-                        true => holds_among_writes(b, lane, settles),
-                    };
-                    let b = match busy.as_deref_mut() {
-                        Some(b) if asked && fits(b) => b,
-                        _ => {
-                            // A reply to nothing asked: the stream cannot be trusted.
-                            ctx.stats
-                                .phase(now_measured)
-                                .error(ErrorKind::Unsolicited, 1);
-                            end = Some(End::Dropped(ErrorKind::Unsolicited));
-                            break;
-                        }
+                    let Some(b) = settled_in(busy.as_deref_mut(), asked, on_write, lane, settles)
+                    else {
+                        // A reply to nothing asked: the stream cannot be trusted.
+                        ctx.stats
+                            .phase(now_measured)
+                            .error(ErrorKind::Unsolicited, 1);
+                        end = Some(End::Dropped(ErrorKind::Unsolicited));
+                        break;
                     };
                     pos += used.min(data.len() - pos);
                     if let (Verdict::Error(k) | Verdict::Fatal(k), true) = (verdict, measured) {
@@ -174,22 +177,27 @@ impl<S: ClientSession> Conn<S> {
                     if measured {
                         tell(session, &data[at..], kind, 1, &mut ctx.stats.texts);
                     }
-                    end = Some(if kind.is_connect() {
-                        // Counted once, for the connection; its requests are dropped.
-                        ctx.stats.phase(now_measured).error(kind, 1);
-                        End::Dropped(kind)
-                    } else {
-                        End::Failed(kind)
-                    });
+                    end = Some(failed_as(kind, &mut ctx.stats, now_measured));
                     break;
                 }
             }
         }
         tally.commit(&mut ctx.stats);
-        if end.is_some() {
-            return end;
-        }
-        let left = data.len() - pos;
+        (pos, end)
+    }
+
+    /// What is left of a read after its last complete reply (`pos` on): kept for the
+    /// next read, within the caps; returns how the connection ends, if it does.
+    fn keep_rest<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        mut kept: Vec<u8>,
+        from_kept: bool,
+        fresh: &[u8],
+        pos: usize,
+        ctx: &mut Ctx<F>,
+    ) -> Option<End> {
+        let left = if from_kept { kept.len() } else { fresh.len() } - pos;
         if left > MAX_READ_BUFFER {
             // The reply past the cap is the oldest awaited request's; with none awaited
             // the connection's requests end as `too_large`.
@@ -215,5 +223,49 @@ impl<S: ClientSession> Conn<S> {
             return Some(self.drop_over_budget(ctx));
         }
         None
+    }
+}
+
+/// The request a reply answers first: the oldest in flight or, while requests that
+/// settle on write wait in the queue (`on_write`), the oldest awaited.
+#[inline]
+fn first_awaited(busy: Option<&Busy>, on_write: bool) -> Option<&InFlight> {
+    match busy {
+        Some(b) if on_write => b.awaited(),
+        b => b.and_then(|b| b.inflight.front()),
+    }
+}
+
+/// The `Busy` part a reply settles in, if it answers something `asked` that holds as
+/// many as it `settles` on its `lane`; with requests that settle on write waiting
+/// (`on_write`), those written before the awaited one settle first.
+#[inline]
+fn settled_in(
+    busy: Option<&mut Busy>,
+    asked: bool,
+    on_write: bool,
+    lane: Lane,
+    settles: u32,
+) -> Option<&mut Busy> {
+    let b = busy?;
+    if on_write {
+        b.written_before_awaited();
+    }
+    let fits = asked
+        && match on_write {
+            false => holds(b, lane, settles),
+            true => holds_among_writes(b, lane, settles),
+        };
+    fits.then_some(b)
+}
+
+/// How a session's `Decode::Fail` of `kind` ends the connection: a connection-level
+/// kind is counted once, for the connection, and its requests are dropped.
+fn failed_as(kind: ErrorKind, stats: &mut WorkerStats, now_measured: bool) -> End {
+    if kind.is_connect() {
+        stats.phase(now_measured).error(kind, 1);
+        End::Dropped(kind)
+    } else {
+        End::Failed(kind)
     }
 }
