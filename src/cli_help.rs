@@ -120,7 +120,8 @@ fn examples(path: &str) -> String {
 
 const LOAD_EXITS: &str = "  0  the run did all it was asked
   1  it ran and fell short: errors, replies missing, a rate not kept, or stopped early (its last line says why)
-  2  bad input (a flag, a file, an address) or a failure to start";
+  2  bad input (a flag, a file, an address, a --threshold) or a failure to start
+  3  a --threshold failed (also when the run fell short: the thresholds are the verdict asked for)";
 const PLAIN_EXITS: &str = "  0  done
   2  bad input (a flag, a file, an address) or a failure to run";
 
@@ -142,7 +143,8 @@ fn exit_codes(path: &str) -> &'static str {
   2  bad input (a directory that holds no results, a flag)",
         "merge" => "  0  merged, and the merged run did all it was asked
   1  merged, and the merged run fell short (its last line says why)
-  2  bad input (files that are not shards of one run, a flag)",
+  2  bad input (files that are not shards of one run, a flag, a --threshold)
+  3  a threshold (the shards' own or merge's --threshold) failed on the merged run",
         serve if serve.starts_with("serve") => "  0  stopped by a signal (Ctrl-C, SIGTERM)
   2  bad input (a flag, an address) or it could not listen",
         _ => PLAIN_EXITS,

@@ -14,6 +14,7 @@ pub mod serve;
 pub mod serve_plan;
 pub mod serve_procs;
 pub mod serve_stats;
+pub mod verdict;
 
 // suites and reports (issue 7)
 pub mod compare;

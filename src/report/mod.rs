@@ -6,6 +6,7 @@ pub mod image;
 pub mod json;
 pub mod progress;
 pub mod text;
+pub mod thresholds;
 
 // suites and reports (issue 7)
 pub mod suite;

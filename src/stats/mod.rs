@@ -15,6 +15,7 @@ pub mod result;
 pub mod result_builder;
 pub mod shard;
 pub mod snapshot;
+pub mod threshold;
 pub mod unit;
 pub mod worker;
 

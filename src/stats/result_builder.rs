@@ -84,6 +84,7 @@ impl RunResult {
                 },
                 extras: BTreeMap::new(),
                 rate: None,
+                thresholds: Vec::new(),
                 shard: None,
                 merge: None,
                 machine: None,

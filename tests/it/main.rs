@@ -67,5 +67,6 @@ mod suite_parsers;
 mod suite_report;
 mod suite_runner;
 mod suite_verdict;
+mod thresholds;
 mod ws;
 mod ws_peers;
