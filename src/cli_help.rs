@@ -118,18 +118,33 @@ fn examples(path: &str) -> String {
     lines.iter().map(|l| format!("  {l}\n")).collect()
 }
 
-const LOAD_EXITS: &str = "  0  the run did all it was asked
+/// A load's exit codes, then `$more` (a load that takes thresholds adds 3).
+macro_rules! load_exits {
+    ($more:literal) => {
+        concat!(
+            "  0  the run did all it was asked
   1  it ran and fell short: errors, replies missing, a rate not kept, or stopped early (its last line says why)
-  2  bad input (a flag, a file, an address, a --threshold) or a failure to start
-  3  a --threshold failed (also when the run fell short: the thresholds are the verdict asked for)";
+  2  bad input (a flag, a file, an address) or a failure to start",
+            $more
+        )
+    };
+}
+const LOAD_EXITS: &str = load_exits!("");
+const THRESHOLD_LOAD_EXITS: &str = load_exits!(
+    "
+  3  a --threshold failed, also when the run fell short (the thresholds are the verdict asked for), or --search found no rate that met its conditions"
+);
 const PLAIN_EXITS: &str = "  0  done
   2  bad input (a flag, a file, an address) or a failure to run";
 
 /// What each exit code of a command means.
 fn exit_codes(path: &str) -> &'static str {
     let name = path.strip_prefix("wirebench ").unwrap_or("");
-    if crate::registry::names().contains(&name) || name == "k8s run" {
+    if name == "connect" {
         return LOAD_EXITS;
+    }
+    if crate::registry::names().contains(&name) || name == "k8s run" {
+        return THRESHOLD_LOAD_EXITS;
     }
     match name {
         "" => "  0  the command did all it was asked

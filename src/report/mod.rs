@@ -5,6 +5,7 @@ pub mod format;
 pub mod image;
 pub mod json;
 pub mod progress;
+pub mod search;
 pub mod text;
 pub mod thresholds;
 

@@ -13,6 +13,7 @@ pub mod outcome;
 pub mod rate;
 pub mod result;
 pub mod result_builder;
+pub mod search;
 pub mod shard;
 pub mod snapshot;
 pub mod threshold;

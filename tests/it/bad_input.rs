@@ -337,6 +337,26 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["echo", "--step-duration", "2s"],
             "--step-duration applies only to --search",
         ),
+        row(
+            &["echo", "--search", "p99<5ms"],
+            "--search needs -R/--rate: the highest rate it tries",
+        ),
+        row(
+            &["echo", "-R", "100", "--search", "p99<<5ms"],
+            "threshold 'p99<<5ms': the limit '<5ms' does not start with a number",
+        ),
+        row(
+            &["amqp", "-R", "100", "--search", "p99<5ms"],
+            "threshold 'p99<5ms' does not apply: amqp's publishes",
+        ),
+        row(
+            &["echo", "-R", "100", "--search", "p99<5ms", "-d", "5s"],
+            "-d and -n do not apply to --search",
+        ),
+        row(
+            &["echo", "-R", "100", "--search", " , "],
+            "--search needs at least one condition",
+        ),
         // ---- http
         row(&["http", "http://127.0.0.1:0/"], "no valid port"),
         row(

@@ -47,6 +47,7 @@ mod redis;
 mod result_typed;
 mod runs_cli;
 mod schema;
+mod search;
 mod serve_figures;
 mod serve_plan;
 mod server_idle_memory;

@@ -6,25 +6,13 @@
 pub mod expr;
 pub mod figure;
 pub mod measure;
+pub mod verdict;
 
 pub use expr::Threshold;
 pub use measure::Scope;
+pub use verdict::Verdict;
 
 use super::result::RunResult;
-use serde::{Deserialize, Serialize};
-
-/// One threshold held to a result: what the JSON's `thresholds` lists.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Verdict {
-    /// The threshold as written (`p99<200ms`).
-    pub expression: String,
-    /// The figure measured, in the unit the limit was written in (ms for `p99<200ms`,
-    /// percent for `errors<0.5%`); null when the run measured nothing of it.
-    pub measured: Option<f64>,
-    /// That unit ("ms", "%", "/s", "" for a count or a fraction).
-    pub unit: String,
-    pub pass: bool,
-}
 
 /// Thresholds read from their texts, each checked against what the run measures:
 /// the first that does not parse or does not apply, in one sentence.
