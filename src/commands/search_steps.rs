@@ -91,7 +91,7 @@ impl Search {
             return;
         }
         if pass {
-            if self.fail.is_none_or(|f| rate < f) {
+            if self.fail.map_or(true, |f| rate < f) {
                 self.pass = Some(self.pass.map_or(rate, |p| p.max(rate)));
             }
         } else {
