@@ -36,16 +36,26 @@ fn a_search_over_a_known_server_ends_near_its_capacity() {
     assert_eq!(s["upper_per_s"], 4000.0);
     assert_eq!(s["conditions"][0], "p99<50ms");
     let steps = s["steps"].as_array().unwrap();
-    // -R first, then the bracket's midpoints; the last two re-run its ends.
+    // -R first, then the bracket's midpoints; the search ends re-running the
+    // bracket's ends (a highest pass that failed its rerun moved the bracket below it,
+    // so more than two steps may have been re-run, and not only the last two).
     assert_eq!(steps[0]["asked_per_s"], 4000.0);
     assert_eq!(steps[0]["pass"], false);
     assert_eq!(steps[1]["asked_per_s"], 2000.0);
     let n = steps.len();
     assert!(n <= 32, "{n}");
-    assert_eq!(steps[n - 2]["rerun"], true);
     assert_eq!(steps[n - 1]["rerun"], true);
+    for end in [pass, fail] {
+        let again = steps
+            .iter()
+            .filter(|x| x["asked_per_s"].as_f64() == Some(end));
+        assert!(
+            again.clone().any(|x| x["rerun"] == true),
+            "{end} not re-run: {s}"
+        );
+    }
     let reruns = s["confidence"]["reruns"].as_array().unwrap();
-    assert_eq!(reruns.len(), 2);
+    assert!(reruns.len() >= 2, "{s}");
     let settled = reruns.iter().all(|x| x["first"] == x["again"]);
     assert_eq!(s["confidence"]["settled"], settled);
     // Every step that passed at or below the boundary was judged by the condition
