@@ -364,6 +364,9 @@ pub struct MergeArgs {
     /// Print only the closing line, not the merged run's summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Hold the merged run to FIGURE<LIMIT too (the shards' own thresholds always are): p99<200ms, errors<0.5% (docs/thresholds.md). One failed: exit 3.
+    #[arg(long, value_name = "EXPR")]
+    pub threshold: Vec<String>,
 }
 
 #[cfg(test)]

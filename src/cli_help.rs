@@ -118,17 +118,33 @@ fn examples(path: &str) -> String {
     lines.iter().map(|l| format!("  {l}\n")).collect()
 }
 
-const LOAD_EXITS: &str = "  0  the run did all it was asked
+/// A load's exit codes, then `$more` (a load that takes thresholds adds 3).
+macro_rules! load_exits {
+    ($more:literal) => {
+        concat!(
+            "  0  the run did all it was asked
   1  it ran and fell short: errors, replies missing, a rate not kept, or stopped early (its last line says why)
-  2  bad input (a flag, a file, an address) or a failure to start";
+  2  bad input (a flag, a file, an address) or a failure to start",
+            $more
+        )
+    };
+}
+const LOAD_EXITS: &str = load_exits!("");
+const THRESHOLD_LOAD_EXITS: &str = load_exits!(
+    "
+  3  a --threshold failed, also when the run fell short (the thresholds are the verdict asked for), or --search found no rate that met its conditions"
+);
 const PLAIN_EXITS: &str = "  0  done
   2  bad input (a flag, a file, an address) or a failure to run";
 
 /// What each exit code of a command means.
 fn exit_codes(path: &str) -> &'static str {
     let name = path.strip_prefix("wirebench ").unwrap_or("");
-    if crate::registry::names().contains(&name) || name == "k8s run" {
+    if name == "connect" {
         return LOAD_EXITS;
+    }
+    if crate::registry::names().contains(&name) || name == "k8s run" {
+        return THRESHOLD_LOAD_EXITS;
     }
     match name {
         "" => "  0  the command did all it was asked
@@ -142,7 +158,8 @@ fn exit_codes(path: &str) -> &'static str {
   2  bad input (a directory that holds no results, a flag)",
         "merge" => "  0  merged, and the merged run did all it was asked
   1  merged, and the merged run fell short (its last line says why)
-  2  bad input (files that are not shards of one run, a flag)",
+  2  bad input (files that are not shards of one run, a flag, a --threshold)
+  3  a threshold (the shards' own or merge's --threshold) failed on the merged run",
         serve if serve.starts_with("serve") => "  0  stopped by a signal (Ctrl-C, SIGTERM)
   2  bad input (a flag, an address) or it could not listen",
         _ => PLAIN_EXITS,

@@ -1,4 +1,4 @@
-//! The three ways a wirebench command ends badly, each with its exit code.
+//! The four ways a wirebench command ends badly, each with its exit code.
 
 use std::fmt;
 
@@ -11,6 +11,9 @@ pub enum Error {
     Runtime(String),
     /// The run completed but missed its target (errors, missing replies). Exit code 1.
     ShortFall(String),
+    /// The run completed and a `--threshold` it was held to failed (whether or not it
+    /// also fell short: the thresholds are the verdict the user asked for). Exit code 3.
+    Threshold(String),
 }
 
 impl Error {
@@ -25,6 +28,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::ShortFall(_) => 1,
+            Error::Threshold(_) => 3,
             Error::Usage(_) | Error::Runtime(_) => 2,
         }
     }
@@ -33,7 +37,9 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(m) | Error::Runtime(m) | Error::ShortFall(m) => f.write_str(m),
+            Error::Usage(m) | Error::Runtime(m) | Error::ShortFall(m) | Error::Threshold(m) => {
+                f.write_str(m)
+            }
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct LoadArgs {
     #[arg(long, value_name = "SIZE")]
     pub memory_budget: Option<String>,
     #[command(flatten)]
+    pub verdict: VerdictArgs,
+    #[command(flatten)]
     pub client: ClientArgs,
 }
 
@@ -253,4 +255,34 @@ pub struct PacingArgs {
     /// Answer nothing for D at the start of every EVERY from server start, e.g. 1s/10s; then answer what queued up.
     #[arg(long, value_name = "D/EVERY")]
     pub stall: Option<String>,
+}
+
+/// What a load is held to (`--threshold`) or searches for (`--search`): docs/thresholds.md
+/// and docs/search.md. Validated by `commands::verdict` against what the protocol measures.
+#[derive(Args, Debug, Clone, Default)]
+pub struct VerdictArgs {
+    /// Hold the run to FIGURE<LIMIT (or <=, >, >=); repeat for more: p99<200ms, errors<0.5%, rate>=0.95, throughput>=50000/s (docs/thresholds.md). One failed: exit 3.
+    #[arg(
+        long,
+        value_name = "EXPR",
+        help_heading = "Verdicts (docs/thresholds.md)",
+        hide_short_help = true
+    )]
+    pub threshold: Vec<String>,
+    /// Find the highest rate up to -R that meets every condition (thresholds, comma-separated: 'p99<5ms,errors<0.1%'), by open-loop steps (docs/search.md).
+    #[arg(
+        long,
+        value_name = "CONDITIONS",
+        help_heading = "Verdicts (docs/thresholds.md)",
+        hide_short_help = true
+    )]
+    pub search: Option<String>,
+    /// --search: how long each step is measured, after its warm-up (--warmup, else a fifth of this) [default: 10s].
+    #[arg(
+        long,
+        value_name = "TIME",
+        help_heading = "Verdicts (docs/thresholds.md)",
+        hide_short_help = true
+    )]
+    pub step_duration: Option<String>,
 }

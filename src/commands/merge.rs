@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::report::json::JsonSink;
 use crate::report::text;
 use crate::stats::merge::{check, merge, Of, Part};
+use crate::stats::threshold::{self, Scope, Verdict};
 use crate::stats::RunResult;
 
 pub fn run(a: &MergeArgs) -> Result<()> {
@@ -18,10 +19,12 @@ pub fn run(a: &MergeArgs) -> Result<()> {
         results.push(read(p)?);
     }
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let merged = merge_results(&results, &names, a.allow_partial)?;
+    let mut merged = merge_results(&results, &names, a.allow_partial)?;
+    merged.thresholds = thresholds(&results, &a.threshold, &merged)?;
     JsonSink::create(&a.output)?.write(&merged)?;
     if !a.quiet {
         print!("{}", text::summary(&merged));
+        print!("{}", crate::report::thresholds::table(&merged.thresholds));
     }
     if let Some(m) = &merged.merge {
         let run = results[0]
@@ -42,12 +45,31 @@ pub fn run(a: &MergeArgs) -> Result<()> {
             a.output.display()
         );
     }
-    match &merged.outcome.reason {
+    let outcome = match &merged.outcome.reason {
         None => Ok(()),
         Some(why) => Err(Error::ShortFall(format!(
             "the merged run fell short: {why}"
         ))),
+    };
+    super::verdict::exit(outcome, &merged.thresholds)
+}
+
+/// The shards' own thresholds (each recorded in its result) and `asked`, once each in
+/// the order first given, held to the merged result: the verdict is the merged run's,
+/// never a shard's.
+fn thresholds(shards: &[RunResult], asked: &[String], merged: &RunResult) -> Result<Vec<Verdict>> {
+    let mut texts: Vec<String> = Vec::new();
+    let recorded = shards
+        .iter()
+        .flat_map(|r| r.thresholds.iter().map(|v| &v.expression));
+    for t in recorded.chain(asked) {
+        if !texts.contains(t) {
+            texts.push(t.clone());
+        }
     }
+    let blocks = crate::registry::find(&merged.kind).map_or("{}", |e| e.result_blocks_schema());
+    let ts = threshold::parse_all(&texts, &Scope::of(merged, blocks)).map_err(Error::usage)?;
+    Ok(threshold::evaluate(&ts, merged, blocks))
 }
 
 /// The shards `results` (each named by its file, `names`) checked and merged: the

@@ -1,5 +1,6 @@
 //! One module per command; each validates its flags, runs, and reports. Every
-//! protocol's load runs through `run_load`, its server through `serve`.
+//! protocol's load runs through `run_load` (or `search`, which runs it step by step),
+//! its server through `serve`.
 
 pub mod connect;
 pub mod harness;
@@ -10,30 +11,45 @@ pub mod load_sources;
 pub mod merge;
 pub mod merge_inputs;
 pub mod run_load;
+pub mod search;
+pub mod search_steps;
 pub mod serve;
 pub mod serve_plan;
 pub mod serve_procs;
 pub mod serve_stats;
+pub mod verdict;
 
 // suites and reports (issue 7)
 pub mod compare;
 pub mod suite;
 pub mod suite_report;
 
-use crate::cli::{Cli, Command, ServeCommand};
+use crate::cli::{Cli, Command, LoadCommand, ServeCommand};
 use crate::error::Result;
+use crate::proto::plugin::Protocol;
+
+/// A protocol's load command: a capacity search (`--search`: steps, each one run) or
+/// one run (`run_load`).
+fn load_command<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
+    match &cmd.load.verdict.search {
+        Some(conditions) => search::run::<P>(cmd, conditions),
+        None => run_load::run::<P>(cmd),
+    }
+}
 
 /// Runs one parsed command line. A protocol takes one arm for its load and one for
 /// its server, both through `proto::plugin::Protocol`, each naming it by its path
 /// (no `use` line of its own).
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Echo(a) => run_load::run::<crate::proto::echo::plugin::Echo>(&a),
-        Command::Http(a) if a.proto.h2 => run_load::run::<crate::proto::http::h2_plugin::Http2>(&a),
-        Command::Http(a) => run_load::run::<crate::proto::http::plugin::Http>(&a),
-        Command::Amqp(a) => run_load::run::<crate::proto::amqp::plugin::Amqp>(&a),
-        Command::Ws(a) => run_load::run::<crate::proto::ws::plugin::Ws>(&a),
-        Command::Redis(a) => run_load::run::<crate::proto::redis::plugin::Redis>(&a),
+        Command::Echo(a) => load_command::<crate::proto::echo::plugin::Echo>(&a),
+        Command::Http(a) if a.proto.h2 => {
+            load_command::<crate::proto::http::h2_plugin::Http2>(&a)
+        }
+        Command::Http(a) => load_command::<crate::proto::http::plugin::Http>(&a),
+        Command::Amqp(a) => load_command::<crate::proto::amqp::plugin::Amqp>(&a),
+        Command::Ws(a) => load_command::<crate::proto::ws::plugin::Ws>(&a),
+        Command::Redis(a) => load_command::<crate::proto::redis::plugin::Redis>(&a),
         Command::Serve { server } => match server {
             ServeCommand::Echo(a) => serve::run::<crate::proto::echo::plugin::Echo>(&a),
             ServeCommand::Http(a) => serve::run::<crate::proto::http::plugin::Http>(&a),

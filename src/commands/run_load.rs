@@ -6,32 +6,68 @@
 use super::harness;
 use super::load::{self, ResultInputs};
 use super::load_sources::LoadSources;
+use super::verdict;
 use crate::cli::LoadCommand;
 use crate::engine;
 use crate::engine::session::OffsetIds;
+use crate::engine::EngineOutput;
 use crate::error::Result;
-use crate::proto::plugin::{Aim, Protocol, ServerFiguresOf};
+use crate::proto::plugin::{Aim, ConfigOf, FiguresOf, Protocol, ServerFiguresOf};
 use crate::report::console::Console;
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::RunResult;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     let cfg = P::config(&cmd.proto, &cmd.load)?;
+    let thresholds = verdict::thresholds::<P>(&cfg, &cmd.load.verdict)?;
     let l = &cfg.base.load;
-    let target = cfg.base.target.clone();
-    let builtin = target.is_none();
-    // A built-in server holds the other end of every connection in this process.
-    load::check_fd_budget(l.sockets() * if builtin { 2 } else { 1 })?;
+    check_fd_budget::<P>(&cfg)?;
     let json = l.output.json.as_deref().map(JsonSink::create).transpose()?;
     // `--json -`: the JSON takes stdout, the plan and the summary go to stderr.
     let console = Console::for_json(l.output.json.as_deref());
     let stop = load::stop_flag()?;
+    let Step { mut result, out } = measure::<P>(&cfg, &console, stop)?;
+    result.thresholds = verdict::evaluate::<P>(&thresholds, &result);
+    let mut extra = P::summary_lines(&cfg, &result);
+    extra.push_str(&crate::report::thresholds::table(&result.thresholds));
+    let outcome = load::report_with(&result, &out, &l.output, json, &extra);
+    console.print(&P::closing_lines(&cfg, &result, &out));
+    verdict::exit(outcome, &result.thresholds)
+}
+
+/// Refuses a plan that needs more sockets than this process may open.
+pub(super) fn check_fd_budget<P: Protocol>(cfg: &ConfigOf<P>) -> Result<()> {
+    // A built-in server holds the other end of every connection in this process.
+    let builtin = cfg.base.target.is_none();
+    load::check_fd_budget(cfg.base.load.sockets() * if builtin { 2 } else { 1 })
+}
+
+/// One run's result and the engine's output it was built from.
+pub(super) struct Step<P: Protocol> {
+    pub result: RunResult,
+    pub out: EngineOutput<FiguresOf<P>>,
+}
+
+/// One run of `cfg`, as far as its result: the built-in server (when there is no
+/// target), the plan printed (unless quiet), the engine, the result built and finished
+/// by the protocol. `wirebench <protocol>` runs it once, `--search` once per step.
+pub(super) fn measure<P: Protocol>(
+    cfg: &ConfigOf<P>,
+    console: &Console,
+    stop: Arc<AtomicBool>,
+) -> Result<Step<P>> {
+    let l = &cfg.base.load;
+    let target = cfg.base.target.clone();
+    let builtin = target.is_none();
 
     // The built-in server starts first; the run's clock starts once it listens.
     let (server, trust, addr, host) = match target {
         Some((addr, host)) => (None, l.tls.clone(), addr, host),
         None => {
-            let factory = P::builtin_server(&cfg);
+            let factory = P::builtin_server(cfg);
             let (handle, trust) = harness::start_builtin(l, cfg.base.server_threads, factory)?;
             let addr = handle.addr;
             (Some(handle), trust, addr, "127.0.0.1".to_string())
@@ -44,7 +80,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         builtin,
         tls: trust.is_some(),
     };
-    let target_text = P::target_text(&cfg, &aim);
+    let target_text = P::target_text(cfg, &aim);
     let sources = LoadSources::choose(
         l.source.as_ref(),
         addr,
@@ -52,7 +88,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         crate::net::loopback::bindable,
     )?;
     if !l.output.quiet {
-        let mut rows = P::plan_rows(&cfg, &aim);
+        let mut rows = P::plan_rows(cfg, &aim);
         rows.extend(sources.row().map(|r| ("sources", r)));
         console.print(&text::config_table(
             &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
@@ -62,13 +98,13 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
 
     let mut spec = harness::load_spec(l, addr, tls, stop);
     spec.connector.set_sources(sources.addrs.clone());
-    P::connection_policy(&cfg, &mut spec);
+    P::connection_policy(cfg, &mut spec);
     // A ramp is warm-up unless measured: the result says when measuring began.
     let measure_start = spec.shape.measure_start();
-    let unit = P::unit(&cfg);
+    let unit = P::unit(cfg);
     let (mut progress, phase) = harness::progress(l, &spec, server.as_ref(), unit.clone());
     let client = OffsetIds {
-        inner: P::client(&cfg, &aim),
+        inner: P::client(cfg, &aim),
         base: l
             .coordination
             .shard
@@ -102,7 +138,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
             extras: Vec::new(),
             kind: P::NAME,
             target: target_text,
-            config: with_sources(P::config_json(&cfg), &sources),
+            config: with_sources(P::config_json(cfg), &sources),
             started_unix_ms: started,
             warmup: measure_start,
             server,
@@ -111,14 +147,11 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         &out,
     );
     result.set_interference(interference);
-    P::finish(&cfg, &out, &mut result);
+    P::finish(cfg, &out, &mut result);
     result.shard = l
         .coordination
         .info(started + measure_start.as_millis() as u64, l.portion_json());
-    let extra = P::summary_lines(&cfg, &result);
-    let outcome = load::report_with(&result, &out, &l.output, json, &extra);
-    console.print(&P::closing_lines(&cfg, &result, &out));
-    outcome
+    Ok(Step { result, out })
 }
 
 /// The protocol's config block, with `sources` when the load chose or was given them.

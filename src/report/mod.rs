@@ -5,7 +5,9 @@ pub mod format;
 pub mod image;
 pub mod json;
 pub mod progress;
+pub mod search;
 pub mod text;
+pub mod thresholds;
 
 // suites and reports (issue 7)
 pub mod suite;

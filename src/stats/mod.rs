@@ -13,8 +13,10 @@ pub mod outcome;
 pub mod rate;
 pub mod result;
 pub mod result_builder;
+pub mod search;
 pub mod shard;
 pub mod snapshot;
+pub mod threshold;
 pub mod unit;
 pub mod worker;
 

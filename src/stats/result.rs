@@ -61,6 +61,14 @@ pub struct RunResult {
     /// Reading a result back, every top-level key this struct does not name lands here.
     #[serde(flatten)]
     pub extras: BTreeMap<String, serde_json::Value>,
+    /// The run's thresholds (`--threshold`, docs/thresholds.md), each with what it
+    /// measured and whether it passed; absent when none were given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<super::threshold::verdict::Verdict>,
+    /// `--search` only: the capacity search this run was the best step of
+    /// (docs/search.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<super::search::SearchFigures>,
     /// Open loop (`--rate`) only: asked versus achieved, and the schedule's lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<super::rate::RateFigures>,

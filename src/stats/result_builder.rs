@@ -84,6 +84,8 @@ impl RunResult {
                 },
                 extras: BTreeMap::new(),
                 rate: None,
+                thresholds: Vec::new(),
+                search: None,
                 shard: None,
                 merge: None,
                 machine: None,

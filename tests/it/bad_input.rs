@@ -303,6 +303,60 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             "/nonexistent-dir/x.json",
         ),
         row(&["echo", "--json", dir, "-n", "1"], "Is a directory"),
+        // ---- thresholds and --search (docs/thresholds.md, docs/search.md)
+        row(
+            &["echo", "--threshold", "p99<200"],
+            "threshold 'p99<200': a time limit needs its unit",
+        ),
+        row(
+            &["echo", "--threshold", "p99=200ms"],
+            "threshold 'p99=200ms': write FIGURE<LIMIT",
+        ),
+        row(
+            &["echo", "--threshold", "latency<2ms"],
+            "there is no figure named latency",
+        ),
+        row(
+            &["echo", "--threshold", "rate>=0.95"],
+            "only an open loop (-R) asks one",
+        ),
+        row(
+            &["echo", "127.0.0.1:9", "--threshold", "cpu{server}<5us"],
+            "the server's CPU is measured only for the built-in server",
+        ),
+        row(
+            &["amqp", "--threshold", "p99<5ms"],
+            "threshold 'p99<5ms' does not apply: amqp's publishes count once written, with no reply to time",
+        ),
+        row(
+            &["http", "--threshold", "status{50x}<1"],
+            "http has no figure status{50x}",
+        ),
+        row(&["echo", "--threshold", "errors{nope}<1"], "there is no error kind nope"),
+        row(
+            &["echo", "--step-duration", "2s"],
+            "--step-duration applies only to --search",
+        ),
+        row(
+            &["echo", "--search", "p99<5ms"],
+            "--search needs -R/--rate: the highest rate it tries",
+        ),
+        row(
+            &["echo", "-R", "100", "--search", "p99<<5ms"],
+            "threshold 'p99<<5ms': the limit '<5ms' does not start with a number",
+        ),
+        row(
+            &["amqp", "-R", "100", "--search", "p99<5ms"],
+            "threshold 'p99<5ms' does not apply: amqp's publishes",
+        ),
+        row(
+            &["echo", "-R", "100", "--search", "p99<5ms", "-d", "5s"],
+            "-d and -n do not apply to --search",
+        ),
+        row(
+            &["echo", "-R", "100", "--search", " , "],
+            "--search needs at least one condition",
+        ),
         // ---- http
         row(&["http", "http://127.0.0.1:0/"], "no valid port"),
         row(
@@ -636,6 +690,18 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             "its name must end in .json",
         ),
         row(&["merge", &fx.path("s0.json")], "--output"),
+        row(
+            &[
+                "merge",
+                &fx.path("s0.json"),
+                &fx.path("s1.json"),
+                "-o",
+                &fx.path("merged-thresholds.json"),
+                "--threshold",
+                "rate>=0.9",
+            ],
+            "threshold 'rate>=0.9' does not apply: rate is the achieved share",
+        ),
         // AMQP short strings are at most 255 bytes.
         row(&["amqp", "--exchange", &long_name, "-n", "1"], "--exchange"),
         row(
