@@ -200,7 +200,10 @@ fn hostile_clients_end_with_their_own_reasons_beside_a_clean_load() {
         &["-n", "30000", "-c", "4", "-m", "10", &s.url("/")],
         false,
     );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/h2_hostile_clients.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h2_hostile_clients.py"
+    );
     let mut args = vec![script, port.as_str()];
     args.extend(HOSTILE.iter().map(|h| h.0));
     let mut hostile = Proc::spawn("python3", &args, false);
