@@ -6,9 +6,22 @@
 //! the rest.
 
 use super::h2serve::{H2Figures, H2Session};
-use super::server::HttpHandler;
+use super::server::{HttpHandler, HttpHandlerFactory};
 use crate::proto::h2::PREFACE;
-use crate::server::session::{Reply, ServerSession};
+use crate::server::session::{Reply, ServerFactory, ServerSession};
+
+/// Every `serve http` connection starts as HTTP/1.1 and may turn HTTP/2 (here, not in
+/// server.rs, so the two files do not import each other).
+impl ServerFactory for HttpHandlerFactory {
+    type Session = HttpSession;
+    type Thread = ();
+
+    fn thread_state(&self) {}
+
+    fn session(&self) -> HttpSession {
+        HttpSession::One(self.handler())
+    }
+}
 
 pub enum HttpSession {
     One(HttpHandler),

@@ -7,8 +7,7 @@
 use super::chunked::{self, Chunked};
 use super::h2serve::H2Figures;
 use super::request::pattern_body;
-use super::serve_session::HttpSession;
-use crate::server::session::{Reply, ServerFactory, ServerSession};
+use crate::server::session::{Reply, ServerSession};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -83,20 +82,9 @@ impl HttpHandlerFactory {
     }
 }
 
-impl ServerFactory for HttpHandlerFactory {
-    type Session = HttpSession;
-    type Thread = ();
-
-    fn thread_state(&self) {}
-
-    fn session(&self) -> HttpSession {
-        HttpSession::One(self.handler())
-    }
-}
-
 impl HttpHandlerFactory {
     /// An HTTP/1.1 handler for a new connection.
-    fn handler(&self) -> HttpHandler {
+    pub(super) fn handler(&self) -> HttpHandler {
         HttpHandler {
             shared: self.shared.clone(),
             partial: None,
@@ -562,6 +550,7 @@ impl ServerSession for HttpHandler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::session::ServerFactory;
 
     #[test]
     fn decimals_are_written_whole() {
