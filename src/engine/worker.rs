@@ -78,11 +78,57 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         Plan::Duration(d) => Some(args.measure_start_ns + d.as_nanos() as u64),
         _ => None,
     };
+    let mut ctx = new_ctx(&args, deadline_ns)?;
+    let mut uring = pick_uring(&args, &mut ctx);
+    let batch = batch_of(&spec.shape.plan);
+    let conns = start_slots(&args, &mut ctx, batch.is_some());
+    let mut w = Worker {
+        // An interval ends at a duration plan's end at the latest: what comes after it
+        // is the drain, which is no interval of the measured phase's progress.
+        next_tick: (args.measure_start_ns + spec.interval.as_nanos().max(1) as u64)
+            .min(deadline_ns.unwrap_or(u64::MAX)),
+        interval_ns: spec.interval.as_nanos().max(1) as u64,
+        ticks: 0,
+        batch,
+        up_sent: false,
+        index: args.index,
+        snapshots: &args.snapshots,
+        ctx,
+        conns,
+    };
+    let cpu = match uring.as_mut() {
+        Some(r) => {
+            r.measure_cpu_from(args.measure_start_ns);
+            r.run(&mut w)?;
+            r.cpu_measured()
+        }
+        None => {
+            let mut reactor = Reactor::new(
+                args.clock,
+                &w.ctx.epoll,
+                EVENTS,
+                STOP_CHECK,
+                Stop::Flag(spec.stop.clone()),
+            )?;
+            reactor.measure_cpu_from(args.measure_start_ns);
+            reactor.run(&mut w);
+            reactor.cpu_measured()
+        }
+    };
+    let Worker { ctx, ticks, .. } = w;
+    Ok(finish(ctx, &args, ticks, cpu))
+}
+
+/// What the worker's slots share, for its `n` connections of the run's `total`.
+fn new_ctx<F: SessionFactory>(
+    args: &WorkerArgs<F>,
+    deadline_ns: Option<u64>,
+) -> std::io::Result<Ctx<F>> {
+    let spec = &args.spec;
     // This worker's connections, and where they sit among the run's (`LoadShape`).
     let n = spec.shape.connections_of(args.index);
-    let first = spec.shape.first_connection_of(args.index);
     let total = spec.shape.connections;
-    let mut ctx = Ctx {
+    Ok(Ctx {
         factory: args.factory.clone(),
         spec: spec.clone(),
         worker: args.index,
@@ -118,7 +164,13 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         released: spec.release.is_none(),
         unsettled: n,
         uring: None,
-    };
+    })
+}
+
+/// The io_uring core, where it applies and the kernel gives a ring; `None`: epoll.
+/// Said in the result either way (`client_process.event_loop`).
+fn pick_uring<F: SessionFactory>(args: &WorkerArgs<F>, ctx: &mut Ctx<F>) -> Option<UringReactor> {
+    let spec = &args.spec;
     // io_uring unless told otherwise, where it applies (plain TCP, closed loop; a hold
     // plan is connect's), and the kernel gives a ring;
     // else epoll. A plan that reconnects every n requests (AMQP churn, HTTP without
@@ -129,7 +181,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         && spec.shape.rate.is_none()
         && spec.per_connection.is_none()
         && !matches!(spec.shape.plan, Plan::Hold);
-    let mut uring = on_uring
+    let uring = on_uring
         .then(|| {
             UringReactor::new(
                 args.clock,
@@ -142,6 +194,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         })
         .flatten();
     if uring.is_some() {
+        let n = spec.shape.connections_of(args.index);
         ctx.uring = Some(Box::new(super::uring_slots::UringSlots::new(n)));
     }
     // Said in the result (`client_process.event_loop`): a ring refused here means epoll.
@@ -150,17 +203,12 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     } else {
         EventLoop::Epoll
     });
-    let mut conns: Vec<Conn<F::Session>> = (0..n)
-        .map(|slot| {
-            let g = first + slot;
-            Conn::new(
-                spec.shape
-                    .rate
-                    .map(|r| Schedule::new(r, g, total, spec.shape.ramp)),
-            )
-        })
-        .collect();
-    let batch = match spec.shape.plan {
+    uring
+}
+
+/// A batch plan's progress at its start; `None` for every other plan.
+fn batch_of(plan: &Plan) -> Option<Batch> {
+    match *plan {
         Plan::Batch {
             iterations,
             reconnects,
@@ -175,76 +223,70 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
             resume_at: None,
         }),
         _ => None,
-    };
+    }
+}
 
-    // Start every slot: at once, or spread over the ramp; with limits on attempts and
-    // no ramp, they wait their turn in slot order (no queue entry each).
-    let fresh = spec.shape.ramp.is_none() && batch.is_none() && ctx.admission.limited();
+/// The worker's slots, each started: at once, or spread over the ramp; with limits on
+/// attempts and no ramp, they wait their turn in slot order (no queue entry each).
+fn start_slots<F: SessionFactory>(
+    args: &WorkerArgs<F>,
+    ctx: &mut Ctx<F>,
+    batch: bool,
+) -> Vec<Conn<F::Session>> {
+    let spec = &args.spec;
+    let n = spec.shape.connections_of(args.index);
+    let first = spec.shape.first_connection_of(args.index);
+    let total = spec.shape.connections;
+    let mut conns: Vec<Conn<F::Session>> = (0..n)
+        .map(|slot| {
+            let g = first + slot;
+            Conn::new(
+                spec.shape
+                    .rate
+                    .map(|r| Schedule::new(r, g, total, spec.shape.ramp)),
+            )
+        })
+        .collect();
+    let fresh = spec.shape.ramp.is_none() && !batch && ctx.admission.limited();
     if fresh {
         ctx.admission.wait_fresh(n as u32);
     }
     for (slot, c) in conns.iter_mut().enumerate().filter(|_| !fresh) {
         let g = first + slot;
-        let at = match (batch.is_some(), spec.shape.ramp) {
+        let at = match (batch, spec.shape.ramp) {
             (false, Some(r)) => r.start_of(g, total),
             _ => 0,
         };
         c.skip_schedule_until(at, ctx.schedule);
         if at == 0 {
-            c.begin(slot as u32, &mut ctx);
+            c.begin(slot as u32, ctx);
         } else {
-            c.wait_until(slot as u32, at, &mut ctx);
+            c.wait_until(slot as u32, at, ctx);
         }
     }
+    conns
+}
 
-    let mut w = Worker {
-        // An interval ends at a duration plan's end at the latest: what comes after it
-        // is the drain, which is no interval of the measured phase's progress.
-        next_tick: (args.measure_start_ns + spec.interval.as_nanos().max(1) as u64)
-            .min(deadline_ns.unwrap_or(u64::MAX)),
-        interval_ns: spec.interval.as_nanos().max(1) as u64,
-        ticks: 0,
-        batch,
-        up_sent: false,
-        index: args.index,
-        snapshots: &args.snapshots,
-        ctx,
-        conns,
-    };
-    let cpu = match uring.as_mut() {
-        Some(r) => {
-            r.measure_cpu_from(args.measure_start_ns);
-            r.run(&mut w)?;
-            r.cpu_measured()
-        }
-        None => {
-            let mut reactor = Reactor::new(
-                args.clock,
-                &w.ctx.epoll,
-                EVENTS,
-                STOP_CHECK,
-                Stop::Flag(spec.stop.clone()),
-            )?;
-            reactor.measure_cpu_from(args.measure_start_ns);
-            reactor.run(&mut w);
-            reactor.cpu_measured()
-        }
-    };
-    let Worker { mut ctx, ticks, .. } = w;
-
+/// The worker's last snapshot and connection counts sent, and its output.
+fn finish<F: SessionFactory>(
+    mut ctx: Ctx<F>,
+    args: &WorkerArgs<F>,
+    ticks: u64,
+    cpu: Duration,
+) -> Output<F> {
     let finish_ns = ctx.now();
     let _ = args.snapshots.send(WorkerReport::Interval(take_snapshot(
         &mut ctx, args.index, ticks, true,
     )));
     send_connections(&ctx, args.index, &args.snapshots);
     let [_, measured] = std::mem::take(&mut ctx.figures);
-    Ok(WorkerOutput {
+    WorkerOutput {
         stats: std::mem::replace(&mut ctx.stats, WorkerStats::new(false)),
         figures: measured,
         finish_ns,
         cpu,
         max_lag_ns: ctx.max_lag_ns,
-    })
+    }
 }
 
 /// A batch plan's progress: per reconnect round, `iterations` steps at which every
