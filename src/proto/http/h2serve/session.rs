@@ -70,21 +70,17 @@ impl Fault {
 
     /// A header block the assembly refused (past its cap: the CONTINUATION flood).
     fn of_block(e: FrameError) -> Fault {
-        let why = if e.too_large {
-            Reason::ContinuationFlood
-        } else {
-            Reason::Protocol
-        };
-        Fault::new(why, e.code, e.what)
+        Fault::by_size(e, Reason::ContinuationFlood, Reason::Protocol)
     }
 
     /// A header block HPACK refused.
     fn of_decode(e: FrameError) -> Fault {
-        let why = if e.too_large {
-            Reason::HeaderList
-        } else {
-            Reason::Hpack
-        };
+        Fault::by_size(e, Reason::HeaderList, Reason::Hpack)
+    }
+
+    /// `e` counted as `past_cap` when the peer went past a cap, else as `other`.
+    fn by_size(e: FrameError, past_cap: Reason, other: Reason) -> Fault {
+        let why = if e.too_large { past_cap } else { other };
         Fault::new(why, e.code, e.what)
     }
 
