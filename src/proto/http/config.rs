@@ -3,6 +3,7 @@
 //! with one sentence (exit 2).
 
 use super::request::{self, RequestSpec};
+use super::request_set::RequestSet;
 use super::server::Limits;
 use super::status::StatusSet;
 use super::url::{self, Url};
@@ -58,6 +59,10 @@ pub struct HttpArgs {
     /// Check that every response body equals the request body (an echo server).
     #[arg(long, hide_short_help = true)]
     pub expect_echo: bool,
+    /// Send the requests of FILE by weight: vegeta's targets format, or TOML (FILE.toml)
+    /// with weights and checks (docs/http.md, "Request sets"); it gives the URLs.
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub requests: Option<PathBuf>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -97,6 +102,8 @@ pub struct HttpConfig {
     pub accept: StatusSet,
     pub accept_text: String,
     pub expect_echo: bool,
+    /// `--requests`: the requests sent by weight, instead of one request.
+    pub set: Option<RequestSet>,
 }
 
 fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
@@ -166,12 +173,16 @@ fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
 
 impl HttpConfig {
     pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
-        let url = a
-            .url
-            .as_deref()
-            .map(url::parse)
-            .transpose()
-            .map_err(Error::usage)?;
+        let set = a.requests.as_deref().map(|f| requests_flag(a, f)).transpose()?;
+        let url = match &set {
+            Some(s) => Some(s.origin().clone()),
+            None => a
+                .url
+                .as_deref()
+                .map(url::parse)
+                .transpose()
+                .map_err(Error::usage)?,
+        };
         let mut overrides = LoadOverrides::default();
         if let Some(u) = &url {
             url_tls(shared, u.tls, ("http", "https"), &mut overrides)?;
@@ -257,6 +268,7 @@ impl HttpConfig {
                 accept,
                 accept_text,
                 expect_echo: a.expect_echo,
+                set,
             },
         })
     }
@@ -294,6 +306,25 @@ impl HttpConfig {
         v["expect_status"] = json!(self.accept_text);
         v["expect_echo"] = json!(self.expect_echo);
     }
+}
+
+/// `--requests FILE`, read and validated, once the flags it replaces are known to be
+/// absent: the set gives the URLs, methods, bodies (and statuses it accepts).
+fn requests_flag(a: &HttpArgs, file: &std::path::Path) -> Result<RequestSet> {
+    let given = [
+        (a.url.is_some(), "a URL"),
+        (a.method.is_some(), "-m"),
+        (a.body.is_some(), "--body"),
+        (a.body_size.is_some(), "--body-size"),
+        (a.header_size.is_some(), "--header-size"),
+        (a.expect_echo, "--expect-echo"),
+    ];
+    if let Some((_, what)) = given.iter().find(|(on, _)| *on) {
+        return Err(Error::usage(format!(
+            "--requests gives each request's URL, method and body: drop {what}"
+        )));
+    }
+    RequestSet::load(file)
 }
 
 /// `wirebench serve http`, validated: its limits and timing.
