@@ -4,7 +4,7 @@
 //! keeps the start of its body (decoded, however it was framed and split), so its
 //! words (status line and body start) can be told.
 //!
-//! With a request set (`--requests`) each connection walks the set's weight table
+//! With a request set (`--request-set`) each connection walks the set's weight table
 //! from a place of its own (`request_wire.rs`): a request's index in the set is its
 //! tag, which judges its response (HEAD, the statuses it accepts, the substring its
 //! body must hold) and files its figures (`entry_figures.rs`).

@@ -61,8 +61,9 @@ pub struct HttpArgs {
     pub expect_echo: bool,
     /// Send the requests of FILE by weight: vegeta's targets format, or TOML (FILE.toml)
     /// with weights and checks (docs/http.md, "Request sets"); it gives the URLs.
+    /// (`-n/--requests` is the count of requests, so the set's flag is `--request-set`.)
     #[arg(long, value_name = "FILE", hide_short_help = true)]
-    pub requests: Option<PathBuf>,
+    pub request_set: Option<PathBuf>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -102,7 +103,7 @@ pub struct HttpConfig {
     pub accept: StatusSet,
     pub accept_text: String,
     pub expect_echo: bool,
-    /// `--requests`: the requests sent by weight, instead of one request.
+    /// `--request-set`: the requests sent by weight, instead of one request.
     pub set: Option<RequestSet>,
 }
 
@@ -173,7 +174,7 @@ fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
 
 impl HttpConfig {
     pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
-        let set = a.requests.as_deref().map(|f| requests_flag(a, f)).transpose()?;
+        let set = a.request_set.as_deref().map(|f| requests_flag(a, f)).transpose()?;
         let url = match &set {
             Some(s) => Some(s.origin().clone()),
             None => a
@@ -305,10 +306,16 @@ impl HttpConfig {
         v["keepalive"] = json!(self.keepalive);
         v["expect_status"] = json!(self.accept_text);
         v["expect_echo"] = json!(self.expect_echo);
+        if let Some(set) = &self.set {
+            v["request_set"] = json!({
+                "file": set.file.display().to_string(),
+                "requests": set.entries.len(),
+            });
+        }
     }
 }
 
-/// `--requests FILE`, read and validated, once the flags it replaces are known to be
+/// `--request-set FILE`, read and validated, once the flags it replaces are known to be
 /// absent: the set gives the URLs, methods, bodies (and statuses it accepts).
 fn requests_flag(a: &HttpArgs, file: &std::path::Path) -> Result<RequestSet> {
     let given = [
@@ -321,7 +328,7 @@ fn requests_flag(a: &HttpArgs, file: &std::path::Path) -> Result<RequestSet> {
     ];
     if let Some((_, what)) = given.iter().find(|(on, _)| *on) {
         return Err(Error::usage(format!(
-            "--requests gives each request's URL, method and body: drop {what}"
+            "--request-set gives each request's URL, method and body: drop {what}"
         )));
     }
     RequestSet::load(file)

@@ -1,5 +1,5 @@
 //! What the HTTP client counts besides the engine: responses by status code for the
-//! run, and with a request set (`--requests`) per request of the set: responses,
+//! run, and with a request set (`--request-set`) per request of the set: responses,
 //! correct ones, their codes and a latency histogram. Kept per worker and phase by the
 //! client session, merged exactly (sums, HDR buckets added).
 //!
@@ -150,7 +150,7 @@ impl EntryFigures {
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct HttpFigures {
     pub codes: StatusCounts,
-    /// Per request of the set, by its index (empty without `--requests`; grown to a
+    /// Per request of the set, by its index (empty without `--request-set`; grown to a
     /// request's index on its first response, never per response).
     pub entries: Vec<EntryFigures>,
 }

@@ -49,7 +49,7 @@ fn answered_line(r: &RunResult, codes: &std::collections::BTreeMap<String, u64>)
         _ => String::new(),
     };
     format!(
-        "answered:     {} of {} sent{how} ({} ok, {} with a status or body the run does not accept)\n",
+        "answered:     {} of {} sent{how} ({} ok, {} answered errors)\n",
         group(answered),
         group(t.sent),
         group(t.ok),

@@ -1,4 +1,4 @@
-//! `--requests FILE`: a set of requests a load sends by weight, read from vegeta's
+//! `--request-set FILE`: a set of requests a load sends by weight, read from vegeta's
 //! targets file (`targets.rs`) or its TOML form (`requests_toml.rs`, a file ending in
 //! `.toml`), validated here once: every problem is `FILE:LINE: sentence`, exit 2.
 //!
@@ -100,7 +100,7 @@ impl RequestSet {
     pub fn load(file: &Path) -> Result<RequestSet> {
         let shown = file.display();
         let text = std::fs::read_to_string(file)
-            .map_err(|e| Error::usage(format!("cannot read the --requests file {shown}: {e}")))?;
+            .map_err(|e| Error::usage(format!("cannot read the --request-set file {shown}: {e}")))?;
         let toml = file.extension().is_some_and(|e| e == "toml");
         let parsed = if toml {
             super::requests_toml::parse(&text)
@@ -115,12 +115,12 @@ impl RequestSet {
         let shown = file.display();
         if raw.is_empty() {
             return Err(Error::usage(format!(
-                "the --requests file {shown} holds no request"
+                "the --request-set file {shown} holds no request"
             )));
         }
         if raw.len() > MAX_ENTRIES {
             return Err(Error::usage(format!(
-                "the --requests file {shown} holds {} requests: at most {MAX_ENTRIES}",
+                "the --request-set file {shown} holds {} requests: at most {MAX_ENTRIES}",
                 raw.len()
             )));
         }

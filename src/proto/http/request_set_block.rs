@@ -1,4 +1,4 @@
-//! The result's `request_set` block (with `--requests`): per request of the set, its
+//! The result's `request_set` block (with `--request-set`): per request of the set, its
 //! settings (name, method, URL, weight) and figures (responses, correct ones, answered
 //! errors, status codes, latency percentiles and the histogram they come from); its
 //! merge over shards and rounds (counts summed, histograms added, percentiles read from
