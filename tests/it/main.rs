@@ -29,6 +29,7 @@ mod hostile_peers;
 mod http_load;
 mod http_peers;
 mod http_request_bytes;
+mod http_request_set;
 mod ioevent;
 mod k8s_render;
 mod layering;

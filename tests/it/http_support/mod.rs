@@ -22,6 +22,14 @@ pub struct Nginx {
 
 impl Nginx {
     pub fn start() -> Nginx {
+        Nginx::start_with(
+            "'$status $request_length $bytes_sent'",
+            "location = / { return 200 \"hello\"; }\n    location / { return 404; }",
+        )
+    }
+
+    /// nginx with its access log's `log_format` and the server block's `locations`.
+    pub fn start_with(log_format: &str, locations: &str) -> Nginx {
         let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
             .into_iter()
             .find(|p| std::path::Path::new(p).is_file())
@@ -36,10 +44,10 @@ impl Nginx {
             let conf = format!(
                 "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
 events {{ worker_connections 1024; }}\n\
-http {{\n  log_format counted '$status $request_length $bytes_sent';\n  access_log {d}/access.log counted;\n\
+http {{\n  log_format counted {log_format};\n  access_log {d}/access.log counted;\n\
   client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fastcgi;\n\
   uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n  keepalive_requests 1000000;\n\
-  server {{\n    listen 127.0.0.1:{port};\n    location = / {{ return 200 \"hello\"; }}\n    location / {{ return 404; }}\n  }}\n}}\n"
+  server {{\n    listen 127.0.0.1:{port};\n    {locations}\n  }}\n}}\n"
             );
             let conf_path = dir.path().join("nginx.conf");
             std::fs::write(&conf_path, conf).unwrap();
