@@ -1,7 +1,7 @@
 //! `wirebench http --request-set FILE`: requests by weight against nginx (its access
 //! log counts each URL), vegeta's targets format sent byte for byte (a server records
 //! the raw requests; vegeta itself, when installed, sends the same requests but for
-//! own User-Agent, Accept-Encoding and X-Vegeta-Seq), the per-request figures, and every
+//! its own User-Agent, Accept-Encoding and X-Vegeta-Seq), the per-request figures, and every
 //! non-2xx response counted as a reply under its status.
 
 use crate::common::*;
@@ -75,15 +75,25 @@ fn weights_1_2_7_reach_nginx_in_their_shares_and_each_request_is_counted() {
         assert_eq!(status, "200", "{l}");
         *logged.entry(uri.to_string()).or_default() += 1;
     }
-    let entries = r.json()["request_set"]["entries"].as_array().unwrap().clone();
+    let entries = r.json()["request_set"]["entries"]
+        .as_array()
+        .unwrap()
+        .clone();
     let counted: Vec<u64> = entries.iter().map(|e| ju(e, "/answered")).collect();
     let by_log = [logged["/a"], logged["/b"], logged["/c"]];
     assert_eq!(by_log.iter().sum::<u64>(), total, "{logged:?}");
-    assert_eq!(counted, by_log, "wirebench's counts per request are nginx's");
+    assert_eq!(
+        counted, by_log,
+        "wirebench's counts per request are nginx's"
+    );
     for (i, w) in [1u64, 2, 7].into_iter().enumerate() {
         let want = total * w / 10;
         let off = by_log[i].abs_diff(want) as f64 / want as f64;
-        assert!(off <= 0.02, "request {i}: {} of {total}, want {want}", by_log[i]);
+        assert!(
+            off <= 0.02,
+            "request {i}: {} of {total}, want {want}",
+            by_log[i]
+        );
         let e = &entries[i];
         assert_eq!(ju(e, "/ok"), by_log[i]);
         assert_eq!(ju(e, "/errors"), 0);
@@ -111,8 +121,7 @@ fn recording_server() -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
                 let mut buf = Vec::new();
                 while let Some(req) = read_request(&mut s, &mut buf) {
                     kept.lock().unwrap().push(req);
-                    if s
-                        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                    if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
                         .is_err()
                     {
                         return;
@@ -180,7 +189,12 @@ fn a_vegeta_targets_file_is_sent_byte_for_byte() {
     post.extend_from_slice(body);
     let mut ours = got.lock().unwrap().clone();
     ours.sort();
-    let mut want = vec![get.clone().into_bytes(), get.into_bytes(), post.clone(), post];
+    let mut want = vec![
+        get.clone().into_bytes(),
+        get.into_bytes(),
+        post.clone(),
+        post,
+    ];
     want.sort();
     assert_eq!(ours, want, "the documented bytes, each request twice");
 
@@ -211,7 +225,10 @@ fn a_vegeta_targets_file_is_sent_byte_for_byte() {
     };
     for theirs in theirs {
         let (line, mut headers, body) = split(&theirs);
-        let mine = ours.iter().find(|m| split(m).0 == line).expect("a request of ours");
+        let mine = ours
+            .iter()
+            .find(|m| split(m).0 == line)
+            .expect("a request of ours");
         let (_, mut my_headers, my_body) = split(mine);
         headers.retain(|h| !own(h));
         headers.sort();
@@ -244,7 +261,12 @@ fn an_all_500_server_reads_as_answered_with_status_500_and_latencies() {
     assert_eq!(r.u("/status_codes/500"), 2000);
     assert_eq!(r.u("/latency_us/count"), 2000, "each 500 is timed");
     assert_eq!(nginx.logged(2000).len(), 2000);
-    assert!(r.stdout.contains("error texts:  2,000 status: HTTP/1.1 500 Internal Server Error"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("error texts:  2,000 status: HTTP/1.1 500 Internal Server Error"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -294,7 +316,12 @@ fn bad_request_sets_are_one_sentence_and_exit_2() {
         file.to_str().unwrap(),
     ]);
     assert_eq!(p.finish(Duration::from_secs(20)), 2);
-    assert!(p.stderr().contains("--request-set gives each request's URL, method and body: drop a URL"), "{}", p.stderr());
+    assert!(
+        p.stderr()
+            .contains("--request-set gives each request's URL, method and body: drop a URL"),
+        "{}",
+        p.stderr()
+    );
 }
 
 #[test]
@@ -305,13 +332,30 @@ fn per_request_figures_merge_over_shards_exactly() {
         "[[request]]\nurl = \"http://{addr}/x\"\nweight = 3\n[[request]]\nurl = \"http://{addr}/y\"\nweight = 1\n"
     );
     let file = write(&dir, "s.toml", toml.as_bytes());
-    let files = [TempPath::new("shard0", ".json"), TempPath::new("shard1", ".json")];
+    let files = [
+        TempPath::new("shard0", ".json"),
+        TempPath::new("shard1", ".json"),
+    ];
     let mut parts: Vec<Value> = Vec::new();
     for (i, f) in files.iter().enumerate() {
         let shard = format!("{i}/2");
         let mut p = Proc::wirebench(&[
-            "http", "--request-set", file.to_str().unwrap(), "-t", "1", "-c", "2", "-n", "800",
-            "--shard", &shard, "--run-id", "set-merge", "--json", f.s(), "-q",
+            "http",
+            "--request-set",
+            file.to_str().unwrap(),
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "800",
+            "--shard",
+            &shard,
+            "--run-id",
+            "set-merge",
+            "--json",
+            f.s(),
+            "-q",
         ]);
         assert_eq!(p.finish(RUN_LIMIT), 0, "{}", p.stderr());
         parts.push(serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap());
@@ -319,7 +363,8 @@ fn per_request_figures_merge_over_shards_exactly() {
     let out = TempPath::new("merged", ".json");
     let mut p = Proc::wirebench(&["merge", files[0].s(), files[1].s(), "-o", out.s()]);
     assert_eq!(p.finish(Duration::from_secs(30)), 0, "{}", p.stderr());
-    let merged: Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
     for i in 0..2 {
         let at = |r: &Value| ju(&r["request_set"]["entries"][i], "/answered");
         let sum: u64 = parts.iter().map(at).sum();
@@ -327,6 +372,12 @@ fn per_request_figures_merge_over_shards_exactly() {
         let hist = |r: &Value| ju(&r["request_set"]["entries"][i], "/latency_us/count");
         assert_eq!(hist(&merged), sum);
     }
-    let shares: Vec<u64> = (0..2).map(|i| ju(&merged["request_set"]["entries"][i], "/answered")).collect();
-    assert_eq!(shares, [600, 200], "the weights hold over the merged shards");
+    let shares: Vec<u64> = (0..2)
+        .map(|i| ju(&merged["request_set"]["entries"][i], "/answered"))
+        .collect();
+    assert_eq!(
+        shares,
+        [600, 200],
+        "the weights hold over the merged shards"
+    );
 }

@@ -214,20 +214,21 @@ impl HttpClient {
             } => {
                 figs.codes.count(status);
                 let (_, accept) = self.judged_by(oldest);
-                let missed = self.cursor.as_ref().is_some_and(|c| {
-                    c.set.needle(oldest.tag).is_some_and(|n| c.found != n.len())
-                });
+                // `--expect-echo`'s body, or the request's `body_contains`, not there.
+                let wrong_body = self
+                    .echo
+                    .as_ref()
+                    .is_some_and(|e| self.echo_bad || self.echo_pos != e.len())
+                    || self.cursor.as_ref().is_some_and(|c| {
+                        c.set
+                            .needle(oldest.tag)
+                            .is_some_and(|n| c.found != n.pattern_len())
+                    });
                 let verdict = if !accept.contains(status) {
                     let s = &mut self.said;
                     (s.status, s.kept, s.len) = (status, s.len, 0);
                     Verdict::Error(ErrorKind::Status)
-                } else if self
-                    .echo
-                    .as_ref()
-                    .is_some_and(|e| self.echo_bad || self.echo_pos != e.len())
-                {
-                    Verdict::Error(ErrorKind::Mismatch)
-                } else if missed {
+                } else if wrong_body {
                     Verdict::Error(ErrorKind::Mismatch)
                 } else {
                     Verdict::Ok
@@ -290,7 +291,11 @@ impl ClientSession for HttpClient {
             c.clock_offset = Some(crate::clock::monotonic_ns().saturating_sub(sent_ns));
         }
         let i = c.set.at(c.at);
-        c.at = if c.at + 1 == c.set.places() { 0 } else { c.at + 1 };
+        c.at = if c.at + 1 == c.set.places() {
+            0
+        } else {
+            c.at + 1
+        };
         out.extend_from_slice(c.set.request(i));
         i
     }

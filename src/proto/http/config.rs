@@ -174,7 +174,11 @@ fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
 
 impl HttpConfig {
     pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
-        let set = a.request_set.as_deref().map(|f| requests_flag(a, f)).transpose()?;
+        let set = a
+            .request_set
+            .as_deref()
+            .map(|f| requests_flag(a, f))
+            .transpose()?;
         let url = match &set {
             Some(s) => Some(s.origin().clone()),
             None => a

@@ -24,7 +24,9 @@ fn table() -> Histogram<u64> {
 impl EntryLatency {
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.0.get_or_insert_with(table).saturating_record(ns.max(1));
+        self.0
+            .get_or_insert_with(table)
+            .saturating_record(ns.max(1));
     }
 
     pub fn add(&mut self, other: &EntryLatency) {

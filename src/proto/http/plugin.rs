@@ -88,12 +88,9 @@ impl Protocol for Http {
             cfg.keepalive,
         );
         match &cfg.set {
-            Some(set) => factory.with_set(WiredSet::new(
-                set,
-                &cfg.headers,
-                !cfg.keepalive,
-                cfg.accept,
-            )),
+            Some(set) => {
+                factory.with_set(WiredSet::new(set, &cfg.headers, !cfg.keepalive, cfg.accept))
+            }
             None => factory,
         }
     }

@@ -99,8 +99,9 @@ impl RequestSet {
     /// targets format.
     pub fn load(file: &Path) -> Result<RequestSet> {
         let shown = file.display();
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| Error::usage(format!("cannot read the --request-set file {shown}: {e}")))?;
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            Error::usage(format!("cannot read the --request-set file {shown}: {e}"))
+        })?;
         let toml = file.extension().is_some_and(|e| e == "toml");
         let parsed = if toml {
             super::requests_toml::parse(&text)
@@ -158,7 +159,10 @@ impl RequestSet {
                 "every request of {shown} has weight 0: give at least one a weight above 0"
             )));
         }
-        let sum = reduced_weights(&entries).iter().map(|w| *w as u64).sum::<u64>();
+        let sum = reduced_weights(&entries)
+            .iter()
+            .map(|w| *w as u64)
+            .sum::<u64>();
         if sum > MAX_WEIGHT_SUM {
             return Err(Error::usage(format!(
                 "the weights of {shown} add up to {sum} once divided by their greatest common divisor: at most {MAX_WEIGHT_SUM}"
@@ -219,9 +223,12 @@ fn header(name: &str, value: &str) -> std::result::Result<(), String> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
     if !token || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-        return Err(format!("'{name}: {value}' is not a header: write it as \"Name: value\""));
+        return Err(format!(
+            "'{name}: {value}' is not a header: write it as \"Name: value\""
+        ));
     }
-    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding") {
+    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding")
+    {
         return Err(format!(
             "the header {name} is set by wirebench from the body: leave it out"
         ));
@@ -239,9 +246,13 @@ fn body_file(path: &Path) -> std::result::Result<Vec<u8>, String> {
         return Err(format!("the body file {shown} is a directory"));
     }
     let mut b = Vec::new();
-    file.take(MAX_BODY + 1).read_to_end(&mut b).map_err(unreadable)?;
+    file.take(MAX_BODY + 1)
+        .read_to_end(&mut b)
+        .map_err(unreadable)?;
     if b.len() as u64 > MAX_BODY {
-        return Err(format!("the body file {shown} is larger than {MAX_BODY} bytes (64 MiB)"));
+        return Err(format!(
+            "the body file {shown} is larger than {MAX_BODY} bytes (64 MiB)"
+        ));
     }
     Ok(b)
 }
@@ -261,14 +272,27 @@ fn entry(r: RawEntry) -> std::result::Result<Entry, (usize, String)> {
     let method = match r.method.as_str() {
         "" if has_body => "POST".to_string(),
         "" => "GET".to_string(),
-        m if m.bytes().all(|b| b.is_ascii_uppercase() || b == b'-' || b == b'_') => m.to_string(),
-        m => return Err((r.line, format!("'{m}' is not a method: write it in capitals, as GET or POST"))),
+        m if m
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b == b'-' || b == b'_') =>
+        {
+            m.to_string()
+        }
+        m => {
+            return Err((
+                r.line,
+                format!("'{m}' is not a method: write it in capitals, as GET or POST"),
+            ))
+        }
     };
     if method == "HEAD" && has_body {
         return Err((r.line, "a HEAD request carries no body".to_string()));
     }
     let accept = match &r.status {
-        Some((text, line)) => Some((StatusSet::parse(text).map_err(|why| (*line, why))?, text.clone())),
+        Some((text, line)) => Some((
+            StatusSet::parse(text).map_err(|why| (*line, why))?,
+            text.clone(),
+        )),
         None => None,
     };
     if let Some((s, line)) = &r.body_contains {

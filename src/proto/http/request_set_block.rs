@@ -69,7 +69,11 @@ fn figures_of(v: &Value, at: &str) -> Result<EntryFigures, String> {
         let code: u16 = c
             .parse()
             .map_err(|_| format!("{at}.status_codes has the key '{c}', not a status"))?;
-        codes.push((code, n.as_u64().ok_or_else(|| format!("{at}.status_codes.{c} is not a count"))?));
+        codes.push((
+            code,
+            n.as_u64()
+                .ok_or_else(|| format!("{at}.status_codes.{c} is not a count"))?,
+        ));
     }
     let latency = EntryLatency::decode(v["histogram"].as_str().unwrap_or_default())
         .map_err(|e| format!("{at}.histogram: {e}"))?;
@@ -105,7 +109,10 @@ pub fn merge(blocks: &[&Value]) -> Result<Value, String> {
         }
         merged.push(entry_json(Value::Object(settings), &sum));
     }
-    if blocks.iter().any(|b| b["entries"].as_array().map_or(0, Vec::len) != n) {
+    if blocks
+        .iter()
+        .any(|b| b["entries"].as_array().map_or(0, Vec::len) != n)
+    {
         return Err(format!(
             "{BLOCK}.entries differs in length between the parts: they did not send the same request set"
         ));
@@ -148,8 +155,16 @@ pub fn table(block: &Value) -> String {
         _ => format!("{:.1}%", n as f64 * 100.0 / of as f64),
     };
     for e in &entries {
-        let name: String = e["name"].as_str().unwrap_or("").chars().take(width).collect();
-        let (w, a) = (e["weight"].as_u64().unwrap_or(0), e["answered"].as_u64().unwrap_or(0));
+        let name: String = e["name"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(width)
+            .collect();
+        let (w, a) = (
+            e["weight"].as_u64().unwrap_or(0),
+            e["answered"].as_u64().unwrap_or(0),
+        );
         let codes: Vec<String> = e["status_codes"]
             .as_object()
             .into_iter()

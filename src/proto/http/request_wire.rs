@@ -63,7 +63,7 @@ impl Needle {
         state
     }
 
-    pub fn len(&self) -> u32 {
+    pub fn pattern_len(&self) -> u32 {
         self.pattern.len() as u32
     }
 }

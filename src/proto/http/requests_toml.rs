@@ -93,7 +93,9 @@ pub fn parse(text: &str) -> Result<Vec<RawEntry>, (usize, String)> {
             })?;
         }
         e.status = t.status.map(|s| (s.get_ref().clone(), line(s.span())));
-        e.body_contains = t.body_contains.map(|s| (s.get_ref().clone(), line(s.span())));
+        e.body_contains = t
+            .body_contains
+            .map(|s| (s.get_ref().clone(), line(s.span())));
         out.push(e);
     }
     Ok(out)
@@ -105,7 +107,8 @@ mod tests {
 
     #[test]
     fn reads_entries_with_their_lines() {
-        let text = "[[request]]\nurl = \"http://a/x\"\nweight = 2\n\n[[request]]\nmethod = \"POST\"\n\
+        let text =
+            "[[request]]\nurl = \"http://a/x\"\nweight = 2\n\n[[request]]\nmethod = \"POST\"\n\
             url = \"http://a/y\"\nheaders = [\"X-A: 1\"]\nbody = \"@@hi\"\nstatus = \"200\"\n\
             body_contains = \"ok\"\n[[request]]\nurl = \"http://a/z\"\nbody = \"@z.json\"\n";
         let e = parse(text).unwrap();
@@ -124,7 +127,10 @@ mod tests {
         let bad = |t: &str| parse(t).unwrap_err();
         assert_eq!(bad("[[request]]\nurl = \"http://a/\"\nweigth = 2\n").0, 3);
         assert_eq!(bad("[[request]]\nurl = \"http://a/\"\nweight = -1\n").0, 3);
-        assert_eq!(bad("[[request]]\nurl = \"http://a/\"\nheaders = [\"X\"]\n").0, 3);
+        assert_eq!(
+            bad("[[request]]\nurl = \"http://a/\"\nheaders = [\"X\"]\n").0,
+            3
+        );
         assert_eq!(bad("[[request]]\nmethod = \"GET\"\n").0, 1);
     }
 }

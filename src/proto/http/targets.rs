@@ -30,7 +30,10 @@ pub fn parse(text: &str) -> Result<Vec<RawEntry>, (usize, String)> {
             continue;
         }
         let Some((method, url)) = line.split_once([' ', '\t']) else {
-            return Err((at, format!("'{line}' is not a target: write it as METHOD URL")));
+            return Err((
+                at,
+                format!("'{line}' is not a target: write it as METHOD URL"),
+            ));
         };
         if !starts_target(line) {
             return Err((
@@ -54,7 +57,9 @@ pub fn parse(text: &str) -> Result<Vec<RawEntry>, (usize, String)> {
             }
             match h.split_once(':') {
                 Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => {
-                    entry.headers.push((n.trim().to_string(), v.trim().to_string(), hat));
+                    entry
+                        .headers
+                        .push((n.trim().to_string(), v.trim().to_string(), hat));
                 }
                 _ => {
                     return Err((
@@ -100,7 +105,13 @@ mod tests {
         let err = |text: &str| parse(text).unwrap_err();
         assert_eq!(err("GET http://a/\n\nget http://a/b").0, 3);
         assert!(err("get http://a/").1.contains("capitals"));
-        assert_eq!(err("GET http://a/\nX-A 1\n"), (2, "'X-A 1' is not a header: write it as \"Name: value\"".into()));
+        assert_eq!(
+            err("GET http://a/\nX-A 1\n"),
+            (
+                2,
+                "'X-A 1' is not a header: write it as \"Name: value\"".into()
+            )
+        );
         assert_eq!(err("GET http://a/\nX-A:\n").0, 2);
         assert_eq!(err("\n\nGET\n").0, 3);
     }
