@@ -124,6 +124,8 @@ struct Said {
     kept: u8,
     /// Why the last unparseable response could not be followed.
     problem: &'static str,
+    /// The request of the set whose response lacked its `body_contains`.
+    lacked: Option<u32>,
 }
 
 impl Default for Said {
@@ -134,6 +136,7 @@ impl Default for Said {
             status: 0,
             kept: 0,
             problem: "",
+            lacked: None,
         }
     }
 }
@@ -229,6 +232,7 @@ impl HttpClient {
                     (s.status, s.kept, s.len) = (status, s.len, 0);
                     Verdict::Error(ErrorKind::Status)
                 } else if wrong_body {
+                    self.said.lacked = self.cursor.as_ref().map(|_| oldest.tag);
                     Verdict::Error(ErrorKind::Mismatch)
                 } else {
                     Verdict::Ok
@@ -348,7 +352,8 @@ impl ClientSession for HttpClient {
 
     /// A status the run does not accept: the status line and the start of the body
     /// ("HTTP/1.1 503 Service Unavailable: busy, retry later"). A response that could
-    /// not be followed: why. A wrong echo: nothing (its kind says it).
+    /// not be followed: why. A body without its request's `body_contains`: that. A
+    /// wrong echo: nothing (its kind says it).
     fn error_words(&mut self, kind: ErrorKind, _input: &[u8], words: &mut Words) {
         let s = &self.said;
         match kind {
@@ -365,6 +370,13 @@ impl ClientSession for HttpClient {
                 }
             }
             ErrorKind::Protocol | ErrorKind::TooLarge => words.push(s.problem.as_bytes()),
+            ErrorKind::Mismatch => {
+                let needle = self.cursor.as_ref().zip(s.lacked);
+                if let Some(n) = needle.and_then(|(c, i)| c.set.needle(i)) {
+                    words.push(b"the body does not hold ");
+                    words.push(n.pattern());
+                }
+            }
             _ => {}
         }
     }
@@ -565,5 +577,74 @@ mod tests {
                 "a Content-Length header is not a number".to_string()
             )]
         );
+    }
+
+    /// A set of two requests weighted 1:1: /a accepts 404 only, /b must hold "yes".
+    fn set_client() -> HttpClient {
+        use super::super::request_set::{RawEntry, RequestSet};
+        let mut a = RawEntry::new(1, "GET", "http://h/a");
+        a.status = Some(("404".into(), 1));
+        let mut b = RawEntry::new(2, "GET", "http://h/b");
+        b.body_contains = Some(("yes".into(), 2));
+        let set = RequestSet::from_raw(std::path::Path::new("t"), vec![a, b]).unwrap();
+        let wired = WiredSet::new(&set, &[], false, StatusSet::default());
+        HttpFactory::new(Vec::new(), false, StatusSet::default(), None, true)
+            .with_set(wired)
+            .session(0)
+    }
+
+    #[test]
+    fn a_set_sends_by_weight_and_judges_each_response_by_its_request() {
+        let mut c = set_client();
+        let mut out = Vec::new();
+        let tags: Vec<u32> = (0..4).map(|i| c.encode(i, 0, &mut out)).collect();
+        let a = b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n".as_slice();
+        let b = b"GET /b HTTP/1.1\r\nHost: h\r\n\r\n".as_slice();
+        let want: Vec<u8> = tags
+            .iter()
+            .flat_map(|&t| if t == 0 { a } else { b })
+            .copied()
+            .collect();
+        assert_eq!(out, want);
+        assert_eq!(tags.iter().filter(|&&t| t == 0).count(), 2, "{tags:?}");
+        let mut figs = HttpFigures::default();
+        let mut judge = |tag: u32, reply: &[u8]| {
+            let req = InFlight { tag, ..req() };
+            let d = c.decode(reply, Some(&req), &mut Vec::new(), &mut figs);
+            let mut w = Words::new();
+            if let Decode::Reply {
+                verdict: Verdict::Error(k),
+                ..
+            } = d
+            {
+                c.error_words(k, reply, &mut w);
+            }
+            (d, w.as_str().to_string())
+        };
+        let nf = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(judge(0, nf).0, reply(nf.len(), Verdict::Ok, false));
+        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(
+            judge(0, ok).0,
+            reply(ok.len(), Verdict::Error(ErrorKind::Status), false)
+        );
+        let yes = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nayesb";
+        assert_eq!(judge(1, yes).0, reply(yes.len(), Verdict::Ok, false));
+        let no = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nay-es";
+        assert_eq!(
+            judge(1, no),
+            (
+                reply(no.len(), Verdict::Error(ErrorKind::Mismatch), false),
+                "the body does not hold yes".to_string()
+            )
+        );
+        let e = &figs.entries;
+        assert_eq!(
+            (e[0].answered, e[0].ok, e[1].answered, e[1].ok),
+            (2, 1, 2, 1)
+        );
+        assert_eq!(e[0].codes, [(404, 1), (200, 1)]);
+        assert_eq!((e[0].latency.count(), e[1].latency.count()), (2, 2));
+        assert_eq!((figs.codes.of(200), figs.codes.of(404)), (3, 1));
     }
 }

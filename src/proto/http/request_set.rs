@@ -109,10 +109,11 @@ impl RequestSet {
             super::targets::parse(&text)
         };
         let raw = parsed.map_err(|(line, why)| Error::usage(format!("{shown}:{line}: {why}")))?;
-        Self::validate(file, raw)
+        Self::from_raw(file, raw)
     }
 
-    fn validate(file: &Path, raw: Vec<RawEntry>) -> Result<RequestSet> {
+    /// `raw` (read from `file`) validated.
+    pub fn from_raw(file: &Path, raw: Vec<RawEntry>) -> Result<RequestSet> {
         let shown = file.display();
         if raw.is_empty() {
             return Err(Error::usage(format!(

@@ -63,6 +63,10 @@ impl Needle {
         state
     }
 
+    pub fn pattern(&self) -> &[u8] {
+        &self.pattern
+    }
+
     pub fn pattern_len(&self) -> u32 {
         self.pattern.len() as u32
     }
