@@ -581,7 +581,8 @@ mod tests {
 
     /// A set of two requests weighted 1:1: /a accepts 404 only, /b must hold "yes".
     fn set_client() -> HttpClient {
-        use super::super::request_set::{RawEntry, RequestSet};
+        use super::super::raw_entry::RawEntry;
+        use super::super::request_set::RequestSet;
         let mut a = RawEntry::new(1, "GET", "http://h/a");
         a.status = Some(("404".into(), 1));
         let mut b = RawEntry::new(2, "GET", "http://h/b");

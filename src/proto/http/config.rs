@@ -16,9 +16,7 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 
-/// Largest request body a load sends (`--body-size`, and the `--body` file: a larger
-/// file, or an endless one such as /dev/zero, is refused after reading this + 1 bytes).
-pub const MAX_BODY: u64 = 64 << 20;
+pub use super::request::MAX_BODY;
 /// Largest `--header-size`.
 pub const MAX_TEST_HEADER: u64 = 1 << 20;
 
@@ -115,12 +113,6 @@ fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
     Ok(n as usize)
 }
 
-fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
 fn parse_header(text: &str) -> Result<(String, String)> {
     let bad = || {
         Error::usage(format!(
@@ -129,47 +121,10 @@ fn parse_header(text: &str) -> Result<(String, String)> {
     };
     let (name, value) = text.split_once(':').ok_or_else(bad)?;
     let value = value.trim();
-    if !is_token(name) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+    if !request::is_token(name) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
         return Err(bad());
     }
     Ok((name.to_string(), value.to_string()))
-}
-
-/// The `--body` file, at most `MAX_BODY` bytes. Never reads more than `MAX_BODY + 1`
-/// bytes, so a FIFO, a device or a growing file cannot exhaust memory before the run.
-fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let unreadable = |e: std::io::Error| {
-        Error::usage(format!(
-            "cannot read the --body file {}: {e}",
-            path.display()
-        ))
-    };
-    let too_large = || {
-        Error::usage(format!(
-            "the --body file {} is larger than {MAX_BODY} bytes (64 MiB)",
-            path.display()
-        ))
-    };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    let meta = file.metadata().map_err(unreadable)?;
-    if meta.is_dir() {
-        return Err(Error::usage(format!(
-            "the --body file {} is a directory",
-            path.display()
-        )));
-    }
-    if meta.is_file() && meta.len() > MAX_BODY {
-        return Err(too_large());
-    }
-    let mut b = Vec::new();
-    file.take(MAX_BODY + 1)
-        .read_to_end(&mut b)
-        .map_err(unreadable)?;
-    if b.len() as u64 > MAX_BODY {
-        return Err(too_large());
-    }
-    Ok(b)
 }
 
 impl HttpConfig {
@@ -199,7 +154,7 @@ impl HttpConfig {
         }
         let (body, body_source) = match (&a.body, &a.body_size) {
             (Some(path), _) => {
-                let b = read_body_file(path)?;
+                let b = request::read_body(path, "the --body file").map_err(Error::usage)?;
                 let src = format!("{} ({} bytes)", path.display(), b.len());
                 (b, src)
             }
@@ -212,7 +167,7 @@ impl HttpConfig {
         let has_body = a.body.is_some() || a.body_size.is_some();
         let method = match &a.method {
             Some(m) => {
-                if !is_token(m) {
+                if !request::is_token(m) {
                     return Err(Error::usage(format!("-m '{m}' is not an HTTP method")));
                 }
                 m.to_ascii_uppercase()

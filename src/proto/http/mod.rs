@@ -9,6 +9,7 @@ pub mod entry_figures;
 pub mod figures;
 pub mod gen;
 pub mod plugin;
+pub mod raw_entry;
 pub mod request;
 pub mod request_set;
 pub mod request_set_block;

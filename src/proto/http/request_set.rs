@@ -6,7 +6,7 @@
 //! has one target address and one TLS setting); paths, methods, headers (Host too),
 //! bodies and checks differ freely.
 
-use super::config::MAX_BODY;
+use super::raw_entry::{Body, RawEntry};
 use super::request::{self, RequestSpec};
 use super::status::StatusSet;
 use super::url::{self, Url};
@@ -16,57 +16,12 @@ use std::path::{Path, PathBuf};
 /// Most requests in a set: each keeps its own figures (and latency histogram) per
 /// load thread.
 pub const MAX_ENTRIES: usize = 1024;
-/// Most bytes a set's requests take together, encoded (each body is at most `MAX_BODY`).
+/// Most bytes a set's requests take together, encoded (each body is at most
+/// `request::MAX_BODY`).
 pub const MAX_SET_BYTES: usize = 256 << 20;
 /// Most entries of the weight table, once the weights are divided by their greatest
 /// common divisor: every connection walks it.
 pub const MAX_WEIGHT_SUM: u64 = 1 << 20;
-
-/// Where a request's body comes from.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub enum Body {
-    #[default]
-    None,
-    Inline(Vec<u8>),
-    /// A file's bytes (the path as written, read from the current directory when
-    /// relative, as vegeta does), and the line naming it.
-    File(PathBuf, usize),
-}
-
-/// One request as the file writes it, before validation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawEntry {
-    /// The line it starts on (TOML: its `url`'s).
-    pub line: usize,
-    pub name: Option<String>,
-    /// Empty: POST with a body, GET without.
-    pub method: String,
-    pub url: String,
-    /// (name, value, line).
-    pub headers: Vec<(String, String, usize)>,
-    pub body: Body,
-    pub weight: u32,
-    /// Statuses that count as correct (`--expect-status`'s grammar), and its line.
-    pub status: Option<(String, usize)>,
-    /// A substring the response body must hold, and its line.
-    pub body_contains: Option<(String, usize)>,
-}
-
-impl RawEntry {
-    pub fn new(line: usize, method: &str, url: &str) -> Self {
-        RawEntry {
-            line,
-            name: None,
-            method: method.to_string(),
-            url: url.to_string(),
-            headers: Vec::new(),
-            body: Body::None,
-            weight: 1,
-            status: None,
-            body_contains: None,
-        }
-    }
-}
 
 /// One request of the set, validated.
 #[derive(Clone, Debug)]
@@ -219,11 +174,7 @@ fn origin_text(u: &Url) -> String {
 /// A header `Name: value` as `-H` takes it: a token name, a value without CR, LF or
 /// NUL, and never Content-Length or Transfer-Encoding (wirebench frames the body).
 fn header(name: &str, value: &str) -> std::result::Result<(), String> {
-    let token = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-    if !token || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+    if !request::is_token(name) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
         return Err(format!(
             "'{name}: {value}' is not a header: write it as \"Name: value\""
         ));
@@ -237,27 +188,6 @@ fn header(name: &str, value: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// A body file's bytes, at most `MAX_BODY`.
-fn body_file(path: &Path) -> std::result::Result<Vec<u8>, String> {
-    use std::io::Read;
-    let shown = path.display();
-    let unreadable = |e: std::io::Error| format!("cannot read the body file {shown}: {e}");
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    if file.metadata().map_err(unreadable)?.is_dir() {
-        return Err(format!("the body file {shown} is a directory"));
-    }
-    let mut b = Vec::new();
-    file.take(MAX_BODY + 1)
-        .read_to_end(&mut b)
-        .map_err(unreadable)?;
-    if b.len() as u64 > MAX_BODY {
-        return Err(format!(
-            "the body file {shown} is larger than {MAX_BODY} bytes (64 MiB)"
-        ));
-    }
-    Ok(b)
-}
-
 /// One entry validated, or the line of its problem and the sentence.
 fn entry(r: RawEntry) -> std::result::Result<Entry, (usize, String)> {
     let url = url::parse(&r.url).map_err(|why| (r.line, why))?;
@@ -267,7 +197,9 @@ fn entry(r: RawEntry) -> std::result::Result<Entry, (usize, String)> {
     let body = match &r.body {
         Body::None => Vec::new(),
         Body::Inline(b) => b.clone(),
-        Body::File(path, line) => body_file(path).map_err(|why| (*line, why))?,
+        Body::File(path, line) => {
+            request::read_body(path, "the body file").map_err(|why| (*line, why))?
+        }
     };
     let has_body = r.body != Body::None;
     let method = match r.method.as_str() {

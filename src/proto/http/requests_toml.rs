@@ -15,7 +15,7 @@
 //! body_contains = "results"
 //! ```
 
-use super::request_set::{Body, RawEntry};
+use super::raw_entry::{Body, RawEntry};
 use crate::suite::cx::line_of;
 use serde::Deserialize;
 use toml::Spanned;

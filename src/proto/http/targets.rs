@@ -4,7 +4,7 @@
 //! line or the next target's line. Blank lines between targets and lines starting with
 //! `#` are skipped. vegeta has no weights: every target weighs 1.
 
-use super::request_set::{Body, RawEntry};
+use super::raw_entry::{Body, RawEntry};
 
 /// Whether a trimmed line starts a target: an upper-case word, then white space
 /// (vegeta's `^[A-Z]+\s`).
