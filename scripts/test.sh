@@ -5,7 +5,7 @@
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
 # runs), iproute2 (network namespaces), python3-websockets, redis-server and redis-tools
 # (redis-cli, redis-benchmark). That is about 150 packages and a few minutes the first time; nothing
-# after. Without root a missing peer skips its tests and says so; under CI=true a
+# after; vegeta through `go install` (the Go module proxy). Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
 
@@ -53,6 +53,19 @@ if [ ! -x "$websocat_root/bin/websocat" ] && ! command -v websocat >/dev/null 2>
             exit 1
         fi
         echo "test.sh: websocat could not be built; its tests will be skipped" >&2
+    fi
+fi
+# vegeta (Go module proxy), the reference for `--request-set`'s targets format: built once
+# into ~/.cache/wirebench/vegeta, where tests/it/http_request_set.rs looks first.
+vegeta_bin="${HOME}/.cache/wirebench/vegeta/bin"
+if [ ! -x "$vegeta_bin/vegeta" ] && ! command -v vegeta >/dev/null 2>&1; then
+    echo "test.sh: installing vegeta into $vegeta_bin (first run only)"
+    if ! command -v go >/dev/null 2>&1 || ! GOBIN="$vegeta_bin" go install github.com/tsenart/vegeta/v12@latest; then
+        if [ "${CI:-}" = true ]; then
+            echo "test.sh: CI=true and vegeta could not be installed (needs go)" >&2
+            exit 1
+        fi
+        echo "test.sh: vegeta could not be installed; its comparison will be skipped" >&2
     fi
 fi
 installed=$(date +%s)

@@ -233,6 +233,7 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--header" => vec!["-H", "X-Test: 1"],
         "--body-size" => vec!["--body-size", "10"],
         "--body" => vec!["--body", "Cargo.toml"],
+        "--request-set" => vec!["--request-set", "tests/fixtures/request-set.txt"],
         "--header-size" => vec!["--header-size", "10"],
         "--no-keepalive" => vec!["--no-keepalive"],
         "--expect-status" => vec!["--expect-status", "200"],

@@ -33,6 +33,7 @@ mod http2_load;
 mod http_load;
 mod http_peers;
 mod http_request_bytes;
+mod http_request_set;
 mod ioevent;
 mod k8s_render;
 mod layering;

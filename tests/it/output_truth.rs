@@ -183,7 +183,7 @@ fn http_counts_requests_and_the_client_cost_is_reported() {
     assert_eq!(j["unit"]["noun"], "requests");
     assert_eq!(
         line(&r.stdout, "requests:"),
-        "requests:     400 answered of 400 sent (expected 400)"
+        "requests:     400 ok of 400 sent (expected 400)"
     );
     assert!(
         line(&r.stdout, "throughput:").contains(" requests/s  "),
@@ -206,7 +206,7 @@ fn http_counts_requests_and_the_client_cost_is_reported() {
     );
     for l in progress_lines(&r.stderr) {
         assert!(l.len() <= 100, "{} columns: {l}", l.len());
-        assert!(l.contains("] answered "), "{l}");
+        assert!(l.contains("] ok "), "{l}");
     }
 }
 

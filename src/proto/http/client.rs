@@ -3,8 +3,14 @@
 //! request body (`--expect-echo`). A response with a status the run does not accept
 //! keeps the start of its body (decoded, however it was framed and split), so its
 //! words (status line and body start) can be told.
+//!
+//! With a request set (`--request-set`) each connection walks the set's weight table
+//! from a place of its own (`request_wire.rs`): a request's index in the set is its
+//! tag, which judges its response (HEAD, the statuses it accepts, the substring its
+//! body must hold) and files its figures (`entry_figures.rs`).
 
-use super::figures::StatusCounts;
+use super::entry_figures::HttpFigures;
+use super::request_wire::WiredSet;
 use super::response::{Parsed, ResponseParser};
 use super::status::StatusSet;
 use crate::engine::session::{
@@ -20,6 +26,7 @@ pub struct HttpFactory {
     accept: StatusSet,
     echo: Option<Arc<[u8]>>,
     keepalive: bool,
+    set: Option<Arc<WiredSet>>,
 }
 
 impl HttpFactory {
@@ -38,7 +45,14 @@ impl HttpFactory {
             accept,
             echo: echo.map(Into::into),
             keepalive,
+            set: None,
         }
+    }
+
+    /// Sends the requests of `set` by weight instead of `request`.
+    pub fn with_set(mut self, set: WiredSet) -> Self {
+        self.set = Some(Arc::new(set));
+        self
     }
 }
 
@@ -52,7 +66,7 @@ impl HttpFactory {
 impl SessionFactory for HttpFactory {
     type Session = HttpClient;
 
-    fn session(&self, _conn_id: u64) -> HttpClient {
+    fn session(&self, conn_id: u64) -> HttpClient {
         HttpClient {
             request: self.request.clone(),
             head: self.head,
@@ -63,7 +77,34 @@ impl SessionFactory for HttpFactory {
             echo_pos: 0,
             echo_bad: false,
             said: Said::default(),
+            cursor: self.set.as_ref().map(|set| Cursor {
+                at: set.start_of(conn_id),
+                set: set.clone(),
+                clock_offset: None,
+                found: 0,
+            }),
         }
+    }
+}
+
+/// A connection's walk through a request set's weight table.
+struct Cursor {
+    set: Arc<WiredSet>,
+    /// Its next place in the table.
+    at: u32,
+    /// CLOCK_MONOTONIC minus the run's clock, read at the first request: a request's
+    /// latency is taken as its response is parsed (one clock reading per response).
+    clock_offset: Option<u64>,
+    /// How much of the current response's expected substring is matched.
+    found: u32,
+}
+
+impl Cursor {
+    /// Latency of a response to a request meant to go at `intended_ns`, now.
+    #[inline]
+    fn latency(&self, intended_ns: u64) -> u64 {
+        let now = crate::clock::monotonic_ns().saturating_sub(self.clock_offset.unwrap_or(0));
+        now.saturating_sub(intended_ns)
     }
 }
 
@@ -83,6 +124,8 @@ struct Said {
     kept: u8,
     /// Why the last unparseable response could not be followed.
     problem: &'static str,
+    /// The request of the set whose response lacked its `body_contains`.
+    lacked: Option<u32>,
 }
 
 impl Default for Said {
@@ -93,6 +136,7 @@ impl Default for Said {
             status: 0,
             kept: 0,
             problem: "",
+            lacked: None,
         }
     }
 }
@@ -119,6 +163,7 @@ pub struct HttpClient {
     echo_pos: usize,
     echo_bad: bool,
     said: Said,
+    cursor: Option<Cursor>,
 }
 
 /// Compares the next piece of a response body with the expected body.
@@ -144,7 +189,16 @@ impl HttpClient {
         }
     }
 
-    fn finish(&mut self, parsed: Parsed, codes: &mut StatusCounts) -> Decode {
+    /// What judges the response to `oldest`: (HEAD, accepted statuses).
+    #[inline]
+    fn judged_by(&self, oldest: &InFlight) -> (bool, StatusSet) {
+        match &self.cursor {
+            Some(c) => (c.set.head(oldest.tag), c.set.accept(oldest.tag)),
+            None => (self.head, self.accept),
+        }
+    }
+
+    fn finish(&mut self, parsed: Parsed, oldest: &InFlight, figs: &mut HttpFigures) -> Decode {
         match parsed {
             Parsed::Incomplete => Decode::Incomplete,
             Parsed::Consumed(used) => Decode::Consumed { used },
@@ -161,20 +215,33 @@ impl HttpClient {
                 status,
                 close,
             } => {
-                codes.count(status);
-                let verdict = if !self.accept.contains(status) {
-                    let s = &mut self.said;
-                    (s.status, s.kept, s.len) = (status, s.len, 0);
-                    Verdict::Error(ErrorKind::Status)
-                } else if self
+                figs.codes.count(status);
+                let (_, accept) = self.judged_by(oldest);
+                // `--expect-echo`'s body, or the request's `body_contains`, not there.
+                let wrong_body = self
                     .echo
                     .as_ref()
                     .is_some_and(|e| self.echo_bad || self.echo_pos != e.len())
-                {
+                    || self.cursor.as_ref().is_some_and(|c| {
+                        c.set
+                            .needle(oldest.tag)
+                            .is_some_and(|n| c.found != n.pattern_len())
+                    });
+                let verdict = if !accept.contains(status) {
+                    let s = &mut self.said;
+                    (s.status, s.kept, s.len) = (status, s.len, 0);
+                    Verdict::Error(ErrorKind::Status)
+                } else if wrong_body {
+                    self.said.lacked = self.cursor.as_ref().map(|_| oldest.tag);
                     Verdict::Error(ErrorKind::Mismatch)
                 } else {
                     Verdict::Ok
                 };
+                if let Some(c) = &mut self.cursor {
+                    let latency = c.latency(oldest.intended_ns);
+                    figs.entry_reply(oldest.tag, status, verdict == Verdict::Ok, latency);
+                    c.found = 0;
+                }
                 self.parser.reset();
                 self.echo_pos = 0;
                 self.echo_bad = false;
@@ -190,13 +257,51 @@ impl HttpClient {
     }
 }
 
+/// A piece of a response body: checked against the echo, searched for the expected
+/// substring, and kept for the words while its status is not accepted.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn body_piece(
+    echo: &Option<Arc<[u8]>>,
+    pos: &mut usize,
+    bad: &mut bool,
+    found: &mut Option<(&super::request_wire::Needle, &mut u32)>,
+    status: u16,
+    piece: &[u8],
+    accept: StatusSet,
+    said: &mut Said,
+) {
+    if let Some(e) = echo {
+        check_piece(e, pos, bad, piece);
+    }
+    if let Some((needle, state)) = found {
+        **state = needle.feed(**state, piece);
+    }
+    if !accept.contains(status) {
+        said.keep(piece);
+    }
+}
+
 impl ClientSession for HttpClient {
-    type Figures = StatusCounts;
+    type Figures = HttpFigures;
 
     #[inline]
-    fn encode(&mut self, _seq: u64, _sent_ns: u64, out: &mut Vec<u8>) -> u32 {
-        out.extend_from_slice(&self.request);
-        0
+    fn encode(&mut self, _seq: u64, sent_ns: u64, out: &mut Vec<u8>) -> u32 {
+        let Some(c) = &mut self.cursor else {
+            out.extend_from_slice(&self.request);
+            return 0;
+        };
+        if c.clock_offset.is_none() {
+            c.clock_offset = Some(crate::clock::monotonic_ns().saturating_sub(sent_ns));
+        }
+        let i = c.set.at(c.at);
+        c.at = if c.at + 1 == c.set.places() {
+            0
+        } else {
+            c.at + 1
+        };
+        out.extend_from_slice(c.set.request(i));
+        i
     }
 
     #[inline]
@@ -205,49 +310,50 @@ impl ClientSession for HttpClient {
         input: &[u8],
         oldest: Option<&InFlight>,
         _out: &mut Vec<u8>,
-        codes: &mut StatusCounts,
+        figs: &mut HttpFigures,
     ) -> Decode {
         // A server does not speak before it is asked.
-        if oldest.is_none() {
+        let Some(oldest) = oldest else {
             return Decode::Fail {
                 kind: ErrorKind::Unsolicited,
             };
-        }
+        };
+        let (head, accept) = self.judged_by(oldest);
         let (echo, pos, bad) = (&self.echo, &mut self.echo_pos, &mut self.echo_bad);
-        let (accept, said) = (&self.accept, &mut self.said);
-        let parsed = self.parser.parse(input, self.head, |status, piece| {
-            if let Some(e) = echo {
-                check_piece(e, pos, bad, piece);
-            }
-            if !accept.contains(status) {
-                said.keep(piece);
-            }
+        let said = &mut self.said;
+        let mut found = self
+            .cursor
+            .as_mut()
+            .and_then(|c| Some((c.set.needle(oldest.tag)?, &mut c.found)));
+        let parsed = self.parser.parse(input, head, |status, piece| {
+            body_piece(echo, pos, bad, &mut found, status, piece, accept, said);
         });
-        self.finish(parsed, codes)
+        self.finish(parsed, oldest, figs)
     }
 
     fn decode_at_close(
         &mut self,
         input: &[u8],
-        _oldest: &InFlight,
-        codes: &mut StatusCounts,
+        oldest: &InFlight,
+        figs: &mut HttpFigures,
     ) -> Decode {
+        let (_, accept) = self.judged_by(oldest);
         let (echo, pos, bad) = (&self.echo, &mut self.echo_pos, &mut self.echo_bad);
-        let (accept, said) = (&self.accept, &mut self.said);
+        let said = &mut self.said;
+        let mut found = self
+            .cursor
+            .as_mut()
+            .and_then(|c| Some((c.set.needle(oldest.tag)?, &mut c.found)));
         let parsed = self.parser.parse_at_close(input, |status, piece| {
-            if let Some(e) = echo {
-                check_piece(e, pos, bad, piece);
-            }
-            if !accept.contains(status) {
-                said.keep(piece);
-            }
+            body_piece(echo, pos, bad, &mut found, status, piece, accept, said);
         });
-        self.finish(parsed, codes)
+        self.finish(parsed, oldest, figs)
     }
 
     /// A status the run does not accept: the status line and the start of the body
     /// ("HTTP/1.1 503 Service Unavailable: busy, retry later"). A response that could
-    /// not be followed: why. A wrong echo: nothing (its kind says it).
+    /// not be followed: why. A body without its request's `body_contains`: that. A
+    /// wrong echo: nothing (its kind says it).
     fn error_words(&mut self, kind: ErrorKind, _input: &[u8], words: &mut Words) {
         let s = &self.said;
         match kind {
@@ -264,6 +370,13 @@ impl ClientSession for HttpClient {
                 }
             }
             ErrorKind::Protocol | ErrorKind::TooLarge => words.push(s.problem.as_bytes()),
+            ErrorKind::Mismatch => {
+                let needle = self.cursor.as_ref().zip(s.lacked);
+                if let Some(n) = needle.and_then(|(c, i)| c.set.needle(i)) {
+                    words.push(b"the body does not hold ");
+                    words.push(n.pattern());
+                }
+            }
             _ => {}
         }
     }
@@ -285,7 +398,7 @@ mod tests {
         }
     }
 
-    fn dec(c: &mut HttpClient, input: &[u8], classes: &mut StatusCounts) -> Decode {
+    fn dec(c: &mut HttpClient, input: &[u8], classes: &mut HttpFigures) -> Decode {
         c.decode(input, Some(&req()), &mut Vec::new(), classes)
     }
 
@@ -304,7 +417,7 @@ mod tests {
     fn drive(c: &mut HttpClient, input: &[u8]) -> (usize, Decode) {
         let mut at = 0;
         loop {
-            match dec(c, &input[at..], &mut StatusCounts::default()) {
+            match dec(c, &input[at..], &mut HttpFigures::default()) {
                 Decode::Consumed { used } => at += used,
                 other => return (at, other),
             }
@@ -325,14 +438,14 @@ mod tests {
     #[test]
     fn verdicts() {
         let mut c = client(None, true);
-        let mut classes = StatusCounts::default();
+        let mut classes = HttpFigures::default();
         let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
         assert_eq!(
             dec(&mut c, ok, &mut classes),
             reply(ok.len(), Verdict::Ok, false)
         );
         assert_eq!(
-            classes.by_code().into_iter().collect::<Vec<_>>(),
+            classes.codes.by_code().into_iter().collect::<Vec<_>>(),
             [("200".to_string(), 1)]
         );
         let nf = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -340,13 +453,13 @@ mod tests {
             dec(&mut c, nf, &mut classes),
             reply(nf.len(), Verdict::Error(ErrorKind::Status), true)
         );
-        assert_eq!((classes.of(200), classes.of(404)), (1, 1));
+        assert_eq!((classes.codes.of(200), classes.codes.of(404)), (1, 1));
         assert_eq!(
             dec(&mut c, b"garbage\r\n\r\n", &mut classes),
             reply(0, Verdict::Fatal(ErrorKind::Protocol), true)
         );
         assert_eq!(
-            classes.by_code().values().sum::<u64>(),
+            classes.codes.by_code().values().sum::<u64>(),
             2,
             "no code for an unparseable reply"
         );
@@ -364,14 +477,14 @@ mod tests {
         let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
         for _ in 0..super::super::response::MAX_INTERIM {
             assert_eq!(
-                dec(&mut c, interim, &mut StatusCounts::default()),
+                dec(&mut c, interim, &mut HttpFigures::default()),
                 Decode::Consumed {
                     used: interim.len()
                 }
             );
         }
         assert_eq!(
-            dec(&mut c, interim, &mut StatusCounts::default()),
+            dec(&mut c, interim, &mut HttpFigures::default()),
             reply(0, Verdict::Fatal(ErrorKind::TooLarge), true)
         );
     }
@@ -400,7 +513,7 @@ mod tests {
         }
         let mut c = client(Some(b"hello"), true);
         assert_eq!(
-            dec(&mut c, short, &mut StatusCounts::default()),
+            dec(&mut c, short, &mut HttpFigures::default()),
             reply(short.len(), Verdict::Error(ErrorKind::Mismatch), false)
         );
     }
@@ -413,7 +526,7 @@ mod tests {
         for piece in [&stream[..cut], &stream[cut..]] {
             kept.extend_from_slice(piece);
             loop {
-                match dec(c, &kept, &mut StatusCounts::default()) {
+                match dec(c, &kept, &mut HttpFigures::default()) {
                     Decode::Consumed { used } => drop(kept.drain(..used)),
                     Decode::Reply { used, verdict, .. } => {
                         let mut w = Words::new();
@@ -464,5 +577,75 @@ mod tests {
                 "a Content-Length header is not a number".to_string()
             )]
         );
+    }
+
+    /// A set of two requests weighted 1:1: /a accepts 404 only, /b must hold "yes".
+    fn set_client() -> HttpClient {
+        use super::super::raw_entry::RawEntry;
+        use super::super::request_set::RequestSet;
+        let mut a = RawEntry::new(1, "GET", "http://h/a");
+        a.status = Some(("404".into(), 1));
+        let mut b = RawEntry::new(2, "GET", "http://h/b");
+        b.body_contains = Some(("yes".into(), 2));
+        let set = RequestSet::from_raw(std::path::Path::new("t"), vec![a, b]).unwrap();
+        let wired = WiredSet::new(&set, &[], false, StatusSet::default());
+        HttpFactory::new(Vec::new(), false, StatusSet::default(), None, true)
+            .with_set(wired)
+            .session(0)
+    }
+
+    #[test]
+    fn a_set_sends_by_weight_and_judges_each_response_by_its_request() {
+        let mut c = set_client();
+        let mut out = Vec::new();
+        let tags: Vec<u32> = (0..4).map(|i| c.encode(i, 0, &mut out)).collect();
+        let a = b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n".as_slice();
+        let b = b"GET /b HTTP/1.1\r\nHost: h\r\n\r\n".as_slice();
+        let want: Vec<u8> = tags
+            .iter()
+            .flat_map(|&t| if t == 0 { a } else { b })
+            .copied()
+            .collect();
+        assert_eq!(out, want);
+        assert_eq!(tags.iter().filter(|&&t| t == 0).count(), 2, "{tags:?}");
+        let mut figs = HttpFigures::default();
+        let mut judge = |tag: u32, reply: &[u8]| {
+            let req = InFlight { tag, ..req() };
+            let d = c.decode(reply, Some(&req), &mut Vec::new(), &mut figs);
+            let mut w = Words::new();
+            if let Decode::Reply {
+                verdict: Verdict::Error(k),
+                ..
+            } = d
+            {
+                c.error_words(k, reply, &mut w);
+            }
+            (d, w.as_str().to_string())
+        };
+        let nf = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(judge(0, nf).0, reply(nf.len(), Verdict::Ok, false));
+        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(
+            judge(0, ok).0,
+            reply(ok.len(), Verdict::Error(ErrorKind::Status), false)
+        );
+        let yes = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nayesb";
+        assert_eq!(judge(1, yes).0, reply(yes.len(), Verdict::Ok, false));
+        let no = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nay-es";
+        assert_eq!(
+            judge(1, no),
+            (
+                reply(no.len(), Verdict::Error(ErrorKind::Mismatch), false),
+                "the body does not hold yes".to_string()
+            )
+        );
+        let e = &figs.entries;
+        assert_eq!(
+            (e[0].answered, e[0].ok, e[1].answered, e[1].ok),
+            (2, 1, 2, 1)
+        );
+        assert_eq!(e[0].codes, [(404, 1), (200, 1)]);
+        assert_eq!((e[0].latency.count(), e[1].latency.count()), (2, 2));
+        assert_eq!((figs.codes.of(200), figs.codes.of(404)), (3, 1));
     }
 }

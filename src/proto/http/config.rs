@@ -3,6 +3,7 @@
 //! with one sentence (exit 2).
 
 use super::request::{self, RequestSpec};
+use super::request_set::RequestSet;
 use super::server::Limits;
 use super::status::StatusSet;
 use super::url::{self, Url};
@@ -15,9 +16,7 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 
-/// Largest request body a load sends (`--body-size`, and the `--body` file: a larger
-/// file, or an endless one such as /dev/zero, is refused after reading this + 1 bytes).
-pub const MAX_BODY: u64 = 64 << 20;
+pub use super::request::MAX_BODY;
 /// Largest `--header-size`.
 pub const MAX_TEST_HEADER: u64 = 1 << 20;
 
@@ -64,6 +63,11 @@ pub struct HttpArgs {
     /// With --h2: streams in flight per connection, as h2load's -m [default: 1].
     #[arg(long, value_name = "N", hide_short_help = true)]
     pub max_streams: Option<usize>,
+    /// Send the requests of FILE by weight: vegeta's targets format, or TOML (FILE.toml)
+    /// with weights and checks (docs/http.md#request-sets); it gives the URLs.
+    /// (`-n/--requests` is the count of requests, so the set's flag is `--request-set`.)
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub request_set: Option<PathBuf>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -116,6 +120,8 @@ pub struct HttpConfig {
     pub expect_echo: bool,
     /// HTTP/2 (h2c, prior knowledge) instead of HTTP/1.1.
     pub h2: bool,
+    /// `--request-set`: the requests sent by weight, instead of one request.
+    pub set: Option<RequestSet>,
 }
 
 fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
@@ -126,12 +132,6 @@ fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
     Ok(n as usize)
 }
 
-fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
 fn parse_header(text: &str) -> Result<(String, String)> {
     let bad = || {
         Error::usage(format!(
@@ -140,47 +140,10 @@ fn parse_header(text: &str) -> Result<(String, String)> {
     };
     let (name, value) = text.split_once(':').ok_or_else(bad)?;
     let value = value.trim();
-    if !is_token(name) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+    if !request::is_token(name) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
         return Err(bad());
     }
     Ok((name.to_string(), value.to_string()))
-}
-
-/// The `--body` file, at most `MAX_BODY` bytes. Never reads more than `MAX_BODY + 1`
-/// bytes, so a FIFO, a device or a growing file cannot exhaust memory before the run.
-fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let unreadable = |e: std::io::Error| {
-        Error::usage(format!(
-            "cannot read the --body file {}: {e}",
-            path.display()
-        ))
-    };
-    let too_large = || {
-        Error::usage(format!(
-            "the --body file {} is larger than {MAX_BODY} bytes (64 MiB)",
-            path.display()
-        ))
-    };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    let meta = file.metadata().map_err(unreadable)?;
-    if meta.is_dir() {
-        return Err(Error::usage(format!(
-            "the --body file {} is a directory",
-            path.display()
-        )));
-    }
-    if meta.is_file() && meta.len() > MAX_BODY {
-        return Err(too_large());
-    }
-    let mut b = Vec::new();
-    file.take(MAX_BODY + 1)
-        .read_to_end(&mut b)
-        .map_err(unreadable)?;
-    if b.len() as u64 > MAX_BODY {
-        return Err(too_large());
-    }
-    Ok(b)
 }
 
 /// `--h2` and `--max-streams`, checked: the requests in flight per connection they
@@ -214,18 +177,29 @@ fn h2_streams(a: &HttpArgs, shared: &LoadArgs, url: Option<&Url>) -> Result<Opti
             refuse("with --h2, requests in flight per connection are streams: use --max-streams, not --pipeline")
         }
         _ if a.no_keepalive => refuse("--no-keepalive is HTTP/1.1's: HTTP/2 keeps its connections"),
+        _ if a.request_set.is_some() => refuse(
+            "--request-set sends HTTP/1.1 requests: drop --h2 (an HTTP/2 request set is not supported)",
+        ),
         _ => Ok(Some(streams)),
     }
 }
 
 impl HttpConfig {
     pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
-        let url = a
-            .url
+        let set = a
+            .request_set
             .as_deref()
-            .map(url::parse)
-            .transpose()
-            .map_err(Error::usage)?;
+            .map(|f| requests_flag(a, f))
+            .transpose()?;
+        let url = match &set {
+            Some(s) => Some(s.origin().clone()),
+            None => a
+                .url
+                .as_deref()
+                .map(url::parse)
+                .transpose()
+                .map_err(Error::usage)?,
+        };
         let mut overrides = LoadOverrides::default();
         if let Some(u) = &url {
             url_tls(shared, u.tls, ("http", "https"), &mut overrides)?;
@@ -238,7 +212,7 @@ impl HttpConfig {
         }
         let (body, body_source) = match (&a.body, &a.body_size) {
             (Some(path), _) => {
-                let b = read_body_file(path)?;
+                let b = request::read_body(path, "the --body file").map_err(Error::usage)?;
                 let src = format!("{} ({} bytes)", path.display(), b.len());
                 (b, src)
             }
@@ -251,7 +225,7 @@ impl HttpConfig {
         let has_body = a.body.is_some() || a.body_size.is_some();
         let method = match &a.method {
             Some(m) => {
-                if !is_token(m) {
+                if !request::is_token(m) {
                     return Err(Error::usage(format!("-m '{m}' is not an HTTP method")));
                 }
                 m.to_ascii_uppercase()
@@ -313,6 +287,7 @@ impl HttpConfig {
                 accept_text,
                 expect_echo: a.expect_echo,
                 h2: a.h2,
+                set,
             },
         })
     }
@@ -350,7 +325,32 @@ impl HttpConfig {
         v["expect_status"] = json!(self.accept_text);
         v["expect_echo"] = json!(self.expect_echo);
         v["http_version"] = json!(if self.h2 { "2" } else { "1.1" });
+        if let Some(set) = &self.set {
+            v["request_set"] = json!({
+                "file": set.file.display().to_string(),
+                "requests": set.entries.len(),
+            });
+        }
     }
+}
+
+/// `--request-set FILE`, read and validated, once the flags it replaces are known to be
+/// absent: the set gives the URLs, methods, bodies (and statuses it accepts).
+fn requests_flag(a: &HttpArgs, file: &std::path::Path) -> Result<RequestSet> {
+    let given = [
+        (a.url.is_some(), "a URL"),
+        (a.method.is_some(), "-m"),
+        (a.body.is_some(), "--body"),
+        (a.body_size.is_some(), "--body-size"),
+        (a.header_size.is_some(), "--header-size"),
+        (a.expect_echo, "--expect-echo"),
+    ];
+    if let Some((_, what)) = given.iter().find(|(on, _)| *on) {
+        return Err(Error::usage(format!(
+            "--request-set gives each request's URL, method and body: drop {what}"
+        )));
+    }
+    RequestSet::load(file)
 }
 
 /// `wirebench serve http`, validated: its limits and timing.

@@ -127,8 +127,11 @@ impl Protocol for Http2 {
         Http::own_json(cfg, v)
     }
 
-    fn finish(cfg: &ConfigOf<Self>, out: &EngineOutput<StatusCounts>, result: &mut RunResult) {
-        Http::finish(cfg, out, result)
+    /// The status classes and codes, as HTTP/1.1's (no request set: `--h2` refuses one).
+    fn finish(_cfg: &ConfigOf<Self>, out: &EngineOutput<StatusCounts>, result: &mut RunResult) {
+        for (name, block) in out.figures.blocks() {
+            result.extras.insert(name.to_string(), block);
+        }
     }
 
     fn summary_lines(cfg: &ConfigOf<Self>, r: &RunResult) -> String {

@@ -3,9 +3,12 @@
 
 use super::client::HttpFactory;
 use super::config::{HttpArgs, HttpConfig, ServeHttpArgs, ServeHttpConfig};
-use super::figures::{counts_of, StatusCounts, STATUS_CLASSES, STATUS_CODES};
+use super::entry_figures::HttpFigures;
+use super::figures::{counts_of, STATUS_CLASSES, STATUS_CODES};
 use super::h2serve::H2Figures;
 use super::request;
+use super::request_set_block;
+use super::request_wire::WiredSet;
 use super::server::{HttpHandlerFactory, Limits};
 use super::suite;
 use super::suite_settings::HttpSuite;
@@ -21,9 +24,11 @@ use std::fmt::Write as _;
 
 pub struct Http;
 
-/// The authority (Host) and path requests go to: the URL's, or the built-in server's.
+/// The authority (Host) and path requests go to: the URL's, or the built-in server's;
+/// a request set has no one path.
 pub fn authority_path(cfg: &HttpConfig, aim: &Aim) -> (String, String) {
     match &cfg.url {
+        Some(u) if cfg.set.is_some() => (u.authority(), String::new()),
         Some(u) => (u.authority(), u.path.clone()),
         None => (aim.addr.to_string(), "/".to_string()),
     }
@@ -33,6 +38,24 @@ pub fn authority_path(cfg: &HttpConfig, aim: &Aim) -> (String, String) {
 fn wire(cfg: &HttpConfig, aim: &Aim) -> Vec<u8> {
     let (authority, path) = authority_path(cfg, aim);
     request::serialize(&cfg.request(&authority, &path))
+}
+
+/// Every response is a reply: `answered: N of M sent`, then how many were correct, or
+/// the one status they all had ("all 500").
+fn answered_line(r: &RunResult, codes: &std::collections::BTreeMap<String, u64>) -> String {
+    let answered: u64 = codes.values().sum();
+    let t = &r.totals;
+    let how = match codes.iter().next() {
+        Some((code, _)) if codes.len() == 1 => format!(", all {code}"),
+        _ => String::new(),
+    };
+    format!(
+        "answered:     {} of {} sent{how} ({} ok, {} answered errors)\n",
+        group(answered),
+        group(t.sent),
+        group(t.ok),
+        group(answered.saturating_sub(t.ok))
+    )
 }
 
 impl Protocol for Http {
@@ -58,17 +81,26 @@ impl Protocol for Http {
 
     fn client(cfg: &ConfigOf<Self>, aim: &Aim) -> Self::Client {
         let cfg = &cfg.own;
-        HttpFactory::new(
+        let factory = HttpFactory::new(
             wire(cfg, aim),
             cfg.method == "HEAD",
             cfg.accept,
             cfg.expect_echo.then(|| cfg.body.clone()),
             cfg.keepalive,
-        )
+        );
+        match &cfg.set {
+            Some(set) => {
+                factory.with_set(WiredSet::new(set, &cfg.headers, !cfg.keepalive, cfg.accept))
+            }
+            None => factory,
+        }
     }
 
+    /// A request counts once its response has a status the run accepts (and passes
+    /// its checks); every response is a reply, counted under its status and timed
+    /// (the summary's `answered:` line).
     fn unit(_cfg: &ConfigOf<Self>) -> Unit {
-        Unit::new("requests", "answered", true)
+        Unit::new("requests", "ok", true)
     }
 
     fn target_text(cfg: &ConfigOf<Self>, aim: &Aim) -> String {
@@ -79,10 +111,17 @@ impl Protocol for Http {
 
     fn own_rows(cfg: &ConfigOf<Self>, aim: &Aim) -> Vec<(&'static str, String)> {
         let (own, wire) = (&cfg.own, wire(&cfg.own, aim).len());
-        let request = format!(
-            "{} with body {}, {wire} bytes on the wire",
-            own.method, own.body_source
-        );
+        let request = match &own.set {
+            Some(set) => format!(
+                "{} requests from {} by weight",
+                set.entries.len(),
+                set.file.display()
+            ),
+            None => format!(
+                "{} with body {}, {wire} bytes on the wire",
+                own.method, own.body_source
+            ),
+        };
         let keepalive = match own.keepalive {
             true => "on",
             false => "off: a new connection per request",
@@ -108,9 +147,15 @@ impl Protocol for Http {
         spec.per_connection = (!cfg.own.keepalive).then_some(1);
     }
 
-    fn finish(_cfg: &ConfigOf<Self>, out: &EngineOutput<StatusCounts>, result: &mut RunResult) {
-        for (name, block) in out.figures.blocks() {
+    fn finish(cfg: &ConfigOf<Self>, out: &EngineOutput<HttpFigures>, result: &mut RunResult) {
+        for (name, block) in out.figures.codes.blocks() {
             result.extras.insert(name.to_string(), block);
+        }
+        if let Some(set) = &cfg.own.set {
+            let block = request_set_block::block(set, &out.figures);
+            result
+                .extras
+                .insert(request_set_block::BLOCK.to_string(), block);
         }
     }
 
@@ -132,6 +177,10 @@ impl Protocol for Http {
                 .map(|(k, n)| format!("{k} {}", group(*n)))
                 .collect();
             let _ = writeln!(s, "codes:        {}", list.join(", "));
+            s.push_str(&answered_line(r, &codes));
+        }
+        if let Some(block) = r.extra(request_set_block::BLOCK) {
+            s.push_str(&request_set_block::table(block));
         }
         let timed = r.latency_us.count > 0;
         let ms = |us: f64| {
@@ -176,6 +225,14 @@ impl Protocol for Http {
 
     fn result_blocks_schema() -> &'static str {
         include_str!("figures.schema.json")
+    }
+
+    /// `request_set`: counts summed, histograms added (`request_set_block::merge`);
+    /// the status blocks by the counter sum.
+    fn block_merge() -> crate::stats::merge::BlockMerge {
+        |name, blocks, _merged| {
+            (name == request_set_block::BLOCK).then(|| request_set_block::merge(blocks))
+        }
     }
 
     /// wrk, ab and h2load (`gen/`).

@@ -1,6 +1,46 @@
 //! The request a load sends, serialized once per run: every connection copies the
 //! same bytes, so no request is ever built twice.
 
+use std::path::Path;
+
+/// Largest request body a load sends (`--body-size`, a `--body` file, a request set's
+/// body file: a larger file, or an endless one such as /dev/zero, is refused after
+/// reading this + 1 bytes).
+pub const MAX_BODY: u64 = 64 << 20;
+
+/// A body file's bytes, at most `MAX_BODY`; `what` names it in the refusal ("the
+/// --body file"). Never reads more than `MAX_BODY + 1` bytes, so a FIFO, a device or
+/// a growing file cannot exhaust memory before the run.
+pub fn read_body(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let unreadable = |e: std::io::Error| format!("cannot read {what} {shown}: {e}");
+    let too_large = || format!("{what} {shown} is larger than {MAX_BODY} bytes (64 MiB)");
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
+    if meta.is_dir() {
+        return Err(format!("{what} {shown} is a directory"));
+    }
+    if meta.is_file() && meta.len() > MAX_BODY {
+        return Err(too_large());
+    }
+    let mut b = Vec::new();
+    file.take(MAX_BODY + 1)
+        .read_to_end(&mut b)
+        .map_err(unreadable)?;
+    if b.len() as u64 > MAX_BODY {
+        return Err(too_large());
+    }
+    Ok(b)
+}
+
+/// Whether `s` is an HTTP token (a method, a header name).
+pub fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
 /// What goes into the request.
 #[derive(Clone, Debug)]
 pub struct RequestSpec {

@@ -26,8 +26,24 @@ impl Nginx {
     }
 
     /// With `listen` options after the address (` http2`: h2c by prior knowledge)
-    /// and `locations` added to the server block.
+    /// and `locations` added to the server block; the access log counts status,
+    /// request length, bytes sent and protocol.
     pub fn start_with(listen: &str, locations: &str) -> Nginx {
+        Nginx::start_conf(
+            listen,
+            "'$status $request_length $bytes_sent $server_protocol'",
+            &format!(
+                "location = / {{ return 200 \"hello\"; }}\n    {locations}\n    location / {{ return 404; }}"
+            ),
+        )
+    }
+
+    /// nginx with its access log's `log_format` and the server block's whole `locations`.
+    pub fn start_logged(log_format: &str, locations: &str) -> Nginx {
+        Nginx::start_conf("", log_format, locations)
+    }
+
+    fn start_conf(listen: &str, log_format: &str, locations: &str) -> Nginx {
         let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
             .into_iter()
             .find(|p| std::path::Path::new(p).is_file())
@@ -42,10 +58,10 @@ impl Nginx {
             let conf = format!(
                 "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
 events {{ worker_connections 1024; }}\n\
-http {{\n  log_format counted '$status $request_length $bytes_sent $server_protocol';\n  access_log {d}/access.log counted;\n\
+http {{\n  log_format counted {log_format};\n  access_log {d}/access.log counted;\n\
   client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fastcgi;\n\
   uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n  keepalive_requests 1000000;\n\
-  server {{\n    listen 127.0.0.1:{port}{listen};\n    location = / {{ return 200 \"hello\"; }}\n    {locations}\n    location / {{ return 404; }}\n  }}\n}}\n"
+  server {{\n    listen 127.0.0.1:{port}{listen};\n    {locations}\n  }}\n}}\n"
             );
             let conf_path = dir.path().join("nginx.conf");
             std::fs::write(&conf_path, conf).unwrap();
