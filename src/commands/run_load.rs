@@ -14,6 +14,7 @@ use crate::proto::plugin::{Aim, Protocol, ServerFiguresOf};
 use crate::report::console::Console;
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::tee::Tee;
 
 pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     let cfg = P::config(&cmd.proto, &cmd.load)?;
@@ -23,6 +24,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     // A built-in server holds the other end of every connection in this process.
     load::check_fd_budget(l.sockets() * if builtin { 2 } else { 1 })?;
     let json = l.output.json.as_deref().map(JsonSink::create).transpose()?;
+    let mut hlog = harness::interval_log(l, P::NAME)?;
     // `--json -`: the JSON takes stdout, the plan and the summary go to stderr.
     let console = Console::for_json(l.output.json.as_deref());
     let stop = load::stop_flag()?;
@@ -83,9 +85,15 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         ));
     }
     let started = load::unix_ms();
-    let out = engine::run(spec, client, &mut progress)?;
+    let out = match hlog.as_mut() {
+        Some(h) => engine::run(spec, client, &mut Tee(vec![&mut progress, h]))?,
+        None => engine::run(spec, client, &mut progress)?,
+    };
     let interference = phase.interference();
     progress.finish();
+    if let Some(h) = hlog {
+        h.finish().map_err(crate::error::Error::runtime)?;
+    }
 
     let server = server.map(|s| {
         // The built-in server's own figures, final once it has shut down.

@@ -98,8 +98,10 @@ pub fn run<F: SessionFactory>(
         })
         .collect();
 
+    let (mut agg, returned) =
+        IntervalAggregator::new(spec.shape.threads, spec.keep_interval_histograms);
     let mut handles = Vec::with_capacity(spec.shape.threads);
-    for (index, budget) in budgets.into_iter().enumerate() {
+    for ((index, budget), returned) in budgets.into_iter().enumerate().zip(returned) {
         let args = WorkerArgs {
             index,
             spec: spec.clone(),
@@ -108,6 +110,7 @@ pub fn run<F: SessionFactory>(
             measure_start_ns,
             budget,
             snapshots: tx.clone(),
+            returned,
         };
         let h = std::thread::Builder::new()
             .name(format!("wb-load-{index}"))
@@ -117,7 +120,6 @@ pub fn run<F: SessionFactory>(
     }
     drop(tx);
 
-    let mut agg = IntervalAggregator::new(spec.shape.threads);
     let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.shape.threads];
     let measure_at = clock.instant_at(measure_start_ns);
     let mut started = false;
@@ -137,9 +139,12 @@ pub fn run<F: SessionFactory>(
         match rx.recv_timeout(wait) {
             Ok(WorkerReport::Interval(snap)) => {
                 for (row, lat) in agg.push(snap) {
-                    if !is_drain(&row, drain_from_s) {
+                    if is_drain(&row, drain_from_s) {
+                        observer.on_drain(&row, &lat);
+                    } else {
                         observer.on_interval(&row, &lat);
                     }
+                    agg.recycle(lat);
                 }
             }
             Ok(WorkerReport::Connections {

@@ -5,7 +5,9 @@ pub mod conn_tally;
 pub mod error_texts;
 pub mod event_loop;
 pub mod figures;
+pub mod hlog;
 pub mod interference;
+pub mod intervals;
 pub mod latency;
 pub mod merge;
 pub mod observer;
@@ -15,6 +17,7 @@ pub mod result;
 pub mod result_builder;
 pub mod shard;
 pub mod snapshot;
+pub mod tee;
 pub mod unit;
 pub mod worker;
 

@@ -3,9 +3,14 @@
 //! plus the row's `t_s`, and lands in the step of the merged series (from the earliest
 //! measured start, steps as long as the parts' interval) in which it ends; the rows of
 //! a step are summed. Parts that ran one after another (rounds) follow each other.
-//! Interval percentiles are not stored as histograms, so a merged row has none (null),
-//! never an average of the parts'.
+//! A step's percentiles are those of the sum of its rows' histograms (shard results
+//! keep each row's, `IntervalRow::histogram`): exactly the p99 of every sample of
+//! every part in that step. Where a row of the step has no histogram (a result from
+//! before they were kept, or not a shard's), the step's percentiles are null, never an
+//! average of the parts'. Rows that follow each other keep their own.
 
+use crate::stats::intervals::{add_counts, summarise};
+use crate::stats::latency::Latency;
 use crate::stats::snapshot::IntervalRow;
 
 /// One part's rows and where they sit: its measured start, ms after the merged origin.
@@ -27,16 +32,7 @@ fn empty(t_s: f64, duration_s: f64) -> IntervalRow {
     IntervalRow {
         t_s,
         duration_s,
-        sent: 0,
-        ok: 0,
-        errors: 0,
-        connect_errors: 0,
-        bytes_received: 0,
-        msgs_per_s: 0.0,
-        mb_per_s: None,
-        p50_us: None,
-        p99_us: None,
-        total_ok: 0,
+        ..IntervalRow::default()
     }
 }
 
@@ -48,9 +44,14 @@ fn finish(rows: &mut [IntervalRow], replies: bool) {
         r.total_ok = total;
         r.msgs_per_s = r.ok as f64 / r.duration_s;
         r.mb_per_s = replies.then(|| r.bytes_received as f64 / r.duration_s / 1e6);
-        r.p50_us = None;
-        r.p99_us = None;
     }
+}
+
+/// A step's histogram while its rows come in: the sum so far, or none once a row of
+/// it came without one (and had replies timed).
+enum StepLatency {
+    Sum(Latency),
+    Unknown,
 }
 
 /// Most rows a merged series may have: a week of one-second steps. Rows come from
@@ -69,6 +70,7 @@ pub fn aligned(
     }
     let step = step_s(parts);
     let mut out: Vec<IntervalRow> = Vec::new();
+    let mut sums: Vec<StepLatency> = Vec::new();
     for p in parts {
         for r in p.rows {
             let end_s = p.offset_ms as f64 / 1e3 + r.t_s;
@@ -83,13 +85,16 @@ pub fn aligned(
             while out.len() < k {
                 let end = (out.len() + 1) as f64 * step;
                 out.push(empty(end, step));
+                sums.push(StepLatency::Sum(Latency::new()));
             }
-            let row = &mut out[k - 1];
-            row.sent += r.sent;
-            row.ok += r.ok;
-            row.errors += r.errors;
-            row.connect_errors += r.connect_errors;
-            row.bytes_received += r.bytes_received;
+            add_counts(&mut out[k - 1], r);
+            add_histogram(&mut sums[k - 1], r)?;
+        }
+    }
+    for (row, sum) in out.iter_mut().zip(&sums) {
+        match sum {
+            StepLatency::Sum(l) => summarise(row, l, false),
+            StepLatency::Unknown => row.count = 0,
         }
     }
     // The last step lasts up to the end of the merged run, not past it.
@@ -104,7 +109,34 @@ pub fn aligned(
     Ok(out)
 }
 
-/// One after another: each part's rows shifted by the parts before it.
+/// Adds a row's histogram to its step's; a row that timed replies but kept no
+/// histogram leaves the step's percentiles unknown.
+fn add_histogram(sum: &mut StepLatency, r: &IntervalRow) -> Result<(), String> {
+    let StepLatency::Sum(l) = sum else {
+        return Ok(());
+    };
+    match r.histogram.as_deref() {
+        Some(text) => {
+            let h = Latency::decode(text)
+                .map_err(|e| format!("an interval row's histogram at {} s: {e}", r.t_s))?;
+            if h.count() != r.count {
+                return Err(format!(
+                    "an interval row at {} s counts {} timed replies but its histogram holds {}",
+                    r.t_s,
+                    r.count,
+                    h.count()
+                ));
+            }
+            l.add(&h);
+        }
+        None if r.count > 0 || r.p50_us.is_some() => *sum = StepLatency::Unknown,
+        None => {}
+    }
+    Ok(())
+}
+
+/// One after another: each part's rows shifted by the parts before it, each with its
+/// own percentiles (its histogram is not carried on: the merged result is no shard).
 pub fn sequential(parts: &[(f64, &[IntervalRow])], replies: bool) -> Vec<IntervalRow> {
     let mut out = Vec::new();
     let mut before = 0.0;
@@ -112,6 +144,7 @@ pub fn sequential(parts: &[(f64, &[IntervalRow])], replies: bool) -> Vec<Interva
         for r in *rows {
             out.push(IntervalRow {
                 t_s: before + r.t_s,
+                histogram: None,
                 ..r.clone()
             });
         }
