@@ -572,6 +572,7 @@ impl LoadConfig {
             "plan": plan_json(w.plan),
             "rate": w.rate,
             "warmup_s": shape.warmup.as_secs_f64(),
+            "interval_s": self.interval.as_secs_f64(),
             "ramp": shape.ramp.map(|r| r.to_json()),
             "timeout_s": shape.timeout.as_secs_f64(),
             "memory_budget_bytes": shape.memory_budget,

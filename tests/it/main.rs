@@ -35,6 +35,7 @@ mod layering;
 mod load_machinery;
 mod load_sources;
 mod memory_budget;
+mod intervals;
 mod merge;
 mod merge_connect;
 mod open_exchanges;

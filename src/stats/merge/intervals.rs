@@ -1,8 +1,12 @@
 //! Interval series of several parts as one. Parts that ran side by side (shards,
-//! processes) are aligned on the wall clock: a part's row ends at its measured start
-//! plus the row's `t_s`, and lands in the step of the merged series (from the earliest
-//! measured start, steps as long as the parts' interval) in which it ends; the rows of
-//! a step are summed. Parts that ran one after another (rounds) follow each other.
+//! processes) are aligned on the wall clock: a part's row spans its measured start
+//! plus the row's `t_s - duration_s` to `t_s`, and lands in the step of the merged
+//! series (from the earliest measured start, steps of the parts' `--interval`,
+//! `config.interval_s`) that holds its middle; the rows of a step are summed. Shards
+//! that share a start (`--start-at`, as the schedulers' runs do) have their intervals
+//! on the same wall-clock steps, so a step is exactly their samples of that interval;
+//! shards that started apart have each row in the step it mostly covers. Parts that
+//! ran one after another (rounds) follow each other.
 //! A step's percentiles are those of the sum of its rows' histograms (shard results
 //! keep each row's, `IntervalRow::histogram`): exactly the p99 of every sample of
 //! every part in that step. Where a row of the step has no histogram (a result from
@@ -19,8 +23,12 @@ pub struct Placed<'a> {
     pub rows: &'a [IntervalRow],
 }
 
-/// The parts' interval: their longest row, to the millisecond (a last row is shorter).
-fn step_s(parts: &[Placed<'_>]) -> f64 {
+/// The parts' interval: `config.interval_s` when they say it, else (results from
+/// before it was said) their longest row, to the millisecond (a last row is shorter).
+fn step_s(parts: &[Placed<'_>], interval_s: Option<f64>) -> f64 {
+    if let Some(i) = interval_s.filter(|i| i.is_finite() && *i >= 1e-3) {
+        return i;
+    }
     let longest = parts
         .iter()
         .flat_map(|p| p.rows.iter().map(|r| r.duration_s))
@@ -64,19 +72,21 @@ pub fn aligned(
     parts: &[Placed<'_>],
     elapsed_s: f64,
     replies: bool,
+    interval_s: Option<f64>,
 ) -> Result<Vec<IntervalRow>, String> {
     if parts.iter().all(|p| p.rows.is_empty()) {
         return Ok(Vec::new());
     }
-    let step = step_s(parts);
+    let step = step_s(parts, interval_s);
     let mut out: Vec<IntervalRow> = Vec::new();
     let mut sums: Vec<StepLatency> = Vec::new();
     for p in parts {
         for r in p.rows {
             let end_s = p.offset_ms as f64 / 1e3 + r.t_s;
-            // The step that holds the row's end (a row ending on a boundary belongs
-            // to the step it closes); ms rounding keeps float noise out of it.
-            let k = (((end_s * 1e3).round() / 1e3 / step).ceil() as usize).max(1);
+            let middle_s = end_s - r.duration_s.max(0.0) / 2.0;
+            // The step that holds the row's middle (ms rounding keeps float noise out
+            // of it; a row whose middle is on a boundary belongs to the later step).
+            let k = (((middle_s * 1e3).round() / 1e3 / step).floor().max(0.0) as usize) + 1;
             if k > MAX_ROWS {
                 return Err(format!(
                     "an interval row ends {end_s:.0} s after the merged start, more than {MAX_ROWS} steps of {step} s"
@@ -168,10 +178,12 @@ mod tests {
     }
 
     #[test]
-    fn rows_land_in_the_wall_clock_step_that_holds_their_end() {
-        let a = [row(1.0, 10), row(2.0, 20), row(2.5, 5)];
+    fn rows_land_in_the_wall_clock_step_that_holds_their_middle() {
+        let mut a = [row(1.0, 10), row(2.0, 20), row(2.5, 5)];
+        a[2].duration_s = 0.5;
         let b = [row(1.0, 100), row(2.0, 200)];
-        // b started 400 ms after a: its rows end at 1.4 s and 2.4 s of the merged run.
+        // b started 400 ms after a: its rows span 0.4-1.4 s and 1.4-2.4 s of the merged
+        // run, mostly the first and the second step.
         let rows = aligned(
             &[
                 Placed {
@@ -185,14 +197,15 @@ mod tests {
             ],
             2.9,
             true,
+            Some(1.0),
         )
         .unwrap();
         let oks: Vec<u64> = rows.iter().map(|r| r.ok).collect();
-        assert_eq!(oks, [10, 120, 205]);
+        assert_eq!(oks, [110, 220, 5]);
         assert_eq!(rows[2].total_ok, 335);
         assert_eq!(rows[2].t_s, 2.9);
         assert!((rows[2].duration_s - 0.9).abs() < 1e-9);
-        assert_eq!(rows[1].mb_per_s, Some(1200.0 / 1e6));
+        assert_eq!(rows[1].mb_per_s, Some(2200.0 / 1e6));
         assert_eq!(rows[0].p99_us, None);
         let far = [row(1e9, 1)];
         let e = aligned(
@@ -202,6 +215,7 @@ mod tests {
             }],
             1.0,
             true,
+            None,
         )
         .unwrap_err();
         assert!(
