@@ -166,6 +166,7 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
             );
         }
         o.push_str("</div>");
+        super::series::section(&mut o, load);
         let t = table::of(load);
         let _ = write!(o, "<table><tr><th rowspan=\"2\">{}</th>", esc(&t.axis));
         for g in &t.groups {
