@@ -224,3 +224,70 @@ fn shards_interval_histograms_merge_per_wall_clock_step_exactly() {
     }
     assert_eq!(timed, ju(&m, "/histogram/count"));
 }
+
+#[test]
+fn the_report_draws_each_points_time_series_with_its_rounds() {
+    let dir = TempPath::new("iv-report", "");
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let suite = dir.path().join("s.toml");
+    std::fs::write(
+        &suite,
+        r#"
+name = "series"
+rounds = 2
+[[server]]
+name = "wirebench"
+command = "{wirebench} serve echo --listen {addr} --threads 1"
+[[load]]
+name = "steady"
+protocol = "echo"
+connections = [2]
+duration = "2s"
+warmup = "0s"
+repeat = 1
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let mut p = Proc::wirebench(&[
+        "suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(p.finish(Duration::from_secs(120)), 0, "{}", p.stderr());
+    // Each round's point keeps its rows, with percentiles of its own histograms.
+    let mut rows = 0;
+    for f in sorted_entries(&out.join("points")) {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let iv = v["intervals"].as_array().unwrap();
+        assert!(iv.len() >= 2, "{f:?}: {iv:?}");
+        assert!(iv[0]["p99_9_us"].as_f64().is_some(), "{}", iv[0]);
+        rows += iv.len();
+    }
+    let html = dir.path().join("report.html");
+    let mut r = Proc::wirebench(&["report", out.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    assert_eq!(r.finish(RUN_LIMIT), 0, "{}", r.stderr());
+    let text = std::fs::read_to_string(&html).unwrap();
+    let at = text
+        .find("<figure class=\"chart\" data-series=\"wirebench@2\">")
+        .unwrap_or_else(|| panic!("no time series of the point:\n{text}"));
+    let figure = &text[at..at + text[at..].find("</figure>").unwrap()];
+    for label in [
+        ">messages/s per interval</text>",
+        ">latency per interval (microseconds",
+        ">time (seconds of the measured phase, rounds one after another)</text>",
+        ">throughput</text>",
+        ">errors</text>",
+        ">p99.9</text>",
+    ] {
+        assert!(figure.contains(label), "{label} missing:\n{figure}");
+    }
+    // The two rounds end to end: one round end per panel; every row of both rounds
+    // is a vertex of the throughput line.
+    assert_eq!(figure.matches("stroke-dasharray").count(), 2, "{figure}");
+    let first_line = figure.split("<polyline points=\"").nth(1).unwrap();
+    let vertices = first_line.split('"').next().unwrap().split(' ').count();
+    assert_eq!(vertices, rows, "{figure}");
+}
