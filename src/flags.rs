@@ -83,7 +83,12 @@ pub struct LoadArgs {
     #[arg(long, hide_short_help = true)]
     pub no_nodelay: bool,
     /// Length of one interval of the result's series: one row (count, errors, p50-max) and one histogram each, every worker's merged [default: 1s].
-    #[arg(long, value_name = "DURATION", default_value = "1s", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        hide_short_help = true
+    )]
     pub interval: String,
     /// Write every interval's histogram to FILE as it ends: an HdrHistogram interval log (HistogramLogAnalyzer, HdrHistogram's log readers).
     #[arg(long, value_name = "FILE", hide_short_help = true)]

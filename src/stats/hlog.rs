@@ -49,15 +49,20 @@ impl HlogWriter {
     /// the caller's bad input. `tag`: what each line is tagged with (no comma, space or
     /// newline: those are replaced by `_`).
     pub fn create(path: &Path, tag: &str) -> Result<Self, String> {
-        let file = File::create(path).map_err(|e| {
-            format!("cannot write the interval log to {}: {e}", path.display())
-        })?;
+        let file = File::create(path)
+            .map_err(|e| format!("cannot write the interval log to {}: {e}", path.display()))?;
         Ok(HlogWriter {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
             tag: tag
                 .chars()
-                .map(|c| if c == ',' || c.is_whitespace() { '_' } else { c })
+                .map(|c| {
+                    if c == ',' || c.is_whitespace() {
+                        '_'
+                    } else {
+                        c
+                    }
+                })
                 .collect(),
             started: None,
             failed: None,
@@ -71,12 +76,13 @@ impl HlogWriter {
         let secs = start
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
-        writeln!(self.out, "#[Logged with wirebench {}]", env!("CARGO_PKG_VERSION"))?;
-        writeln!(self.out, "#[Histogram log format version 1.3]")?;
         writeln!(
             self.out,
-            "#[StartTime: {secs:.3} (seconds since epoch)]"
+            "#[Logged with wirebench {}]",
+            env!("CARGO_PKG_VERSION")
         )?;
+        writeln!(self.out, "#[Histogram log format version 1.3]")?;
+        writeln!(self.out, "#[StartTime: {secs:.3} (seconds since epoch)]")?;
         writeln!(self.out, "#[BaseTime: {secs:.3} (seconds since epoch)]")?;
         writeln!(
             self.out,

@@ -133,7 +133,10 @@ mod tests {
         let got = returned[1].next();
         assert!(got.holds_table(), "worker 1 gets its table back");
         assert_eq!(got.count(), 0, "emptied");
-        assert!(!returned[0].next().holds_table(), "nothing held, nothing sent");
+        assert!(
+            !returned[0].next().holds_table(),
+            "nothing held, nothing sent"
+        );
         assert!(!returned[1].next().holds_table(), "one table, back once");
         drop(returned);
         let mut l = Latency::new();

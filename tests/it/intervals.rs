@@ -17,10 +17,13 @@ fn pylib() -> std::path::PathBuf {
     std::path::Path::new(&home).join(".cache/wirebench/pylib")
 }
 
+/// One interval as hdrh read it: tag, count, max (ns), start and end (ms since the epoch).
+type Read = (String, u64, u64, f64, f64);
+
 /// Reads an interval log with `hdrh.log.HistogramLogReader` (a reference histogram of
 /// wirebench's bounds), one line per interval: tag, count, max (ns), start and end
 /// (ms since the epoch). None when the package is not installed.
-fn read_with_hdrh(log: &str) -> Option<Vec<(String, u64, u64, f64, f64)>> {
+fn read_with_hdrh(log: &str) -> Option<Vec<Read>> {
     const PY: &str = r#"
 import sys
 from hdrh.histogram import HdrHistogram
@@ -159,8 +162,20 @@ fn shards_interval_histograms_merge_per_wall_clock_step_exactly() {
     let runs = run_shards(
         2,
         &[
-            "echo", &addr, "-t", "1", "-c", "4", "-d", "2s", "--interval", "500ms",
-            "--run-id", "iv-2", "--start-at", &at,
+            "echo",
+            &addr,
+            "-t",
+            "1",
+            "-c",
+            "4",
+            "-d",
+            "2s",
+            "--interval",
+            "500ms",
+            "--run-id",
+            "iv-2",
+            "--start-at",
+            &at,
         ],
     );
     server.stop_final_line();
@@ -171,9 +186,11 @@ fn shards_interval_histograms_merge_per_wall_clock_step_exactly() {
     // Each shard's rows carry their histogram, whose count is the row's.
     for s in &shards {
         for row in s["intervals"].as_array().unwrap() {
-            let h = Latency::decode(row["histogram"].as_str().unwrap_or_else(|| {
-                panic!("a shard's row without its histogram: {row}")
-            }))
+            let h = Latency::decode(
+                row["histogram"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("a shard's row without its histogram: {row}")),
+            )
             .unwrap();
             assert_eq!(h.count(), ju(row, "/count"), "{row}");
         }
@@ -211,7 +228,12 @@ fn shards_interval_histograms_merge_per_wall_clock_step_exactly() {
             assert_eq!(row["p99_us"], Value::Null, "{row}");
             continue;
         }
-        for (field, q) in [("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99), ("p99_9_us", 0.999)] {
+        for (field, q) in [
+            ("p50_us", 0.5),
+            ("p90_us", 0.9),
+            ("p99_us", 0.99),
+            ("p99_9_us", 0.999),
+        ] {
             assert_eq!(
                 row[field].as_f64(),
                 Some(sum.quantile_ns(q) as f64 / 1e3),
@@ -267,7 +289,12 @@ repeat = 1
         rows += iv.len();
     }
     let html = dir.path().join("report.html");
-    let mut r = Proc::wirebench(&["report", out.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    let mut r = Proc::wirebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert_eq!(r.finish(RUN_LIMIT), 0, "{}", r.stderr());
     let text = std::fs::read_to_string(&html).unwrap();
     let at = text

@@ -2,13 +2,13 @@
 //! point, repeats folded together (throughput: median and range; latency: the
 //! repeats' histograms added, so percentiles are exact, never averaged).
 
+use super::series::PointSeries;
 use crate::error::{Error, Result};
 use crate::stats::interference::Mark;
 use crate::stats::latency::{Latency, LatencySummary};
 use crate::stats::merge;
 use crate::stats::result::{RunResult, Totals};
 use crate::stats::{IntervalRow, Measured, Unit};
-use super::series::PointSeries;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

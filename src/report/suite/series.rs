@@ -100,7 +100,11 @@ pub fn svg(title: &str, per_s: &str, s: &PointSeries) -> Option<String> {
     let rates = [
         Curve {
             label: "throughput",
-            points: s.rows.iter().map(|r| (mid(r), Some(r.msgs_per_s))).collect(),
+            points: s
+                .rows
+                .iter()
+                .map(|r| (mid(r), Some(r.msgs_per_s)))
+                .collect(),
         },
         Curve {
             label: "errors",
@@ -287,17 +291,25 @@ mod tests {
         let drawn = svg("http 50 conns", "requests/s", &s).unwrap();
         assert!(drawn.contains(">requests/s per interval</text>"), "{drawn}");
         assert!(drawn.contains(">latency per interval (microseconds, log scale)</text>"));
-        assert!(drawn.contains(">time (seconds of the measured phase, rounds one after another)</text>"));
+        assert!(drawn
+            .contains(">time (seconds of the measured phase, rounds one after another)</text>"));
         for label in ["throughput", "errors", "p50", "p99", "p99.9"] {
             assert!(drawn.contains(&format!(">{label}</text>")), "{label}");
         }
         // Throughput and errors: one line each; each percentile broken by the
         // interval that timed nothing: two pieces each.
         assert_eq!(drawn.matches("<polyline").count(), 2 + 3 * 2);
-        assert_eq!(drawn.matches("stroke-dasharray").count(), 2, "a round end per panel");
+        assert_eq!(
+            drawn.matches("stroke-dasharray").count(),
+            2,
+            "a round end per panel"
+        );
         assert!(drawn.starts_with("<svg ") && drawn.ends_with("</svg>\n"));
         // Rounds one after another: the second's rows shifted by the first's time.
-        let (a, b) = ([row(1.0, 10, 0, None)], [row(1.0, 20, 0, None), row(2.0, 30, 0, None)]);
+        let (a, b) = (
+            [row(1.0, 10, 0, None)],
+            [row(1.0, 20, 0, None), row(2.0, 30, 0, None)],
+        );
         let two = PointSeries::of_rounds(&[(1.5, &a[..]), (2.0, &b[..])], true);
         let ts: Vec<f64> = two.rows.iter().map(|r| r.t_s).collect();
         assert_eq!((ts, two.round_ends_s), (vec![1.0, 2.5, 3.5], vec![1.5]));
