@@ -6,8 +6,46 @@
 //! than a run of ten.
 
 use super::latency::Latency;
-use super::snapshot::IntervalRow;
+use serde::{Deserialize, Serialize};
 use std::sync::mpsc::{Receiver, Sender};
+
+/// One interval of the whole run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct IntervalRow {
+    /// End of the interval, seconds since the start of the measured phase.
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub sent: u64,
+    pub ok: u64,
+    /// Failed requests.
+    pub errors: u64,
+    /// Failed connection attempts and dropped connections, as they happen.
+    #[serde(default)]
+    pub connect_errors: u64,
+    pub bytes_received: u64,
+    pub msgs_per_s: f64,
+    /// Reply bytes per second, 10^6; null in results whose items have no reply.
+    pub mb_per_s: Option<f64>,
+    /// Replies timed in the interval: the count of its histogram.
+    #[serde(default)]
+    pub count: u64,
+    /// The interval's latency percentiles and maximum, microseconds; null when nothing
+    /// was timed in it (`stats::intervals::summarise`).
+    pub p50_us: Option<f64>,
+    #[serde(default)]
+    pub p90_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    #[serde(default)]
+    pub p99_9_us: Option<f64>,
+    #[serde(default)]
+    pub max_us: Option<f64>,
+    /// Cumulative ok replies at the end of the interval.
+    pub total_ok: u64,
+    /// The interval's histogram (HdrHistogram V2, deflate, base64), in a shard's result
+    /// only: what `wirebench merge` adds up per wall-clock step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
+}
 
 /// Sets the row's latency figures from the interval's histogram: null when nothing was
 /// timed in it. `keep`: the histogram travels with the row (encoded, `Latency::encode`).

@@ -2,10 +2,10 @@
 //! once per interval (one channel send per interval, never per request); the
 //! aggregator turns them into one row per interval for progress and for the JSON series.
 
+pub use super::intervals::IntervalRow;
 use super::intervals::{summarise, Recycler, Returned};
 use super::latency::Latency;
 use super::outcome::Counters;
-use serde::{Deserialize, Serialize};
 
 /// One worker's state at the end of interval `index`.
 pub struct Snapshot {
@@ -19,44 +19,6 @@ pub struct Snapshot {
     pub latency: Latency,
     /// The worker's last snapshot: it contributes nothing to later intervals.
     pub last: bool,
-}
-
-/// One interval of the whole run.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct IntervalRow {
-    /// End of the interval, seconds since the start of the measured phase.
-    pub t_s: f64,
-    pub duration_s: f64,
-    pub sent: u64,
-    pub ok: u64,
-    /// Failed requests.
-    pub errors: u64,
-    /// Failed connection attempts and dropped connections, as they happen.
-    #[serde(default)]
-    pub connect_errors: u64,
-    pub bytes_received: u64,
-    pub msgs_per_s: f64,
-    /// Reply bytes per second, 10^6; null in results whose items have no reply.
-    pub mb_per_s: Option<f64>,
-    /// Replies timed in the interval: the count of its histogram.
-    #[serde(default)]
-    pub count: u64,
-    /// The interval's latency percentiles and maximum, microseconds; null when nothing
-    /// was timed in it (`stats::intervals::summarise`).
-    pub p50_us: Option<f64>,
-    #[serde(default)]
-    pub p90_us: Option<f64>,
-    pub p99_us: Option<f64>,
-    #[serde(default)]
-    pub p99_9_us: Option<f64>,
-    #[serde(default)]
-    pub max_us: Option<f64>,
-    /// Cumulative ok replies at the end of the interval.
-    pub total_ok: u64,
-    /// The interval's histogram (HdrHistogram V2, deflate, base64), in a shard's result
-    /// only: what `wirebench merge` adds up per wall-clock step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub histogram: Option<String>,
 }
 
 struct Pending {

@@ -203,6 +203,8 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--timeout" => vec!["--timeout", "5s"],
         "--memory-budget" => vec!["--memory-budget", "512m"],
         "--progress" => vec!["--progress", "1s"],
+        "--interval" => vec!["--interval", "500ms"],
+        "--hlog" => vec!["--hlog", "/dev/null"],
         "--histogram" => vec!["--histogram"],
         "--json" => vec!["--json", "-"],
         "--quiet" => vec!["-q"],

@@ -298,7 +298,7 @@ repeat = 1
     assert_eq!(r.finish(RUN_LIMIT), 0, "{}", r.stderr());
     let text = std::fs::read_to_string(&html).unwrap();
     let at = text
-        .find("<figure class=\"chart\" data-series=\"wirebench@2\">")
+        .find("<figure class=\"series\" data-series=\"wirebench@2\">")
         .unwrap_or_else(|| panic!("no time series of the point:\n{text}"));
     let figure = &text[at..at + text[at..].find("</figure>").unwrap()];
     for label in [

@@ -212,7 +212,7 @@ repeat = 1
         assert_eq!(n, 0, "the report references {needle}");
     }
     assert_eq!(
-        text.matches("<svg").count(),
+        text.matches("<figure class=\"chart\" data-chart=").count(),
         7,
         "seven charts for the one load"
     );

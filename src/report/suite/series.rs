@@ -5,7 +5,6 @@
 //! where a round ends. Every axis says its unit.
 
 use super::chart::{esc, short, Scale, COLORS};
-use super::dataset::LoadView;
 use crate::stats::IntervalRow;
 use std::fmt::Write as _;
 
@@ -39,38 +38,6 @@ impl PointSeries {
             round_ends_s: ends,
         }
     }
-}
-
-/// The HTML of a load's time series: one figure per series and point, in a section
-/// of its own, folded (a sweep has many); nothing when no point has intervals.
-pub fn section(o: &mut String, load: &LoadView) {
-    let per_s = load.unit.per_s();
-    let per_s = per_s.as_str();
-    let figures: Vec<String> = load
-        .series
-        .iter()
-        .flat_map(|s| {
-            s.points.iter().filter_map(move |p| {
-                let at = super::axis_value(&load.axis, p.x);
-                let title = format!("{} at {at} {}", s.label, super::axis_title(&load.axis));
-                svg(&title, per_s, &p.series).map(|svg| {
-                    format!(
-                        "<figure class=\"chart\" data-series=\"{}\">{svg}</figure>",
-                        esc(&format!("{}@{at}", s.label))
-                    )
-                })
-            })
-        })
-        .collect();
-    if figures.is_empty() {
-        return;
-    }
-    let _ = write!(
-        o,
-        "<details class=\"series\"><summary>Time series: {} per interval of each point, its rounds one after another</summary><div class=\"charts\">{}</div></details>",
-        esc(per_s),
-        figures.concat()
-    );
 }
 
 /// One panel's line: a label and its (t, value) points; a missing value breaks it.
