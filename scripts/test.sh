@@ -4,7 +4,7 @@
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
 # runs), iproute2 (network namespaces), python3-websockets, redis-server and redis-tools
-# (redis-cli, redis-benchmark). That is about 150 packages and a few minutes the first time; nothing
+# (redis-cli, redis-benchmark), python3-pip (for Python's hdrhistogram, from PyPI). That is about 150 packages and a few minutes the first time; nothing
 # after; vegeta through `go install` (the Go module proxy). Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
@@ -28,6 +28,8 @@ done
 /usr/bin/python3 -c 'import pika' >/dev/null 2>&1 || missing+=(python3-pika)
 /usr/bin/python3 -c 'import yaml' >/dev/null 2>&1 || missing+=(python3-yaml)
 /usr/bin/python3 -c 'import websockets' >/dev/null 2>&1 || missing+=(python3-websockets)
+# pip, to install the Python hdrhistogram package (PyPI; not packaged by Debian) below.
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 # One package may give several commands (redis-tools): name it once.
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 if [ ${#missing[@]} -gt 0 ]; then
@@ -66,6 +68,20 @@ if [ ! -x "$vegeta_bin/vegeta" ] && ! command -v vegeta >/dev/null 2>&1; then
             exit 1
         fi
         echo "test.sh: vegeta could not be installed; its comparison will be skipped" >&2
+    fi
+fi
+# Python's hdrhistogram package (PyPI, module hdrh), the reader of --hlog's interval
+# logs in tests/it/intervals.rs: installed once into ~/.cache/wirebench/pylib (pip
+# --target, so Debian's own Python packages stay untouched), where the test looks.
+pylib="${HOME}/.cache/wirebench/pylib"
+if ! PYTHONPATH="$pylib" /usr/bin/python3 -c 'import hdrh.log' >/dev/null 2>&1; then
+    echo "test.sh: installing the Python hdrhistogram package into $pylib (first run only)"
+    if ! /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --target "$pylib" hdrhistogram; then
+        if [ "${CI:-}" = true ]; then
+            echo "test.sh: CI=true and the Python hdrhistogram package could not be installed" >&2
+            exit 1
+        fi
+        echo "test.sh: the Python hdrhistogram package could not be installed; its test will be skipped" >&2
     fi
 fi
 installed=$(date +%s)

@@ -108,6 +108,22 @@ pub struct OutputOptions {
     pub json: Option<PathBuf>,
 }
 
+/// The shortest `--interval`: a histogram per worker per interval is merged and (with
+/// `--hlog`) written as it ends, so intervals much shorter cost more than they show.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// `--interval`, validated.
+fn series_interval(text: &str) -> Result<Duration> {
+    let d = duration_flag("--interval", text)?;
+    if d < MIN_INTERVAL {
+        return Err(Error::usage(format!(
+            "--interval must be at least {}ms",
+            MIN_INTERVAL.as_millis()
+        )));
+    }
+    Ok(d)
+}
+
 /// The shortest `--progress` of a load.
 pub const LOAD_MIN_PROGRESS: Duration = Duration::from_millis(10);
 
@@ -177,6 +193,11 @@ pub struct LoadConfig {
     /// `--shard`/`--start-at` (or a scheduler's environment): this run's place among
     /// several generators, and when it starts.
     pub coordination: Coordination,
+    /// `--interval`: the length of one interval of the series (rows, histograms, the
+    /// interval log); progress lines come every `output.progress`.
+    pub interval: Duration,
+    /// `--hlog`: where the interval log goes.
+    pub hlog: Option<std::path::PathBuf>,
     /// A shard's whole run as given, for the config block (identical on every shard);
     /// `connections`, `plan` and `rate` above are then this shard's share. None
     /// outside a sharded run.
@@ -317,7 +338,10 @@ impl LoadConfig {
             ));
         }
         let memory_budget = memory_budget(a.memory_budget.as_deref())?;
+        let interval = series_interval(&a.interval)?;
         let mut cfg = LoadConfig {
+            interval,
+            hlog: a.hlog.clone(),
             shape: LoadShape {
                 threads: threads_asked.min(connections),
                 connections,
@@ -548,6 +572,7 @@ impl LoadConfig {
             "plan": plan_json(w.plan),
             "rate": w.rate,
             "warmup_s": shape.warmup.as_secs_f64(),
+            "interval_s": self.interval.as_secs_f64(),
             "ramp": shape.ramp.map(|r| r.to_json()),
             "timeout_s": shape.timeout.as_secs_f64(),
             "memory_budget_bytes": shape.memory_budget,

@@ -82,6 +82,17 @@ pub struct LoadArgs {
     /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
     #[arg(long, hide_short_help = true)]
     pub no_nodelay: bool,
+    /// Length of one interval of the result's series: one row (count, errors, p50-max) and one histogram each, every worker's merged [default: 1s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        hide_short_help = true
+    )]
+    pub interval: String,
+    /// Write every interval's histogram to FILE as it ends: an HdrHistogram interval log (HistogramLogAnalyzer, HdrHistogram's log readers).
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub hlog: Option<PathBuf>,
     /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
     #[arg(long, value_name = "SIZE")]
     pub memory_budget: Option<String>,

@@ -12,6 +12,7 @@ use crate::net::tls::{self, Trust};
 use crate::report::progress::Progress;
 use crate::server::session::ServerFactory;
 use crate::server::{self, ServerConfig, ServerHandle};
+use crate::stats::hlog::HlogWriter;
 use crate::stats::interference::{this_process_tree, Interference, Window};
 use crate::stats::Unit;
 use std::cell::{Cell, RefCell};
@@ -80,7 +81,8 @@ pub fn load_spec(
             Default::default(),
         ),
         shape: load.shape,
-        interval: load.output.progress,
+        interval: load.interval,
+        keep_interval_histograms: load.coordination.shard.is_some(),
         stop,
         per_connection: None,
         attempts: Default::default(),
@@ -120,6 +122,21 @@ impl PhaseStart {
     }
 }
 
+/// `--hlog`: the interval log, created before the run (a path that cannot be written
+/// is bad input, exit 2), its lines tagged with the load's name and its shard.
+pub fn interval_log(load: &LoadConfig, name: &str) -> Result<Option<HlogWriter>> {
+    let Some(path) = load.hlog.as_deref() else {
+        return Ok(None);
+    };
+    let tag = match load.coordination.shard.as_ref() {
+        Some(s) => format!("{name}.shard{}", s.index),
+        None => name.to_string(),
+    };
+    HlogWriter::create(path, &tag)
+        .map(Some)
+        .map_err(crate::error::Error::usage)
+}
+
 /// The progress display for `spec`; at the start of the measured phase it notes the
 /// machine's CPUs and, with a built-in server, the server's CPU time.
 pub fn progress(
@@ -133,7 +150,8 @@ pub fn progress(
         _ => None,
     };
     let phase = PhaseStart::default();
-    let progress = Progress::new(!load.output.quiet, spec.shape.expected(), duration, unit);
+    let progress = Progress::new(!load.output.quiet, spec.shape.expected(), duration, unit)
+        .every(load.output.progress);
     let probe = server.map(|s| s.cpu_probe());
     let (start, machine) = (phase.server_cpu.clone(), phase.machine.clone());
     if let Some(p) = &probe {

@@ -16,6 +16,7 @@ use crate::proto::plugin::{Aim, ConfigOf, FiguresOf, Protocol, ServerFiguresOf};
 use crate::report::console::Console;
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::stats::tee::Tee;
 use crate::stats::RunResult;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -62,6 +63,7 @@ pub(super) fn measure<P: Protocol>(
     let l = &cfg.base.load;
     let target = cfg.base.target.clone();
     let builtin = target.is_none();
+    let mut hlog = harness::interval_log(l, P::NAME)?;
 
     // The built-in server starts first; the run's clock starts once it listens.
     let (server, trust, addr, host) = match target {
@@ -119,9 +121,15 @@ pub(super) fn measure<P: Protocol>(
         ));
     }
     let started = load::unix_ms();
-    let out = engine::run(spec, client, &mut progress)?;
+    let out = match hlog.as_mut() {
+        Some(h) => engine::run(spec, client, &mut Tee(vec![&mut progress, h]))?,
+        None => engine::run(spec, client, &mut progress)?,
+    };
     let interference = phase.interference();
     progress.finish();
+    if let Some(h) = hlog {
+        h.finish().map_err(crate::error::Error::runtime)?;
+    }
 
     let server = server.map(|s| {
         // The built-in server's own figures, final once it has shut down.

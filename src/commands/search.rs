@@ -114,6 +114,9 @@ fn plan<P: Protocol>(cmd: &LoadCommand<P::Args>, conditions: &str) -> Result<Pla
     if l.client.shard.shard.is_some() || l.client.shard.shards.is_some() {
         return refuse("--search runs on one generator: drop --shard/--shards");
     }
+    if l.hlog.is_some() {
+        return refuse("--hlog logs one run's intervals: it does not combine with --search, whose steps are runs of their own");
+    }
     let step = duration_flag(
         "--step-duration",
         l.verdict.step_duration.as_deref().unwrap_or("10s"),

@@ -222,6 +222,7 @@ fn load_spec(
             memory_budget: crate::engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: PROGRESS,
+        keep_interval_histograms: false,
         stop,
         per_connection: spec.churn.then_some(1),
         attempts: Attempts {

@@ -28,6 +28,7 @@ pub use spec::{LoadShape, LoadSpec, Plan};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::stats::intervals::Returned;
 use crate::stats::rate::RateFigures;
 use crate::stats::snapshot::IntervalAggregator;
 use crate::stats::Figures;
@@ -92,8 +93,12 @@ pub fn run<F: SessionFactory>(
     let clock = Clock::new();
     let measure_start_ns = spec.shape.measure_start().as_nanos() as u64;
     let (tx, rx) = mpsc::channel();
-    let handles = start_workers(&spec, &factory, clock, measure_start_ns, tx)?;
-    let agg = gather(&spec, clock, measure_start_ns, &rx, observer);
+    // The aggregator first: each worker gets the channel its emptied interval tables
+    // come back on.
+    let (agg, returned) =
+        IntervalAggregator::new(spec.shape.threads, spec.keep_interval_histograms);
+    let handles = start_workers(&spec, &factory, clock, measure_start_ns, tx, returned)?;
+    let agg = gather(agg, &spec, clock, measure_start_ns, &rx, observer);
     let mut out = merge_workers::<F>(&spec, measure_start_ns, handles)?;
     out.interrupted = spec.stop.load(std::sync::atomic::Ordering::Relaxed);
     out.intervals = agg.into_rows();
@@ -111,6 +116,7 @@ fn start_workers<F: SessionFactory>(
     clock: Clock,
     measure_start_ns: u64,
     tx: mpsc::Sender<WorkerReport>,
+    returned: Vec<Returned>,
 ) -> Result<Vec<Worker<F>>> {
     let budgets: Vec<Option<u64>> = (0..spec.shape.threads)
         .map(|w| match spec.shape.plan {
@@ -120,7 +126,7 @@ fn start_workers<F: SessionFactory>(
         .collect();
 
     let mut handles = Vec::with_capacity(spec.shape.threads);
-    for (index, budget) in budgets.into_iter().enumerate() {
+    for ((index, budget), returned) in budgets.into_iter().enumerate().zip(returned) {
         let args = WorkerArgs {
             index,
             spec: spec.clone(),
@@ -129,6 +135,7 @@ fn start_workers<F: SessionFactory>(
             measure_start_ns,
             budget,
             snapshots: tx.clone(),
+            returned,
         };
         let h = std::thread::Builder::new()
             .name(format!("wb-load-{index}"))
@@ -142,13 +149,13 @@ fn start_workers<F: SessionFactory>(
 /// Hands the workers' reports to `observer` (intervals, connections, the measured
 /// phase's start) until every worker has ended; returns the intervals gathered.
 fn gather(
+    mut agg: IntervalAggregator,
     spec: &LoadSpec,
     clock: Clock,
     measure_start_ns: u64,
     rx: &mpsc::Receiver<WorkerReport>,
     observer: &mut dyn Observer,
 ) -> IntervalAggregator {
-    let mut agg = IntervalAggregator::new(spec.shape.threads);
     let mut latest = vec![(Counters::default(), ConnTally::default(), false); spec.shape.threads];
     let measure_at = clock.instant_at(measure_start_ns);
     let mut started = false;
@@ -168,9 +175,12 @@ fn gather(
         match rx.recv_timeout(wait) {
             Ok(WorkerReport::Interval(snap)) => {
                 for (row, lat) in agg.push(snap) {
-                    if !is_drain(&row, drain_from_s) {
+                    if is_drain(&row, drain_from_s) {
+                        observer.on_drain(&row, &lat);
+                    } else {
                         observer.on_interval(&row, &lat);
                     }
+                    agg.recycle(lat);
                 }
             }
             Ok(WorkerReport::Connections {

@@ -115,8 +115,10 @@ impl LoadShape {
 pub struct LoadSpec {
     pub connector: Connector,
     pub shape: LoadShape,
-    /// Snapshot and progress interval.
+    /// The interval of the series: one snapshot per worker, one row and one histogram.
     pub interval: Duration,
+    /// Each interval row keeps its histogram, encoded (a shard's result, for the merge).
+    pub keep_interval_histograms: bool,
     /// Set it (Ctrl-C) to stop sending and let replies drain.
     pub stop: Arc<AtomicBool>,
     /// Connection policy: each connection sends exactly this many requests (claimed

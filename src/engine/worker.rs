@@ -15,7 +15,8 @@ use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::reactor::uring_loop::{self, UringHandler, UringReactor, GEN_MASK};
 use crate::reactor::{split, EpollHandler, Handler, Pending, Reactor, Stop, Timers};
-use crate::stats::{ConnTally, Counters, EventLoop, LoopCounts, Snapshot, WorkerStats};
+use crate::stats::intervals::Returned;
+use crate::stats::{ConnTally, Counters, EventLoop, Latency, LoopCounts, Snapshot, WorkerStats};
 use io_uring::squeue;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -59,6 +60,8 @@ pub struct WorkerArgs<F> {
     /// Count plans: this worker's share of the requests.
     pub budget: Option<u64>,
     pub snapshots: Sender<WorkerReport>,
+    /// Where the interval tables it handed over come back, emptied (`stats::intervals`).
+    pub returned: Returned,
 }
 
 /// The stop flag is set by a signal handler, which cannot wake the loop: it looks at
@@ -93,6 +96,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
         up_sent: false,
         index: args.index,
         snapshots: &args.snapshots,
+        returned: &args.returned,
         ctx,
         conns,
     };
@@ -276,7 +280,11 @@ fn finish<F: SessionFactory>(
 ) -> Output<F> {
     let finish_ns = ctx.now();
     let _ = args.snapshots.send(WorkerReport::Interval(take_snapshot(
-        &mut ctx, args.index, ticks, true,
+        &mut ctx,
+        args.index,
+        ticks,
+        true,
+        Latency::new(),
     )));
     send_connections(&ctx, args.index, &args.snapshots);
     let [_, measured] = std::mem::take(&mut ctx.figures);
@@ -314,6 +322,7 @@ struct Worker<'a, F: SessionFactory> {
     up_sent: bool,
     index: usize,
     snapshots: &'a Sender<WorkerReport>,
+    returned: &'a Returned,
 }
 
 impl<F: SessionFactory> EpollHandler for Worker<'_, F> {
@@ -384,7 +393,8 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
             send_connections(&self.ctx, self.index, self.snapshots);
         }
         if now >= self.next_tick {
-            let snap = take_snapshot(&mut self.ctx, self.index, self.ticks, false);
+            let next = self.returned.next();
+            let snap = take_snapshot(&mut self.ctx, self.index, self.ticks, false, next);
             self.ticks += 1;
             // Missed ticks are not made up: the next is an interval from now, and one
             // falls on a duration plan's end (`interval_end`).
@@ -558,8 +568,9 @@ fn take_snapshot<F: SessionFactory>(
     worker: usize,
     index: u64,
     last: bool,
+    next: Latency,
 ) -> Snapshot {
-    let latency = ctx.stats.close_interval();
+    let latency = ctx.stats.close_interval(next);
     Snapshot {
         worker,
         index,

@@ -1,7 +1,10 @@
 //! Progress while a load runs: a bar redrawn in place on a terminal, one plain line per
-//! interval otherwise (logs, CI).
+//! `--progress` otherwise (logs, CI). A line covers the series' intervals (`--interval`)
+//! since the one before: their counts added, their histograms merged, so its
+//! percentiles are those of every reply it covers.
 
 use super::format::{group, mib_per_s, micros, rate};
+use crate::stats::intervals::{add_counts, summarise};
 use crate::stats::Observer;
 use crate::stats::{IntervalRow, Latency, Unit};
 use std::fmt::Write as _;
@@ -20,6 +23,14 @@ pub struct Progress {
     on_start: Option<Box<dyn FnMut()>>,
     /// Items that settle on write (no reply): what was written so far, the rows' sum.
     written: u64,
+    /// A line at most this often (`--progress`); each interval its own line when zero.
+    every: Duration,
+    /// When the next line is due, seconds into the measured phase (a multiple of
+    /// `every`).
+    next_line_s: f64,
+    /// The intervals since the last line, and their latency (its table reused).
+    since: Option<IntervalRow>,
+    since_latency: Latency,
 }
 
 impl Progress {
@@ -38,7 +49,18 @@ impl Progress {
             drawn: false,
             on_start: None,
             written: 0,
+            every: Duration::ZERO,
+            next_line_s: 0.0,
+            since: None,
+            since_latency: Latency::new(),
         }
+    }
+
+    /// A line every `every` (`--progress`), covering the intervals since the last.
+    pub fn every(mut self, every: Duration) -> Self {
+        self.every = every;
+        self.next_line_s = every.as_secs_f64();
+        self
     }
 
     pub fn on_start(mut self, f: impl FnMut() + 'static) -> Self {
@@ -46,8 +68,12 @@ impl Progress {
         self
     }
 
-    /// Ends the bar's line so the summary starts on a fresh one.
+    /// Shows what the last line did not cover yet, then ends the bar's line so the
+    /// summary starts on a fresh one.
     pub fn finish(&mut self) {
+        if let Some(row) = self.since.take() {
+            self.show(&row);
+        }
         if self.drawn && self.terminal {
             eprintln!();
         }
@@ -120,7 +146,48 @@ impl Observer for Progress {
         }
     }
 
-    fn on_interval(&mut self, row: &IntervalRow, _latency: &Latency) {
+    fn on_interval(&mut self, row: &IntervalRow, latency: &Latency) {
+        self.written += row.sent;
+        let mut since = match self.since.take() {
+            None => {
+                self.since_latency.reset();
+                IntervalRow {
+                    histogram: None,
+                    ..row.clone()
+                }
+            }
+            Some(mut s) => {
+                add_counts(&mut s, row);
+                s.t_s = row.t_s;
+                s.duration_s += row.duration_s;
+                s.total_ok = row.total_ok;
+                s
+            }
+        };
+        self.since_latency.add(latency);
+        // The interval that ends a duration plan ends its last line.
+        let at_end = self
+            .duration
+            .is_some_and(|d| row.t_s >= d.as_secs_f64() - 1e-9);
+        // A line is due once the intervals reach its time, give or take half an
+        // interval (their ends wander by the workers' wake-ups).
+        let reached = row.t_s + row.duration_s / 2.0;
+        let every = self.every.as_secs_f64();
+        if reached >= self.next_line_s || at_end {
+            if every > 0.0 {
+                self.next_line_s = ((reached / every).floor() + 1.0) * every;
+            }
+            summarise(&mut since, &self.since_latency, false);
+            self.show(&since);
+        } else {
+            self.since = Some(since);
+        }
+    }
+}
+
+impl Progress {
+    /// Prints one line (or redraws the bar) for `row`, the intervals since the last.
+    fn show(&mut self, row: &IntervalRow) {
         // The last worker's final snapshot may close an empty sliver of an interval
         // (a duration plan's comes after its end: the drain, which the engine keeps
         // from progress; its interval that ends at -d is shown even when empty).
@@ -130,7 +197,6 @@ impl Observer for Progress {
             && row.errors == 0
             && row.connect_errors == 0
             && row.duration_s < 0.5;
-        self.written += row.sent;
         if !self.enabled || empty_sliver {
             return;
         }
@@ -172,6 +238,7 @@ mod tests {
             p50_us: p50,
             p99_us: p50.map(|p| p * 2.0),
             total_ok,
+            ..Default::default()
         }
     }
 

@@ -78,6 +78,11 @@ impl Latency {
         std::mem::take(self)
     }
 
+    /// Whether it holds a table (something was recorded or added since it was made).
+    pub fn holds_table(&self) -> bool {
+        self.h.is_some()
+    }
+
     pub fn count(&self) -> u64 {
         self.h.as_ref().map_or(0, |h| h.len())
     }

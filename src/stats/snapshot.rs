@@ -2,9 +2,10 @@
 //! once per interval (one channel send per interval, never per request); the
 //! aggregator turns them into one row per interval for progress and for the JSON series.
 
+pub use super::intervals::IntervalRow;
+use super::intervals::{summarise, Recycler, Returned};
 use super::latency::Latency;
 use super::outcome::Counters;
-use serde::{Deserialize, Serialize};
 
 /// One worker's state at the end of interval `index`.
 pub struct Snapshot {
@@ -18,30 +19,6 @@ pub struct Snapshot {
     pub latency: Latency,
     /// The worker's last snapshot: it contributes nothing to later intervals.
     pub last: bool,
-}
-
-/// One interval of the whole run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct IntervalRow {
-    /// End of the interval, seconds since the start of the measured phase.
-    pub t_s: f64,
-    pub duration_s: f64,
-    pub sent: u64,
-    pub ok: u64,
-    /// Failed requests.
-    pub errors: u64,
-    /// Failed connection attempts and dropped connections, as they happen.
-    #[serde(default)]
-    pub connect_errors: u64,
-    pub bytes_received: u64,
-    pub msgs_per_s: f64,
-    /// Reply bytes per second, 10^6; null in results whose items have no reply.
-    pub mb_per_s: Option<f64>,
-    /// Null when nothing was timed in the interval.
-    pub p50_us: Option<f64>,
-    pub p99_us: Option<f64>,
-    /// Cumulative ok replies at the end of the interval.
-    pub total_ok: u64,
 }
 
 struct Pending {
@@ -60,11 +37,19 @@ pub struct IntervalAggregator {
     prev_total: Counters,
     prev_at_ns: u64,
     rows: Vec<IntervalRow>,
+    recycler: Recycler,
+    /// Whether each row keeps its histogram, encoded (a shard's result).
+    keep_histograms: bool,
 }
 
 impl IntervalAggregator {
-    pub fn new(workers: usize) -> Self {
-        IntervalAggregator {
+    /// The aggregator of `workers` workers, and where each worker's emptied interval
+    /// tables come back to it (`Snapshot::latency` is recycled, never dropped).
+    pub fn new(workers: usize, keep_histograms: bool) -> (Self, Vec<Returned>) {
+        let (recycler, returned) = Recycler::new(workers);
+        let agg = IntervalAggregator {
+            recycler,
+            keep_histograms,
             latest: vec![Counters::default(); workers],
             finished_at: vec![None; workers],
             pending: Vec::new(),
@@ -72,7 +57,8 @@ impl IntervalAggregator {
             prev_total: Counters::default(),
             prev_at_ns: 0,
             rows: Vec::new(),
-        }
+        };
+        (agg, returned)
     }
 
     /// Adds a snapshot; returns the rows (and their merged latency) it completed, in order.
@@ -85,10 +71,11 @@ impl IntervalAggregator {
         let slot = match self.pending.iter().position(|p| p.index == s.index) {
             Some(i) => i,
             None => {
+                let latency = self.recycler.merged();
                 self.pending.push(Pending {
                     index: s.index,
                     at_ns: 0,
-                    latency: Latency::new(),
+                    latency,
                     reported: vec![false; workers],
                 });
                 self.pending.len() - 1
@@ -98,7 +85,13 @@ impl IntervalAggregator {
         p.at_ns = p.at_ns.max(s.at_ns);
         p.latency.add(&s.latency);
         p.reported[s.worker] = true;
+        self.recycler.give_back(s.worker, s.latency);
         self.drain()
+    }
+
+    /// A completed interval's histogram, once told: its table serves a later interval.
+    pub fn recycle(&mut self, l: Latency) {
+        self.recycler.keep(l);
     }
 
     fn complete(&self, p: &Pending) -> bool {
@@ -123,8 +116,7 @@ impl IntervalAggregator {
             let secs = dur_ns as f64 / 1e9;
             let ok = total.ok - self.prev_total.ok;
             let bytes = total.bytes_received - self.prev_total.bytes_received;
-            let timed = p.latency.count() > 0;
-            let row = IntervalRow {
+            let mut row = IntervalRow {
                 t_s: p.at_ns as f64 / 1e9,
                 duration_s: secs,
                 sent: total.sent - self.prev_total.sent,
@@ -134,10 +126,10 @@ impl IntervalAggregator {
                 bytes_received: bytes,
                 msgs_per_s: ok as f64 / secs,
                 mb_per_s: Some(bytes as f64 / secs / 1e6),
-                p50_us: timed.then(|| p.latency.quantile_ns(0.5) as f64 / 1e3),
-                p99_us: timed.then(|| p.latency.quantile_ns(0.99) as f64 / 1e3),
                 total_ok: total.ok,
+                ..IntervalRow::default()
             };
+            summarise(&mut row, &p.latency, self.keep_histograms);
             self.prev_total = total;
             self.prev_at_ns = p.at_ns;
             self.next_index += 1;
@@ -173,7 +165,7 @@ mod tests {
 
     #[test]
     fn rows_wait_for_every_live_worker() {
-        let mut agg = IntervalAggregator::new(2);
+        let (mut agg, _returned) = IntervalAggregator::new(2, false);
         assert!(agg.push(snap(0, 0, 10, false)).is_empty());
         let rows = agg.push(snap(1, 0, 5, false));
         assert_eq!(rows.len(), 1);

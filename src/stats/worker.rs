@@ -92,10 +92,11 @@ impl WorkerStats {
     }
 
     /// Ends an interval: returns its latency and adds it to the run's. The interval's
-    /// table goes with it (no copy); the next interval's comes with its first reply.
-    pub fn close_interval(&mut self) -> Latency {
+    /// table goes with it (no copy); the next interval records into `next`, an emptied
+    /// table back from the aggregator (`stats::intervals::Recycler`) or none yet.
+    pub fn close_interval(&mut self, next: Latency) -> Latency {
         self.latency.add(&self.interval);
-        self.interval.take()
+        std::mem::replace(&mut self.interval, next)
     }
 
     /// `n` correct replies (their latency is recorded apart; their bytes were counted

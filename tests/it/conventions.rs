@@ -214,6 +214,8 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--search" => vec!["-R", "100", "--search", "p99<1s"],
         "--step-duration" => vec!["--step-duration", "2s"],
         "--progress" => vec!["--progress", "1s"],
+        "--interval" => vec!["--interval", "500ms"],
+        "--hlog" => vec!["--hlog", "/dev/null"],
         "--histogram" => vec!["--histogram"],
         "--json" => vec!["--json", "-"],
         "--quiet" => vec!["-q"],

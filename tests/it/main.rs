@@ -34,6 +34,7 @@ mod http_load;
 mod http_peers;
 mod http_request_bytes;
 mod http_request_set;
+mod intervals;
 mod ioevent;
 mod k8s_render;
 mod layering;

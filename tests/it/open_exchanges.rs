@@ -180,6 +180,7 @@ fn run_with(
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: Duration::from_secs(1),
+        keep_interval_histograms: false,
         stop: Arc::new(AtomicBool::new(false)),
         per_connection,
         attempts: Default::default(),

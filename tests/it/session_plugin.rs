@@ -244,6 +244,7 @@ fn spec(
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: Duration::from_secs(1),
+        keep_interval_histograms: false,
         stop: Arc::new(AtomicBool::new(false)),
         per_connection: None,
         attempts: Default::default(),

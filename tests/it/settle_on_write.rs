@@ -227,6 +227,7 @@ fn run(goodbye: bool, requests: u64, size: usize, rate: Option<f64>) -> (EngineO
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },
         interval: Duration::from_secs(1),
+        keep_interval_histograms: false,
         stop: Arc::new(AtomicBool::new(false)),
         per_connection: None,
         attempts: Default::default(),

@@ -37,7 +37,7 @@ pub struct Chart<'a> {
     pub x_bytes: bool,
 }
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -88,14 +88,15 @@ fn nice_step(range: f64, target: f64) -> f64 {
     n * mag
 }
 
-struct Scale {
+/// A y (or x) axis: its range, linear or log; the time series (`series.rs`) use it too.
+pub(super) struct Scale {
     lo: f64,
     hi: f64,
     log: bool,
 }
 
 impl Scale {
-    fn new(values: &[f64], log: bool, from_zero: bool) -> Scale {
+    pub(super) fn new(values: &[f64], log: bool, from_zero: bool) -> Scale {
         let v: Vec<f64> = values
             .iter()
             .copied()
@@ -132,7 +133,7 @@ impl Scale {
         Scale { lo, hi, log }
     }
 
-    fn frac(&self, v: f64) -> f64 {
+    pub(super) fn frac(&self, v: f64) -> f64 {
         if self.log {
             (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
         } else {
@@ -140,7 +141,7 @@ impl Scale {
         }
     }
 
-    fn ticks(&self) -> Vec<f64> {
+    pub(super) fn ticks(&self) -> Vec<f64> {
         if self.log {
             let (a, b) = (
                 self.lo.log10().round() as i32,

@@ -2,12 +2,13 @@
 //! point, repeats folded together (throughput: median and range; latency: the
 //! repeats' histograms added, so percentiles are exact, never averaged).
 
+use super::series::PointSeries;
 use crate::error::{Error, Result};
 use crate::stats::interference::Mark;
 use crate::stats::latency::{Latency, LatencySummary};
 use crate::stats::merge;
 use crate::stats::result::{RunResult, Totals};
-use crate::stats::{Measured, Unit};
+use crate::stats::{IntervalRow, Measured, Unit};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -39,6 +40,9 @@ pub struct Record {
     /// Others (or steal) took more than `interference::THRESHOLD` of one of its CPUs:
     /// the largest such share (`machine.interference`).
     pub busy: Option<Mark>,
+    /// Its interval rows and measured time: one round of the point's time series.
+    pub intervals: Vec<IntervalRow>,
+    pub elapsed_s: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -119,6 +123,8 @@ pub struct Aggregate {
     pub rss_mib: Stat,
     /// Each round that ran while others took its CPUs: the largest share (`Record::busy`).
     pub busy: Vec<Mark>,
+    /// The rounds' interval rows one after another, in round order.
+    pub series: PointSeries,
 }
 
 #[derive(Clone, Debug)]
@@ -291,6 +297,8 @@ pub fn from_result(file: &str, r: &RunResult) -> std::result::Result<Record, Str
         success: r.outcome.success,
         reason: r.outcome.reason.clone(),
         busy: r.interference().and_then(|i| i.worst()),
+        intervals: r.intervals.clone(),
+        elapsed_s: r.elapsed_s,
     })
 }
 
@@ -500,6 +508,15 @@ fn fold(axis: &str, recs: &[&Record]) -> Vec<Aggregate> {
                 }),
                 rss_mib: per(|r| r.rss_bytes / (1024.0 * 1024.0)),
                 busy: rs.iter().filter_map(|r| r.busy).collect(),
+                series: {
+                    let mut rounds = rs.clone();
+                    rounds.sort_by_key(|r| r.repeat);
+                    let rows: Vec<(f64, &[IntervalRow])> = rounds
+                        .iter()
+                        .map(|r| (r.elapsed_s, &r.intervals[..]))
+                        .collect();
+                    PointSeries::of_rounds(&rows, rs[0].unit.replies)
+                },
             }
         })
         .collect()

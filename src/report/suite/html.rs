@@ -1,7 +1,7 @@
 //! The report as one self-contained HTML file: inline CSS, inline SVG charts, the
 //! flame graphs as data: URIs; no script, no network fetch.
 
-use super::dataset::Dataset;
+use super::dataset::{Dataset, LoadView};
 use super::table::{self, COLUMNS};
 use super::verdict;
 use base64::Engine as _;
@@ -127,6 +127,38 @@ fn verdict(o: &mut String, d: &Dataset) {
     );
 }
 
+/// The HTML of a load's time series: one figure per series and point, in a section
+/// of its own, folded (a sweep has many); nothing when no point has intervals.
+fn series_section(o: &mut String, load: &LoadView) {
+    let per_s = load.unit.per_s();
+    let per_s = per_s.as_str();
+    let figures: Vec<String> = load
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().filter_map(move |p| {
+                let at = super::axis_value(&load.axis, p.x);
+                let title = format!("{} at {at} {}", s.label, super::axis_title(&load.axis));
+                super::series::svg(&title, per_s, &p.series).map(|svg| {
+                    format!(
+                        "<figure class=\"series\" data-series=\"{}\">{svg}</figure>",
+                        esc(&format!("{}@{at}", s.label))
+                    )
+                })
+            })
+        })
+        .collect();
+    if figures.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        "<details class=\"series\"><summary>Time series: {} per interval of each point, its rounds one after another</summary><div class=\"charts\">{}</div></details>",
+        esc(per_s),
+        figures.concat()
+    );
+}
+
 pub fn render(d: &Dataset, dir: &Path) -> String {
     let title = if d.suite_name.is_empty() {
         "wirebench suite".to_string()
@@ -166,6 +198,7 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
             );
         }
         o.push_str("</div>");
+        series_section(&mut o, load);
         let t = table::of(load);
         let _ = write!(o, "<table><tr><th rowspan=\"2\">{}</th>", esc(&t.axis));
         for g in &t.groups {

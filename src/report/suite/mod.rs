@@ -10,6 +10,7 @@ pub mod html;
 pub mod markdown;
 pub mod marks;
 pub mod noise;
+pub mod series;
 pub mod table;
 pub mod verdict;
 

@@ -107,7 +107,12 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
                 rows: &r.intervals,
             })
             .collect();
-        intervals::aligned(&placed, elapsed_s, replies)?
+        intervals::aligned(
+            &placed,
+            elapsed_s,
+            replies,
+            first.config["interval_s"].as_f64(),
+        )?
     } else {
         let seq: Vec<(f64, &[_])> = rs.iter().map(|r| (r.elapsed_s, &r.intervals[..])).collect();
         intervals::sequential(&seq, replies)
