@@ -4,6 +4,7 @@
 //! the protocol (`proto::plugin::Protocol`) only says what differs.
 
 use super::harness;
+use super::live_metrics::LiveMetrics;
 use super::load::{self, ResultInputs};
 use super::load_sources::LoadSources;
 use crate::cli::LoadCommand;
@@ -26,6 +27,8 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     // `--json -`: the JSON takes stdout, the plan and the summary go to stderr.
     let console = Console::for_json(l.output.json.as_deref());
     let stop = load::stop_flag()?;
+    // --metrics-listen: a busy address is refused before anything starts.
+    let metrics = LiveMetrics::start(&cmd.load.metrics, P::NAME, l)?;
 
     // The built-in server starts first; the run's clock starts once it listens.
     let (server, trust, addr, host) = match target {
@@ -83,9 +86,16 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
         ));
     }
     let started = load::unix_ms();
-    let out = engine::run(spec, client, &mut progress)?;
+    let mut watched = crate::metrics::Watched {
+        inner: &mut progress,
+        endpoint: metrics.as_ref().map(LiveMetrics::endpoint),
+    };
+    let out = engine::run(spec, client, &mut watched)?;
     let interference = phase.interference();
     progress.finish();
+    if let Some(m) = &metrics {
+        m.finish(&out);
+    }
 
     let server = server.map(|s| {
         // The built-in server's own figures, final once it has shut down.
@@ -118,6 +128,9 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     let extra = P::summary_lines(&cfg, &result);
     let outcome = load::report_with(&result, &out, &l.output, json, &extra);
     console.print(&P::closing_lines(&cfg, &result, &out));
+    if let Some(m) = metrics {
+        m.linger();
+    }
     outcome
 }
 
