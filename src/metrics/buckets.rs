@@ -68,8 +68,11 @@ mod tests {
     #[test]
     fn a_sample_goes_to_the_first_bound_at_or_above_it() {
         let mut l = Latency::new();
-        l.record(10_000); // exactly 10 us: le="0.00001"
-        l.record(10_011); // above it (HDR's value for it too)
+        l.record(5_000); // le="0.00001"
+        // Exactly 10 us, which the result reports as 10.007 us (the highest value of
+        // its HDR bucket): above le="0.00001", as the result's percentiles say.
+        l.record(10_000);
+        assert!(l.quantile_ns(1.0) > 10_000);
         l.record(20_000_000_000); // above 10 s: +Inf only
         let b = Buckets::of(&l);
         assert_eq!(b.counts[0], 1);
