@@ -14,7 +14,7 @@ fn get(addr: &str, path: &str, accept: Option<&str>) -> Option<(String, String, 
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
     let accept = accept.map(|a| format!("Accept: {a}\r\n")).unwrap_or_default();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n").ok()?;
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{accept}\r\n").ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;
