@@ -254,7 +254,12 @@ pub struct MetricsArgs {
     #[arg(long, value_name = "ADDR", hide_short_help = true)]
     pub metrics_listen: Option<String>,
     /// Keep /metrics up this long after the run, so the last scrape sees the final counts.
-    #[arg(long, value_name = "TIME", default_value = "0s", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "TIME",
+        default_value = "0s",
+        hide_short_help = true
+    )]
     pub metrics_linger: String,
     /// Let --metrics-listen take an address other than loopback (anyone who reaches it can read the metrics).
     #[arg(long, hide_short_help = true)]

@@ -62,6 +62,9 @@ mod tests {
         assert!(MetricsConfig::from_args(&args(Some("0.0.0.0:9464"), "0s", true)).is_ok());
         assert!(MetricsConfig::from_args(&args(Some("localhost"), "0s", false)).is_err());
         assert!(MetricsConfig::from_args(&args(None, "3s", false)).is_err());
-        assert_eq!(MetricsConfig::from_args(&args(None, "0s", false)).unwrap(), None);
+        assert_eq!(
+            MetricsConfig::from_args(&args(None, "0s", false)).unwrap(),
+            None
+        );
     }
 }

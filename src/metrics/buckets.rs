@@ -69,8 +69,8 @@ mod tests {
     fn a_sample_goes_to_the_first_bound_at_or_above_it() {
         let mut l = Latency::new();
         l.record(5_000); // le="0.00001"
-        // Exactly 10 us, which the result reports as 10.007 us (the highest value of
-        // its HDR bucket): above le="0.00001", as the result's percentiles say.
+                         // Exactly 10 us, which the result reports as 10.007 us (the highest value of
+                         // its HDR bucket): above le="0.00001", as the result's percentiles say.
         l.record(10_000);
         assert!(l.quantile_ns(1.0) > 10_000);
         l.record(20_000_000_000); // above 10 s: +Inf only

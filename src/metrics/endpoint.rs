@@ -42,7 +42,9 @@ impl Endpoint {
                 std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
                 _ => e.to_string(),
             };
-            Error::usage(format!("--metrics-listen {addr}: cannot listen there: {why}"))
+            Error::usage(format!(
+                "--metrics-listen {addr}: cannot listen there: {why}"
+            ))
         })?;
         let addr = listener
             .local_addr()
@@ -208,19 +210,38 @@ mod tests {
 
     #[test]
     fn a_get_with_its_accept_header_and_what_is_refused() {
-        let r = parse(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nACCEPT: text/plain\r\n\r\n").unwrap();
-        assert_eq!((r.path, r.accept, r.head_only), ("/metrics", Some("text/plain"), false));
+        let r =
+            parse(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nACCEPT: text/plain\r\n\r\n").unwrap();
+        assert_eq!(
+            (r.path, r.accept, r.head_only),
+            ("/metrics", Some("text/plain"), false)
+        );
         assert!(parse(b"HEAD / HTTP/1.0\r\n\r\n").unwrap().head_only);
-        assert_eq!(parse(b"POST /metrics HTTP/1.1\r\n\r\n").err(), Some("405 Method Not Allowed"));
-        assert_eq!(parse(b"GET /metrics HTTP/1.1\r\n").err(), Some("400 Bad Request"));
+        assert_eq!(
+            parse(b"POST /metrics HTTP/1.1\r\n\r\n").err(),
+            Some("405 Method Not Allowed")
+        );
+        assert_eq!(
+            parse(b"GET /metrics HTTP/1.1\r\n").err(),
+            Some("400 Bad Request")
+        );
         assert_eq!(parse(b"\xff\r\n\r\n").err(), Some("400 Bad Request"));
-        assert_eq!(parse(b"GET /metrics SSH-2.0\r\n\r\n").err(), Some("400 Bad Request"));
+        assert_eq!(
+            parse(b"GET /metrics SSH-2.0\r\n\r\n").err(),
+            Some("400 Bad Request")
+        );
     }
 
     #[test]
     fn a_busy_address_is_one_sentence() {
         let held = TcpListener::bind("127.0.0.1:0").unwrap();
-        let e = Endpoint::start(held.local_addr().unwrap(), LiveFigures::default()).err().unwrap();
-        assert!(e.to_string().ends_with("cannot listen there: the address is in use"), "{e}");
+        let e = Endpoint::start(held.local_addr().unwrap(), LiveFigures::default())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .ends_with("cannot listen there: the address is in use"),
+            "{e}"
+        );
     }
 }

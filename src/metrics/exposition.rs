@@ -18,7 +18,10 @@ impl Format {
     /// or missing Accept included), as Prometheus' own client libraries answer.
     pub fn accepting(accept: Option<&str>) -> Format {
         match accept {
-            Some(a) if a.to_ascii_lowercase().contains("application/openmetrics-text") => {
+            Some(a)
+                if a.to_ascii_lowercase()
+                    .contains("application/openmetrics-text") =>
+            {
                 Format::OpenMetrics
             }
             _ => Format::Text,
@@ -121,17 +124,29 @@ impl Writer {
 
     fn load(&mut self, f: &LoadFigures) {
         let c = &f.counters;
-        self.counter("wirebench_requests_sent", "Requests written to a connection.", c.sent);
+        self.counter(
+            "wirebench_requests_sent",
+            "Requests written to a connection.",
+            c.sent,
+        );
         self.counter(
             "wirebench_requests_ok",
             "Replies that came back whole and correct.",
             c.ok,
         );
-        self.family("wirebench_errors", "counter", "Failed requests and connections, by kind.");
+        self.family(
+            "wirebench_errors",
+            "counter",
+            "Failed requests and connections, by kind.",
+        );
         for (kind, n) in f.errors() {
             self.sample("wirebench_errors_total", &format!("kind=\"{kind}\""), n);
         }
-        self.counter("wirebench_bytes_sent", "Bytes written to the peer.", c.bytes_sent);
+        self.counter(
+            "wirebench_bytes_sent",
+            "Bytes written to the peer.",
+            c.bytes_sent,
+        );
         self.counter(
             "wirebench_bytes_received",
             "Bytes read from the peer.",
@@ -171,7 +186,11 @@ impl Writer {
         let mut cumulative = 0;
         for (i, (le, _)) in BOUNDS.iter().enumerate() {
             cumulative += b.counts[i];
-            self.sample(&format!("{name}_bucket"), &format!("le=\"{le}\""), cumulative);
+            self.sample(
+                &format!("{name}_bucket"),
+                &format!("le=\"{le}\""),
+                cumulative,
+            );
         }
         let count = b.count();
         self.sample(&format!("{name}_bucket"), "le=\"+Inf\"", count);
@@ -228,12 +247,22 @@ mod tests {
     #[test]
     fn text_names_counters_with_total_and_has_no_eof() {
         let t = render(&figures(), Format::Text);
-        assert!(t.contains("# TYPE wirebench_requests_ok_total counter\n"), "{t}");
-        assert!(t.contains("wirebench_requests_ok_total{protocol=\"echo\",run_id=\"a\\\"b\"} 5\n"), "{t}");
-        assert!(t.contains("wirebench_errors_total{protocol=\"echo\",run_id=\"a\\\"b\",kind=\"timeout\"} 2\n"));
+        assert!(
+            t.contains("# TYPE wirebench_requests_ok_total counter\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("wirebench_requests_ok_total{protocol=\"echo\",run_id=\"a\\\"b\"} 5\n"),
+            "{t}"
+        );
+        assert!(t.contains(
+            "wirebench_errors_total{protocol=\"echo\",run_id=\"a\\\"b\",kind=\"timeout\"} 2\n"
+        ));
         assert!(t.contains("le=\"0.00005\"} 4\n"), "{t}");
         assert!(t.contains("le=\"0.0025\"} 5\n"), "{t}");
-        assert!(t.contains("wirebench_latency_seconds_count{protocol=\"echo\",run_id=\"a\\\"b\"} 5\n"));
+        assert!(
+            t.contains("wirebench_latency_seconds_count{protocol=\"echo\",run_id=\"a\\\"b\"} 5\n")
+        );
         assert!(!t.contains("# EOF"));
         assert!(!t.contains("rate_asked"), "closed loop: no rate asked");
     }

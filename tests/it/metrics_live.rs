@@ -13,8 +13,14 @@ use std::time::Duration;
 fn get(addr: &str, path: &str, accept: Option<&str>) -> Option<(String, String, String)> {
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    let accept = accept.map(|a| format!("Accept: {a}\r\n")).unwrap_or_default();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{accept}\r\n").ok()?;
+    let accept = accept
+        .map(|a| format!("Accept: {a}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{accept}\r\n"
+    )
+    .ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;
@@ -33,7 +39,14 @@ fn sample(body: &str, prefix: &str) -> Option<f64> {
 /// A load with the endpoint at `port`, its result in `json`.
 fn load(port: u16, json: &TempPath, extra: &[&str]) -> Proc {
     let listen = format!("127.0.0.1:{port}");
-    let mut args = vec!["echo", "--metrics-listen", &listen, "--json", json.s(), "-q"];
+    let mut args = vec![
+        "echo",
+        "--metrics-listen",
+        &listen,
+        "--json",
+        json.s(),
+        "-q",
+    ];
     args.extend(extra);
     Proc::wirebench(&args)
 }
@@ -47,20 +60,35 @@ fn the_last_scrape_holds_the_results_figures_in_either_format() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let json = TempPath::new("metrics", ".json");
-    let mut p = load(port, &json, &["-n", "20000", "-c", "4", "--metrics-linger", "30s"]);
+    let mut p = load(
+        port,
+        &json,
+        &["-n", "20000", "-c", "4", "--metrics-linger", "30s"],
+    );
     // The run is over once its result is written; the endpoint lingers.
     assert!(wait_until(RUN_LIMIT, || std::fs::metadata(json.path())
         .is_ok_and(|m| m.len() > 0)
-        && get(&addr, "/metrics", None)
-            .is_some_and(|(_, _, b)| b.contains("wirebench_run_finished{protocol=\"echo\"} 1"))));
+        && get(&addr, "/metrics", None).is_some_and(
+            |(_, _, b)| b.contains("wirebench_run_finished{protocol=\"echo\"} 1")
+        )));
     let r = result(&json);
     let (status, headers, text) = get(&addr, "/metrics", Some("image/png")).unwrap();
     assert_eq!(status, "HTTP/1.1 200 OK");
-    assert!(headers.contains("Content-Type: text/plain; version=0.0.4"), "{headers}");
+    assert!(
+        headers.contains("Content-Type: text/plain; version=0.0.4"),
+        "{headers}"
+    );
     let ok = ju(&r, "/totals/ok");
     assert_eq!(ok, 20_000);
-    assert_eq!(sample(&text, "wirebench_requests_ok_total{"), Some(ok as f64), "{text}");
-    assert_eq!(sample(&text, "wirebench_requests_sent_total{"), Some(20_000.0));
+    assert_eq!(
+        sample(&text, "wirebench_requests_ok_total{"),
+        Some(ok as f64),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "wirebench_requests_sent_total{"),
+        Some(20_000.0)
+    );
     assert_eq!(
         sample(&text, "wirebench_latency_seconds_count{"),
         Some(ju(&r, "/latency_us/count") as f64)
@@ -71,7 +99,10 @@ fn the_last_scrape_holds_the_results_figures_in_either_format() {
     );
     let om = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
     let (_, headers, text) = get(&addr, "/metrics", Some(om)).unwrap();
-    assert!(headers.contains("application/openmetrics-text; version=1.0.0"), "{headers}");
+    assert!(
+        headers.contains("application/openmetrics-text; version=1.0.0"),
+        "{headers}"
+    );
     assert!(text.ends_with("# EOF\n"));
     assert!(text.contains("# TYPE wirebench_requests_ok counter\n"));
     let (status, _, _) = get(&addr, "/nothing", None).unwrap();
@@ -85,7 +116,10 @@ fn a_busy_or_remote_address_is_refused_before_the_run() {
     let busy = held.local_addr().unwrap().to_string();
     for (addr, says) in [
         (busy.as_str(), "cannot listen there: the address is in use"),
-        ("0.0.0.0:9464", "is not a loopback address: add --metrics-allow-remote"),
+        (
+            "0.0.0.0:9464",
+            "is not a loopback address: add --metrics-allow-remote",
+        ),
         ("nowhere", "not an address with a port"),
     ] {
         let mut p = Proc::wirebench(&["echo", "-n", "10", "--metrics-listen", addr]);
@@ -194,8 +228,18 @@ fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
         port,
         &json,
         &[
-            "-d", "20s", "-c", "4", "--progress", "1s", "--metrics-linger", "4s",
-            "--shard", "0/1", "--run-id", "prom-test",
+            "-d",
+            "20s",
+            "-c",
+            "4",
+            "--progress",
+            "1s",
+            "--metrics-linger",
+            "4s",
+            "--shard",
+            "0/1",
+            "--run-id",
+            "prom-test",
         ],
     );
     assert_eq!(p.finish(RUN_LIMIT), 0, "{}", p.stderr());
@@ -211,7 +255,11 @@ fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
     let exact_ns = (r["latency_us"]["p99"].as_f64().unwrap() * 1e3).round() as u64;
     let bounds = wirebench::metrics::buckets::BOUNDS;
     let i = bounds.partition_point(|(_, le)| *le < exact_ns);
-    let lower = if i == 0 { 0.0 } else { bounds[i - 1].1 as f64 / 1e9 };
+    let lower = if i == 0 {
+        0.0
+    } else {
+        bounds[i - 1].1 as f64 / 1e9
+    };
     let upper = bounds.get(i).map_or(f64::INFINITY, |b| b.1 as f64 / 1e9);
     let seen = *p99.last().unwrap();
     assert!(
