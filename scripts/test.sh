@@ -4,7 +4,7 @@
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
 # runs), iproute2 (network namespaces), python3-websockets, redis-server and redis-tools
-# (redis-cli, redis-benchmark), python3-pip (for Python's hdrhistogram, from PyPI). That is about 150 packages and a few minutes the first time; nothing
+# (redis-cli, redis-benchmark), python3-pip (for Python's hdrhistogram, from PyPI), prometheus (scrapes --metrics-listen). That is about 150 packages and a few minutes the first time; nothing
 # after; vegeta through `go install` (the Go module proxy). Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
@@ -20,6 +20,7 @@ declare -A peers=(
     [srun]=slurm-wlm [slurmctld]=slurm-wlm [slurmd]=slurm-wlm [munged]=munge [ip]=iproute2
     [setpriv]=util-linux
     [redis-server]=redis-server [redis-cli]=redis-tools [redis-benchmark]=redis-tools
+    [prometheus]=prometheus
 )
 missing=()
 for cmd in "${!peers[@]}"; do

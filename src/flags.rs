@@ -100,6 +100,8 @@ pub struct LoadArgs {
     pub verdict: VerdictArgs,
     #[command(flatten)]
     pub client: ClientArgs,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 /// What every client command shares, `connect` too.
@@ -255,6 +257,26 @@ pub struct ServerArgs {
         hide_short_help = true
     )]
     pub idle_timeout: String,
+}
+
+/// The live metrics endpoint of a load or a server (validated by
+/// `metrics::MetricsConfig`; docs/metrics.md).
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve live Prometheus/OpenMetrics metrics at http://ADDR/metrics while the run goes (e.g. 127.0.0.1:9464); loopback only unless --metrics-allow-remote.
+    #[arg(long, value_name = "ADDR", hide_short_help = true)]
+    pub metrics_listen: Option<String>,
+    /// Keep /metrics up this long after the run, so the last scrape sees the final counts.
+    #[arg(
+        long,
+        value_name = "TIME",
+        default_value = "0s",
+        hide_short_help = true
+    )]
+    pub metrics_linger: String,
+    /// Let --metrics-listen take an address other than loopback (anyone who reaches it can read the metrics).
+    #[arg(long, hide_short_help = true)]
+    pub metrics_allow_remote: bool,
 }
 
 /// A server of known latency (`serve echo`, `serve http`).

@@ -14,6 +14,7 @@ pub mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod ioevent;
+pub mod metrics;
 pub mod net;
 pub mod procs;
 pub mod proto;

@@ -6,6 +6,7 @@ pub mod connect;
 pub mod harness;
 pub mod ioevent;
 pub mod k8s;
+pub mod live_metrics;
 pub mod load;
 pub mod load_sources;
 pub mod merge;

@@ -4,6 +4,7 @@
 //! the protocol (`proto::plugin::Protocol`) only says what differs.
 
 use super::harness;
+use super::live_metrics::LiveMetrics;
 use super::load::{self, ResultInputs};
 use super::load_sources::LoadSources;
 use super::verdict;
@@ -30,12 +31,17 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
     // `--json -`: the JSON takes stdout, the plan and the summary go to stderr.
     let console = Console::for_json(l.output.json.as_deref());
     let stop = load::stop_flag()?;
-    let Step { mut result, out } = measure::<P>(&cfg, &console, stop)?;
+    // --metrics-listen: a busy address is refused before anything starts.
+    let metrics = LiveMetrics::start(&cmd.load.metrics, P::NAME, l)?;
+    let Step { mut result, out } = measure::<P>(&cfg, &console, stop, metrics.as_ref())?;
     result.thresholds = verdict::evaluate::<P>(&thresholds, &result);
     let mut extra = P::summary_lines(&cfg, &result);
     extra.push_str(&crate::report::thresholds::table(&result.thresholds));
     let outcome = load::report_with(&result, &out, &l.output, json, &extra);
     console.print(&P::closing_lines(&cfg, &result, &out));
+    if let Some(m) = metrics {
+        m.linger();
+    }
     verdict::exit(outcome, &result.thresholds)
 }
 
@@ -55,10 +61,12 @@ pub(super) struct Step<P: Protocol> {
 /// One run of `cfg`, as far as its result: the built-in server (when there is no
 /// target), the plan printed (unless quiet), the engine, the result built and finished
 /// by the protocol. `wirebench <protocol>` runs it once, `--search` once per step.
+/// `metrics`, the live endpoint, is fed while it runs and given its final figures.
 pub(super) fn measure<P: Protocol>(
     cfg: &ConfigOf<P>,
     console: &Console,
     stop: Arc<AtomicBool>,
+    metrics: Option<&LiveMetrics>,
 ) -> Result<Step<P>> {
     let l = &cfg.base.load;
     let target = cfg.base.target.clone();
@@ -121,12 +129,19 @@ pub(super) fn measure<P: Protocol>(
         ));
     }
     let started = load::unix_ms();
+    let mut watched = crate::metrics::Watched {
+        inner: &mut progress,
+        endpoint: metrics.map(LiveMetrics::endpoint),
+    };
     let out = match hlog.as_mut() {
-        Some(h) => engine::run(spec, client, &mut Tee(vec![&mut progress, h]))?,
-        None => engine::run(spec, client, &mut progress)?,
+        Some(h) => engine::run(spec, client, &mut Tee(vec![&mut watched, h]))?,
+        None => engine::run(spec, client, &mut watched)?,
     };
     let interference = phase.interference();
     progress.finish();
+    if let Some(m) = metrics {
+        m.finish(&out);
+    }
     if let Some(h) = hlog {
         h.finish().map_err(crate::error::Error::runtime)?;
     }

@@ -62,7 +62,7 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>, conditions: &str) -> Result<
             Next::Done => break,
         };
         let cfg = P::config(&cmd.proto, &step_args(&cmd.load, &plan, rate))?;
-        let Step { result, .. } = measure::<P>(&cfg, &console, stop.clone())?;
+        let Step { result, .. } = measure::<P>(&cfg, &console, stop.clone(), None)?;
         if stop.load(Ordering::Relaxed) {
             return Err(Error::ShortFall(
                 "the search was stopped by a signal before it settled".into(),
@@ -113,6 +113,9 @@ fn plan<P: Protocol>(cmd: &LoadCommand<P::Args>, conditions: &str) -> Result<Pla
     }
     if l.client.shard.shard.is_some() || l.client.shard.shards.is_some() {
         return refuse("--search runs on one generator: drop --shard/--shards");
+    }
+    if l.metrics.metrics_listen.is_some() {
+        return refuse("--metrics-listen serves one run's figures: it does not combine with --search, whose steps are runs of their own");
     }
     if l.hlog.is_some() {
         return refuse("--hlog logs one run's intervals: it does not combine with --search, whose steps are runs of their own");

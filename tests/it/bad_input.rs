@@ -361,6 +361,10 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["echo", "-R", "100", "--search", "p99<5ms", "--hlog", "x.hlog"],
             "--hlog logs one run's intervals: it does not combine with --search",
         ),
+        row(
+            &["echo", "-R", "100", "--search", "p99<5ms", "--metrics-listen", "127.0.0.1:0"],
+            "--metrics-listen serves one run's figures: it does not combine with --search",
+        ),
         // ---- http
         row(&["http", "http://127.0.0.1:0/"], "no valid port"),
         row(

@@ -216,6 +216,11 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--progress" => vec!["--progress", "1s"],
         "--interval" => vec!["--interval", "500ms"],
         "--hlog" => vec!["--hlog", "/dev/null"],
+        "--metrics-listen" => vec!["--metrics-listen", "127.0.0.1:0"],
+        "--metrics-linger" => vec!["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "1s"],
+        "--metrics-allow-remote" => {
+            vec!["--metrics-listen", "127.0.0.1:0", "--metrics-allow-remote"]
+        }
         "--histogram" => vec!["--histogram"],
         "--json" => vec!["--json", "-"],
         "--quiet" => vec!["-q"],

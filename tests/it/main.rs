@@ -43,6 +43,7 @@ mod load_sources;
 mod memory_budget;
 mod merge;
 mod merge_connect;
+mod metrics_live;
 mod open_exchanges;
 mod output_truth;
 mod pipeline_mode;
