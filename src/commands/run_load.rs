@@ -13,12 +13,15 @@ use crate::engine;
 use crate::engine::session::OffsetIds;
 use crate::engine::EngineOutput;
 use crate::error::Result;
+use crate::net::tls::Trust;
 use crate::proto::plugin::{Aim, ConfigOf, FiguresOf, Protocol, ServerFiguresOf};
 use crate::report::console::Console;
 use crate::report::json::JsonSink;
 use crate::report::text;
+use crate::server::ServerHandle;
 use crate::stats::tee::Tee;
 use crate::stats::RunResult;
+use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -73,16 +76,12 @@ pub(super) fn measure<P: Protocol>(
     let builtin = target.is_none();
     let mut hlog = harness::interval_log(l, P::NAME)?;
 
-    // The built-in server starts first; the run's clock starts once it listens.
-    let (server, trust, addr, host) = match target {
-        Some((addr, host)) => (None, l.tls.clone(), addr, host),
-        None => {
-            let factory = P::builtin_server(cfg);
-            let (handle, trust) = harness::start_builtin(l, cfg.base.server_threads, factory)?;
-            let addr = handle.addr;
-            (Some(handle), trust, addr, "127.0.0.1".to_string())
-        }
-    };
+    let Aimed {
+        server,
+        trust,
+        addr,
+        host,
+    } = aim_at::<P>(cfg, target)?;
     let tls = harness::client_tls(trust.as_ref(), &host)?;
     let aim = Aim {
         addr,
@@ -91,20 +90,7 @@ pub(super) fn measure<P: Protocol>(
         tls: trust.is_some(),
     };
     let target_text = P::target_text(cfg, &aim);
-    let sources = LoadSources::choose(
-        l.source.as_ref(),
-        addr,
-        usize::try_from(l.sockets()).unwrap_or(usize::MAX),
-        crate::net::loopback::bindable,
-    )?;
-    if !l.output.quiet {
-        let mut rows = P::plan_rows(cfg, &aim);
-        rows.extend(sources.row().map(|r| ("sources", r)));
-        console.print(&text::config_table(
-            &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
-            &rows,
-        ));
-    }
+    let sources = sources_and_plan::<P>(cfg, console, &aim)?;
 
     let mut spec = harness::load_spec(l, addr, tls, stop);
     spec.connector.set_sources(sources.addrs.clone());
@@ -113,6 +99,7 @@ pub(super) fn measure<P: Protocol>(
     let measure_start = spec.shape.measure_start();
     let unit = P::unit(cfg);
     let (mut progress, phase) = harness::progress(l, &spec, server.as_ref(), unit.clone());
+    // A shard's connection ids start at its own base, so no two shards share one.
     let client = OffsetIds {
         inner: P::client(cfg, &aim),
         base: l
@@ -175,6 +162,63 @@ pub(super) fn measure<P: Protocol>(
         .coordination
         .info(started + measure_start.as_millis() as u64, l.portion_json());
     Ok(Step { result, out })
+}
+
+/// Where the load's connections come from (`--source`, or the loopback sources a large
+/// load spreads over), and the plan printed with them unless quiet.
+fn sources_and_plan<P: Protocol>(
+    cfg: &ConfigOf<P>,
+    console: &Console,
+    aim: &Aim,
+) -> Result<LoadSources> {
+    let l = &cfg.base.load;
+    let sources = LoadSources::choose(
+        l.source.as_ref(),
+        aim.addr,
+        usize::try_from(l.sockets()).unwrap_or(usize::MAX),
+        crate::net::loopback::bindable,
+    )?;
+    if !l.output.quiet {
+        let mut rows = P::plan_rows(cfg, aim);
+        rows.extend(sources.row().map(|r| ("sources", r)));
+        console.print(&text::config_table(
+            &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
+            &rows,
+        ));
+    }
+    Ok(sources)
+}
+
+/// The server a load aims at, and the TLS trust its client needs.
+struct Aimed {
+    server: Option<ServerHandle>,
+    trust: Option<Trust>,
+    addr: SocketAddr,
+    host: String,
+}
+
+/// The target given, or the built-in server, started first (the run's clock starts once
+/// it listens).
+fn aim_at<P: Protocol>(cfg: &ConfigOf<P>, target: Option<(SocketAddr, String)>) -> Result<Aimed> {
+    let l = &cfg.base.load;
+    Ok(match target {
+        Some((addr, host)) => Aimed {
+            server: None,
+            trust: l.tls.clone(),
+            addr,
+            host,
+        },
+        None => {
+            let factory = P::builtin_server(cfg);
+            let (handle, trust) = harness::start_builtin(l, cfg.base.server_threads, factory)?;
+            Aimed {
+                addr: handle.addr,
+                server: Some(handle),
+                trust,
+                host: "127.0.0.1".to_string(),
+            }
+        }
+    })
 }
 
 /// The protocol's config block, with `sources` when the load chose or was given them.

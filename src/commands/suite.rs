@@ -3,62 +3,25 @@
 
 use crate::cli::SuiteArgs;
 use crate::error::{Error, Result};
+use crate::suite::plan::Suite;
 use crate::suite::{plan, runner};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub fn run(a: &SuiteArgs) -> Result<()> {
     let suite = plan::load(&a.file)?;
-    let total = suite.runs();
     if a.check {
-        println!(
-            "{}: {} servers x {} rounds, {} loads, {total} runs, {} {}{}",
-            a.file.display(),
-            suite.servers.len(),
-            suite.rounds,
-            suite.loads.len(),
-            if suite.has_count_plans() {
-                "at least"
-            } else {
-                "about"
-            },
-            crate::report::format::span(suite.estimate()),
-            if suite.has_count_plans() {
-                " (and the count plans' own time)"
-            } else {
-                ""
-            }
-        );
-        for l in &suite.loads {
-            println!(
-                "  load {}: {} via {}, {} points x {} repeats, swept: {}",
-                l.name,
-                l.protocol.name(),
-                l.generator,
-                l.points.len(),
-                l.repeat,
-                if l.swept.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    l.swept.join(", ")
-                }
-            );
-        }
+        print_check(a, &suite);
         return Ok(());
     }
     suite.check_size(a.yes)?;
-    // Ctrl-C and SIGTERM only raise a flag: the runner stops the generator and the
-    // server itself, so nothing is left running.
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone())
-            .map_err(|e| Error::runtime(format!("cannot handle signals: {e}")))?;
-    }
+    let stop = stop_flag()?;
     if !a.quiet {
         eprintln!(
-            "suite: {} ({} servers, {total} runs) -> {}",
+            "suite: {} ({} servers, {} runs) -> {}",
             suite.name,
             suite.servers.len(),
+            suite.runs(),
             a.out.display()
         );
     }
@@ -69,6 +32,77 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
         quiet: a.quiet,
     };
     let statuses = runner::run(&suite, &opts)?;
+    let mut problems = print_statuses(&suite, &statuses);
+    print_verdict_and_hint(a);
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::ShortFall(
+            "the suite was interrupted; the servers were stopped".into(),
+        ));
+    }
+    if statuses.len() < suite.servers.len() * suite.rounds as usize {
+        problems.push("not every server ran".into());
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::ShortFall(format!(
+            "the suite fell short: {}",
+            problems.join("; ")
+        )))
+    }
+}
+
+/// `--check`: what the file would run, and about how long, without running it.
+fn print_check(a: &SuiteArgs, suite: &Suite) {
+    println!(
+        "{}: {} servers x {} rounds, {} loads, {} runs, {} {}{}",
+        a.file.display(),
+        suite.servers.len(),
+        suite.rounds,
+        suite.loads.len(),
+        suite.runs(),
+        if suite.has_count_plans() {
+            "at least"
+        } else {
+            "about"
+        },
+        crate::report::format::span(suite.estimate()),
+        if suite.has_count_plans() {
+            " (and the count plans' own time)"
+        } else {
+            ""
+        }
+    );
+    for l in &suite.loads {
+        println!(
+            "  load {}: {} via {}, {} points x {} repeats, swept: {}",
+            l.name,
+            l.protocol.name(),
+            l.generator,
+            l.points.len(),
+            l.repeat,
+            if l.swept.is_empty() {
+                "nothing".to_string()
+            } else {
+                l.swept.join(", ")
+            }
+        );
+    }
+}
+
+/// Ctrl-C and SIGTERM only raise a flag: the runner stops the generator and the server
+/// itself, so nothing is left running.
+fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| Error::runtime(format!("cannot handle signals: {e}")))?;
+    }
+    Ok(stop)
+}
+
+/// One line per server (and round), its state in one column; returns what fell short.
+fn print_statuses(suite: &Suite, statuses: &[runner::ServerStatus]) -> Vec<String> {
     let mut problems = Vec::new();
     let label = |s: &runner::ServerStatus| {
         if suite.rounds > 1 {
@@ -83,7 +117,7 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
         .map(|s| label(s).chars().count())
         .max()
         .unwrap_or(0);
-    for s in &statuses {
+    for s in statuses {
         println!(
             "{:<width$} {:<22} {} points, {} fell short{}",
             label(s),
@@ -110,34 +144,22 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
             ));
         }
     }
-    // The verdict, read back from what was written (as `wirebench report` reads it).
+    problems
+}
+
+/// The verdict, read back from what was written (as `wirebench report` reads it), and
+/// the hint to render it: the binary as it was called and the directory quoted, so it
+/// works when pasted.
+fn print_verdict_and_hint(a: &SuiteArgs) {
     if let Ok(d) = crate::report::suite::dataset::load_dir(&a.out) {
         for l in crate::report::suite::verdict::lines(&d) {
             println!("{l}");
         }
     }
-    // The hint names the binary as it was called and quotes the directory, so it
-    // works when pasted.
     println!(
         "results in {} (render with: {} report {} -o report.html)",
         a.out.display(),
         crate::cli_help::program(),
         crate::cli_help::shell_word(&a.out.to_string_lossy())
     );
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::ShortFall(
-            "the suite was interrupted; the servers were stopped".into(),
-        ));
-    }
-    if statuses.len() < suite.servers.len() * suite.rounds as usize {
-        problems.push("not every server ran".into());
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::ShortFall(format!(
-            "the suite fell short: {}",
-            problems.join("; ")
-        )))
-    }
 }

@@ -161,38 +161,69 @@ impl Scale {
     }
 }
 
+/// Where values land on the plot: the swept x values, evenly spaced (categorical: 1,
+/// 50, 250, 500, 1000 or 1k..64k), and the y scale over every point and its range.
+struct Frame {
+    xs: Vec<f64>,
+    pw: f64,
+    sy: Scale,
+}
+
+impl Frame {
+    fn of(c: &Chart<'_>) -> Frame {
+        let mut xs: Vec<f64> = c
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.x))
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let ys: Vec<f64> = c
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().flat_map(|p| [p.y, p.lo, p.hi]))
+            .collect();
+        Frame {
+            xs,
+            pw: W - LEFT - RIGHT,
+            sy: Scale::new(&ys, c.log_y, true),
+        }
+    }
+
+    fn xpos(&self, x: f64) -> f64 {
+        let i = self.xs.iter().position(|v| *v == x).unwrap_or(0) as f64;
+        let n = self.xs.len().max(1) as f64;
+        LEFT + (i + 0.5) / n * self.pw
+    }
+
+    fn ypos(&self, v: f64) -> f64 {
+        TOP + PLOT_H - self.sy.frac(v).clamp(0.0, 1.0) * PLOT_H
+    }
+}
+
 /// The chart as an SVG document.
 pub fn svg(c: &Chart<'_>) -> String {
     let rows = c.lines.len().div_ceil(2);
     let height = TOP + PLOT_H + 50.0 + rows as f64 * 18.0 + 8.0;
-    let pw = W - LEFT - RIGHT;
-    let mut xs: Vec<f64> = c
-        .lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.x))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    // Categorical x: the swept values, evenly spaced (1, 50, 250, 500, 1000 or 1k..64k).
-    let xpos = |x: f64| -> f64 {
-        let i = xs.iter().position(|v| *v == x).unwrap_or(0) as f64;
-        let n = xs.len().max(1) as f64;
-        LEFT + (i + 0.5) / n * pw
-    };
-    let ys: Vec<f64> = c
-        .lines
-        .iter()
-        .flat_map(|l| l.points.iter().flat_map(|p| [p.y, p.lo, p.hi]))
-        .collect();
-    let sy = Scale::new(&ys, c.log_y, true);
-    let ypos = |v: f64| TOP + PLOT_H - sy.frac(v).clamp(0.0, 1.0) * PLOT_H;
+    let f = Frame::of(c);
     let mut o = format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="DejaVu Sans, Arial, sans-serif"><rect width="100%" height="100%" fill="white"/><text x="{:.1}" y="22" font-size="15" text-anchor="middle" font-weight="bold">{}</text>"##,
         W / 2.0,
         esc(c.title)
     );
-    for t in sy.ticks() {
-        let y = ypos(t);
+    axes(&mut o, c, &f);
+    for (i, line) in c.lines.iter().enumerate() {
+        series(&mut o, i, line, &f);
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The grid, the ticks of both axes, the plot's frame and the axis labels.
+fn axes(o: &mut String, c: &Chart<'_>, f: &Frame) {
+    let pw = f.pw;
+    for t in f.sy.ticks() {
+        let y = f.ypos(t);
         let _ = write!(
             o,
             r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
@@ -202,8 +233,8 @@ pub fn svg(c: &Chart<'_>) -> String {
             short(t)
         );
     }
-    for &x in &xs {
-        let px = xpos(x);
+    for &x in &f.xs {
+        let px = f.xpos(x);
         let _ = write!(
             o,
             r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#f0f0f0"/><text x="{px:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
@@ -226,52 +257,52 @@ pub fn svg(c: &Chart<'_>) -> String {
         TOP + PLOT_H / 2.0,
         esc(c.y_label)
     );
-    for (i, line) in c.lines.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        let mut pts: Vec<Pt> = line
-            .points
-            .iter()
-            .copied()
-            .filter(|p| p.y.is_finite())
-            .collect();
-        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-        let path: Vec<String> = pts
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", xpos(p.x), ypos(p.y)))
-            .collect();
-        let _ = write!(
-            o,
-            r##"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2.2"/>"##,
-            path.join(" ")
-        );
-        for p in &pts {
-            let (x, y) = (xpos(p.x), ypos(p.y));
-            if p.hi > p.lo {
-                let _ = write!(
-                    o,
-                    r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.2"/>"##,
-                    ypos(p.lo),
-                    ypos(p.hi)
-                );
-            }
+}
+
+/// Line `i`: its polyline, a dot and a range bar per point, its legend entry.
+fn series(o: &mut String, i: usize, line: &Line, f: &Frame) {
+    let color = COLORS[i % COLORS.len()];
+    let mut pts: Vec<Pt> = line
+        .points
+        .iter()
+        .copied()
+        .filter(|p| p.y.is_finite())
+        .collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let path: Vec<String> = pts
+        .iter()
+        .map(|p| format!("{:.1},{:.1}", f.xpos(p.x), f.ypos(p.y)))
+        .collect();
+    let _ = write!(
+        o,
+        r##"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2.2"/>"##,
+        path.join(" ")
+    );
+    for p in &pts {
+        let (x, y) = (f.xpos(p.x), f.ypos(p.y));
+        if p.hi > p.lo {
             let _ = write!(
                 o,
-                r##"<circle cx="{x:.1}" cy="{y:.1}" r="3.6" fill="{color}"/>"##
+                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.2"/>"##,
+                f.ypos(p.lo),
+                f.ypos(p.hi)
             );
         }
-        let lx = LEFT + (i % 2) as f64 * (pw / 2.0);
-        let ly = TOP + PLOT_H + 56.0 + (i / 2) as f64 * 18.0;
         let _ = write!(
             o,
-            r##"<rect x="{lx:.1}" y="{:.1}" width="16" height="4" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="12">{}</text>"##,
-            ly - 5.0,
-            lx + 22.0,
-            ly,
-            esc(&line.label)
+            r##"<circle cx="{x:.1}" cy="{y:.1}" r="3.6" fill="{color}"/>"##
         );
     }
-    o.push_str("</svg>\n");
-    o
+    let lx = LEFT + (i % 2) as f64 * (f.pw / 2.0);
+    let ly = TOP + PLOT_H + 56.0 + (i / 2) as f64 * 18.0;
+    let _ = write!(
+        o,
+        r##"<rect x="{lx:.1}" y="{:.1}" width="16" height="4" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="12">{}</text>"##,
+        ly - 5.0,
+        lx + 22.0,
+        ly,
+        esc(&line.label)
+    );
 }
 
 #[cfg(test)]

@@ -181,85 +181,99 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
     environment(&mut o, &d.environment);
     servers(&mut o, &d.servers, dir);
     for load in &d.loads {
-        let _ = write!(
-            o,
-            "<h2 id=\"load-{}\">{} <small>({} via {})</small></h2><div class=\"charts\">",
-            esc(&load.name),
-            esc(&load.name),
-            esc(&load.protocol),
-            esc(&load.generator)
-        );
-        for c in super::charts(load) {
-            let _ = write!(
-                o,
-                "<figure class=\"chart\" data-chart=\"{}\">{}</figure>",
-                esc(&c.slug),
-                c.svg
-            );
-        }
-        o.push_str("</div>");
-        series_section(&mut o, load);
-        let t = table::of(load);
-        let _ = write!(o, "<table><tr><th rowspan=\"2\">{}</th>", esc(&t.axis));
-        for g in &t.groups {
-            let _ = write!(o, "<th colspan=\"{}\">{}</th>", COLUMNS.len(), esc(g));
-        }
-        o.push_str("</tr><tr>");
-        for _ in &t.groups {
-            for c in COLUMNS {
-                let _ = write!(o, "<th>{c}</th>");
-            }
-        }
-        o.push_str("</tr>");
-        for r in &t.rows {
-            let _ = write!(o, "<tr><th>{}</th>", esc(&r.x));
-            for ((c, short), noisy) in r.cells.iter().zip(&r.short).zip(&r.noisy) {
-                let class = if *short { " class=\"bad\"" } else { "" };
-                match c {
-                    Some(v) => {
-                        for (i, s) in v.iter().enumerate() {
-                            let class = if i == 0 && *noisy && !*short {
-                                " class=\"noisy\""
-                            } else {
-                                class
-                            };
-                            let _ = write!(o, "<td{class}>{}</td>", esc(s));
-                        }
-                    }
-                    None => {
-                        for _ in COLUMNS {
-                            o.push_str("<td>-</td>");
-                        }
-                    }
-                }
-            }
-            o.push_str("</tr>");
-        }
-        o.push_str("</table>");
-        let reasons: Vec<String> = load
-            .series
-            .iter()
-            .flat_map(|s| {
-                s.points.iter().flat_map(move |p| {
-                    p.reasons.iter().map(move |r| {
-                        format!("{} at {}: {r}", s.label, super::axis_value(&load.axis, p.x))
-                    })
-                })
-            })
-            .collect();
-        if !reasons.is_empty() {
-            o.push_str(
-                "<p class=\"note\">Runs that fell short (shaded above):</p><ul class=\"note\">",
-            );
-            for r in reasons {
-                let _ = write!(o, "<li>{}</li>", esc(&r));
-            }
-            o.push_str("</ul>");
-        }
+        load_section(&mut o, load);
     }
     if let Some(text) = &d.suite_text {
         let _ = write!(o, "<h2>Suite file</h2><pre>{}</pre>", esc(text));
     }
     o.push_str("</body></html>\n");
     o
+}
+
+/// One load: its charts, its time series, its table and the runs that fell short.
+fn load_section(o: &mut String, load: &LoadView) {
+    let _ = write!(
+        o,
+        "<h2 id=\"load-{}\">{} <small>({} via {})</small></h2><div class=\"charts\">",
+        esc(&load.name),
+        esc(&load.name),
+        esc(&load.protocol),
+        esc(&load.generator)
+    );
+    for c in super::charts(load) {
+        let _ = write!(
+            o,
+            "<figure class=\"chart\" data-chart=\"{}\">{}</figure>",
+            esc(&c.slug),
+            c.svg
+        );
+    }
+    o.push_str("</div>");
+    series_section(o, load);
+    load_table(o, load);
+    short_runs(o, load);
+}
+
+/// The load's table: a column group per server, a row per swept value; a run that
+/// fell short shaded, a noisy one marked.
+fn load_table(o: &mut String, load: &LoadView) {
+    let t = table::of(load);
+    let _ = write!(o, "<table><tr><th rowspan=\"2\">{}</th>", esc(&t.axis));
+    for g in &t.groups {
+        let _ = write!(o, "<th colspan=\"{}\">{}</th>", COLUMNS.len(), esc(g));
+    }
+    o.push_str("</tr><tr>");
+    for _ in &t.groups {
+        for c in COLUMNS {
+            let _ = write!(o, "<th>{c}</th>");
+        }
+    }
+    o.push_str("</tr>");
+    for r in &t.rows {
+        let _ = write!(o, "<tr><th>{}</th>", esc(&r.x));
+        for ((c, short), noisy) in r.cells.iter().zip(&r.short).zip(&r.noisy) {
+            let class = if *short { " class=\"bad\"" } else { "" };
+            match c {
+                Some(v) => {
+                    for (i, s) in v.iter().enumerate() {
+                        let class = if i == 0 && *noisy && !*short {
+                            " class=\"noisy\""
+                        } else {
+                            class
+                        };
+                        let _ = write!(o, "<td{class}>{}</td>", esc(s));
+                    }
+                }
+                None => {
+                    for _ in COLUMNS {
+                        o.push_str("<td>-</td>");
+                    }
+                }
+            }
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table>");
+}
+
+/// Why each run that fell short did, under the table.
+fn short_runs(o: &mut String, load: &LoadView) {
+    let reasons: Vec<String> = load
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().flat_map(move |p| {
+                p.reasons.iter().map(move |r| {
+                    format!("{} at {}: {r}", s.label, super::axis_value(&load.axis, p.x))
+                })
+            })
+        })
+        .collect();
+    if !reasons.is_empty() {
+        o.push_str("<p class=\"note\">Runs that fell short (shaded above):</p><ul class=\"note\">");
+        for r in reasons {
+            let _ = write!(o, "<li>{}</li>", esc(&r));
+        }
+        o.push_str("</ul>");
+    }
 }

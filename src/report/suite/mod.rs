@@ -63,108 +63,128 @@ fn spans_decades(lines: &[Line]) -> bool {
     !ys.is_empty() && hi / lo > 20.0
 }
 
-/// Every chart of one load, in report order.
-pub fn charts(load: &LoadView) -> Vec<Drawn> {
-    type Pick = fn(&Aggregate) -> Pt;
-    let x_label = axis_title(&load.axis);
-    let per_s = load.unit.per_s();
-    let tput = format!("throughput ({per_s})");
-    let specs: Vec<(&str, String, &str, Pick, bool)> = vec![
-        (
+/// What a point's aggregate gives a chart: the point, with its range.
+type Pick = fn(&Aggregate) -> Pt;
+
+/// One chart of a load: its file name, title, y axis, what it plots, and whether it
+/// may go to a log scale (latencies, when they span decades).
+struct ChartSpec<'a> {
+    slug: &'static str,
+    title: String,
+    y_label: &'a str,
+    pick: Pick,
+    maybe_log: bool,
+}
+
+/// A latency percentile has no range across rounds: it is read from their merged histogram.
+fn exact(x: f64, v: f64) -> Pt {
+    Pt {
+        x,
+        y: v,
+        lo: v,
+        hi: v,
+    }
+}
+
+/// The charts of every load, in report order; `per_s` is the load's unit per second.
+fn chart_specs(per_s: &str) -> Vec<ChartSpec<'_>> {
+    let spec = |slug, title: &str, y_label, pick: Pick, maybe_log| ChartSpec {
+        slug,
+        title: title.to_string(),
+        y_label,
+        pick,
+        maybe_log,
+    };
+    vec![
+        spec(
             "throughput",
-            tput.clone(),
-            &per_s,
+            &format!("throughput ({per_s})"),
+            per_s,
             |a| stat_pt(a.x, a.throughput),
             false,
         ),
-        (
+        spec(
             "p50",
-            "p50 latency".into(),
+            "p50 latency",
             "microseconds",
-            |a| Pt {
-                x: a.x,
-                y: a.latency.p50,
-                lo: a.latency.p50,
-                hi: a.latency.p50,
-            },
+            |a| exact(a.x, a.latency.p50),
             true,
         ),
-        (
+        spec(
             "p99",
-            "p99 latency".into(),
+            "p99 latency",
             "microseconds",
-            |a| Pt {
-                x: a.x,
-                y: a.latency.p99,
-                lo: a.latency.p99,
-                hi: a.latency.p99,
-            },
+            |a| exact(a.x, a.latency.p99),
             true,
         ),
-        (
+        spec(
             "p99_9",
-            "p99.9 latency".into(),
+            "p99.9 latency",
             "microseconds",
-            |a| Pt {
-                x: a.x,
-                y: a.latency.p99_9,
-                lo: a.latency.p99_9,
-                hi: a.latency.p99_9,
-            },
+            |a| exact(a.x, a.latency.p99_9),
             true,
         ),
-        (
+        spec(
             "server_cpu",
-            "server CPU (100% = one core)".into(),
+            "server CPU (100% = one core)",
             "percent",
             |a| stat_pt(a.x, a.cpu_pct),
             false,
         ),
-        (
+        spec(
             "cpu_per_request",
-            "server CPU per request".into(),
+            "server CPU per request",
             "CPU microseconds",
             |a| stat_pt(a.x, a.us_per_req),
             false,
         ),
-        (
+        spec(
             "rss",
-            "server memory (RSS)".into(),
+            "server memory (RSS)",
             "MiB",
             |a| stat_pt(a.x, a.rss_mib),
             false,
         ),
-    ];
-    specs
+    ]
+}
+
+/// Every chart of one load, in report order.
+pub fn charts(load: &LoadView) -> Vec<Drawn> {
+    let per_s = load.unit.per_s();
+    chart_specs(&per_s)
         .into_iter()
-        .map(|(slug, title, y_label, pick, maybe_log)| {
-            let lines: Vec<Line> = load
-                .series
-                .iter()
-                .map(|s| Line {
-                    label: s.label.clone(),
-                    points: s.points.iter().map(pick).collect(),
-                })
-                .collect();
-            let log_y = maybe_log && spans_decades(&lines);
-            let title = if log_y {
-                format!("{title} (log scale)")
-            } else {
-                title
-            };
-            let svg = chart::svg(&Chart {
-                title: &title,
-                x_label,
-                y_label,
-                lines: &lines,
-                log_y,
-                x_bytes: load.axis == "body_size",
-            });
-            Drawn {
-                slug: slug.to_string(),
-                title,
-                svg,
-            }
-        })
+        .map(|spec| draw(load, spec))
         .collect()
+}
+
+/// One chart of `load`: a line per series, on a log scale when it may and its values
+/// span decades.
+fn draw(load: &LoadView, spec: ChartSpec<'_>) -> Drawn {
+    let lines: Vec<Line> = load
+        .series
+        .iter()
+        .map(|s| Line {
+            label: s.label.clone(),
+            points: s.points.iter().map(spec.pick).collect(),
+        })
+        .collect();
+    let log_y = spec.maybe_log && spans_decades(&lines);
+    let title = if log_y {
+        format!("{} (log scale)", spec.title)
+    } else {
+        spec.title
+    };
+    let svg = chart::svg(&Chart {
+        title: &title,
+        x_label: axis_title(&load.axis),
+        y_label: spec.y_label,
+        lines: &lines,
+        log_y,
+        x_bytes: load.axis == "body_size",
+    });
+    Drawn {
+        slug: spec.slug.to_string(),
+        title,
+        svg,
+    }
 }
