@@ -4,7 +4,7 @@
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
 # runs), iproute2 (network namespaces), python3-websockets, redis-server and redis-tools
-# (redis-cli, redis-benchmark). That is about 150 packages and a few minutes the first time; nothing
+# (redis-cli, redis-benchmark); then websocat (crates.io) and grpcio (PyPI, in a venv). That is about 150 packages and a few minutes the first time; nothing
 # after. Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
@@ -53,6 +53,19 @@ if [ ! -x "$websocat_root/bin/websocat" ] && ! command -v websocat >/dev/null 2>
             exit 1
         fi
         echo "test.sh: websocat could not be built; its tests will be skipped" >&2
+    fi
+fi
+# grpcio (PyPI), the gRPC server and client independent of wirebench that
+# tests/it/grpc_peers.rs drives: a venv of Debian's python3 in ~/.cache/wirebench/grpcio.
+grpcio_venv="${HOME}/.cache/wirebench/grpcio"
+if ! "$grpcio_venv/bin/python3" -c 'import grpc' >/dev/null 2>&1; then
+    echo "test.sh: installing grpcio into $grpcio_venv (first run only)"
+    if ! { /usr/bin/python3 -m venv "$grpcio_venv" && "$grpcio_venv/bin/pip" install -q grpcio; }; then
+        if [ "${CI:-}" = true ]; then
+            echo "test.sh: CI=true and grpcio could not be installed" >&2
+            exit 1
+        fi
+        echo "test.sh: grpcio could not be installed; its tests will be skipped" >&2
     fi
 fi
 installed=$(date +%s)

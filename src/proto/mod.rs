@@ -9,6 +9,7 @@ pub mod base;
 pub mod echo;
 pub mod entry;
 pub mod generator;
+pub mod grpc;
 pub mod h2;
 pub mod http;
 pub mod plugin;

@@ -75,3 +75,4 @@ mod suite_verdict;
 mod thresholds;
 mod ws;
 mod ws_peers;
+mod grpc_peers;

@@ -132,7 +132,7 @@ fn is_token(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-fn parse_header(text: &str) -> Result<(String, String)> {
+pub fn parse_header(text: &str) -> Result<(String, String)> {
     let bad = || {
         Error::usage(format!(
             "-H '{text}' is not a header: write it as \"Name: value\""

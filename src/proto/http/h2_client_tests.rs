@@ -3,6 +3,8 @@
 //! server's stream limit, and each way a server ends a stream or the connection.
 
 use super::*;
+use crate::proto::http::figures::StatusCounts;
+use crate::proto::http::status::StatusSet;
 use crate::proto::h2::frame::HEADER_LEN;
 use crate::proto::h2::hpack;
 

@@ -23,6 +23,9 @@ pub struct Stream {
     pub recv: RecvWindow,
     /// The final status, 0 until the response's HEADERS came.
     pub status: u16,
+    /// The protocol's own code from the response's header blocks (gRPC's
+    /// grpc-status), `h2_exchange::NO_CODE` until one came.
+    pub code: u16,
     /// `--expect-echo`: body bytes compared so far, and whether any differed.
     pub echo_pos: usize,
     pub echo_bad: bool,
@@ -40,6 +43,7 @@ impl Stream {
             send: SendWindow::new(send),
             recv: RecvWindow::new(recv),
             status: 0,
+            code: super::h2_exchange::NO_CODE,
             echo_pos: 0,
             echo_bad: false,
             words: [0; BODY_WORDS],

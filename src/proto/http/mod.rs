@@ -10,6 +10,7 @@ pub mod date;
 pub mod figures;
 pub mod gen;
 pub mod h2_client;
+pub mod h2_exchange;
 pub mod h2_plugin;
 pub mod h2_streams;
 pub mod h2serve;
