@@ -8,7 +8,7 @@
 //! - `codes.rs`: the status codes by name, and the result's per-code counts;
 //! - `message.rs`: the request message from JSON and a `.proto` file compiled at
 //!   run time (protox, prost-reflect), or raw bytes;
-//! - `config.rs`, `plugin.rs`: flags and the `Protocol`. The server is `serve http`'s
+//! - `config.rs`, `plugin.rs`, `suite.rs`: flags, the `Protocol`, a suite's load. The server is `serve http`'s
 //!   HTTP/2 session in its gRPC mode (`proto/http/h2serve/grpc.rs`).
 
 pub mod call;
@@ -16,3 +16,4 @@ pub mod codes;
 pub mod config;
 pub mod message;
 pub mod plugin;
+pub mod suite;

@@ -139,4 +139,11 @@ impl Protocol for Grpc {
     fn result_blocks_schema() -> &'static str {
         include_str!("figures.schema.json")
     }
+
+    fn suite_load(
+        block: Option<&toml::Value>,
+        sizes: &[u64],
+    ) -> std::result::Result<Box<dyn crate::proto::entry::SuiteLoad>, String> {
+        super::suite::load(block, sizes)
+    }
 }
