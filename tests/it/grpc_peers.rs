@@ -84,20 +84,16 @@ fn python_client(py: &Path, target: &str, count: u64, method: &str, size: usize)
     (code, format!("{}{}", p.stdout(), p.stderr()))
 }
 
-const PROTO: &str = r#"syntax = "proto3";
-package bench;
-message Req { string name = 1; int32 n = 2; }
-service Echo { rpc Say(Req) returns (Req); }
-"#;
+/// The method the tests call: bench.Echo/Say, its message bench.Req.
+fn proto() -> String {
+    format!("{}/tests/peers/bench.proto", env!("CARGO_MANIFEST_DIR"))
+}
 
 #[test]
 fn wirebench_grpc_against_grpcios_server_counts_exactly() {
     let Some(py) = python_grpcio() else { return };
     let (server, port) = python_server(&py, 0, "");
-    let dir = TempPath::new("grpc-proto", "d");
-    std::fs::create_dir_all(dir.path()).unwrap();
-    let proto = dir.path().join("bench.proto");
-    std::fs::write(&proto, PROTO).unwrap();
+    let proto = proto();
     let target = format!("127.0.0.1:{port}");
     let r = run_json(&[
         "grpc",
@@ -105,7 +101,7 @@ fn wirebench_grpc_against_grpcios_server_counts_exactly() {
         "--call",
         "bench.Echo/Say",
         "--proto",
-        proto.to_str().unwrap(),
+        &proto,
         "--data",
         r#"{"name": "ab", "n": 3}"#,
         "-n",

@@ -25,6 +25,9 @@ pub const BUILTIN_CALL: &str = "wirebench.Echo/Call";
 #[command(
     about = "Load a gRPC server with unary calls over h2c (no target: start the built-in one)",
     mut_arg("tls", |a| a.hide(true)),
+    mut_arg("insecure", |a| a.hide(true)),
+    mut_arg("ca", |a| a.hide(true)),
+    mut_arg("pipeline", |a| a.hide(true).long_help("use -m/--max-streams")),
     after_long_help = "Examples:
   wirebench grpc                                      # the built-in echo server, 10 s
   wirebench grpc 127.0.0.1:50051 --call helloworld.Greeter/SayHello \\
@@ -44,13 +47,13 @@ pub struct GrpcArgs {
     #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
     /// The request message as raw protobuf bytes from a file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub data_file: Option<PathBuf>,
     /// Metadata sent with every call, "key: value" (repeatable).
-    #[arg(short = 'H', long = "metadata", value_name = "KEY: VALUE")]
+    #[arg(short = 'H', long = "metadata", value_name = "KEY: VALUE", hide_short_help = true)]
     pub metadata: Vec<String>,
     /// The call's deadline, sent as grpc-timeout (e.g. 200ms); none by default.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", hide_short_help = true)]
     pub deadline: Option<String>,
     /// Calls in flight per connection, each a stream, as ghz's and h2load's concurrency [default: 1].
     #[arg(short = 'm', long, value_name = "N")]

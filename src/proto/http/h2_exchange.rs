@@ -4,14 +4,12 @@
 //! SETTINGS, flow control, streams, HPACK); an `Exchange` owns the request it sends
 //! on every stream and the verdict on each response, statically dispatched.
 
-use super::h2_streams::Stream;
+pub use super::h2_streams::NO_CODE;
+use super::h2_streams::{Stream, BODY_WORDS};
 use super::status::StatusSet;
 use crate::engine::session::{Verdict, Words};
 use crate::stats::{ErrorKind, Figures};
 use std::fmt::Write as _;
-
-/// No code came in a response's header blocks (`Head::code`, `Stream::code`).
-pub const NO_CODE: u16 = u16::MAX;
 
 /// What one response header block (its head or its trailers) said.
 pub struct Head {
@@ -20,7 +18,7 @@ pub struct Head {
     /// A protocol's own code from the block (gRPC's grpc-status), else `NO_CODE`.
     pub code: u16,
     /// Its words for that code (gRPC's grpc-message), the first `BODY_WORDS` bytes.
-    pub words: [u8; super::h2_streams::BODY_WORDS],
+    pub words: [u8; BODY_WORDS],
     pub words_len: u8,
 }
 
@@ -29,7 +27,7 @@ impl Default for Head {
         Head {
             status: 0,
             code: NO_CODE,
-            words: [0; super::h2_streams::BODY_WORDS],
+            words: [0; BODY_WORDS],
             words_len: 0,
         }
     }
