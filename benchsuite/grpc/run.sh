@@ -12,7 +12,7 @@
 #
 # Usage: flock -x /work/locks/bench.lock bash benchsuite/grpc/run.sh
 # Knobs: ROUNDS=3 N=200000 C=50 M=10 BASE_PORT=19300
-#        WIREBENCH=path (default target/release/wirebench) GHZ=path (default ~/go/bin/ghz)
+#        WIREBENCH=path (default target/release/wirebench) GHZ=path (default ~/.cache/wirebench/ghz/bin/ghz, scripts/test.sh builds it)
 #        PYTHON=path (default ~/.cache/wirebench/grpcio/bin/python3)
 #        OUT=benchsuite/runs/<date>/grpc
 set -euo pipefail
@@ -20,7 +20,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/preamble.sh" grpc
 knobs ROUNDS=3 N=200000 C=50 M=10 BASE_PORT=19300
 WB=${WIREBENCH:-${CARGO_TARGET_DIR:-$REPO/target}/release/wirebench}
-GHZ=${GHZ:-$HOME/go/bin/ghz}
+GHZ=${GHZ:-$HOME/.cache/wirebench/ghz/bin/ghz}
 PYTHON=${PYTHON:-$HOME/.cache/wirebench/grpcio/bin/python3}
 need_tools taskset python3 "$WB" "$GHZ" "$PYTHON"
 PORT=$BASE_PORT

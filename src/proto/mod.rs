@@ -20,8 +20,8 @@ pub mod ws;
 
 #[cfg(test)]
 mod tests {
-    use super::plugin::{Aim, Protocol};
     use super::grpc::plugin::Grpc;
+    use super::plugin::{Aim, Protocol};
     use super::ws::plugin::Ws;
     use super::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis};
     use crate::cli::{Cli, Command};
@@ -206,14 +206,25 @@ mod tests {
         assert_eq!(row(&rows, "target"), "ws://127.0.0.1:9/chat (127.0.0.1:9)");
         assert_eq!(row(&rows, "messages"), "binary, 10 bytes, one frame each");
 
-        let Command::Grpc(c) = parse(&["grpc", "127.0.0.1:9", "--call", "a.B/C", "-n", "5", "-m", "4"])
-        else {
+        let Command::Grpc(c) = parse(&[
+            "grpc",
+            "127.0.0.1:9",
+            "--call",
+            "a.B/C",
+            "-n",
+            "5",
+            "-m",
+            "4",
+        ]) else {
             panic!("not grpc")
         };
         let cfg = Grpc::config(&c.proto, &c.load).expect("valid grpc flags");
         let rows = Grpc::plan_rows(&cfg, &aim());
         assert_eq!(row(&rows, "plan"), "5 requests");
-        assert_eq!(row(&rows, "target"), "http://127.0.0.1:9/a.B/C (127.0.0.1:9)");
+        assert_eq!(
+            row(&rows, "target"),
+            "http://127.0.0.1:9/a.B/C (127.0.0.1:9)"
+        );
         assert_eq!(row(&rows, "message"), "empty (0 bytes)");
         assert_eq!(
             row(&rows, "protocol"),

@@ -265,7 +265,12 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--db" => vec!["--db", "1"],
         // grpc
         "--call" => vec!["--call", "a.B/C"],
-        "--proto" => vec!["--proto", "tests/peers/bench.proto", "--call", "bench.Echo/Say"],
+        "--proto" => vec![
+            "--proto",
+            "tests/peers/bench.proto",
+            "--call",
+            "bench.Echo/Say",
+        ],
         "--data" => vec![
             "--proto",
             "tests/peers/bench.proto",

@@ -129,20 +129,37 @@ fn a_non_ok_status_counts_under_its_code_with_its_message() {
     let (server, port) = python_server(&py, 14, "down for the test");
     let target = format!("127.0.0.1:{port}");
     let r = run_json(&[
-        "grpc", &target, "--call", "bench.Echo/Say", "-n", "300", "-t", "1", "-c", "2", "-m",
+        "grpc",
+        &target,
+        "--call",
+        "bench.Echo/Say",
+        "-n",
+        "300",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-m",
         "3",
     ]);
     assert_eq!(r.code, 1, "{}", r.explain());
     assert_eq!(r.u("/totals/ok"), 0);
     assert_eq!(r.json()["errors"], serde_json::json!({"status": 300}));
-    assert_eq!(r.json()["grpc_status"], serde_json::json!({"UNAVAILABLE": 300}));
+    assert_eq!(
+        r.json()["grpc_status"],
+        serde_json::json!({"UNAVAILABLE": 300})
+    );
     let texts = &r.json()["error_texts"];
     assert_eq!(
         texts["kept"][0]["text"], "UNAVAILABLE: down for the test",
         "{texts}"
     );
     assert_eq!(ju(texts, "/kept/0/count"), 300);
-    assert!(r.stdout.contains("grpc-status:  UNAVAILABLE 300"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("grpc-status:  UNAVAILABLE 300"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(python_counts(server), (300, 0, 0));
 }
 
@@ -226,9 +243,12 @@ fn a_4_gib_length_prefix_is_refused_and_the_connection_closed() {
     let has = |needle: &[u8]| got.windows(needle.len()).any(|w| w == needle);
     // The trailers: grpc-status 8 (a literal name), then a GOAWAY (type 7).
     assert!(has(b"\x0bgrpc-status\x018"), "{got:?}");
-    assert!(has(b"request message larger than the server's --max-message"));
+    assert!(has(
+        b"request message larger than the server's --max-message"
+    ));
     assert!(
-        got.windows(4).any(|w| w[3] == 7 && w[..3] == [0, 0, 8 + 33]),
+        got.windows(4)
+            .any(|w| w[3] == 7 && w[..3] == [0, 0, 8 + 33]),
         "no GOAWAY: {got:?}"
     );
     // Nothing was echoed.
@@ -237,4 +257,57 @@ fn a_4_gib_length_prefix_is_refused_and_the_connection_closed() {
     assert!(!last.contains(" requests "), "{last}");
     assert!(last.ends_with(" too large 1"), "{last}");
     assert!(h2.contains("body_too_large 1 "), "{h2}");
+}
+
+/// ghz (a Go module) where scripts/test.sh installs it, or on PATH.
+fn ghz() -> Option<PathBuf> {
+    let cached = std::env::var_os("HOME")
+        .map(|h| Path::new(&h).join(".cache/wirebench/ghz/bin/ghz"))
+        .filter(|p| p.is_file());
+    let found = cached.or_else(|| {
+        std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("ghz"))
+                .find(|p| p.is_file())
+        })
+    });
+    if found.is_none() {
+        missing("ghz is not installed (scripts/test.sh builds it into ~/.cache/wirebench/ghz)");
+    }
+    found
+}
+
+#[test]
+fn ghz_against_serve_grpc_counts_exactly() {
+    let Some(ghz) = ghz() else { return };
+    let s = Served::start_as("grpc", &["--threads", "1"]);
+    let mut p = Proc::spawn(
+        ghz.to_str().unwrap(),
+        &[
+            "--insecure",
+            "--proto",
+            &proto(),
+            "--call",
+            "bench.Echo/Say",
+            "-d",
+            r#"{"name": "ab", "n": 3}"#,
+            "-n",
+            "2000",
+            "-c",
+            "10",
+            "--connections",
+            "2",
+            "-O",
+            "json",
+            &s.addr(),
+        ],
+        false,
+    );
+    let code = p.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{}\n{}", p.stdout(), p.stderr());
+    let j: serde_json::Value = serde_json::from_str(&p.stdout()).expect("ghz's JSON");
+    assert_eq!(j["count"], 2000, "{j}");
+    assert_eq!(j["statusCodeDistribution"], serde_json::json!({"OK": 2000}));
+    let (last, _) = stop(s);
+    assert!(last.contains(" requests 2,000"), "{last}");
 }

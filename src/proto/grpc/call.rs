@@ -57,7 +57,10 @@ impl GrpcCall {
     pub fn new(r: &Request<'_>, message: &[u8], windows: (u32, u32)) -> GrpcCall {
         let mut owned: Vec<(String, String)> = vec![
             (":method".into(), "POST".into()),
-            (":scheme".into(), if r.tls { "https" } else { "http" }.into()),
+            (
+                ":scheme".into(),
+                if r.tls { "https" } else { "http" }.into(),
+            ),
             (":authority".into(), r.authority.into()),
             (":path".into(), r.path.into()),
             ("content-type".into(), "application/grpc".into()),
@@ -68,14 +71,8 @@ impl GrpcCall {
             owned.push(("grpc-timeout".into(), t.clone()));
         }
         owned.extend(r.metadata.iter().cloned());
-        let fields: Vec<(&[u8], &[u8])> = owned
-            .iter()
-            .map(|(n, v)| (n.as_bytes(), v.as_bytes()))
-            .collect();
-        let mut block = Vec::new();
-        hpack::encode(&fields, &mut block);
         GrpcCall {
-            block,
+            block: hpack::encode_strings(&owned),
             body: framed(message),
             windows,
         }

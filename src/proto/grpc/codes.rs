@@ -42,9 +42,7 @@ pub fn parse(value: &[u8]) -> u16 {
     if value.is_empty() || value.len() > 3 || !value.iter().all(u8::is_ascii_digit) {
         return OTHER;
     }
-    let n = value
-        .iter()
-        .fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
+    let n = value.iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
     n.min(OTHER)
 }
 

@@ -50,7 +50,12 @@ pub struct GrpcArgs {
     #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub data_file: Option<PathBuf>,
     /// Metadata sent with every call, "key: value" (repeatable).
-    #[arg(short = 'H', long = "metadata", value_name = "KEY: VALUE", hide_short_help = true)]
+    #[arg(
+        short = 'H',
+        long = "metadata",
+        value_name = "KEY: VALUE",
+        hide_short_help = true
+    )]
     pub metadata: Vec<String>,
     /// The call's deadline, sent as grpc-timeout (e.g. 200ms); none by default.
     #[arg(long, value_name = "DURATION", hide_short_help = true)]
@@ -125,7 +130,8 @@ fn target(text: &str) -> Result<String> {
 fn read_message(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let shown = path.display();
-    let unreadable = |e: std::io::Error| Error::usage(format!("cannot read --data-file {shown}: {e}"));
+    let unreadable =
+        |e: std::io::Error| Error::usage(format!("cannot read --data-file {shown}: {e}"));
     let file = std::fs::File::open(path).map_err(unreadable)?;
     if file.metadata().map_err(unreadable)?.is_dir() {
         return Err(Error::usage(format!("--data-file {shown} is a directory")));
@@ -192,8 +198,11 @@ fn metadata(a: &GrpcArgs) -> Result<Vec<(String, String)>> {
     a.metadata
         .iter()
         .map(|m| {
-            let (n, v) = parse_header(m)
-                .map_err(|_| Error::usage(format!("-H '{m}' is not metadata: write it as \"key: value\"")))?;
+            let (n, v) = parse_header(m).map_err(|_| {
+                Error::usage(format!(
+                    "-H '{m}' is not metadata: write it as \"key: value\""
+                ))
+            })?;
             let n = n.to_ascii_lowercase();
             if matches!(n.as_str(), "content-type" | "te" | "grpc-timeout" | "host") {
                 return Err(Error::usage(format!(

@@ -54,8 +54,8 @@ fn compile(proto: &Path) -> Result<DescriptorPool> {
     let file = std::fs::canonicalize(proto)
         .map_err(|e| Error::usage(format!("cannot read --proto {shown}: {e}")))?;
     let dir = file.parent().unwrap_or(Path::new("/"));
-    let mut compiler = protox::Compiler::new([dir])
-        .map_err(|e| Error::usage(format!("--proto {shown}: {e}")))?;
+    let mut compiler =
+        protox::Compiler::new([dir]).map_err(|e| Error::usage(format!("--proto {shown}: {e}")))?;
     compiler
         .include_imports(true)
         .open_file(&file)
@@ -169,7 +169,10 @@ service Echo {
         assert!(e.contains("streaming"), "{e}");
         let m = method(&f.0, &call("bench.Echo/Say")).unwrap();
         let e = words(encode_json(&m, r#"{"n": "x"}"#).unwrap_err());
-        assert!(e.starts_with("--data is not a bench.Req message in JSON"), "{e}");
+        assert!(
+            e.starts_with("--data is not a bench.Req message in JSON"),
+            "{e}"
+        );
         let e = words(encode_json(&m, r#"{"nope": 1}"#).unwrap_err());
         assert!(e.contains("nope"), "{e}");
         let broken = proto_file("syntax = \"proto3\";\nmessage {");

@@ -47,7 +47,11 @@ impl Protocol for Grpc {
 
     /// The built-in server takes whatever message this load sends.
     fn builtin_server(cfg: &ConfigOf<Self>) -> Self::Server {
-        let max = cfg.own.message.len().max(super::config::MAX_MESSAGE as usize);
+        let max = cfg
+            .own
+            .message
+            .len()
+            .max(super::config::MAX_MESSAGE as usize);
         HttpHandlerFactory::grpc(grpc_limits(max, 16 << 10, 1 << 16))
     }
 
@@ -74,7 +78,11 @@ impl Protocol for Grpc {
     }
 
     fn target_text(cfg: &ConfigOf<Self>, aim: &Aim) -> String {
-        format!("http://{}{}", Self::authority(cfg, aim), cfg.own.call.path())
+        format!(
+            "http://{}{}",
+            Self::authority(cfg, aim),
+            cfg.own.call.path()
+        )
     }
 
     fn own_rows(cfg: &ConfigOf<Self>, _aim: &Aim) -> Vec<(&'static str, String)> {

@@ -533,7 +533,9 @@ impl<X: Exchange> ClientSession for H2Client<X> {
         match kind {
             ErrorKind::Status => {
                 let kept = &s.body[..s.body_len as usize];
-                self.0.shared.status_words(s.status, s.app_code, kept, words);
+                self.0
+                    .shared
+                    .status_words(s.status, s.app_code, kept, words);
             }
             ErrorKind::RstStream => {
                 let _ = write!(words, "RST_STREAM {} (0x{:x})", code.name(), s.code);
