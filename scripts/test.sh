@@ -4,8 +4,8 @@
 # nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
 # runs), iproute2 (network namespaces), python3-websockets, redis-server and redis-tools
-# (redis-cli, redis-benchmark), python3-pip (for Python's hdrhistogram, from PyPI), prometheus (scrapes --metrics-listen). That is about 150 packages and a few minutes the first time; nothing
-# after; vegeta through `go install` (the Go module proxy). Without root a missing peer skips its tests and says so; under CI=true a
+# (redis-cli, redis-benchmark), python3-pip (for Python's hdrhistogram, from PyPI), prometheus (scrapes --metrics-listen); then websocat (crates.io), grpcio (PyPI, in a venv), vegeta and ghz (Go module proxy). That is about 150 packages and a few minutes the first time; nothing
+# after. Without root a missing peer skips its tests and says so; under CI=true a
 # missing peer fails the run, so CI cannot pass by skipping.
 set -euo pipefail
 
@@ -83,6 +83,33 @@ if ! PYTHONPATH="$pylib" /usr/bin/python3 -c 'import hdrh.log' >/dev/null 2>&1; 
             exit 1
         fi
         echo "test.sh: the Python hdrhistogram package could not be installed; its test will be skipped" >&2
+    fi
+fi
+# grpcio (PyPI), the gRPC server and client independent of wirebench that
+# tests/it/grpc_peers.rs drives: a venv of Debian's python3 in ~/.cache/wirebench/grpcio.
+grpcio_venv="${HOME}/.cache/wirebench/grpcio"
+if ! "$grpcio_venv/bin/python3" -c 'import grpc' >/dev/null 2>&1; then
+    echo "test.sh: installing grpcio into $grpcio_venv (first run only)"
+    if ! { /usr/bin/python3 -m venv "$grpcio_venv" && "$grpcio_venv/bin/pip" install -q grpcio; }; then
+        if [ "${CI:-}" = true ]; then
+            echo "test.sh: CI=true and grpcio could not be installed" >&2
+            exit 1
+        fi
+        echo "test.sh: grpcio could not be installed; its tests will be skipped" >&2
+    fi
+fi
+# ghz (a Go module, through the Go module proxy), a gRPC load tool independent of
+# wirebench: built once into ~/.cache/wirebench/ghz, where tests/it/grpc_peers.rs looks first.
+ghz_root="${HOME}/.cache/wirebench/ghz"
+if [ ! -x "$ghz_root/bin/ghz" ] && ! command -v ghz >/dev/null 2>&1; then
+    echo "test.sh: building ghz into $ghz_root (first run only)"
+    go=$(command -v go || echo /usr/local/go/bin/go)
+    if ! GOBIN="$ghz_root/bin" "$go" install github.com/bojand/ghz/cmd/ghz@v0.93.0; then
+        if [ "${CI:-}" = true ]; then
+            echo "test.sh: CI=true and ghz could not be built" >&2
+            exit 1
+        fi
+        echo "test.sh: ghz could not be built; its test will be skipped" >&2
     fi
 fi
 installed=$(date +%s)

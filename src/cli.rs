@@ -167,6 +167,7 @@ pub enum Command {
     Http(LoadCommand<crate::proto::http::config::HttpArgs>),
     Amqp(LoadCommand<crate::proto::amqp::config::AmqpArgs>),
     Ws(LoadCommand<crate::proto::ws::config::WsArgs>),
+    Grpc(LoadCommand<crate::proto::grpc::config::GrpcArgs>),
     Redis(LoadCommand<crate::proto::redis::config::RedisArgs>),
     // Its flags, about text included, are its own too (src/connect/args.rs).
     Connect(crate::connect::args::ConnectArgs),
@@ -198,6 +199,7 @@ pub enum ServeCommand {
     Http(ServerCommand<crate::proto::http::config::ServeHttpArgs>),
     Amqp(ServerCommand<crate::proto::amqp::config::ServeAmqpArgs>),
     Ws(ServerCommand<crate::proto::ws::config::ServeWsArgs>),
+    Grpc(ServerCommand<crate::proto::grpc::config::ServeGrpcArgs>),
     Redis(ServerCommand<crate::proto::redis::config::ServeRedisArgs>),
 }
 
@@ -232,7 +234,7 @@ pub struct K8sRenderArgs {
     /// A load command before `--` (caught only to say where it belongs).
     #[arg(hide = true)]
     pub stray: Vec<String>,
-    /// The load command, after `--`: echo|http|amqp|redis|ws|connect TARGET and its flags.
+    /// The load command, after `--`: echo|http|amqp|redis|ws|grpc|connect TARGET and its flags.
     #[arg(last = true, value_name = "LOAD-COMMAND")]
     pub load: Vec<String>,
 }

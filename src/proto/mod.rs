@@ -9,6 +9,7 @@ pub mod base;
 pub mod echo;
 pub mod entry;
 pub mod generator;
+pub mod grpc;
 pub mod h2;
 pub mod http;
 pub mod plugin;
@@ -19,6 +20,7 @@ pub mod ws;
 
 #[cfg(test)]
 mod tests {
+    use super::grpc::plugin::Grpc;
     use super::plugin::{Aim, Protocol};
     use super::ws::plugin::Ws;
     use super::{amqp::plugin::Amqp, echo::plugin::Echo, http::plugin::Http, redis::plugin::Redis};
@@ -48,7 +50,14 @@ mod tests {
         assert_eq!(serve.get_subcommands().count(), served);
         // Each protocol's entry is its `Protocol` impl (`registered.rs`): the typed
         // list below is the registry's protocols, no more, no fewer.
-        let typed = [Echo::NAME, Http::NAME, Amqp::NAME, Redis::NAME, Ws::NAME];
+        let typed = [
+            Echo::NAME,
+            Http::NAME,
+            Amqp::NAME,
+            Redis::NAME,
+            Ws::NAME,
+            Grpc::NAME,
+        ];
         for name in typed {
             assert_eq!(crate::registry::find(name).map(|e| e.name()), Some(name));
         }
@@ -196,6 +205,31 @@ mod tests {
         assert_eq!(row(&rows, "plan"), "30 requests");
         assert_eq!(row(&rows, "target"), "ws://127.0.0.1:9/chat (127.0.0.1:9)");
         assert_eq!(row(&rows, "messages"), "binary, 10 bytes, one frame each");
+
+        let Command::Grpc(c) = parse(&[
+            "grpc",
+            "127.0.0.1:9",
+            "--call",
+            "a.B/C",
+            "-n",
+            "5",
+            "-m",
+            "4",
+        ]) else {
+            panic!("not grpc")
+        };
+        let cfg = Grpc::config(&c.proto, &c.load).expect("valid grpc flags");
+        let rows = Grpc::plan_rows(&cfg, &aim());
+        assert_eq!(row(&rows, "plan"), "5 requests");
+        assert_eq!(
+            row(&rows, "target"),
+            "http://127.0.0.1:9/a.B/C (127.0.0.1:9)"
+        );
+        assert_eq!(row(&rows, "message"), "empty (0 bytes)");
+        assert_eq!(
+            row(&rows, "protocol"),
+            "gRPC unary over h2c, 4 calls in flight per connection (streams)"
+        );
     }
 
     /// Every protocol's config table holds the shared rows, once each, after its own
@@ -209,6 +243,7 @@ mod tests {
                 Command::Http(c) => rows::<Http>(&Http::config(&c.proto, &c.load).unwrap()),
                 Command::Redis(c) => rows::<Redis>(&Redis::config(&c.proto, &c.load).unwrap()),
                 Command::Ws(c) => rows::<Ws>(&Ws::config(&c.proto, &c.load).unwrap()),
+                Command::Grpc(c) => rows::<Grpc>(&Grpc::config(&c.proto, &c.load).unwrap()),
                 _ => panic!("not a load"),
             }
         }
@@ -240,6 +275,10 @@ mod tests {
                 &["command", "keys", "size", "protocol"],
             ),
             (&["ws", "ws://127.0.0.1:9/"], &["messages", "subprotocol"]),
+            (
+                &["grpc", "127.0.0.1:9", "--call", "a.B/C"],
+                &["message", "protocol", "metadata", "deadline"],
+            ),
         ] {
             let got = names(argv);
             let want: Vec<&str> = ["target"]

@@ -16,6 +16,7 @@ pub const REGISTRY: &[&dyn Entry] = &[
     &crate::proto::amqp::plugin::Amqp,
     &crate::proto::redis::plugin::Redis,
     &crate::proto::ws::plugin::Ws,
+    &crate::proto::grpc::plugin::Grpc,
     &crate::connect::entry::Connect,
 ];
 

@@ -48,6 +48,12 @@ impl Fixtures {
         std::fs::create_dir(dir.path()).unwrap();
         let f = Fixtures { dir };
         f.write("garbage.toml", "this is [[ not toml\n");
+        f.write("bad.proto", "syntax = \"proto3\";\nmessage Req {\n");
+        f.write(
+            "good.proto",
+            "syntax = \"proto3\";\npackage p;\nmessage Req { int32 n = 1; }\n\
+             service S { rpc M(Req) returns (Req); rpc Up(stream Req) returns (Req); }\n",
+        );
         // 20 x 20 x 20 x 10 = 80,000 points of 1 s each: refused without --yes.
         let list = |n: u32, quote: bool| {
             (1..=n)
@@ -393,6 +399,37 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
             &["amqp", "--publish-wait", "-1"],
             "--publish-wait must be a positive number",
         ),
+        // ---- grpc
+        row(
+            &["grpc", "127.0.0.1:9", "--call", "p.S/M", "--proto", &fx.path("bad.proto"), "--data", "{}"],
+            "does not compile",
+        ),
+        row(
+            &["grpc", "127.0.0.1:9", "--call", "p.S/Nope", "--proto", &fx.path("good.proto")],
+            "service p.S in",
+        ),
+        row(
+            &["grpc", "127.0.0.1:9", "--call", "p.T/M", "--proto", &fx.path("good.proto")],
+            "defines no service p.T",
+        ),
+        row(
+            &["grpc", "127.0.0.1:9", "--call", "p.S/Up", "--proto", &fx.path("good.proto")],
+            "is a streaming method",
+        ),
+        row(
+            &["grpc", "127.0.0.1:9", "--call", "p.S/M", "--proto", &fx.path("good.proto"), "--data", r#"{"n": "x"}"#],
+            "--data is not a p.Req message in JSON",
+        ),
+        row(
+            &["grpc", "127.0.0.1:9", "--call", "p.S/M", "--data", "{}"],
+            "give the .proto file that defines the method with --proto",
+        ),
+        row(&["grpc", "127.0.0.1:9", "--call", "p.S"], "write it as package.Service/Method"),
+        row(&["grpc", "127.0.0.1:9"], "give the method to call: --call"),
+        row(&["grpc", "-m", "0"], "-m/--max-streams must be at least 1"),
+        row(&["grpc", "https://127.0.0.1:9/", "--call", "p.S/M"], "speaks h2c"),
+        row(&["grpc", "--call", "p.S/M", "-H", "te: x"], "-H te is set by wirebench grpc itself"),
+        row(&["serve", "grpc", "--max-message", "0"], "--max-message must be between 1 byte and 1 GiB"),
         // ---- ws
         row(
             &["ws", "http://127.0.0.1:80/"],

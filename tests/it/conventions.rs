@@ -271,6 +271,37 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--resp3" => vec!["--resp3"],
         "--auth" => vec!["--auth", "secret"],
         "--db" => vec!["--db", "1"],
+        // grpc
+        "--call" => vec!["--call", "a.B/C"],
+        "--proto" => vec![
+            "--proto",
+            "tests/peers/bench.proto",
+            "--call",
+            "bench.Echo/Say",
+        ],
+        "--data" => vec![
+            "--proto",
+            "tests/peers/bench.proto",
+            "--call",
+            "bench.Echo/Say",
+            "--data",
+            "{}",
+        ],
+        "--data-file" => vec!["--data-file", "Cargo.toml"],
+        "--metadata" => vec!["-H", "x-test: 1"],
+        "--deadline" => vec!["--deadline", "1s"],
+        _ => return None,
+    };
+    Some(v.into_iter().map(String::from).collect())
+}
+
+/// gRPC's own samples where the shared one does not fit: its streams need no --h2
+/// (http's do), and with --tls hidden, --insecure and --ca are refused on their own.
+fn grpc_sample(name: &str, flag: &str) -> Option<Vec<String>> {
+    let v: Vec<&str> = match (name, flag) {
+        ("grpc", "--max-streams") => vec!["-m", "4"],
+        ("grpc", "--insecure") => vec!["--insecure"],
+        ("grpc", "--ca") => vec!["--ca", "Cargo.toml"],
         _ => return None,
     };
     Some(v.into_iter().map(String::from).collect())
@@ -278,7 +309,7 @@ fn sample(flag: &str) -> Option<Vec<String>> {
 
 /// The validated config of a parsed load command: Ok, or the sentence refusing it.
 fn config_of(cli: Cli) -> (String, Result<(), String>) {
-    use wirebench::proto::{amqp, echo, http, redis, ws};
+    use wirebench::proto::{amqp, echo, grpc, http, redis, ws};
     fn of<P: Protocol>(a: &wirebench::cli::LoadCommand<P::Args>) -> Result<(), String> {
         P::config(&a.proto, &a.load)
             .map(|_| ())
@@ -290,6 +321,7 @@ fn config_of(cli: Cli) -> (String, Result<(), String>) {
         Command::Amqp(a) => ("amqp".into(), of::<amqp::plugin::Amqp>(&a)),
         Command::Ws(a) => ("ws".into(), of::<ws::plugin::Ws>(&a)),
         Command::Redis(a) => ("redis".into(), of::<redis::plugin::Redis>(&a)),
+        Command::Grpc(a) => ("grpc".into(), of::<grpc::plugin::Grpc>(&a)),
         other => panic!("not a protocol's load command: {other:?}"),
     }
 }
@@ -313,7 +345,8 @@ fn a_protocols_help_lists_the_flags_its_config_takes_and_no_other() {
             if flag == "--help" || flag == "--version" {
                 continue;
             }
-            let extra = sample(&flag)
+            let extra = grpc_sample(name, &flag)
+                .or_else(|| sample(&flag))
                 .unwrap_or_else(|| panic!("{name} {flag}: give the test a sample value for it"));
             let argv = ["wirebench", name]
                 .into_iter()

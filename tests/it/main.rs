@@ -26,6 +26,7 @@ mod echo_tls;
 mod error_texts;
 mod event_loops;
 mod fuzz_corpus;
+mod grpc_peers;
 mod h2_server;
 mod hostile_peers;
 mod http2_hostile;

@@ -15,6 +15,7 @@ const PROSE: &[(&str, &str)] = &[
     ("amqp", "AMQP"),
     ("redis", "Redis"),
     ("ws", "WebSocket"),
+    ("grpc", "gRPC"),
     ("connect", "connection"),
 ];
 

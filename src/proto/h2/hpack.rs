@@ -187,3 +187,14 @@ pub fn encode(fields: &[(&[u8], &[u8])], out: &mut Vec<u8>) {
         debug_assert!(done.is_ok(), "HPACK encoding failed");
     }
 }
+
+/// `encode` of fields held as strings: a request's header block, made once a run.
+pub fn encode_strings(fields: &[(String, String)]) -> Vec<u8> {
+    let fields: Vec<(&[u8], &[u8])> = fields
+        .iter()
+        .map(|(n, v)| (n.as_bytes(), v.as_bytes()))
+        .collect();
+    let mut block = Vec::new();
+    encode(&fields, &mut block);
+    block
+}

@@ -132,7 +132,7 @@ fn size_flag(flag: &str, text: &str, max: u64) -> Result<usize> {
     Ok(n as usize)
 }
 
-fn parse_header(text: &str) -> Result<(String, String)> {
+pub fn parse_header(text: &str) -> Result<(String, String)> {
     let bad = || {
         Error::usage(format!(
             "-H '{text}' is not a header: write it as \"Name: value\""

@@ -13,9 +13,9 @@
 //! HPACK failure as `protocol`, a frame, header block or header list past its cap as
 //! `too_large`.
 
-use super::figures::StatusCounts;
+pub use super::h2_exchange::H2Shared;
+use super::h2_exchange::{Exchange, Head, NO_CODE};
 use super::h2_streams::{lane, pump, Sender, Stream};
-use super::status::StatusSet;
 use crate::engine::session::{
     ClientSession, Decode, Exchanges, InFlight, Lane, SessionFactory, Setup, Verdict, Words,
 };
@@ -39,36 +39,26 @@ pub const MAX_HEADER_LIST: usize = 64 << 10;
 /// defaults, 2^30 - 1): a response is never held back by this side.
 pub const RECV_WINDOW: u32 = (1 << 30) - 1;
 
-/// What every connection of a run shares.
-pub struct H2Shared {
-    /// The request's header block, HPACK-encoded once.
-    pub block: Vec<u8>,
-    pub body: Vec<u8>,
-    pub head: bool,
-    pub accept: StatusSet,
-    pub echo: bool,
-    /// Receive windows offered (tests make them small).
-    pub stream_window: u32,
-    pub conn_window: u32,
-}
+/// The client sessions of a run: HTTP's by default, any `Exchange`'s.
+pub struct H2Factory<X: Exchange = H2Shared>(pub Arc<X>);
 
-pub struct H2Factory(pub Arc<H2Shared>);
+impl<X: Exchange> SessionFactory for H2Factory<X> {
+    type Session = H2Client<X>;
 
-impl SessionFactory for H2Factory {
-    type Session = H2Client;
-
-    fn session(&self, _conn_id: u64) -> H2Client {
+    fn session(&self, _conn_id: u64) -> H2Client<X> {
         H2Client(Box::new(Conn::new(self.0.clone())))
     }
 }
 
 /// One connection: boxed, so an engine slot holds a pointer.
-pub struct H2Client(Box<Conn>);
+pub struct H2Client<X: Exchange = H2Shared>(Box<Conn<X>>);
 
 /// What an error said, kept until the engine asks (`error_words`).
 #[derive(Default)]
 struct Said {
     status: u16,
+    /// The protocol's own code of a response judged `Status`.
+    app_code: u16,
     body: [u8; super::h2_streams::BODY_WORDS],
     body_len: u8,
     code: u32,
@@ -76,8 +66,8 @@ struct Said {
     debug: Vec<u8>,
 }
 
-struct Conn {
-    shared: Arc<H2Shared>,
+struct Conn<X: Exchange> {
+    shared: Arc<X>,
     peer: Settings,
     send: SendWindow,
     recv: RecvWindow,
@@ -106,8 +96,8 @@ enum Step {
     Fail(ErrorKind),
 }
 
-impl Conn {
-    fn new(shared: Arc<H2Shared>) -> Conn {
+impl<X: Exchange> Conn<X> {
+    fn new(shared: Arc<X>) -> Conn<X> {
         Conn {
             shared,
             peer: Settings::default(),
@@ -127,8 +117,8 @@ impl Conn {
 
     fn pump(&mut self, out: &mut Vec<u8>) {
         let sender = Sender {
-            block: &self.shared.block,
-            body: &self.shared.body,
+            block: self.shared.block(),
+            body: self.shared.body(),
             max_frame: self.peer.max_frame_size,
             max_streams: self.peer.max_concurrent_streams,
         };
@@ -165,7 +155,7 @@ impl Conn {
         id % 2 == 0 || id >= self.next_id
     }
 
-    fn on_frame(&mut self, f: Frame<'_>, out: &mut Vec<u8>, codes: &mut StatusCounts) -> Step {
+    fn on_frame(&mut self, f: Frame<'_>, out: &mut Vec<u8>, codes: &mut X::Figures) -> Step {
         if self.asm.open().is_some() && !matches!(f, Frame::Continuation { .. }) {
             return self.fail(FrameError::protocol(
                 "a header block interrupted by another frame",
@@ -186,8 +176,8 @@ impl Conn {
                 ..
             } => match self.asm.first(stream, end_headers, block) {
                 Ok(Block::Done(b)) => {
-                    let status = status_of(&mut self.hpack, b);
-                    self.on_headers(stream, end_stream, status, out, codes)
+                    let head = head_of(&mut self.hpack, &*self.shared, b);
+                    self.on_headers(stream, end_stream, head, out, codes)
                 }
                 Ok(Block::Open) => {
                     self.ends_open = end_stream;
@@ -201,8 +191,8 @@ impl Conn {
                 block,
             } => match self.asm.more(stream, end_headers, block) {
                 Ok(Block::Done(b)) => {
-                    let status = status_of(&mut self.hpack, b);
-                    self.on_headers(stream, self.ends_open, status, out, codes)
+                    let head = head_of(&mut self.hpack, &*self.shared, b);
+                    self.on_headers(stream, self.ends_open, head, out, codes)
                 }
                 Ok(Block::Open) => Step::Part,
                 Err(e) => self.fail(e),
@@ -238,24 +228,31 @@ impl Conn {
     }
 }
 
-/// The `:status` of a whole header block (0 when it has none), every field decoded
-/// so the HPACK table stays in step.
-fn status_of(hpack: &mut HeaderDecoder, block: &[u8]) -> Result<u16, FrameError> {
-    let mut status = 0u16;
+/// What a whole header block said: its `:status` (0 when it has none) and what the
+/// exchange reads from its other fields, every field decoded so the HPACK table
+/// stays in step.
+fn head_of<X: Exchange>(
+    hpack: &mut HeaderDecoder,
+    x: &X,
+    block: &[u8],
+) -> Result<Head, FrameError> {
+    let mut head = Head::default();
     hpack.decode(block, |name, value| {
         if name == b":status" {
-            status = match value {
+            head.status = match value {
                 [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
                     u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0')
                 }
                 _ => u16::MAX,
             };
+        } else {
+            x.field(name, value, &mut head);
         }
     })?;
-    Ok(status)
+    Ok(head)
 }
 
-impl Conn {
+impl<X: Exchange> Conn<X> {
     fn on_data(
         &mut self,
         id: u32,
@@ -263,7 +260,7 @@ impl Conn {
         data: &[u8],
         flow_len: u32,
         out: &mut Vec<u8>,
-        codes: &mut StatusCounts,
+        codes: &mut X::Figures,
     ) -> Step {
         if let Err(e) = self.recv.receive(flow_len) {
             return self.fail(e);
@@ -277,7 +274,6 @@ impl Conn {
             ));
         }
         let shared = self.shared.clone();
-        let accept = shared.accept;
         let Some(st) = self.stream(id) else {
             // A stream this side already ended (a reset crossing it): only the
             // connection's window counted it.
@@ -289,12 +285,7 @@ impl Conn {
         if let Err(e) = st.recv.receive(flow_len) {
             return self.fail(e);
         }
-        if shared.echo {
-            st.check_echo(&shared.body, data);
-        }
-        if !accept.contains(st.status) {
-            st.keep_words(data);
-        }
+        shared.data(st, data);
         if end {
             return self.complete(id, out, codes);
         }
@@ -308,14 +299,15 @@ impl Conn {
         &mut self,
         id: u32,
         end: bool,
-        status: Result<u16, FrameError>,
+        head: Result<Head, FrameError>,
         out: &mut Vec<u8>,
-        codes: &mut StatusCounts,
+        codes: &mut X::Figures,
     ) -> Step {
-        let status = match status {
-            Ok(s) => s,
+        let head = match head {
+            Ok(h) => h,
             Err(e) => return self.fail(e),
         };
+        let status = head.status;
         if self.never_opened(id) {
             return self.fail(FrameError::protocol(
                 "HEADERS on a stream this client never opened",
@@ -332,6 +324,11 @@ impl Conn {
             (s, 0) if s != 0 => {}
             _ => return self.fail(FrameError::protocol("a response without a valid :status")),
         }
+        if head.code != NO_CODE {
+            st.code = head.code;
+            st.words = head.words;
+            st.words_len = head.words_len;
+        }
         if end {
             return self.complete(id, out, codes);
         }
@@ -340,7 +337,7 @@ impl Conn {
 
     /// Stream `id`'s response is whole: its verdict, the stream gone (and a stream
     /// waiting for its place under the server's limit started).
-    fn complete(&mut self, id: u32, out: &mut Vec<u8>, codes: &mut StatusCounts) -> Step {
+    fn complete(&mut self, id: u32, out: &mut Vec<u8>, codes: &mut X::Figures) -> Step {
         let Some(at) = self.streams.iter().position(|s| s.id == id) else {
             return Step::Event;
         };
@@ -351,16 +348,12 @@ impl Conn {
                 self.pump(out);
             }
         }
-        codes.count(st.status);
-        let verdict = if !self.shared.accept.contains(st.status) {
+        let verdict = self.shared.verdict(&st, codes);
+        if verdict == Verdict::Error(ErrorKind::Status) {
             let s = &mut self.said;
-            (s.status, s.body, s.body_len) = (st.status, st.words, st.words_len);
-            Verdict::Error(ErrorKind::Status)
-        } else if self.shared.echo && (st.echo_bad || st.echo_pos != self.shared.body.len()) {
-            Verdict::Error(ErrorKind::Mismatch)
-        } else {
-            Verdict::Ok
-        };
+            (s.status, s.app_code, s.body, s.body_len) =
+                (st.status, st.code, st.words, st.words_len);
+        }
         Step::Done(id, verdict)
     }
 
@@ -414,7 +407,7 @@ impl Conn {
     }
 }
 
-impl H2Client {
+impl<X: Exchange> H2Client<X> {
     /// The request's stream: its id, or none when the connection ran out of ids.
     fn open_stream(&mut self, out: &mut Vec<u8>) {
         let c = &mut *self.0;
@@ -428,14 +421,14 @@ impl H2Client {
         c.streams.push(Stream::new(
             id,
             c.peer.initial_window_size,
-            c.shared.stream_window,
+            c.shared.windows().0,
         ));
         c.pump(out);
     }
 }
 
-impl ClientSession for H2Client {
-    type Figures = StatusCounts;
+impl<X: Exchange> ClientSession for H2Client<X> {
+    type Figures = X::Figures;
 
     /// The preface, SETTINGS and the connection's WINDOW_UPDATE; done when the
     /// server's SETTINGS (its first frame) came and was acknowledged.
@@ -443,7 +436,7 @@ impl ClientSession for H2Client {
         &mut self,
         input: &[u8],
         out: &mut Vec<u8>,
-        _codes: &mut StatusCounts,
+        _codes: &mut X::Figures,
         count: &mut Exchanges,
     ) -> Setup {
         let c = &mut *self.0;
@@ -454,11 +447,11 @@ impl ClientSession for H2Client {
                 out,
                 &[
                     (settings::ENABLE_PUSH, 0),
-                    (settings::INITIAL_WINDOW_SIZE, c.shared.stream_window),
+                    (settings::INITIAL_WINDOW_SIZE, c.shared.windows().0),
                     (settings::MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST as u32),
                 ],
             );
-            if let Some(inc) = c.recv.raise(c.shared.conn_window) {
+            if let Some(inc) = c.recv.raise(c.shared.windows().1) {
                 write::window_update(out, 0, inc);
             }
             count.sent += 1;
@@ -509,7 +502,7 @@ impl ClientSession for H2Client {
         input: &[u8],
         _oldest: Option<&InFlight>,
         out: &mut Vec<u8>,
-        codes: &mut StatusCounts,
+        codes: &mut X::Figures,
     ) -> Decode {
         let c = &mut *self.0;
         let (f, used) = match frame::parse(input, MAX_FRAME) {
@@ -539,11 +532,10 @@ impl ClientSession for H2Client {
         let code = ErrorCode(s.code);
         match kind {
             ErrorKind::Status => {
-                let _ = write!(words, ":status {}", s.status);
-                if s.body_len > 0 {
-                    words.push(b": ");
-                    words.push(&s.body[..s.body_len as usize]);
-                }
+                let kept = &s.body[..s.body_len as usize];
+                self.0
+                    .shared
+                    .status_words(s.status, s.app_code, kept, words);
             }
             ErrorKind::RstStream => {
                 let _ = write!(words, "RST_STREAM {} (0x{:x})", code.name(), s.code);

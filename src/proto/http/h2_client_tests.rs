@@ -5,6 +5,8 @@
 use super::*;
 use crate::proto::h2::frame::HEADER_LEN;
 use crate::proto::h2::hpack;
+use crate::proto::http::figures::StatusCounts;
+use crate::proto::http::status::StatusSet;
 
 fn shared(body: &[u8], echo: bool, windows: u32) -> Arc<H2Shared> {
     let mut block = Vec::new();

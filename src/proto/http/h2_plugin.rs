@@ -51,13 +51,7 @@ pub fn header_block(s: &RequestSpec, tls: bool) -> Vec<u8> {
     if !s.body.is_empty() || matches!(s.method.as_str(), "POST" | "PUT" | "PATCH") {
         owned.push(("content-length".into(), s.body.len().to_string()));
     }
-    let fields: Vec<(&[u8], &[u8])> = owned
-        .iter()
-        .map(|(n, v)| (n.as_bytes(), v.as_bytes()))
-        .collect();
-    let mut block = Vec::new();
-    hpack::encode(&fields, &mut block);
-    block
+    hpack::encode_strings(&owned)
 }
 
 impl Protocol for Http2 {

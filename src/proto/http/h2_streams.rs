@@ -11,6 +11,8 @@ use crate::proto::h2::write;
 
 /// Body bytes of a response with a status the run does not accept kept for its words.
 pub const BODY_WORDS: usize = 32;
+/// No code came in a response's header blocks (`Stream::code`, `h2_exchange::Head`).
+pub const NO_CODE: u16 = u16::MAX;
 
 /// One request in flight.
 pub struct Stream {
@@ -23,6 +25,9 @@ pub struct Stream {
     pub recv: RecvWindow,
     /// The final status, 0 until the response's HEADERS came.
     pub status: u16,
+    /// The protocol's own code from the response's header blocks (gRPC's
+    /// grpc-status), `NO_CODE` until one came.
+    pub code: u16,
     /// `--expect-echo`: body bytes compared so far, and whether any differed.
     pub echo_pos: usize,
     pub echo_bad: bool,
@@ -40,6 +45,7 @@ impl Stream {
             send: SendWindow::new(send),
             recv: RecvWindow::new(recv),
             status: 0,
+            code: NO_CODE,
             echo_pos: 0,
             echo_bad: false,
             words: [0; BODY_WORDS],

@@ -11,6 +11,7 @@ pub mod entry_figures;
 pub mod figures;
 pub mod gen;
 pub mod h2_client;
+pub mod h2_exchange;
 pub mod h2_plugin;
 pub mod h2_streams;
 pub mod h2serve;

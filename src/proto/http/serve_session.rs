@@ -59,16 +59,18 @@ impl ServerSession for HttpSession {
         match self {
             HttpSession::One(h) => {
                 if h.fresh() && !input.is_empty() {
-                    match opening(input) {
+                    // `serve grpc` speaks HTTP/2 alone: anything else is refused there.
+                    let two = match opening(input) {
                         Opening::Unsure => return Reply::Consumed(0),
-                        Opening::H2 => {
-                            figures.connections += 1;
-                            let mut two = Box::new(H2Session::new(h.shared()));
-                            let reply = two.on_bytes(input, out, figures);
-                            *self = HttpSession::Two(two);
-                            return reply;
-                        }
-                        Opening::H1 => {}
+                        Opening::H2 => true,
+                        Opening::H1 => h.grpc(),
+                    };
+                    if two {
+                        figures.connections += 1;
+                        let mut two = Box::new(H2Session::new(h.shared()));
+                        let reply = two.on_bytes(input, out, figures);
+                        *self = HttpSession::Two(two);
+                        return reply;
                     }
                 }
                 h.on_bytes(input, out, figures)

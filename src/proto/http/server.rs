@@ -69,6 +69,8 @@ pub(super) struct Shared {
     pub limits: Limits,
     /// The bytes `GET /bytes/N` slices from (grown once).
     pub pattern: Box<[u8]>,
+    /// `serve grpc`: HTTP/2 only, every stream a gRPC call (`h2serve/grpc.rs`).
+    pub grpc: bool,
 }
 
 impl HttpHandlerFactory {
@@ -77,6 +79,18 @@ impl HttpHandlerFactory {
             shared: Arc::new(Shared {
                 limits,
                 pattern: pattern_body(64 * 1024 + 26).into(),
+                grpc: false,
+            }),
+        }
+    }
+
+    /// `serve grpc`'s: the HTTP/2 session in its gRPC mode, no HTTP/1.1.
+    pub fn grpc(limits: Limits) -> Self {
+        HttpHandlerFactory {
+            shared: Arc::new(Shared {
+                limits,
+                pattern: Box::new([]),
+                grpc: true,
             }),
         }
     }
@@ -452,6 +466,11 @@ impl HttpHandler {
     /// `GET /bytes/N` pattern.
     pub(super) fn shared(&self) -> Arc<Shared> {
         self.shared.clone()
+    }
+
+    /// A `serve grpc` connection (HTTP/2 only).
+    pub(super) fn grpc(&self) -> bool {
+        self.shared.grpc
     }
 }
 

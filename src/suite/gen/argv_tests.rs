@@ -103,6 +103,8 @@ fn other_protocols_and_generators_run_the_same_argv() {
          "/wb redis 127.0.0.1:9000 -t 1 -c 4 --pipeline 16 --size 100 -n 1000 --timeout 10000ms --json /out/p.json -q"),
         ("protocol = \"ws\"\nconnections = [3]\nws = { path = \"/chat\" }\n",
          "/wb ws ws://127.0.0.1:9000/chat -t 1 -c 3 --pipeline 1 --size 64 -d 5000ms --timeout 10000ms --json /out/p.json -q"),
+        ("protocol = \"grpc\"\nconnections = [3]\npipeline = [10]\ngrpc = { call = \"a.B/C\" }\n",
+         "/wb grpc 127.0.0.1:9000 --call a.B/C -t 1 -c 3 -m 10 -d 5000ms --timeout 10000ms --json /out/p.json -q"),
     ];
     for (load, want) in pinned {
         assert_eq!(inline(load), want, "{load}");

@@ -27,6 +27,9 @@ pub enum Reason {
     FlowControl,
     /// Any other violation of RFC 9113 (a bad preface, a frame where none may be).
     Protocol,
+    /// `serve grpc`: a message's length prefix past `--max-message` (counted with
+    /// the bodies too large).
+    MessageSize,
 }
 
 /// Counts of one server thread (or, merged, of the server).
@@ -64,6 +67,7 @@ impl H2Figures {
             Reason::WindowStall => &mut self.window_stall,
             Reason::FlowControl => &mut self.flow_control,
             Reason::Protocol => &mut self.protocol,
+            Reason::MessageSize => &mut self.body_too_large,
         };
         *n += 1;
     }

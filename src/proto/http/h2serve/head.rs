@@ -101,8 +101,10 @@ const SERVER: u8 = 54;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Response {
     pub status: u16,
-    /// content-type: text/plain (a status with a body).
+    /// content-type: text/plain (a status with a body), application/grpc with `grpc`.
     pub typed: bool,
+    /// A gRPC response (`serve grpc`): its content-type is application/grpc.
+    pub grpc: bool,
     /// content-length, when known.
     pub length: Option<usize>,
     /// 405's allow field.
@@ -126,7 +128,9 @@ pub fn headers(out: &mut Vec<u8>, stream: u32, end_stream: bool, r: Response) {
     status(out, r.status);
     literal(out, SERVER, b"wirebench");
     literal(out, DATE, &date::now());
-    if r.typed {
+    if r.grpc {
+        literal(out, CONTENT_TYPE, b"application/grpc");
+    } else if r.typed {
         literal(out, CONTENT_TYPE, b"text/plain");
     }
     if let Some(n) = r.length {
@@ -141,6 +145,41 @@ pub fn headers(out: &mut Vec<u8>, stream: u32, end_stream: bool, r: Response) {
     }
     let len = (out.len() - start - HEADER_LEN) as u32;
     out[start..start + 3].copy_from_slice(&len.to_be_bytes()[1..]);
+}
+
+/// A gRPC response's trailers: one HEADERS frame (END_HEADERS, END_STREAM) with
+/// `grpc-status: code` and, when given, `grpc-message` (under 127 bytes, already
+/// percent-encoded), both names literal (they are in no static table).
+pub fn trailers(out: &mut Vec<u8>, stream: u32, code: u16, message: &[u8]) {
+    let start = out.len();
+    write::header(
+        out,
+        FrameHeader {
+            len: 0,
+            kind: HEADERS,
+            flags: END_HEADERS | END_STREAM,
+            stream,
+        },
+    );
+    let mut digits = Vec::with_capacity(3);
+    push_decimal(&mut digits, code as usize);
+    literal_name(out, b"grpc-status", &digits);
+    if !message.is_empty() {
+        literal_name(out, b"grpc-message", message);
+    }
+    let len = (out.len() - start - HEADER_LEN) as u32;
+    out[start..start + 3].copy_from_slice(&len.to_be_bytes()[1..]);
+}
+
+/// A literal field without indexing with a literal name (RFC 7541 6.2.2, index 0),
+/// name and value raw strings under 127 bytes.
+fn literal_name(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    debug_assert!(name.len() < 127 && value.len() < 127);
+    out.push(0);
+    out.push(name.len() as u8);
+    out.extend_from_slice(name);
+    out.push(value.len() as u8);
+    out.extend_from_slice(value);
 }
 
 /// `:status`: an indexed field for the seven codes the static table holds.

@@ -12,6 +12,7 @@
 //!   connection closed for abuse by its reason.
 
 mod figures;
+mod grpc;
 mod head;
 mod session;
 mod streams;

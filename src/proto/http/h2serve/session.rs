@@ -12,6 +12,7 @@
 
 use super::super::server::{route, Route, Shared, MAX_OUT_BATCH};
 use super::figures::{H2Figures, Reason};
+use super::grpc;
 use super::head::{self, Method, Request, Response};
 use super::streams::{self, Body, ConnSend, Fixed, Stream};
 use crate::proto::h2::flow::{RecvWindow, SendWindow};
@@ -223,7 +224,10 @@ impl H2Session {
         write::goaway(out, self.last_stream, f.code.0, f.what.as_bytes());
         fig.closed(f.why);
         match f.why {
-            Reason::FrameSize | Reason::ContinuationFlood | Reason::HeaderList => Reply::TooLarge,
+            Reason::FrameSize
+            | Reason::ContinuationFlood
+            | Reason::HeaderList
+            | Reason::MessageSize => Reply::TooLarge,
             _ => Reply::Close,
         }
     }
@@ -405,6 +409,9 @@ impl H2Session {
             fig.refused += 1;
             return self.count_reset();
         }
+        if self.shared.grpc {
+            return self.open_call(stream, end_stream, out);
+        }
         let (status, bytes, len, allow) = match self.route() {
             Some(Route::Echo) if self.echo_too_large() => {
                 fig.body_too_large += 1;
@@ -420,6 +427,7 @@ impl H2Session {
         let r = Response {
             status,
             typed: !no_body,
+            grpc: false,
             length: (!no_body).then_some(len),
             allow,
         };
@@ -470,7 +478,26 @@ impl H2Session {
             body,
             input_open: true,
             received: 0,
+            trailers: self.shared.grpc,
+            prefix: [0; 5],
         }
+    }
+
+    /// A gRPC call (`serve grpc`): the health check answered now, any other method
+    /// echoed as its message comes.
+    fn open_call(&mut self, stream: u32, end_stream: bool, out: &mut Vec<u8>) -> Result<(), Fault> {
+        if self.req.path == grpc::HEALTH_CHECK {
+            grpc::serving(out, stream);
+        } else if end_stream {
+            grpc::empty(out, stream);
+        } else {
+            grpc::response_head(out, stream);
+            let s = self.stream(stream, Body::Echo(Vec::new()));
+            self.streams.push(s);
+            return Ok(());
+        }
+        self.done_stream();
+        Ok(())
     }
 
     /// An echo: its head now, its body as the request's DATA comes.
@@ -479,6 +506,7 @@ impl H2Session {
         let r = Response {
             status: 200,
             typed: true,
+            grpc: false,
             length: if end_stream { Some(0) } else { length },
             allow: false,
         };
@@ -523,6 +551,17 @@ impl H2Session {
             return Err(Fault::protocol("DATA after END_STREAM"));
         }
         s.recv.receive(flow_len).map_err(Fault::flow)?;
+        if s.trailers {
+            let limit = self.shared.limits.max_body as u64 - 5;
+            if grpc::message_length(s, data).is_some_and(|n| u64::from(n) > limit) {
+                grpc::refuse_message(out, stream);
+                return Err(Fault::new(
+                    Reason::MessageSize,
+                    ErrorCode::NO_ERROR,
+                    "a gRPC message past --max-message",
+                ));
+            }
+        }
         s.received += data.len() as u64;
         if s.received > max_body {
             write::rst_stream(out, stream, ErrorCode::ENHANCE_YOUR_CALM.0);

@@ -6,6 +6,7 @@
 //! the stream, which it gives back only once the bytes went out again.
 
 use super::super::server::MAX_OUT_BATCH;
+use super::head;
 use crate::proto::h2::flow::{RecvWindow, SendWindow};
 use crate::proto::h2::frame::DEFAULT_MAX_FRAME;
 use crate::proto::h2::write;
@@ -48,6 +49,16 @@ pub struct Stream {
     pub input_open: bool,
     /// Request body bytes received (an echo's cap is `--max-body`).
     pub received: u64,
+    /// A gRPC call (`serve grpc`): the response ends with trailers (grpc-status 0),
+    /// not END_STREAM on its last DATA.
+    pub trailers: bool,
+    /// A gRPC call: the request's message prefix, as far as it came (`received`).
+    pub prefix: [u8; 5],
+}
+
+/// The response's end: END_STREAM on its last DATA, or gRPC's trailers after it.
+fn end_response(out: &mut Vec<u8>, s: &Stream) {
+    head::trailers(out, s.id, 0, b"");
 }
 
 impl Stream {
@@ -82,8 +93,11 @@ fn room(s: &Stream, conn: &ConnSend, want: usize) -> usize {
 
 /// Writes `bytes` (all of which may go: `room`) as one DATA frame on `s`.
 fn data(out: &mut Vec<u8>, s: &mut Stream, conn: &mut ConnSend, bytes: &[u8], end: bool) {
-    write::data_header(out, s.id, end, bytes.len());
+    write::data_header(out, s.id, end && !s.trailers, bytes.len());
     out.extend_from_slice(bytes);
+    if end && s.trailers {
+        end_response(out, s);
+    }
     s.send.take(bytes.len());
     conn.window.take(bytes.len());
     conn.sent += bytes.len() as u64;
@@ -124,7 +138,9 @@ pub fn pump(out: &mut Vec<u8>, s: &mut Stream, conn: &mut ConnSend, pattern: &[u
         let left = s.left();
         let last = !s.input_open;
         if left == 0 {
-            if last {
+            if last && s.trailers {
+                end_response(out, s);
+            } else if last {
                 // An echo whose last DATA came after its bytes went: an empty END_STREAM.
                 write::data(out, s.id, true, &[]);
             }
