@@ -13,8 +13,11 @@ For --duration seconds it keeps up, at once:
             never ends (HTTP: its head, or its body; RESP: a SET; WebSocket: the
             upgrade request, or a frame after it), reconnecting when the server closes;
   floods    (ws) --floods connections that each flood pings for --flood-seconds while
-            reading their pongs slowly (4 KiB every 100 ms), then read every pong, echo
-            one message and close cleanly, again and again.
+            reading their pongs slowly (4 KiB every 100 ms), then send a last ping of
+            their own and read the pongs up to its pong, echo one message and close
+            cleanly, again and again. The server may answer pings it reads back to back
+            with one pong (RFC 6455 5.5.3): fewer pongs than pings is right, more is an
+            anomaly, and the server counts every ping.
 Then it stops: the tricklers send no more and wait up to --grace seconds for the
 server to close them; the ones still open are closed here and counted as held.
 
