@@ -188,8 +188,15 @@ fn the_ping_flood_reads_fewer_pongs_than_pings_and_the_server_counts_every_ping(
     assert_eq!(mix["anomalies"], 0, "{mix:#}");
     let flood = &mix["activities"]["flood0"]["counts"];
     let (pings, pongs) = (ju(flood, "/pings"), ju(flood, "/pongs"));
-    assert!(pongs >= 1 && pongs < pings, "{pongs} pongs for {pings} pings");
-    assert_eq!(ju(&mix["server_counts"], "/pings_answered"), pings, "{mix:#}");
+    assert!(
+        pongs >= 1 && pongs < pings,
+        "{pongs} pongs for {pings} pings"
+    );
+    assert_eq!(
+        ju(&mix["server_counts"], "/pings_answered"),
+        pings,
+        "{mix:#}"
+    );
 
     s.stop_final_line();
     let out = s.proc.stdout();
