@@ -16,6 +16,11 @@ pub fn whole(block: &[u8]) -> bool {
     let mut at = 0;
     while at < block.len() {
         let first = block[at];
+        if first >= 0x80 && first != 0xff {
+            // An indexed field whose index fits its first byte: most of a request's.
+            at += 1;
+            continue;
+        }
         let step = if first & 0x80 != 0 {
             integer(&block[at..], 7).map(|(n, _)| n)
         } else if first & 0x40 != 0 {
