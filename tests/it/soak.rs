@@ -140,3 +140,72 @@ fn three_servers_under_load_and_a_hostile_mix_count_exactly_and_leak_nothing() {
     // The soak's figures in the test's output (shown with --nocapture or on failure).
     eprintln!("{md}");
 }
+
+/// The hostile mix's ping flood alone against `serve ws` for a few seconds: the server
+/// answers pings read back to back with one pong (RFC 6455 5.5.3), so the flood reads
+/// fewer pongs than it sent pings, up to the pong of a last ping of its own, and what
+/// the mix says the server counted is every ping it sent, which is the server's own
+/// count exactly.
+#[test]
+fn the_ping_flood_reads_fewer_pongs_than_pings_and_the_server_counts_every_ping() {
+    if !have("python3") {
+        return;
+    }
+    let mut s = Served::start_as("ws", &["--threads", "1"]);
+    let summary = TempPath::new("flood", ".json");
+    let script = format!("{}/benchsuite/soak/hostile.py", env!("CARGO_MANIFEST_DIR"));
+    let args = [
+        script.as_str(),
+        "--protocol",
+        "ws",
+        "--target",
+        &s.addr(),
+        "--duration",
+        "4",
+        "--summary",
+        summary.s(),
+        "--drops-per-minute",
+        "0",
+        "--garbage-per-s",
+        "0",
+        "--resets-per-s",
+        "0",
+        "--tricklers",
+        "0",
+        "--floods",
+        "1",
+        "--flood-seconds",
+        "2",
+        "--grace",
+        "1",
+    ];
+    let mut p = Proc::spawn("python3", &args, false);
+    let code = p.finish(Duration::from_secs(120));
+    let why = format!("exit {code}\n{}\n{}", p.stdout(), p.stderr());
+    assert_eq!(code, 0, "{why}");
+    let text = std::fs::read_to_string(summary.path()).expect("the mix's summary");
+    let mix: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(mix["anomalies"], 0, "{mix:#}");
+    let flood = &mix["activities"]["flood0"]["counts"];
+    let (pings, pongs) = (ju(flood, "/pings"), ju(flood, "/pongs"));
+    assert!(
+        pongs >= 1 && pongs < pings,
+        "{pongs} pongs for {pings} pings"
+    );
+    assert_eq!(
+        ju(&mix["server_counts"], "/pings_answered"),
+        pings,
+        "{mix:#}"
+    );
+
+    s.stop_final_line();
+    let out = s.proc.stdout();
+    let ws = out
+        .lines()
+        .find(|l| l.contains("final ws: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        ws.ends_with(&format!("; {pings} client pings answered")),
+        "the server counted every ping the flood sent ({pings}): {ws}"
+    );
+}

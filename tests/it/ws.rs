@@ -333,3 +333,104 @@ fn wss_over_tls_to_serve_ws_and_to_the_builtin_server() {
     r.assert_clean(300);
     assert_eq!(r.u("/server/requests"), 300);
 }
+
+/// `serve ws` on `loop_` ("" = the default, io_uring; "epoll"): (the process, its address).
+fn serve_ws_on(loop_: &str) -> (Proc, String) {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let var = format!("WIREBENCH_SERVER_LOOP={loop_}");
+    let args = [
+        &var,
+        bin(),
+        "serve",
+        "ws",
+        "--listen",
+        &listen,
+        "--threads",
+        "1",
+    ];
+    let mut p = Proc::spawn("env", &args, false);
+    let ready = "wirebench serve ws: listening on";
+    assert!(
+        p.wait_line(ready, Duration::from_secs(20)).is_some(),
+        "serve ws did not start: {}",
+        p.stderr()
+    );
+    (p, listen)
+}
+
+/// N pings back to back, then a last ping of another payload: the server counts every
+/// ping, but answers pings read back to back with one pong, for the latest (RFC 6455
+/// 5.5.3), so it owes at most one pong per read. The pongs are read up to the last
+/// ping's, which is the last frame, and end with its payload.
+fn ping_burst_is_answered_once_per_read(loop_: &str) {
+    const N: usize = 100_000;
+    let (mut p, addr) = serve_ws_on(loop_);
+    let mut s = upgraded(&addr);
+    let mut burst = masked(codec::PING, b"burst-ping").repeat(N);
+    burst.extend(masked(codec::PING, b"the last ping"));
+    // Written from another thread, so a server that answers every ping (and stops
+    // reading while it owes a megabyte) cannot stall the test: it fails the count.
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || w.write_all(&burst).unwrap());
+    let (mut got, mut pongs, mut last) = (Vec::new(), 0u64, Vec::new());
+    let mut b = [0u8; 65536];
+    while last != b"the last ping" {
+        let n = s.read(&mut b).unwrap();
+        assert!(n > 0, "closed after {pongs} pongs");
+        got.extend_from_slice(&b[..n]);
+        let mut at = 0;
+        while let Parsed::Header(h) = codec::parse_header(&got[at..], 125) {
+            if got.len() - at < h.frame_len() {
+                break;
+            }
+            assert_eq!(h.opcode, codec::PONG, "{:?}", &got[at..]);
+            assert!(last != b"the last ping", "a frame after the last pong");
+            last = got[at + h.header_len..at + h.frame_len()].to_vec();
+            assert!(
+                last == b"burst-ping" || last == b"the last ping",
+                "{last:?}"
+            );
+            pongs += 1;
+            at += h.frame_len();
+        }
+        got.drain(..at);
+    }
+    writer.join().unwrap();
+    assert!(got.is_empty(), "bytes after the last pong: {got:?}");
+    s.write_all(&masked(codec::CLOSE, &1000u16.to_be_bytes()))
+        .unwrap();
+    assert_eq!(close_code(&read_to_close(&mut s)), 1000);
+
+    p.terminate();
+    assert_eq!(p.finish(Duration::from_secs(30)), 0, "{}", p.stderr());
+    let out = p.stdout();
+    let line = |what: &str| {
+        out.lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no '{what}' in {out}"))
+            .to_string()
+    };
+    let ws = line("final ws: ");
+    assert!(
+        ws.contains(&format!("; {} client pings answered", N + 1)),
+        "every ping counted: {ws}"
+    );
+    // One pong per read at most (the upgrade and the close took a read each): a pong
+    // per ping would be 100,001 for the few dozen reads 2.2 MB take.
+    let reads: u64 = field(&line("; final: accepts "), " reads ")
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    let on = if loop_.is_empty() { "io_uring" } else { loop_ };
+    assert!(pongs <= reads, "{pongs} pongs for {reads} reads ({on})");
+}
+
+#[test]
+fn a_burst_of_pings_gets_one_pong_per_read_for_the_latest_on_io_uring() {
+    ping_burst_is_answered_once_per_read("");
+}
+
+#[test]
+fn a_burst_of_pings_gets_one_pong_per_read_for_the_latest_on_epoll() {
+    ping_burst_is_answered_once_per_read("epoll");
+}

@@ -140,6 +140,11 @@ impl HeaderDecoder {
         block: &[u8],
         mut field: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), FrameError> {
+        if !super::hpack_walk::whole(block) {
+            return Err(FrameError::compression(
+                "an HPACK block with a field cut short",
+            ));
+        }
         self.scratch.clear();
         self.scratch.extend_from_slice(block);
         let mut list = 0usize;

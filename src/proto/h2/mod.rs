@@ -12,12 +12,14 @@
 //! - `flow.rs`: send and receive windows (RFC 9113 6.9);
 //! - `hpack.rs`: a header block assembled from HEADERS/PUSH_PROMISE and CONTINUATION
 //!   frames under a cap, decoded under a header-list-size cap, and encoded;
+//!   `hpack_walk.rs`: a block's fields checked whole before the crate decodes them;
 //! - `error.rs`: the error codes (RFC 9113 7) and what a parse refuses.
 
 pub mod error;
 pub mod flow;
 pub mod frame;
 pub mod hpack;
+mod hpack_walk;
 pub mod settings;
 pub mod write;
 

@@ -522,3 +522,15 @@ fn every_code_has_its_rfc_name() {
     assert_eq!(ErrorCode::HTTP_1_1_REQUIRED.name(), "HTTP_1_1_REQUIRED");
     assert_eq!(ErrorCode(0x99).name(), "unknown");
 }
+
+#[test]
+fn blocks_cut_inside_a_field_are_a_compression_error_not_a_panic() {
+    // An integer whose continuation bytes run off the block; a literal with a new name
+    // and no value length byte. httlib-hpack indexes past the end of both unless the
+    // block is checked whole first (hpack_walk.rs).
+    for block in [&b"\x82\xff\xff\xff"[..], b"\x40\x01a"] {
+        let mut d = HeaderDecoder::new(4096, 1 << 16);
+        let e = d.decode(block, |_, _| {}).unwrap_err();
+        assert_eq!(e.code, ErrorCode::COMPRESSION_ERROR, "{block:?}");
+    }
+}

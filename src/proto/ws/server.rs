@@ -1,5 +1,6 @@
 //! `serve ws`: the upgrade, then every message echoed with its opcode (text stays
-//! text), fragmented messages reassembled up to `--max-message`, pings answered,
+//! text), fragmented messages reassembled up to `--max-message`, pings answered (one
+//! pong for pings read back to back),
 //! server pings every `--ping-every`, and the close codes of RFC 6455 7.4: 1000 (or
 //! the client's own valid code) echoed, 1002 for an unmasked client frame, a bad
 //! opcode, reserved bits or a bad close code, 1007 for text that is not UTF-8, 1009
@@ -163,6 +164,9 @@ impl WsSession {
     /// `out[at..]` for a one-frame message).
     fn frames(&mut self, input: &[u8], out: &mut Vec<u8>, f: &mut ServerFigures) -> Reply {
         let mut at = 0;
+        // Where the pong for the previous frame starts, when that frame was a ping and
+        // nothing was written after its pong.
+        let mut pong_at: Option<usize> = None;
         loop {
             if out.len() >= OUT_BATCH {
                 return Reply::More(at);
@@ -177,6 +181,9 @@ impl WsSession {
             }
             if input.len() - at < h.frame_len() {
                 return Reply::Consumed(at);
+            }
+            if h.opcode != PING {
+                pong_at = None;
             }
             let key = h.mask.unwrap_or_default();
             let payload = &input[at + h.header_len..at + h.frame_len()];
@@ -221,6 +228,13 @@ impl WsSession {
                     let p = &mut p[..payload.len()];
                     p.copy_from_slice(payload);
                     codec::apply_mask(p, key);
+                    // Pings read back to back get one pong, for the latest (RFC 6455
+                    // 5.5.3): a flooder that reads slowly is owed one pong per read,
+                    // not one per ping held in user space.
+                    if let Some(start) = pong_at {
+                        out.truncate(start);
+                    }
+                    pong_at = Some(out.len());
                     codec::write_control(out, PONG, p, None);
                     f.pings_answered += 1;
                 }
@@ -375,6 +389,30 @@ mod tests {
             assert_eq!(s.take_requests(), 2);
             assert_eq!((f.messages, f.fragmented, f.pings_answered), (2, 1, 1));
         }
+    }
+
+    #[test]
+    fn pings_read_back_to_back_get_one_pong_for_the_latest() {
+        let mut input = masked(true, PING, b"1");
+        input.extend(masked(true, PING, b"22"));
+        input.extend(masked(true, PING, b"333"));
+        input.extend(masked(true, TEXT, b"m"));
+        input.extend(masked(true, PING, b"4"));
+        let mut want = Vec::new();
+        codec::write_control(&mut want, PONG, b"333", None);
+        codec::write_header(&mut want, true, TEXT, None, 1);
+        want.extend_from_slice(b"m");
+        codec::write_control(&mut want, PONG, b"4", None);
+        let mut s = upgraded(100);
+        let mut f = ServerFigures::default();
+        let mut out = b"owed".to_vec();
+        assert_eq!(
+            s.on_bytes(&input, &mut out, &mut f),
+            Reply::Consumed(input.len())
+        );
+        assert_eq!(&out[..4], b"owed", "what was owed before the read stays");
+        assert_eq!(out[4..], want[..]);
+        assert_eq!((f.pings_answered, f.messages), (4, 1));
     }
 
     fn closed_with(input: &[u8], max: usize) -> (Reply, u16, ServerFigures) {
