@@ -113,6 +113,10 @@ pub(super) fn measure<P: Protocol>(
     let measure_start = spec.shape.measure_start();
     let unit = P::unit(cfg);
     let (mut progress, phase) = harness::progress(l, &spec, server.as_ref(), unit.clone());
+    let mut view = harness::terminal_view(l, &spec, P::NAME, &unit);
+    if view.is_some() {
+        progress = progress.silent();
+    }
     let client = OffsetIds {
         inner: P::client(cfg, &aim),
         base: l
@@ -133,12 +137,19 @@ pub(super) fn measure<P: Protocol>(
         inner: &mut progress,
         endpoint: metrics.map(LiveMetrics::endpoint),
     };
-    let out = match hlog.as_mut() {
-        Some(h) => engine::run(spec, client, &mut Tee(vec![&mut watched, h]))?,
-        None => engine::run(spec, client, &mut watched)?,
-    };
+    let mut observers: Vec<&mut dyn crate::stats::Observer> = vec![&mut watched];
+    if let Some(h) = hlog.as_mut() {
+        observers.push(h);
+    }
+    if let Some(v) = view.as_mut() {
+        observers.push(v);
+    }
+    let out = engine::run(spec, client, &mut Tee(observers))?;
     let interference = phase.interference();
     progress.finish();
+    if let Some(v) = view.as_mut() {
+        v.finish(&out.measured, &out.latency, out.elapsed);
+    }
     if let Some(m) = metrics {
         m.finish(&out);
     }

@@ -76,5 +76,6 @@ mod suite_report;
 mod suite_runner;
 mod suite_verdict;
 mod thresholds;
+mod tui;
 mod ws;
 mod ws_peers;
