@@ -243,36 +243,34 @@ impl TerminalView {
     }
 }
 
-/// `HISTOGRAM_ROWS` equal ranges from the fastest reply to the slowest, each with its
-/// count and a bar scaled to the fullest.
+/// `HISTOGRAM_ROWS` ranges from the fastest reply to the slowest, each the same ratio
+/// wider than the one before (so a tail far out does not squeeze the bulk into one
+/// row), with its count and a bar scaled to the fullest. Each recorded value counts in
+/// exactly one row, so the rows add up to the histogram's count.
 fn histogram(l: &Latency) -> Vec<String> {
     let h = l.inner();
     if l.count() == 0 {
         return vec!["  nothing timed yet".into()];
     }
-    let (lo, hi) = (h.min(), h.max());
-    let step = ((hi - lo) / HISTOGRAM_ROWS).max(1);
-    let ranges: Vec<(u64, u64, u64)> = (0..HISTOGRAM_ROWS)
-        .map(|i| lo + i * step)
-        .take_while(|&from| from <= hi)
-        .map(|from| {
-            let to = if from + step > hi {
-                hi
-            } else {
-                from + step - 1
-            };
-            (from, to, h.count_between(from, to))
-        })
-        .collect();
-    let fullest = ranges.iter().map(|r| r.2).max().unwrap_or(1).max(1);
-    ranges
-        .into_iter()
-        .map(|(from, to, n)| {
+    let (lo, hi) = (h.min().max(1) as f64, h.max().max(1) as f64);
+    let ratio = (hi / lo).powf(1.0 / HISTOGRAM_ROWS as f64).max(1.0 + 1e-9);
+    let edge = |i: u64| lo * ratio.powi(i as i32);
+    let mut counts = [0u64; HISTOGRAM_ROWS as usize];
+    for v in h.iter_recorded() {
+        let x = (v.value_iterated_to() as f64).max(lo);
+        let row = ((x / lo).ln() / ratio.ln()).floor().max(0.0) as usize;
+        counts[row.min(counts.len() - 1)] += v.count_at_value();
+    }
+    let fullest = counts.iter().copied().max().unwrap_or(1).max(1);
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
             let bar = (n as f64 / fullest as f64 * BAR_WIDTH as f64).round() as usize;
             format!(
                 "{:>9} - {:>9} |{:<BAR_WIDTH$}| {}",
-                micros(from as f64 / 1e3),
-                micros(to as f64 / 1e3),
+                micros(edge(i as u64) / 1e3),
+                micros(edge(i as u64 + 1) / 1e3),
                 "#".repeat(bar),
                 group(n)
             )

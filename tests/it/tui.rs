@@ -139,7 +139,10 @@ fn check_final_frame(seen: &Seen, r: &Value) {
     assert!(oks.windows(2).all(|w| w[0] <= w[1]), "{oks:?}");
     // The terminal as found: no mode changed, no private mode set (alternate screen,
     // hidden cursor), the cursor on a fresh line after the frame.
-    assert_eq!(seen.modes_before, seen.modes_after, "the terminal's modes changed");
+    assert_eq!(
+        seen.modes_before, seen.modes_after,
+        "the terminal's modes changed"
+    );
     assert!(!seen.text.contains("\x1b[?"), "a private mode was set");
     assert!(last.contains("done\n"), "{last:?}");
 }
@@ -148,7 +151,17 @@ fn check_final_frame(seen: &Seen, r: &Value) {
 fn frames_redraw_in_place_and_the_last_holds_the_results_counts() {
     let json = TempPath::new("tui", "json");
     let seen = under_pty(
-        &["echo", "-c", "4", "-d", "2s", "--interval", "200ms", "--json", json.s()],
+        &[
+            "echo",
+            "-c",
+            "4",
+            "-d",
+            "2s",
+            "--interval",
+            "200ms",
+            "--json",
+            json.s(),
+        ],
         |_, _| true,
     );
     assert!(seen.status.success(), "{}", seen.text);
@@ -159,12 +172,19 @@ fn frames_redraw_in_place_and_the_last_holds_the_results_counts() {
     // Every frame after the first moves up over the one before, exactly its lines.
     for pair in all.windows(2) {
         let lines = pair[0].lines().count();
-        assert!(pair[0].ends_with(&format!("\x1b[{lines}F")), "{:?}", pair[0]);
+        assert!(
+            pair[0].ends_with(&format!("\x1b[{lines}F")),
+            "{:?}",
+            pair[0]
+        );
     }
     let last = all.last().unwrap();
     let whole = last.lines().find(|l| l.starts_with(" whole run")).unwrap();
     let p99 = whole.split_whitespace().nth(4).unwrap().replace(',', "");
-    let want = r.pointer("/latency_us/p99").and_then(Value::as_f64).unwrap();
+    let want = r
+        .pointer("/latency_us/p99")
+        .and_then(Value::as_f64)
+        .unwrap();
     assert!(
         (p99.parse::<f64>().unwrap() - want).abs() <= want * 0.01 + 0.05,
         "frame p99 {p99}, result {want}"
@@ -173,7 +193,14 @@ fn frames_redraw_in_place_and_the_last_holds_the_results_counts() {
     let timed: u64 = last
         .lines()
         .filter(|l| l.contains(" |"))
-        .map(|l| l.rsplit(' ').next().unwrap().replace(',', "").parse::<u64>().unwrap())
+        .map(|l| {
+            l.rsplit(' ')
+                .next()
+                .unwrap()
+                .replace(',', "")
+                .parse::<u64>()
+                .unwrap()
+        })
         .sum();
     assert_eq!(timed, ju(&r, "/latency_us/count"), "{last}");
 }
@@ -182,7 +209,17 @@ fn frames_redraw_in_place_and_the_last_holds_the_results_counts() {
 fn ctrl_c_ends_with_a_final_frame_and_the_terminal_as_found() {
     let json = TempPath::new("tui-int", "json");
     let seen = under_pty(
-        &["echo", "-c", "2", "-d", "60s", "--interval", "100ms", "--json", json.s()],
+        &[
+            "echo",
+            "-c",
+            "2",
+            "-d",
+            "60s",
+            "--interval",
+            "100ms",
+            "--json",
+            json.s(),
+        ],
         |pid, so_far| {
             // Interrupted once a few frames are up.
             if frames(so_far).len() >= 3 {
@@ -232,7 +269,10 @@ fn with_stdout_not_a_terminal_no_escape_code_is_written() {
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
     );
-    assert!(!stdout.contains('\x1b') && !stderr.contains('\x1b'), "{stdout}{stderr}");
+    assert!(
+        !stdout.contains('\x1b') && !stderr.contains('\x1b'),
+        "{stdout}{stderr}"
+    );
     // Plain progress lines instead, as without the view.
     assert!(stderr.contains("] echoed "), "{stderr}");
     assert!(stdout.contains("echoed"), "{stdout}");
