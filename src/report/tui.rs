@@ -122,7 +122,9 @@ impl TerminalView {
     pub fn finish(&mut self, measured: &Counters, latency: &Latency, elapsed: Duration) {
         self.ok = measured.ok;
         self.sent = measured.sent;
-        self.errors = measured.errors.iter().sum();
+        // As the result: requests' errors apart from failed connection attempts.
+        self.errors = measured.request_errors();
+        self.connect_errors = measured.connect_errors();
         self.by_kind = measured.errors;
         self.warmup_kinds = [0; ErrorKind::COUNT];
         self.whole.reset();
