@@ -296,7 +296,7 @@ impl Observer for TerminalView {
         self.rate_now = now as f64 / row.duration_s.max(1e-9);
         self.interval = Percentiles::of_row(row);
         self.whole.add(latency);
-        if self.last_frame.is_none_or(|t| t.elapsed() >= MIN_FRAME_GAP) {
+        if !self.last_frame.is_some_and(|t| t.elapsed() < MIN_FRAME_GAP) {
             self.draw();
         }
     }
