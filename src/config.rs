@@ -198,6 +198,9 @@ pub struct LoadConfig {
     pub interval: Duration,
     /// `--hlog`: where the interval log goes.
     pub hlog: Option<std::path::PathBuf>,
+    /// The live terminal view draws the run (`--tui`, or stdout a terminal without
+    /// `--no-tui`; never with `-q` or `--json -`, nor when stdout is not a terminal).
+    pub tui: bool,
     /// A shard's whole run as given, for the config block (identical on every shard);
     /// `connections`, `plan` and `rate` above are then this shard's share. None
     /// outside a sharded run.
@@ -339,8 +342,13 @@ impl LoadConfig {
         }
         let memory_budget = memory_budget(a.memory_budget.as_deref())?;
         let interval = series_interval(&a.interval)?;
+        let tui = (a.tui || !a.no_tui)
+            && !client.output.quiet
+            && client.output.json.as_deref() != Some(std::path::Path::new("-"))
+            && std::io::IsTerminal::is_terminal(&std::io::stdout());
         let mut cfg = LoadConfig {
             interval,
+            tui,
             hlog: a.hlog.clone(),
             shape: LoadShape {
                 threads: threads_asked.min(connections),

@@ -93,6 +93,12 @@ pub struct LoadArgs {
     /// Write every interval's histogram to FILE as it ends: an HdrHistogram interval log (HistogramLogAnalyzer, HdrHistogram's log readers).
     #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub hlog: Option<PathBuf>,
+    /// Draw the live terminal view (rate, ok, errors by kind, latency percentiles and a histogram, redrawn every interval) [default: when stdout is a terminal]; progress lines when stdout is not one.
+    #[arg(long, conflicts_with = "no_tui", hide_short_help = true)]
+    pub tui: bool,
+    /// Print progress lines instead of the live terminal view.
+    #[arg(long, hide_short_help = true)]
+    pub no_tui: bool,
     /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
     #[arg(long, value_name = "SIZE")]
     pub memory_budget: Option<String>,

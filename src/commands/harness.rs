@@ -10,6 +10,7 @@ use crate::engine::{LoadSpec, Plan};
 use crate::error::Result;
 use crate::net::tls::{self, Trust};
 use crate::report::progress::Progress;
+use crate::report::tui::TerminalView;
 use crate::server::session::ServerFactory;
 use crate::server::{self, ServerConfig, ServerHandle};
 use crate::stats::hlog::HlogWriter;
@@ -135,6 +136,28 @@ pub fn interval_log(load: &LoadConfig, name: &str) -> Result<Option<HlogWriter>>
     HlogWriter::create(path, &tag)
         .map(Some)
         .map_err(crate::error::Error::usage)
+}
+
+/// The live terminal view of the run, when `load` asks for it (`LoadConfig::tui`).
+pub fn terminal_view(
+    load: &LoadConfig,
+    spec: &LoadSpec,
+    name: &str,
+    unit: &Unit,
+) -> Option<TerminalView> {
+    let duration = match load.shape.plan {
+        Plan::Duration(d) => Some(d),
+        _ => None,
+    };
+    load.tui.then(|| {
+        TerminalView::new(
+            format!("wirebench {name}"),
+            unit.clone(),
+            spec.shape.rate,
+            duration,
+            spec.shape.expected(),
+        )
+    })
 }
 
 /// The progress display for `spec`; at the start of the measured phase it notes the

@@ -5,7 +5,7 @@
 
 use super::harness;
 use super::live_metrics::LiveMetrics;
-use super::load::{self, ResultInputs};
+use super::load::{self, ResultInputs, ServerFigures};
 use super::load_sources::LoadSources;
 use super::verdict;
 use crate::cli::LoadCommand;
@@ -99,6 +99,10 @@ pub(super) fn measure<P: Protocol>(
     let measure_start = spec.shape.measure_start();
     let unit = P::unit(cfg);
     let (mut progress, phase) = harness::progress(l, &spec, server.as_ref(), unit.clone());
+    let mut view = harness::terminal_view(l, &spec, P::NAME, &unit);
+    if view.is_some() {
+        progress = progress.silent();
+    }
     // A shard's connection ids start at its own base, so no two shards share one.
     let client = OffsetIds {
         inner: P::client(cfg, &aim),
@@ -120,12 +124,19 @@ pub(super) fn measure<P: Protocol>(
         inner: &mut progress,
         endpoint: metrics.map(LiveMetrics::endpoint),
     };
-    let out = match hlog.as_mut() {
-        Some(h) => engine::run(spec, client, &mut Tee(vec![&mut watched, h]))?,
-        None => engine::run(spec, client, &mut watched)?,
-    };
+    let mut observers: Vec<&mut dyn crate::stats::Observer> = vec![&mut watched];
+    if let Some(h) = hlog.as_mut() {
+        observers.push(h);
+    }
+    if let Some(v) = view.as_mut() {
+        observers.push(v);
+    }
+    let out = engine::run(spec, client, &mut Tee(observers))?;
     let interference = phase.interference();
     progress.finish();
+    if let Some(v) = view.as_mut() {
+        v.finish(&out.measured, &out.latency, out.elapsed);
+    }
     if let Some(m) = metrics {
         m.finish(&out);
     }
@@ -133,16 +144,7 @@ pub(super) fn measure<P: Protocol>(
         h.finish().map_err(crate::error::Error::runtime)?;
     }
 
-    let server = server.map(|s| {
-        // The built-in server's own figures, final once it has shut down.
-        let figures = s.figures_reader();
-        let mut f = phase.figures(s);
-        let own = serde_json::from_value::<ServerFiguresOf<P>>(figures()).unwrap_or_default();
-        if let Some(block) = P::server_block(&own) {
-            f.counters[P::NAME] = block;
-        }
-        f
-    });
+    let server = server.map(|s| server_figures::<P>(s, &phase));
     let mut result = load::build_result(
         ResultInputs {
             extras: Vec::new(),
@@ -162,6 +164,18 @@ pub(super) fn measure<P: Protocol>(
         .coordination
         .info(started + measure_start.as_millis() as u64, l.portion_json());
     Ok(Step { result, out })
+}
+
+/// The built-in server's figures over the measured phase, its protocol's own block among
+/// its counters; final once it has shut down.
+fn server_figures<P: Protocol>(s: ServerHandle, phase: &harness::PhaseStart) -> ServerFigures {
+    let figures = s.figures_reader();
+    let mut f = phase.figures(s);
+    let own = serde_json::from_value::<ServerFiguresOf<P>>(figures()).unwrap_or_default();
+    if let Some(block) = P::server_block(&own) {
+        f.counters[P::NAME] = block;
+    }
+    f
 }
 
 /// Where the load's connections come from (`--source`, or the loopback sources a large

@@ -8,6 +8,7 @@ pub mod progress;
 pub mod search;
 pub mod text;
 pub mod thresholds;
+pub mod tui;
 
 // suites and reports (issue 7)
 pub mod suite;

@@ -63,6 +63,12 @@ impl Progress {
         self
     }
 
+    /// No lines at all (the terminal view draws the run instead); `on_start` still runs.
+    pub fn silent(mut self) -> Self {
+        self.enabled = false;
+        self
+    }
+
     pub fn on_start(mut self, f: impl FnMut() + 'static) -> Self {
         self.on_start = Some(Box::new(f));
         self

@@ -221,6 +221,8 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--metrics-allow-remote" => {
             vec!["--metrics-listen", "127.0.0.1:0", "--metrics-allow-remote"]
         }
+        "--tui" => vec!["--tui"],
+        "--no-tui" => vec!["--no-tui"],
         "--histogram" => vec!["--histogram"],
         "--json" => vec!["--json", "-"],
         "--quiet" => vec!["-q"],

@@ -77,5 +77,6 @@ mod suite_report;
 mod suite_runner;
 mod suite_verdict;
 mod thresholds;
+mod tui;
 mod ws;
 mod ws_peers;
