@@ -58,7 +58,9 @@ fn rate_stages(
         return refuse("--stages and --ramp both shape the rate: write the ramp as the first stage (e.g. --stages 2s:1000,10s:1000)");
     }
     if !warmup.is_zero() {
-        return refuse("--stages counts every stage: drop --warmup (make a first stage the warm-up instead)");
+        return refuse(
+            "--stages counts every stage: drop --warmup (make a first stage the warm-up instead)",
+        );
     }
     let stages = Stages::new(&list);
     check_rate(stages.peak())?;
@@ -70,7 +72,13 @@ fn stages_text(stages: &Stages) -> String {
     let list: Vec<String> = stages
         .list()
         .iter()
-        .map(|s| format!("{} to {}/s", crate::report::format::seconds(s.over), show_number(s.target)))
+        .map(|s| {
+            format!(
+                "{} to {}/s",
+                crate::report::format::seconds(s.over),
+                show_number(s.target)
+            )
+        })
         .collect();
     list.join(", ")
 }
@@ -604,7 +612,9 @@ impl LoadConfig {
             .rate
             .map(|r| match self.shape.stages.is_empty() {
                 true => format!("{r} {per_s} open loop (latency from intended send time)"),
-                false => format!("up to {r} {per_s} by stages, open loop (latency from intended send time)"),
+                false => format!(
+                    "up to {r} {per_s} by stages, open loop (latency from intended send time)"
+                ),
             })
             .unwrap_or_else(|| "closed loop".into())
     }

@@ -13,9 +13,9 @@ mod opt_u64;
 pub mod ramp;
 pub mod refill;
 pub mod session;
-pub mod stages;
 pub(crate) mod settle;
 mod spec;
+pub mod stages;
 pub(crate) mod tally;
 pub mod transport;
 mod uring_slots;
@@ -284,7 +284,11 @@ fn rate_figures<Fig>(
         let (window, judged) = match spec.shape.plan {
             Plan::Duration(_) => {
                 let sending = spec.shape.deadline().unwrap_or_default();
-                (out.elapsed.min(sending.saturating_sub(spec.shape.measure_start())), true)
+                (
+                    out.elapsed
+                        .min(sending.saturating_sub(spec.shape.measure_start())),
+                    true,
+                )
             }
             Plan::Count(n) => (
                 out.elapsed,

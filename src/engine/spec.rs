@@ -79,7 +79,11 @@ impl LoadShape {
     /// the warm-up and after the ramp, whether the ramp is measured or not.
     pub fn deadline(&self) -> Option<Duration> {
         match self.plan {
-            Plan::Duration(d) => Some(self.warmup.max(self.ramp.map_or(Duration::ZERO, |r| r.over)) + d),
+            Plan::Duration(d) => Some(
+                self.warmup
+                    .max(self.ramp.map_or(Duration::ZERO, |r| r.over))
+                    + d,
+            ),
             _ => None,
         }
     }
@@ -91,8 +95,7 @@ impl LoadShape {
         if !self.stages.is_empty() {
             return Some(Arc::new(Curve::new(self.stages.list())));
         }
-        self.ramp
-            .map(|r| Arc::new(Curve::new(&[r.as_stage(rate)])))
+        self.ramp.map(|r| Arc::new(Curve::new(&[r.as_stage(rate)])))
     }
 
     /// The number of correct replies the plan asks for, when it names one.

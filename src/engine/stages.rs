@@ -168,21 +168,30 @@ pub fn parse(flag: &str, text: &str) -> Result<Vec<Stage>, String> {
         let over = crate::units::parse_duration(d.trim())
             .map_err(|e| format!("{flag}: stage {n}: {e}"))?;
         if over.is_zero() {
-            return Err(format!("{flag}: stage {n} lasts no time: every stage must be longer than zero"));
+            return Err(format!(
+                "{flag}: stage {n} lasts no time: every stage must be longer than zero"
+            ));
         }
         let target: f64 = t.trim().parse().map_err(|_| {
             format!("{flag}: stage {n}: the target {t:?} is not a number of requests per second")
         })?;
         if !target.is_finite() || target < 0.0 {
-            return Err(format!("{flag}: stage {n}: the target must be 0 or more requests per second, not {t}"));
+            return Err(format!(
+                "{flag}: stage {n}: the target must be 0 or more requests per second, not {t}"
+            ));
         }
         stages.push(Stage { over, target });
     }
     if stages.len() > MAX_STAGES {
-        return Err(format!("{flag}: {} stages, at most {MAX_STAGES}", stages.len()));
+        return Err(format!(
+            "{flag}: {} stages, at most {MAX_STAGES}",
+            stages.len()
+        ));
     }
     if stages.iter().all(|s| s.target == 0.0) {
-        return Err(format!("{flag}: every stage's target is 0: nothing would be sent"));
+        return Err(format!(
+            "{flag}: every stage's target is 0: nothing would be sent"
+        ));
     }
     Ok(stages)
 }
@@ -209,7 +218,12 @@ mod tests {
     fn each_stage_asks_its_integral() {
         // 0 -> 1000 over 2 s (1000), held 2 s (2000), 1000 -> 5000 over 1 s (3000),
         // 5000 -> 0 over 1 s (2500).
-        let c = Curve::new(&[stage(2, 1000.0), stage(2, 1000.0), stage(1, 5000.0), stage(1, 0.0)]);
+        let c = Curve::new(&[
+            stage(2, 1000.0),
+            stage(2, 1000.0),
+            stage(1, 5000.0),
+            stage(1, 0.0),
+        ]);
         assert_eq!(c.time_of(0.0), 0.0);
         assert_eq!(due_before(&c, 2.0), 1000);
         assert_eq!(due_before(&c, 1.0), 250);
@@ -218,7 +232,10 @@ mod tests {
         assert_eq!(due_before(&c, 6.0), 8500);
         // Nothing more once the rate is held at 0.
         assert_eq!(c.time_of(8500.0), f64::INFINITY);
-        assert_eq!(c.asked_by(4.5e9), 3000.0 + 1000.0 * 0.5 + 4000.0 * 0.25 / 2.0);
+        assert_eq!(
+            c.asked_by(4.5e9),
+            3000.0 + 1000.0 * 0.5 + 4000.0 * 0.25 / 2.0
+        );
     }
 
     #[test]

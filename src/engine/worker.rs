@@ -251,7 +251,10 @@ fn start_slots<F: SessionFactory>(
         .collect();
     // In open loop the ramp shapes the rate (`spec.curve`), not the connection starts:
     // every connection opens at once, so none skips a send the rate asked for.
-    let spread = spec.shape.ramp.filter(|_| !batch && spec.shape.rate.is_none());
+    let spread = spec
+        .shape
+        .ramp
+        .filter(|_| !batch && spec.shape.rate.is_none());
     let fresh = spread.is_none() && !batch && ctx.admission.limited();
     if fresh {
         ctx.admission.wait_fresh(n as u32);
