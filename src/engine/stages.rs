@@ -231,7 +231,7 @@ mod tests {
         assert_eq!(due_before(&c, 5.0), 6000);
         assert_eq!(due_before(&c, 6.0), 8500);
         // Nothing more once the rate is held at 0.
-        assert_eq!(c.time_of(8500.0), f64::INFINITY);
+        assert_eq!(c.time_of(8501.0), f64::INFINITY);
         assert_eq!(
             c.asked_by(4.5e9),
             3000.0 + 1000.0 * 0.5 + 4000.0 * 0.25 / 2.0
