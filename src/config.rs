@@ -1,7 +1,7 @@
 //! Validated run configurations built from the flags. Engines never see clap types,
 //! and every bad combination is refused here with one sentence (exit 2).
 
-use crate::engine::{LoadShape, Plan, Refill};
+use crate::engine::{LoadShape, Plan, Refill, Stages};
 use crate::error::{Error, Result};
 use crate::flags::{ClientArgs, LoadArgs, PipelineMode, RampArgs, ServerArgs};
 use crate::net::tls::Trust;
@@ -34,6 +34,65 @@ pub fn ramp(a: &RampArgs) -> Result<Option<crate::engine::Ramp>> {
         measured: a.ramp_measured,
         share: None,
     }))
+}
+
+/// `--stages` read: the stages, and the plan and rate they make (the run lasts their
+/// sum, at their highest target); without it, the plan and `-R` as they are. clap
+/// refuses it beside -R, -d and -n; what it does not combine with else is refused here.
+fn rate_stages(
+    a: &LoadArgs,
+    plan: Plan,
+    batch: bool,
+    warmup: &Duration,
+    client: &ClientConfig,
+) -> Result<(Stages, Plan, Option<f64>)> {
+    let Some(text) = &a.stages else {
+        return Ok((Stages::default(), plan, a.rate));
+    };
+    let list = crate::engine::stages::parse("--stages", text).map_err(Error::usage)?;
+    let refuse = |why: &str| Err(Error::usage(why.to_string()));
+    if batch {
+        return refuse("--stages does not combine with a batch plan (--iterations/--reconnects)");
+    }
+    if client.ramp.is_some() {
+        return refuse("--stages and --ramp both shape the rate: write the ramp as the first stage (e.g. --stages 2s:1000,10s:1000)");
+    }
+    if !warmup.is_zero() {
+        return refuse(
+            "--stages counts every stage: drop --warmup (make a first stage the warm-up instead)",
+        );
+    }
+    let stages = Stages::new(&list);
+    check_rate(stages.peak())?;
+    Ok((stages, Plan::Duration(stages.total()), Some(stages.peak())))
+}
+
+/// The stages as the plan line says them: `2.000s to 1000/s, 3.000s to 0/s`.
+fn stages_text(stages: &Stages) -> String {
+    let list: Vec<String> = stages
+        .list()
+        .iter()
+        .map(|s| {
+            format!(
+                "{} to {}/s",
+                crate::report::format::seconds(s.over),
+                show_number(s.target)
+            )
+        })
+        .collect();
+    list.join(", ")
+}
+
+/// `config.stages` in the JSON result: `[{seconds, target_per_s}]`, null without.
+fn stages_json(stages: &Stages) -> serde_json::Value {
+    if stages.is_empty() {
+        return serde_json::Value::Null;
+    }
+    stages
+        .list()
+        .iter()
+        .map(|s| json!({"seconds": s.over.as_secs_f64(), "target_per_s": s.target}))
+        .collect()
 }
 
 /// A count flag that must be at least 1.
@@ -340,6 +399,7 @@ impl LoadConfig {
                 "--ramp does not apply to a batch plan, which opens every connection at once",
             ));
         }
+        let (stages, plan, rate) = rate_stages(a, plan, batch, &warmup, &client)?;
         let memory_budget = memory_budget(a.memory_budget.as_deref())?;
         let interval = series_interval(&a.interval)?;
         let tui = (a.tui || !a.no_tui)
@@ -356,9 +416,10 @@ impl LoadConfig {
                 pipeline,
                 refill,
                 plan,
-                rate: a.rate,
+                rate,
                 warmup,
                 ramp: client.ramp,
+                stages,
                 timeout: client.timeout,
                 memory_budget,
             },
@@ -417,6 +478,7 @@ impl LoadConfig {
                     show_number(r)
                 )));
             }
+            shape.stages = shape.stages.scaled(mine / r);
             shape.rate = Some(mine);
         }
         self.whole = Some(whole);
@@ -494,6 +556,11 @@ impl LoadConfig {
 
     fn plan_text_alone(&self) -> String {
         let plan = match self.shape.plan {
+            Plan::Duration(d) if !self.shape.stages.is_empty() => format!(
+                "for {} by stages: {}",
+                crate::report::format::seconds(d),
+                stages_text(&self.shape.stages)
+            ),
             Plan::Duration(d) => format!("for {}", crate::report::format::seconds(d)),
             Plan::Count(n) => format!("{n} requests"),
             Plan::Batch {
@@ -522,7 +589,7 @@ impl LoadConfig {
     fn ramp_text(&self) -> Option<String> {
         let r = self.shape.ramp?;
         let what = match self.shape.rate {
-            Some(_) => "connection starts and the rate (from 0)",
+            Some(_) => "the rate rising from 0 (every connection open from the start)",
             None => "connection starts",
         };
         Some(format!(
@@ -551,7 +618,12 @@ impl LoadConfig {
     pub fn rate_text(&self, per_s: &str) -> String {
         self.shape
             .rate
-            .map(|r| format!("{r} {per_s} open loop (latency from intended send time)"))
+            .map(|r| match self.shape.stages.is_empty() {
+                true => format!("{r} {per_s} open loop (latency from intended send time)"),
+                false => format!(
+                    "up to {r} {per_s} by stages, open loop (latency from intended send time)"
+                ),
+            })
             .unwrap_or_else(|| "closed loop".into())
     }
 
@@ -582,6 +654,7 @@ impl LoadConfig {
             "warmup_s": shape.warmup.as_secs_f64(),
             "interval_s": self.interval.as_secs_f64(),
             "ramp": shape.ramp.map(|r| r.to_json()),
+            "stages": stages_json(&shape.stages),
             "timeout_s": shape.timeout.as_secs_f64(),
             "memory_budget_bytes": shape.memory_budget,
             "nodelay": self.nodelay,

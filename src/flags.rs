@@ -76,6 +76,11 @@ pub struct LoadArgs {
     /// Open loop: requests per second in total, on a fixed schedule.
     #[arg(short = 'R', long, value_name = "PER_S")]
     pub rate: Option<f64>,
+    /// Open loop by stages: DURATION:TARGET,... (30s:1000,60s:1000,10s:0), the rate
+    /// linear within each stage from the previous target (0 first) to its own, in
+    /// requests per second as -R; the run lasts the stages' sum (docs/stages.md).
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["rate", "duration", "requests"], hide_short_help = true)]
+    pub stages: Option<String>,
     /// Run this long before measuring; excluded from the results.
     #[arg(long, default_value = "0s", hide_short_help = true)]
     pub warmup: String,

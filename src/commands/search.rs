@@ -101,6 +101,11 @@ pub fn run<P: Protocol>(cmd: &LoadCommand<P::Args>, conditions: &str) -> Result<
 /// The search's flags checked and its conditions read against what the load measures.
 fn plan<P: Protocol>(cmd: &LoadCommand<P::Args>, conditions: &str) -> Result<Plan> {
     let l = &cmd.load;
+    if l.stages.is_some() {
+        return Err(Error::usage(
+            "--stages does not combine with --search: each step runs one flat rate",
+        ));
+    }
     let top = l.rate.ok_or_else(|| {
         Error::usage("--search needs -R/--rate: the highest rate it tries (e.g. -R 50000)")
     })?;

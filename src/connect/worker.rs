@@ -212,6 +212,7 @@ fn load_spec(
             refill: Default::default(),
             plan,
             rate,
+            stages: Default::default(),
             warmup: Duration::ZERO,
             // As the plan made it: a hold counts its ramp (the measured phase starts at
             // once); a churn ramp without --ramp-measured is the engine's warm-up, its

@@ -15,6 +15,7 @@ pub mod refill;
 pub mod session;
 pub(crate) mod settle;
 mod spec;
+pub mod stages;
 pub(crate) mod tally;
 pub mod transport;
 mod uring_slots;
@@ -25,6 +26,7 @@ pub use limits::{DEFAULT_MEMORY_BUDGET, DRAIN_GRACE, MAX_READ_BUFFER, NOTHING_LI
 pub use ramp::{Ramp, Share};
 pub use refill::Refill;
 pub use spec::{LoadShape, LoadSpec, Plan};
+pub use stages::{Stage, Stages};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -280,17 +282,23 @@ fn rate_figures<Fig>(
         // Requests were sent until the deadline at most: the grace for replies after
         // it is no sending time.
         let (window, judged) = match spec.shape.plan {
-            Plan::Duration(d) => (out.elapsed.min(d), true),
+            Plan::Duration(_) => {
+                let sending = spec.shape.deadline().unwrap_or_default();
+                (
+                    out.elapsed
+                        .min(sending.saturating_sub(spec.shape.measure_start())),
+                    true,
+                )
+            }
             Plan::Count(n) => (
                 out.elapsed,
                 n as f64 / asked >= crate::stats::rate::SHORTEST_JUDGED.as_secs_f64(),
             ),
             Plan::Batch { .. } | Plan::Hold => (out.elapsed, false),
         };
-        // A measured ramp inside the window asks for less than the full rate.
-        let asked = spec.shape.ramp.map_or(asked, |r| {
-            ramp::average_rate(asked, r, spec.shape.measure_start(), window)
-        });
+        // A measured ramp or stages inside the window ask for what their curve asks.
+        let curve = spec.shape.curve();
+        let asked = ramp::average_rate(asked, curve.as_deref(), spec.shape.measure_start(), window);
         RateFigures::new(
             asked,
             out.measured.sent,

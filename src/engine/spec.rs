@@ -7,6 +7,7 @@ use super::admission::Attempts;
 use super::connector::Connector;
 use super::ramp::Ramp;
 use super::refill::Refill;
+use super::stages::{Curve, Stages};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,8 +52,12 @@ pub struct LoadShape {
     /// Open loop: requests per second over all connections.
     pub rate: Option<f64>,
     pub warmup: Duration,
-    /// Connection starts (and the rate, in open loop) spread over a ramp.
+    /// Closed loop: connection starts spread over a ramp; open loop: the rate rising
+    /// over it (every connection open from the start).
     pub ramp: Option<Ramp>,
+    /// Open loop: the rate by stages (`--stages`), `rate` their highest target; empty
+    /// for a flat rate.
+    pub stages: Stages,
     pub timeout: Duration,
     /// `--memory-budget`: most bytes the load's connections keep together (unfinished
     /// replies, output not written yet), each worker thread an equal share; a
@@ -68,6 +73,29 @@ impl LoadShape {
             Some(r) if !r.measured => self.warmup.max(r.over),
             _ => self.warmup,
         }
+    }
+
+    /// When a duration plan stops sending, from the run's start: the duration after
+    /// the warm-up and after the ramp, whether the ramp is measured or not.
+    pub fn deadline(&self) -> Option<Duration> {
+        match self.plan {
+            Plan::Duration(d) => Some(
+                self.warmup
+                    .max(self.ramp.map_or(Duration::ZERO, |r| r.over))
+                    + d,
+            ),
+            _ => None,
+        }
+    }
+
+    /// Open loop: the rate as a function of time when it is not flat (stages, or a
+    /// ramp, which is the stage that rises to `rate`).
+    pub fn curve(&self) -> Option<Arc<Curve>> {
+        let rate = self.rate?;
+        if !self.stages.is_empty() {
+            return Some(Arc::new(Curve::new(self.stages.list())));
+        }
+        self.ramp.map(|r| Arc::new(Curve::new(&[r.as_stage(rate)])))
     }
 
     /// The number of correct replies the plan asks for, when it names one.
@@ -145,6 +173,7 @@ mod tests {
             rate: None,
             warmup: Duration::ZERO,
             ramp: None,
+            stages: Stages::default(),
             timeout: Duration::from_secs(1),
             memory_budget: crate::engine::limits::DEFAULT_MEMORY_BUDGET,
         }

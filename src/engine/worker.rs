@@ -78,7 +78,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     crate::sys::fd_table::own_fd_table();
     let spec = args.spec.clone();
     let deadline_ns = match spec.shape.plan {
-        Plan::Duration(d) => Some(args.measure_start_ns + d.as_nanos() as u64),
+        Plan::Duration(_) => spec.shape.deadline().map(|d| d.as_nanos() as u64),
         _ => None,
     };
     let mut ctx = new_ctx(&args, deadline_ns)?;
@@ -141,11 +141,12 @@ fn new_ctx<F: SessionFactory>(
         stats: WorkerStats::new(spec.shape.rate.is_some()),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
-        // The interval and ramp every slot's schedule shares (each keeps its offset).
+        // The interval and rate curve every slot's schedule shares (each keeps its
+        // offset).
         schedule: spec
             .shape
             .rate
-            .map(|r| Schedule::new(r, 0, total, spec.shape.ramp)),
+            .map(|r| Schedule::new(r, 0, total, spec.shape.curve())),
         busy: BusyPool::new(spec.shape.pipeline),
         kept: 0,
         kept_share: spec.shape.memory_budget / spec.shape.threads.max(1),
@@ -244,24 +245,22 @@ fn start_slots<F: SessionFactory>(
     let mut conns: Vec<Conn<F::Session>> = (0..n)
         .map(|slot| {
             let g = first + slot;
-            Conn::new(
-                spec.shape
-                    .rate
-                    .map(|r| Schedule::new(r, g, total, spec.shape.ramp)),
-            )
+            let offset = ctx.schedule.as_ref().map(|s| s.offset_of(g, total));
+            Conn::new(offset, ctx.schedule.as_ref())
         })
         .collect();
-    let fresh = spec.shape.ramp.is_none() && !batch && ctx.admission.limited();
+    // In open loop the ramp shapes the rate (`spec.curve`), not the connection starts:
+    // every connection opens at once, so none skips a send the rate asked for.
+    let spread = spec
+        .shape
+        .ramp
+        .filter(|_| !batch && spec.shape.rate.is_none());
+    let fresh = spread.is_none() && !batch && ctx.admission.limited();
     if fresh {
         ctx.admission.wait_fresh(n as u32);
     }
     for (slot, c) in conns.iter_mut().enumerate().filter(|_| !fresh) {
-        let g = first + slot;
-        let at = match (batch, spec.shape.ramp) {
-            (false, Some(r)) => r.start_of(g, total),
-            _ => 0,
-        };
-        c.skip_schedule_until(at, ctx.schedule);
+        let at = spread.map_or(0, |r| r.start_of(first + slot, total));
         if at == 0 {
             c.begin(slot as u32, ctx);
         } else {
@@ -604,7 +603,7 @@ fn release<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Session>]) 
     ctx.released = true;
     let now = ctx.now();
     for (slot, c) in conns.iter_mut().enumerate() {
-        c.skip_schedule_until(now, ctx.schedule);
+        c.skip_schedule_until(now, ctx.schedule.as_ref());
         if c.state == State::Running {
             c.on_timer(slot as u32, ctx);
         }

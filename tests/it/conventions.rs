@@ -208,6 +208,7 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--warmup" => vec!["--warmup", "1s"],
         "--ramp" => vec!["--ramp", "1s"],
         "--ramp-measured" => vec!["--ramp", "1s", "--ramp-measured"],
+        "--stages" => vec!["--stages", "1s:10"],
         "--timeout" => vec!["--timeout", "5s"],
         "--memory-budget" => vec!["--memory-budget", "512m"],
         "--threshold" => vec!["--threshold", "p99<1s"],

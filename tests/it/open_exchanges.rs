@@ -176,6 +176,7 @@ fn run_with(
             rate: None,
             warmup: Duration::ZERO,
             ramp: None,
+            stages: Default::default(),
             timeout,
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },

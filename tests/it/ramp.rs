@@ -265,3 +265,109 @@ fn a_connect_churn_ramp_is_counted_apart_and_adds_up_to_the_servers_accepts() {
         assert!(r.json()["connect"]["ramp"].is_null());
     }
 }
+
+/// A byte-echo server on 127.0.0.1 that counts every byte it receives.
+fn echo_counting_bytes() -> (u16, Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let received = Arc::new(AtomicU64::new(0));
+    let counted = received.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let counted = counted.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_nodelay(true);
+                let mut buf = [0u8; 16 * 1024];
+                while let Ok(n) = s.read(&mut buf) {
+                    counted.fetch_add(n as u64, Ordering::Relaxed);
+                    if n == 0 || s.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, received)
+}
+
+/// Frames of 64 payload bytes (92 on the wire) the server received, once it has read
+/// the `expected` (or 5 s went by: the assertion then shows what it had).
+fn frames(received: &Arc<std::sync::atomic::AtomicU64>, expected: u64) -> u64 {
+    let now = || received.load(std::sync::atomic::Ordering::Relaxed) / 92;
+    let _ = crate::common::wait_until(std::time::Duration::from_secs(5), || now() >= expected);
+    now()
+}
+
+#[test]
+fn an_open_loop_ramp_sends_its_integral_and_the_duration_follows_it() {
+    // -R 1000 --ramp 2s: 1000 requests in the ramp (R T / 2), then 2000 in the 2 s
+    // after it, measured or not: the schedule is the run's, whenever connections open.
+    for measured in [false, true] {
+        let (port, received) = echo_counting_bytes();
+        let target = format!("127.0.0.1:{port}");
+        let mut args = vec![
+            "echo", &target, "-R", "1000", "--ramp", "2s", "-d", "2s", "-c", "4",
+        ];
+        if measured {
+            args.push("--ramp-measured");
+        }
+        let r = run_json(&args);
+        let sent = r.u("/totals/sent");
+        let in_ramp = r.json()["warmup"]["sent"].as_u64().unwrap_or(0);
+        if measured {
+            assert!(sent.abs_diff(3000) <= 4, "{}", r.explain());
+        } else {
+            assert!(in_ramp.abs_diff(1000) <= 4, "{}", r.explain());
+            assert!(sent.abs_diff(2000) <= 4, "{}", r.explain());
+        }
+        assert_eq!(
+            frames(&received, sent + in_ramp),
+            sent + in_ramp,
+            "the server's count"
+        );
+    }
+}
+
+#[test]
+fn rate_stages_send_each_stage_s_integral() {
+    // 0 -> 1000/s over 1 s (500), held 1 s (1000), 1000 -> 0 over 1 s (500).
+    let (port, received) = echo_counting_bytes();
+    let target = format!("127.0.0.1:{port}");
+    let r = run_json(&[
+        "echo",
+        &target,
+        "--stages",
+        "1s:1000,1s:1000,1s:0",
+        "-c",
+        "3",
+    ]);
+    let sent = r.u("/totals/sent");
+    assert!(sent.abs_diff(2000) <= 3, "{}", r.explain());
+    assert_eq!(frames(&received, sent), sent, "the server's count");
+    assert_eq!(r.json()["config"]["stages"][1]["target_per_s"], 1000.0);
+}
+
+#[test]
+fn bad_stages_are_refused_in_one_sentence() {
+    for (extra, says) in [
+        (&["--stages", "1s"][..], "is not DURATION:TARGET"),
+        (&["--stages", "0s:10"][..], "lasts no time"),
+        (&["--stages", "1s:-3"][..], "0 or more"),
+        (&["--stages", "1s:10", "--ramp", "1s"][..], "--ramp"),
+        (
+            &["--stages", "1s:10", "--search", "p99<5ms"][..],
+            "--search",
+        ),
+    ] {
+        let mut args = vec!["echo", "127.0.0.1:9"];
+        args.extend_from_slice(extra);
+        let out = std::process::Command::new(crate::common::bin())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -240,6 +240,7 @@ fn spec(
             rate: Some(rate),
             warmup: Duration::ZERO,
             ramp: None,
+            stages: Default::default(),
             timeout: Duration::from_secs(5),
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },

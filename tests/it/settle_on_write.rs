@@ -223,6 +223,7 @@ fn run(goodbye: bool, requests: u64, size: usize, rate: Option<f64>) -> (EngineO
             rate,
             warmup: Duration::ZERO,
             ramp: None,
+            stages: Default::default(),
             timeout: Duration::from_secs(5),
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
         },

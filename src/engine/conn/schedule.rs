@@ -7,25 +7,15 @@ use crate::engine::ramp::Schedule;
 use crate::engine::session::{ClientSession, SessionFactory};
 
 impl<S: ClientSession> Conn<S> {
-    /// Open loop: skips the sends scheduled before this slot's first start (the ramp
-    /// spreads connection starts; what a slot could not send before it started is not
-    /// a backlog).
-    pub fn skip_schedule_until(&mut self, t: u64, shared: Option<Schedule>) {
-        if let Some(s) = self.schedule(shared) {
+    /// Open loop: skips the sends scheduled before `t` (a held connection released:
+    /// what it would have sent before is not a backlog).
+    pub fn skip_schedule_until(&mut self, t: u64, shared: Option<&Schedule>) {
+        if let Some(s) = shared.filter(|_| self.open) {
             while self.next_intended < t {
                 self.sent_k += 1;
-                self.next_intended = s.intended(self.sent_k);
+                self.next_intended = s.intended(self.offset_ns, self.sent_k);
             }
         }
-    }
-
-    /// Open loop: this slot's schedule, from the worker's (`shared`) and its offset.
-    #[inline]
-    fn schedule(&self, shared: Option<Schedule>) -> Option<Schedule> {
-        shared.filter(|_| self.open).map(|s| Schedule {
-            offset_ns: self.offset_ns,
-            ..s
-        })
     }
 
     /// Open loop: sends every request whose intended time has come.
@@ -34,7 +24,12 @@ impl<S: ClientSession> Conn<S> {
         now: u64,
         ctx: &mut Ctx<F>,
     ) {
-        let Some(schedule) = self.schedule(ctx.schedule) else {
+        if !self.open {
+            return;
+        }
+        // Taken out of the worker's context for the loop (a move, no count kept) and
+        // put back after it: the sends below borrow the context.
+        let Some(schedule) = ctx.schedule.take() else {
             return;
         };
         // Counted per call, not per request: (count, bytes) for warm-up and measured.
@@ -54,13 +49,14 @@ impl<S: ClientSession> Conn<S> {
                 }
             }
             self.sent_k += 1;
-            self.next_intended = schedule.intended(self.sent_k);
+            self.next_intended = schedule.intended(self.offset_ns, self.sent_k);
             let before = ctx.out.len();
             self.push_requests(1, intended, now, measured, ctx);
             let t = &mut tally[measured as usize];
             t.0 += 1;
             t.1 += (ctx.out.len() - before) as u64;
         }
+        ctx.schedule = Some(schedule);
         for (measured, (count, bytes)) in [(false, tally[0]), (true, tally[1])] {
             if count > 0 {
                 ctx.stats.record_sent(measured, count, bytes);

@@ -118,7 +118,8 @@ pub(super) fn work<'a>(busy: &'a mut Option<Box<Busy>>, pool: &mut BusyPool) -> 
 }
 
 impl<S: ClientSession> Conn<S> {
-    pub fn new(schedule: Option<Schedule>) -> Self {
+    /// `offset`: open loop, this connection's place in the run's `schedule`.
+    pub fn new(offset: Option<f64>, schedule: Option<&Schedule>) -> Self {
         Conn {
             fd: -1,
             gen: 0,
@@ -130,9 +131,12 @@ impl<S: ClientSession> Conn<S> {
             answered: 0,
             local_budget: OptU64::NONE,
             prepaid: false,
-            next_intended: schedule.map_or(0, |s| s.intended(0)),
-            offset_ns: schedule.map_or(0.0, |s| s.offset_ns),
-            open: schedule.is_some(),
+            next_intended: match (offset, schedule) {
+                (Some(o), Some(s)) => s.intended(o, 0),
+                _ => 0,
+            },
+            offset_ns: offset.unwrap_or(0.0),
+            open: offset.is_some(),
             sent_k: 0,
             phase_began: 0,
             began: 0,
