@@ -54,9 +54,15 @@ mod tests {
     fn a_probe_needs_the_answer_it_names() {
         // Below the ephemeral range (net::free_port): once this listener is gone, no
         // parallel test's bind to port 0 or outgoing connection can take its port, so
-        // "nobody listens any more" stays true.
-        let port = crate::net::free_port::free_port("127.0.0.1").unwrap();
-        let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        // "nobody listens any more" stays true. Another process's tests pick ports
+        // there too, and may take one between free_port's check and this bind: the
+        // next port is tried then.
+        let l = (0..32)
+            .find_map(|_| {
+                let port = crate::net::free_port::free_port("127.0.0.1").ok()?;
+                TcpListener::bind(("127.0.0.1", port)).ok()
+            })
+            .expect("a free port below the ephemeral range");
         let addr = l.local_addr().unwrap();
         let t = std::thread::spawn(move || {
             for (i, c) in l.incoming().take(2).enumerate() {
