@@ -29,15 +29,6 @@ r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(f"{code}\t{r.ru_utime + r.ru_stime:.3f}\t{wall:.3f}")
 PY
 
-start_nginx_h2c() {
-    start_nginx nolog
-    stop_nginx
-    sed -i "s#listen 127.0.0.1:$PORT;#listen 127.0.0.1:$PORT http2;#" "$NGINX_DIR/nginx.conf"
-    taskset -c 0 "$NGINX" -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR/" 2>/dev/null &
-    PID=$!
-    wait_port "$PORT" || { echo "!! nginx (h2c) did not start" >&2; exit 1; }
-}
-
 measure() { # ROUND GENERATOR
     local tag=r$1_$2 url timing
     PORT=$((PORT + 1))

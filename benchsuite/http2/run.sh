@@ -19,16 +19,6 @@ TICK=$(getconf CLK_TCK)
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# nginx's benchmark configuration with its listener speaking h2c.
-start_nginx_h2c() {
-    start_nginx nolog
-    stop_nginx
-    sed -i "s#listen 127.0.0.1:$PORT;#listen 127.0.0.1:$PORT http2;#" "$NGINX_DIR/nginx.conf"
-    taskset -c 0 "$NGINX" -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR/" 2>/dev/null &
-    PID=$!
-    wait_port "$PORT" || { echo "!! nginx (h2c) did not start" >&2; exit 1; }
-}
-
 start_wirebench() {
     taskset -c 0 "$WB" serve http --listen "127.0.0.1:$PORT" --threads 1 >"$OUT/$1.serve.stdout" 2>&1 &
     PID=$!

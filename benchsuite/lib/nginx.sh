@@ -30,3 +30,14 @@ start_nginx() { # log|nolog
 
 # Stops it gracefully (SIGQUIT: nginx finishes what it has in hand, its log complete).
 stop_nginx() { stop_server QUIT; }
+
+# start_nginx_h2c: as start_nginx nolog, its listener speaking h2c (HTTP/2 by prior
+# knowledge, `listen ... http2`).
+start_nginx_h2c() {
+    start_nginx nolog
+    stop_nginx
+    sed -i "s#listen 127.0.0.1:$PORT;#listen 127.0.0.1:$PORT http2;#" "$NGINX_DIR/nginx.conf"
+    taskset -c 0 "$NGINX" -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR/" 2>/dev/null &
+    PID=$!
+    wait_port "$PORT" || { echo "!! nginx (h2c) did not start" >&2; exit 1; }
+}
