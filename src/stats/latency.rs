@@ -100,22 +100,9 @@ impl Latency {
     }
 
     pub fn summary(&self) -> LatencySummary {
-        let us = |ns: u64| ns as f64 / 1e3;
-        let h = match self.h.as_ref() {
-            Some(h) if !h.is_empty() => h,
-            _ => return LatencySummary::default(),
-        };
-        LatencySummary {
-            count: h.len(),
-            min: us(h.min()),
-            mean: h.mean() / 1e3,
-            stdev: h.stdev() / 1e3,
-            p50: us(h.value_at_quantile(0.50)),
-            p90: us(h.value_at_quantile(0.90)),
-            p99: us(h.value_at_quantile(0.99)),
-            p99_9: us(h.value_at_quantile(0.999)),
-            p99_99: us(h.value_at_quantile(0.9999)),
-            max: us(h.max()),
+        match self.h.as_ref() {
+            Some(h) => LatencySummary::of(h),
+            None => LatencySummary::default(),
         }
     }
 
@@ -164,6 +151,28 @@ pub struct LatencySummary {
     pub p99_9: f64,
     pub p99_99: f64,
     pub max: f64,
+}
+
+impl LatencySummary {
+    /// The percentiles of `h` (nanoseconds) in microseconds; zeros when it is empty.
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let us = |ns: u64| ns as f64 / 1e3;
+        LatencySummary {
+            count: h.len(),
+            min: us(h.min()),
+            mean: h.mean() / 1e3,
+            stdev: h.stdev() / 1e3,
+            p50: us(h.value_at_quantile(0.50)),
+            p90: us(h.value_at_quantile(0.90)),
+            p99: us(h.value_at_quantile(0.99)),
+            p99_9: us(h.value_at_quantile(0.999)),
+            p99_99: us(h.value_at_quantile(0.9999)),
+            max: us(h.max()),
+        }
+    }
 }
 
 /// Serde for a summary that is null when it summarises nothing: a figure that does

@@ -50,22 +50,9 @@ impl EntryLatency {
 
     /// Percentiles in microseconds, as the run's (`latency_us`).
     pub fn summary(&self) -> LatencySummary {
-        let us = |ns: u64| ns as f64 / 1e3;
-        match &self.0 {
-            Some(h) if !h.is_empty() => LatencySummary {
-                count: h.len(),
-                min: us(h.min()),
-                mean: h.mean() / 1e3,
-                stdev: h.stdev() / 1e3,
-                p50: us(h.value_at_quantile(0.50)),
-                p90: us(h.value_at_quantile(0.90)),
-                p99: us(h.value_at_quantile(0.99)),
-                p99_9: us(h.value_at_quantile(0.999)),
-                p99_99: us(h.value_at_quantile(0.9999)),
-                max: us(h.max()),
-            },
-            _ => LatencySummary::default(),
-        }
+        self.0
+            .as_ref()
+            .map_or_else(LatencySummary::default, LatencySummary::of)
     }
 
     /// HdrHistogram V2 with deflate, base64, as the run's histogram is stored.
