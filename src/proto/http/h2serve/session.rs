@@ -331,18 +331,8 @@ impl H2Session {
             self.block_for = BlockFor::Request { stream, end_stream };
         }
         self.continuations = 0;
-        let whole = match self
-            .assembly
-            .first(stream, end_headers, block)
-            .map_err(Fault::of_block)?
-        {
-            Block::Open => false,
-            Block::Done(b) => {
-                decode(&mut self.decoder, &mut self.req, b)?;
-                true
-            }
-        };
-        if whole {
+        let step = self.assembly.first(stream, end_headers, block);
+        if decode_when_whole(&mut self.decoder, &mut self.req, step)? {
             self.block_done(out, fig)?;
         }
         Ok(())
@@ -364,18 +354,8 @@ impl H2Session {
                 "more CONTINUATION frames than a header block may take",
             ));
         }
-        let whole = match self
-            .assembly
-            .more(stream, end, block)
-            .map_err(Fault::of_block)?
-        {
-            Block::Open => false,
-            Block::Done(b) => {
-                decode(&mut self.decoder, &mut self.req, b)?;
-                true
-            }
-        };
-        if whole {
+        let step = self.assembly.more(stream, end, block);
+        if decode_when_whole(&mut self.decoder, &mut self.req, step)? {
             self.block_done(out, fig)?;
         }
         Ok(())
@@ -747,6 +727,22 @@ impl H2Session {
 }
 
 /// Decodes a whole header block into `req`.
+/// A HEADERS or CONTINUATION frame's step of its header block: once the block is whole,
+/// decoded into `req`. Whether it is whole.
+fn decode_when_whole(
+    decoder: &mut HeaderDecoder,
+    req: &mut Request,
+    step: Result<Block<'_>, FrameError>,
+) -> Result<bool, Fault> {
+    match step.map_err(Fault::of_block)? {
+        Block::Open => Ok(false),
+        Block::Done(b) => {
+            decode(decoder, req, b)?;
+            Ok(true)
+        }
+    }
+}
+
 fn decode(decoder: &mut HeaderDecoder, req: &mut Request, block: &[u8]) -> Result<(), Fault> {
     req.clear();
     decoder
