@@ -53,17 +53,8 @@ fn python_server(py: &Path, code: u32, message: &str) -> (Proc, u16) {
 }
 
 /// SIGTERM, then the server's counts: (calls, ok, request bytes).
-fn python_counts(mut p: Proc) -> (u64, u64, u64) {
-    p.terminate();
-    p.finish(Duration::from_secs(30));
-    let out = p.stdout();
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("calls "))
-        .unwrap_or_else(|| panic!("no counts from the grpcio server:\n{out}\n{}", p.stderr()));
-    let w: Vec<&str> = line.split(' ').collect();
-    let n = |i: usize| w[i].parse::<u64>().expect("a count");
-    (n(1), n(3), n(5))
+fn python_counts(p: Proc) -> (u64, u64, u64) {
+    peer_counts(p, "calls ", Duration::from_secs(30))
 }
 
 /// The grpcio client: `count` calls of `method` with `size`-byte messages; its line.

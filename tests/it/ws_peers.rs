@@ -65,17 +65,8 @@ fn python_server(python: &str, ping_ms: u32) -> (Proc, u16) {
 }
 
 /// SIGTERM, then the server's counts line: (messages, text, binary).
-fn python_counts(mut p: Proc) -> (u64, u64, u64) {
-    p.terminate();
-    p.finish(Duration::from_secs(20));
-    let out = p.stdout();
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("messages "))
-        .unwrap_or_else(|| panic!("no counts from the Python server:\n{out}\n{}", p.stderr()));
-    let w: Vec<&str> = line.split(' ').collect();
-    let n = |i: usize| w[i].parse::<u64>().expect("a count");
-    (n(1), n(3), n(5))
+fn python_counts(p: Proc) -> (u64, u64, u64) {
+    peer_counts(p, "messages ", Duration::from_secs(20))
 }
 
 #[test]

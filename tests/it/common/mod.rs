@@ -632,3 +632,24 @@ pub fn closing_line(out: &str) -> &str {
         .find(|l| !l.contains(": interference: "))
         .unwrap_or("")
 }
+
+/// SIGTERM to a peer server of our own (tests/peers/*.py), then its counts line, the one
+/// starting with `prefix` ("calls 10 ok 10 bytes 60"): the numbers after its 1st, 3rd
+/// and 5th words.
+pub fn peer_counts(mut p: Proc, prefix: &str, within: Duration) -> (u64, u64, u64) {
+    p.terminate();
+    p.finish(within);
+    let out = p.stdout();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| {
+            panic!(
+                "no '{prefix}' counts from the peer server:\n{out}\n{}",
+                p.stderr()
+            )
+        });
+    let w: Vec<&str> = line.split(' ').collect();
+    let n = |i: usize| w[i].parse::<u64>().expect("a count");
+    (n(1), n(3), n(5))
+}
