@@ -7,6 +7,20 @@
 use crate::common::*;
 use serde_json::Value;
 
+/// Whether the result's `machine.interference` marks the run: a CPU it used where
+/// others (or the hypervisor) took over 5% of the window.
+fn marked_busy(r: &Value) -> bool {
+    let cpus = r["machine"]["interference"]["cpus"].as_array();
+    cpus.into_iter().flatten().any(|c| {
+        let window = c["window_s"].as_f64().unwrap_or(0.0);
+        let took = c["others_s"]
+            .as_f64()
+            .unwrap_or(0.0)
+            .max(c["steal_s"].as_f64().unwrap_or(0.0));
+        window > 0.0 && took > 0.05 * window
+    })
+}
+
 #[test]
 fn a_search_over_a_known_server_ends_near_its_capacity() {
     let server = Served::start(&["--threads", "1", "--delay", "10ms"]);
@@ -30,7 +44,12 @@ fn a_search_over_a_known_server_ends_near_its_capacity() {
     let r = out.json();
     let s = &r["search"];
     let pass = s["highest_pass_per_s"].as_f64().expect("a rate passed");
-    assert!((800.0..=1100.0).contains(&pass), "{pass}\n{}", out.stdout);
+    // Where other processes took the CPUs (a build, a hog), one step's p99 can fail
+    // from that alone and end the search lower; the run marks itself so, by the rule
+    // the suite's verdict uses, and then the closed-form range is not the claim.
+    if !marked_busy(&r) {
+        assert!((800.0..=1100.0).contains(&pass), "{pass}\n{}", out.stdout);
+    }
     let fail = s["first_fail_per_s"].as_f64().expect("-R 4,000 fails");
     assert!(pass < fail, "{pass} {fail}");
     assert_eq!(s["upper_per_s"], 4000.0);
