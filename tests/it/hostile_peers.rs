@@ -1,5 +1,5 @@
 //! The load client against hostile servers written here: a WebSocket server that floods
-//! pings while it reads slowly, one whose pings cross our close frame, RESP servers
+//! pings while it reads slowly, one whose pings cross our close frame, one that resets after its close, RESP servers
 //! that answer HELLO with a 3 MB map or 100,000 pushes first, and one that feeds
 //! endless bulk strings. Each on both load loops (io_uring, epoll): exact counts, the
 //! accounting, and the client's peak RSS (VmHWM of the spawned binary).
@@ -217,6 +217,45 @@ fn pings_crossing_the_close_end_in_a_clean_close_on_both_loops() {
             assert_eq!(r.u("/ws/pings_answered_closing"), 400, "{why}");
             assert_eq!(r.u("/ws/pings_answered"), 400, "{why}");
             assert_eq!(r.u("/totals/events"), 400, "{why}");
+        }
+    }
+}
+
+/// An echo server that answers the client's close with a ping and its own close in
+/// one write, then resets the connection (SO_LINGER 0): RFC 6455 7.1.1 lets a server
+/// close first, and the pong our client owes meets a reset socket while the server's
+/// close already waits in its input.
+fn ping_close_reset(mut s: TcpStream) {
+    let Some(mut buf) = upgrade(&mut s) else {
+        return;
+    };
+    let mut chunk = vec![0u8; 64 * 1024];
+    let ignored = AtomicU64::new(0);
+    while !matches!(frames(&mut buf, &mut s, &ignored), Some(Seen::Close)) {
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let mut out = pings(1);
+    codec::write_close(&mut out, 1000, None);
+    let _ = s.write_all(&out);
+    let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
+}
+
+#[test]
+fn a_server_that_resets_after_its_close_ends_in_a_clean_close_on_both_loops() {
+    let server = Foreign::start(ping_close_reset);
+    let url = format!("ws://{}/", server.addr_string());
+    for which in LOOPS {
+        for round in 0..3 {
+            let (r, _) = run_on(which, &["ws", &url, "-c", "4", "-t", "1", "-n", "40"]);
+            let why = format!("{which} round {round}: {}", r.explain());
+            assert_eq!(r.code, 0, "{why}");
+            assert_eq!(r.u("/totals/ok"), 40, "{why}");
+            assert_eq!(r.u("/totals/connect_errors"), 0, "{why}");
+            assert_eq!(r.u("/ws/clean_closes"), 4, "{why}");
+            assert_eq!(r.u("/ws/pings_answered_closing"), 4, "{why}");
         }
     }
 }

@@ -134,16 +134,25 @@ impl<S: ClientSession> Conn<S> {
             } else {
                 session.close(input, &mut ctx.out, figures, count)
             };
-            if let Err(k) = self
+            let sent = self
                 .send(slot, ctx)
-                .and_then(|()| self.answer_owed(slot, ctx))
-            {
-                let e = ConnectError {
-                    kind: ErrorKind::ConnectFailed,
-                    detail: format!("{}: {}", self.exchange_name(), k.name()),
-                    errno: 0,
-                };
-                return self.exchange_failed(slot, ctx, opening, e);
+                .and_then(|()| self.answer_owed(slot, ctx));
+            if let Err(k) = sent {
+                if opening || k != ErrorKind::Reset {
+                    let e = ConnectError {
+                        kind: ErrorKind::ConnectFailed,
+                        detail: format!("{}: {}", self.exchange_name(), k.name()),
+                        errno: 0,
+                    };
+                    return self.exchange_failed(slot, ctx, opening, e);
+                }
+                // The server may close first once both Close frames are out (RFC 6455
+                // 7.1.1), resetting a socket our answer to its last ping reached too
+                // late; its Close may still wait in our input. What we meant to send
+                // is dropped and the input read on, as a failed SEND completion in the
+                // closing handshake is on io_uring (`on_sent`): both cores accept the
+                // same closes.
+                self.drop_output(ctx);
             }
             match step {
                 Setup::Done { used } => {

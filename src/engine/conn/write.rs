@@ -79,6 +79,15 @@ impl<S: ClientSession> Conn<S> {
         }
     }
 
+    /// Forgets what was to be written: the turn's shared output and the slot's own
+    /// (the socket is gone; the next connection must not inherit these bytes).
+    pub(super) fn drop_output<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
+        ctx.out.clear();
+        if let Some(b) = self.busy.as_mut() {
+            b.output.clear();
+        }
+    }
+
     /// Writes what the session held back until the connection's earlier output was
     /// out (`ClientSession::owed`: a pong for the latest ping), once it is.
     pub(super) fn answer_owed<F: SessionFactory<Session = S>>(
