@@ -159,6 +159,22 @@ pub struct ClientArgs {
         hide_short_help = true
     )]
     pub ca: Option<PathBuf>,
+    /// TLS: this client's certificate (chain), PEM, for servers that ask for one (mutual TLS); with --key.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "TLS",
+        hide_short_help = true
+    )]
+    pub cert: Option<PathBuf>,
+    /// TLS: the private key of --cert, PEM.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "TLS",
+        hide_short_help = true
+    )]
+    pub key: Option<PathBuf>,
     #[command(flatten)]
     pub shard: ShardArgs,
 }
@@ -251,6 +267,9 @@ pub struct ServerArgs {
     /// TLS private key, PEM.
     #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub key: Option<PathBuf>,
+    /// With --tls: require every client to show a certificate signed by a CA in FILE, PEM (mutual TLS).
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub client_ca: Option<PathBuf>,
     /// Print counters every INTERVAL and at exit [default interval: 5s].
     #[arg(long, value_name = "INTERVAL", num_args = 0..=1, default_missing_value = "5s")]
     pub stats: Option<String>,

@@ -1,6 +1,7 @@
 //! Addresses, listeners, socket options and TLS configurations.
 
 pub mod addr;
+pub mod alpn_probe;
 pub mod epoll;
 pub mod free_port;
 pub mod listen;

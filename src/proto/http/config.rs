@@ -57,10 +57,16 @@ pub struct HttpArgs {
     /// Check that every response body equals the request body (an echo server).
     #[arg(long, hide_short_help = true)]
     pub expect_echo: bool,
-    /// Speak HTTP/2 over plain TCP (h2c, prior knowledge): each request is a stream.
+    /// Speak only HTTP/2, each request a stream: h2c by prior knowledge for http://, h2 by ALPN for https:// (https:// offers h2 and http/1.1 without it).
     #[arg(long)]
     pub h2: bool,
-    /// With --h2: streams in flight per connection, as h2load's -m [default: 1].
+    /// Speak only HTTP/1.1: for https://, offer only http/1.1 by ALPN.
+    #[arg(long = "http1.1", hide_short_help = true)]
+    pub http1_1: bool,
+    /// What the server chose by ALPN before the run (`alpn::speak_h2`), not a flag.
+    #[arg(skip)]
+    pub alpn: Option<String>,
+    /// With HTTP/2: streams in flight per connection, as h2load's -m [default: 1].
     #[arg(long, value_name = "N", hide_short_help = true)]
     pub max_streams: Option<usize>,
     /// Send the requests of FILE by weight: vegeta's targets format, or TOML (FILE.toml)
@@ -118,8 +124,11 @@ pub struct HttpConfig {
     pub accept: StatusSet,
     pub accept_text: String,
     pub expect_echo: bool,
-    /// HTTP/2 (h2c, prior knowledge) instead of HTTP/1.1.
+    /// HTTP/2 (h2c by prior knowledge, or h2 by ALPN over TLS) instead of HTTP/1.1.
     pub h2: bool,
+    /// What the server chose by ALPN before the run, when the load asked
+    /// (`alpn::speak_h2`): "h2", "http/1.1", "none".
+    pub alpn: Option<String>,
     /// `--request-set`: the requests sent by weight, instead of one request.
     pub set: Option<RequestSet>,
 }
@@ -152,7 +161,7 @@ fn h2_streams(a: &HttpArgs, shared: &LoadArgs, url: Option<&Url>) -> Result<Opti
     if !a.h2 {
         if a.max_streams.is_some() {
             return Err(Error::usage(
-                "--max-streams counts HTTP/2 streams: add --h2 (HTTP/1.1 pipelines with --pipeline)",
+                "--max-streams counts HTTP/2 streams: add --h2, or give an https:// URL of a server that speaks HTTP/2 (HTTP/1.1 pipelines with --pipeline)",
             ));
         }
         return Ok(None);
@@ -169,10 +178,7 @@ fn h2_streams(a: &HttpArgs, shared: &LoadArgs, url: Option<&Url>) -> Result<Opti
     }
     let refuse = |why: &str| Err(Error::usage(why.to_string()));
     match url {
-        None => refuse("the built-in server speaks HTTP/1.1: give --h2 the http:// URL of an HTTP/2 server"),
-        Some(u) if u.tls => refuse(
-            "--h2 speaks h2c (HTTP/2 over plain TCP, prior knowledge): give an http:// URL",
-        ),
+        None => refuse("the built-in server speaks HTTP/1.1: give --h2 the http:// or https:// URL of an HTTP/2 server"),
         _ if shared.pipeline != 1 => {
             refuse("with --h2, requests in flight per connection are streams: use --max-streams, not --pipeline")
         }
@@ -287,6 +293,7 @@ impl HttpConfig {
                 accept_text,
                 expect_echo: a.expect_echo,
                 h2: a.h2,
+                alpn: a.alpn.clone(),
                 set,
             },
         })
@@ -325,6 +332,7 @@ impl HttpConfig {
         v["expect_status"] = json!(self.accept_text);
         v["expect_echo"] = json!(self.expect_echo);
         v["http_version"] = json!(if self.h2 { "2" } else { "1.1" });
+        v["alpn"] = json!(self.alpn);
         if let Some(set) = &self.set {
             v["request_set"] = json!({
                 "file": set.file.display().to_string(),
