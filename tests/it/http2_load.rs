@@ -152,8 +152,8 @@ fn http2_flags_are_refused_in_one_sentence() {
             "the URL scheme 'ws' is not supported",
         ),
         (
-            &["http", "--h2", "https://127.0.0.1:9/"][..],
-            "give an http:// URL",
+            &["http", "--h2", "--http1.1", "https://127.0.0.1:9/"][..],
+            "choose one of --h2 and --http1.1",
         ),
         (
             &["http", "--h2", "http://127.0.0.1:9/", "--pipeline", "4"][..],

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# HTTP/2 generators against nginx over TLS (h2 chosen by ALPN, one worker on CPU 0, a
+# self-signed ECDSA P-256 certificate made here with openssl; neither client verifies
+# it: h2load never does, wirebench with --insecure): `wirebench http --h2 https://`
+# vs h2load, both on CPU 1 with one thread, C connections and M
+# streams each, N requests: req/s and requests per generator CPU-second (user + system
+# time of the generator process, from getrusage of the child). Each count is the tool's
+# own: h2load's succeeded, wirebench's totals.ok, each held to N. ROUNDS rounds, the
+# order swapped every round.
+#
+# Usage: flock -x /work/locks/bench.lock bash benchsuite/http2/tls.sh
+# Knobs: ROUNDS=3 N=300000 C=50 M=10 BASE_PORT=19300
+#        WIREBENCH=path (default target/release/wirebench) OUT=benchsuite/runs/<date>/http2-tls
+set -euo pipefail
+# shellcheck source=../lib/nginx.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http2-tls
+knobs ROUNDS=3 N=300000 C=50 M=10 BASE_PORT=19300
+WB=${WIREBENCH:-${CARGO_TARGET_DIR:-$REPO/target}/release/wirebench}
+need_tools h2load taskset python3 openssl
+PORT=$BASE_PORT
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+
+# start_nginx_h2_tls: as start_nginx nolog, its listener speaking TLS with h2 by ALPN.
+start_nginx_h2_tls() {
+    start_nginx nolog
+    stop_nginx
+    sed -i "s#listen 127.0.0.1:$PORT;#listen 127.0.0.1:$PORT ssl http2; ssl_certificate $WORK/cert.pem; ssl_certificate_key $WORK/key.pem;#" "$NGINX_DIR/nginx.conf"
+    taskset -c 0 "$NGINX" -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR/" 2>/dev/null &
+    PID=$!
+    wait_port "$PORT" || { echo "!! nginx (h2 over TLS) did not start" >&2; exit 1; }
+}
+
+# The generator's command under a Python parent that reports its CPU time and wall time.
+cat >"$WORK/timed.py" <<'PY'
+import resource, subprocess, sys, time
+out = sys.argv[1]
+t0 = time.monotonic()
+with open(out, "w") as f:
+    code = subprocess.call(sys.argv[2:], stdout=f, stderr=subprocess.STDOUT)
+wall = time.monotonic() - t0
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{code}\t{r.ru_utime + r.ru_stime:.3f}\t{wall:.3f}")
+PY
+
+measure() { # ROUND GENERATOR
+    local tag=r$1_$2 url timing
+    PORT=$((PORT + 1))
+    start_nginx_h2_tls
+    url="https://127.0.0.1:$PORT/"
+    if [[ $2 == h2load ]]; then
+        timing=$(taskset -c 1 python3 "$WORK/timed.py" "$OUT/$tag.out" h2load -t 1 -n "$N" -c "$C" -m "$M" "$url")
+    else
+        timing=$(taskset -c 1 python3 "$WORK/timed.py" "$OUT/$tag.out" "$WB" http --h2 "$url" --insecure -t 1 -c "$C" --max-streams "$M" -n "$N" --json "$OUT/$tag.json")
+    fi
+    stop_nginx
+    python3 - "$1" "$2" "$timing" "$OUT/$tag.out" "$OUT/$tag.json" "$N" >>"$OUT/raw.tsv" <<'PY'
+import json, re, sys
+rnd, gen, timing, out, js, n = sys.argv[1:]
+code, cpu, wall = timing.split("\t")
+if gen == "h2load":
+    text = open(out).read()
+    ok = int(re.search(r"(\d+) succeeded", text).group(1))
+    rps = float(re.search(r"finished in [\d.]+m?s, ([\d.]+) req/s", text).group(1))
+else:
+    r = json.load(open(js))
+    ok = r["totals"]["ok"]
+    rps = ok / r["elapsed_s"]
+assert code == "0", f"{gen} exited {code}"
+assert ok == int(n), f"{gen} counted {ok} of {n}"
+print(f"{rnd}\t{gen}\t{ok}\t{float(cpu):.3f}\t{ok / float(cpu):.0f}\t{rps:.0f}")
+PY
+    tail -n 1 "$OUT/raw.tsv" >&2
+}
+
+printf 'round\tgenerator\trequests\tgenerator_cpu_s\treq_per_generator_cpu_s\treq_per_s\n' >"$OUT/raw.tsv"
+for ((round = 1; round <= ROUNDS; round++)); do
+    if ((round % 2)); then order="wirebench h2load"; else order="h2load wirebench"; fi
+    for gen in $order; do measure "$round" "$gen"; done
+done
+python3 - "$OUT/raw.tsv" >"$OUT/summary.txt" <<'PY'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
+by = {}
+for rnd, gen, _, _, per_cpu, rps in rows:
+    by.setdefault(rnd, {})[gen] = (float(per_cpu), float(rps))
+cpu = [r["wirebench"][0] / r["h2load"][0] for r in by.values()]
+rps = [r["wirebench"][1] / r["h2load"][1] for r in by.values()]
+print(f"requests per generator CPU-second, wirebench http --h2 https:// / h2load (nginx h2 over TLS): median {statistics.median(cpu):.3f}x "
+      f"range {min(cpu):.3f}-{max(cpu):.3f} over {len(cpu)} rounds: {' '.join(f'{x:.3f}' for x in cpu)}")
+print(f"req/s, wirebench http --h2 / h2load: median {statistics.median(rps):.3f}x "
+      f"range {min(rps):.3f}-{max(rps):.3f}: {' '.join(f'{x:.3f}' for x in rps)}")
+PY
+cat "$OUT/summary.txt"
