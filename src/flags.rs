@@ -107,6 +107,9 @@ pub struct LoadArgs {
     /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
     #[arg(long, value_name = "SIZE")]
     pub memory_budget: Option<String>,
+    /// Connect to HOST:PORT instead of the target's address; the Host header, :authority, TLS server name and certificate name stay the target's (curl's and oha's --connect-to; their FROM_HOST:FROM_PORT:HOST:PORT form too).
+    #[arg(long, value_name = "HOST:PORT", hide_short_help = true)]
+    pub connect_to: Option<String>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
     #[command(flatten)]

@@ -2,6 +2,7 @@
 
 pub mod addr;
 pub mod alpn_probe;
+pub mod connect_to;
 pub mod epoll;
 pub mod free_port;
 pub mod listen;

@@ -311,6 +311,23 @@ fn grpc_sample(name: &str, flag: &str) -> Option<Vec<String>> {
     Some(v.into_iter().map(String::from).collect())
 }
 
+/// `--connect-to` needs a target, each protocol's own kind.
+fn connect_to_sample(name: &str, flag: &str) -> Option<Vec<String>> {
+    if flag != "--connect-to" {
+        return None;
+    }
+    let target: &[&str] = match name {
+        "http" => &["http://wirebench.test:9/"],
+        "ws" => &["ws://wirebench.test:9/"],
+        "amqp" => &["amqp://wirebench.test:9"],
+        "grpc" => &["wirebench.test:9", "--call", "p.S/M"],
+        _ => &["wirebench.test:9"],
+    };
+    let mut v: Vec<String> = target.iter().map(|t| t.to_string()).collect();
+    v.extend(["--connect-to".into(), "127.0.0.1:9".into()]);
+    Some(v)
+}
+
 /// The validated config of a parsed load command: Ok, or the sentence refusing it.
 fn config_of(cli: Cli) -> (String, Result<(), String>) {
     use wirebench::proto::{amqp, echo, grpc, http, redis, ws};
@@ -350,6 +367,7 @@ fn a_protocols_help_lists_the_flags_its_config_takes_and_no_other() {
                 continue;
             }
             let extra = grpc_sample(name, &flag)
+                .or_else(|| connect_to_sample(name, &flag))
                 .or_else(|| sample(&flag))
                 .unwrap_or_else(|| panic!("{name} {flag}: give the test a sample value for it"));
             let argv = ["wirebench", name]

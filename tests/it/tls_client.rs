@@ -10,7 +10,7 @@ use crate::common::*;
 use crate::http_support::*;
 use std::process::Command;
 
-/// A CA, a server certificate it signed (localhost, 127.0.0.1) and a client
+/// A CA, a server certificate it signed (localhost, wirebench.test, 127.0.0.1) and a client
 /// certificate it signed, as PEM files in a temp directory.
 struct Pki {
     dir: TempPath,
@@ -27,7 +27,7 @@ impl Pki {
         let p = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
         std::fs::write(
             p("server.ext"),
-            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n",
+            "subjectAltName=DNS:localhost,DNS:wirebench.test,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n",
         )
         .unwrap();
         std::fs::write(
@@ -281,6 +281,8 @@ fn client_certificate_flags_refused_in_one_sentence() {
         (vec!["http", "http://127.0.0.1:1/", "--cert", &cert, "--key", &key], "are a TLS client certificate"),
         (vec!["http", url, "--h2", "--http1.1"], "choose one of --h2 and --http1.1"),
         (vec!["serve", "http", "--client-ca", &ca], "add --tls"),
+        (vec!["http", "http://wirebench.test:8080/", "--connect-to", "127.0.0.1"], "has no port"),
+        (vec!["http", "--connect-to", "127.0.0.1:1"], "give the target"),
         (vec!["redis", "127.0.0.1:1", "--tls", "--cert", &cert, "--key", &skey], "do not work together"),
     ] {
         let mut p = Proc::wirebench(&args);
@@ -289,4 +291,61 @@ fn client_certificate_flags_refused_in_one_sentence() {
         assert_eq!(code, 2, "{args:?}: {said}");
         assert!(said.contains(phrase), "{args:?}: {said}");
     }
+}
+
+/// `--connect-to`: nginx on loopback sees the URL's name as Host (and, over TLS, as
+/// the server name, with its certificate checked for that name) while `wirebench.test`,
+/// a name no resolver knows, is never looked up: a lookup would fail the run.
+#[test]
+fn connect_to_keeps_the_urls_name() {
+    let Some(pki) = Pki::make() else { return };
+    if !have("nginx") {
+        return missing("nginx is not installed");
+    }
+    let hello = "location = / { return 200 \"hello\"; }";
+    let plain = Nginx::start_conf("", "'$status $host $server_protocol'", hello);
+    let r = run_json(&[
+        "http",
+        &format!("http://wirebench.test:{}/", plain.port),
+        "--connect-to",
+        &format!("127.0.0.1:{}", plain.port),
+        "-n",
+        "300",
+        "-c",
+        "2",
+    ]);
+    r.assert_clean(300);
+    assert_eq!(r.json()["target"], format!("http://wirebench.test:{}/", plain.port));
+    let lines = plain.logged(300);
+    assert_eq!(lines.len(), 300);
+    assert!(lines.iter().all(|l| l == "200 wirebench.test HTTP/1.1"), "{:?}", lines[0]);
+
+    let tls = Nginx::start_conf(
+        " ssl http2",
+        "'$status $host $ssl_server_name $server_protocol'",
+        &format!("{}\n    {hello}", pki.nginx_tls("")),
+    );
+    // curl's form: the URL's name and port mapped to the loopback address.
+    let to = format!("wirebench.test:{0}:127.0.0.1:{0}", tls.port);
+    let r = run_json(&[
+        "http",
+        &format!("https://wirebench.test:{}/", tls.port),
+        "--ca",
+        &pki.path("ca.pem"),
+        "--connect-to",
+        &to,
+        "-n",
+        "300",
+        "-c",
+        "2",
+    ]);
+    r.assert_clean(300);
+    assert_eq!(r.json()["config"]["alpn"], "h2");
+    let lines = tls.logged(300);
+    assert_eq!(lines.len(), 300);
+    assert!(
+        lines.iter().all(|l| l == "200 wirebench.test wirebench.test HTTP/2.0"),
+        "{:?}",
+        lines[0]
+    );
 }
