@@ -14,9 +14,8 @@ pub fn aim(target: &str, connect_to: Option<&str>) -> Result<(SocketAddr, String
     let Some(to) = connect_to else {
         return addr::resolve_target(target);
     };
-    let (host, port) = split(target).ok_or_else(|| {
-        Error::usage(format!("'{target}' is not a HOST:PORT address"))
-    })?;
+    let (host, port) = split(target)
+        .ok_or_else(|| Error::usage(format!("'{target}' is not a HOST:PORT address")))?;
     let to = match curl_form(to) {
         Some((from_host, from_port, rest)) => {
             let host_ok = from_host.is_empty() || from_host.eq_ignore_ascii_case(host);
@@ -35,7 +34,12 @@ pub fn aim(target: &str, connect_to: Option<&str>) -> Result<(SocketAddr, String
         )));
     }
     let (addr, _) = addr::resolve_target(to)?;
-    Ok((addr, host.trim_start_matches('[').trim_end_matches(']').to_string()))
+    Ok((
+        addr,
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+    ))
 }
 
 /// A load with no target (the built-in server) refuses `--connect-to`.
@@ -75,9 +79,19 @@ mod tests {
     #[test]
     fn the_target_names_the_server_and_connect_to_is_where_it_connects() {
         let (a, host) = aim("wirebench.test:8080", Some("127.0.0.1:9000")).unwrap();
-        assert_eq!((a.to_string(), host.as_str()), ("127.0.0.1:9000".into(), "wirebench.test"));
-        let (a, host) = aim("wirebench.test:8080", Some("wirebench.test:8080:127.0.0.1:9001")).unwrap();
-        assert_eq!((a.to_string(), host.as_str()), ("127.0.0.1:9001".into(), "wirebench.test"));
+        assert_eq!(
+            (a.to_string(), host.as_str()),
+            ("127.0.0.1:9000".into(), "wirebench.test")
+        );
+        let (a, host) = aim(
+            "wirebench.test:8080",
+            Some("wirebench.test:8080:127.0.0.1:9001"),
+        )
+        .unwrap();
+        assert_eq!(
+            (a.to_string(), host.as_str()),
+            ("127.0.0.1:9001".into(), "wirebench.test")
+        );
         let (a, _) = aim("wirebench.test:8080", Some("::127.0.0.1:9002")).unwrap();
         assert_eq!(a.to_string(), "127.0.0.1:9002");
         let (a, host) = aim("[::1]:8080", Some("[::1]:9003")).unwrap();
@@ -86,9 +100,13 @@ mod tests {
 
     #[test]
     fn a_missing_port_or_another_targets_mapping_is_one_sentence() {
-        let e = aim("wirebench.test:8080", Some("127.0.0.1")).unwrap_err().to_string();
+        let e = aim("wirebench.test:8080", Some("127.0.0.1"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("has no port"), "{e}");
-        let e = aim("wirebench.test:8080", Some("[::1]")).unwrap_err().to_string();
+        let e = aim("wirebench.test:8080", Some("[::1]"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("has no port"), "{e}");
         let e = aim("wirebench.test:8080", Some("other.test:80:127.0.0.1:9000"))
             .unwrap_err()

@@ -79,7 +79,9 @@ fn https(n: &Nginx, path: &str) -> String {
 
 /// Every access-log line ends with this protocol (`$server_protocol`).
 fn all_over(lines: &[String], protocol: &str) -> bool {
-    lines.iter().all(|l| l.starts_with("200 ") && l.ends_with(protocol))
+    lines
+        .iter()
+        .all(|l| l.starts_with("200 ") && l.ends_with(protocol))
 }
 
 #[test]
@@ -94,7 +96,18 @@ fn https_speaks_what_nginx_chooses_by_alpn() {
 
     // Offered h2 and http/1.1, nginx chooses h2: streams, and every line HTTP/2.0.
     let r = run_json(&[
-        "http", &url, "--ca", &ca, "-n", "2000", "-t", "1", "-c", "4", "--max-streams", "8",
+        "http",
+        &url,
+        "--ca",
+        &ca,
+        "-n",
+        "2000",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "--max-streams",
+        "8",
     ]);
     r.assert_clean(2000);
     assert_eq!(r.json()["config"]["http_version"], "2", "{}", r.explain());
@@ -113,7 +126,17 @@ fn https_speaks_what_nginx_chooses_by_alpn() {
     assert!(all_over(&lines[2000..], " HTTP/2.0"));
 
     // --http1.1 offers only http/1.1.
-    let r = run_json(&["http", "--http1.1", &url, "--ca", &ca, "-n", "500", "-c", "2"]);
+    let r = run_json(&[
+        "http",
+        "--http1.1",
+        &url,
+        "--ca",
+        &ca,
+        "-n",
+        "500",
+        "-c",
+        "2",
+    ]);
     r.assert_clean(500);
     assert_eq!(r.json()["config"]["http_version"], "1.1");
     assert!(r.json()["config"]["alpn"].is_null());
@@ -124,7 +147,16 @@ fn https_speaks_what_nginx_chooses_by_alpn() {
 
     // A listener without http2: nginx chooses http/1.1, and so does the load.
     let h1 = Nginx::start_with(" ssl", &pki.nginx_tls(""));
-    let r = run_json(&["http", &https(&h1, "/"), "--ca", &ca, "-n", "500", "-c", "2"]);
+    let r = run_json(&[
+        "http",
+        &https(&h1, "/"),
+        "--ca",
+        &ca,
+        "-n",
+        "500",
+        "-c",
+        "2",
+    ]);
     r.assert_clean(500);
     assert_eq!(r.json()["config"]["http_version"], "1.1");
     assert_eq!(r.json()["config"]["alpn"], "http/1.1");
@@ -157,7 +189,11 @@ fn mutual_tls_with_nginx_verifying_client_certificates() {
     if !have("nginx") {
         return missing("nginx is not installed");
     }
-    let (ca, cert, key) = (pki.path("ca.pem"), pki.path("client.pem"), pki.path("client.key"));
+    let (ca, cert, key) = (
+        pki.path("ca.pem"),
+        pki.path("client.pem"),
+        pki.path("client.key"),
+    );
     let verify = format!("ssl_verify_client on;\n    ssl_client_certificate {ca};");
     let n = Nginx::start_with(" ssl http2", &pki.nginx_tls(&verify));
     let url = https(&n, "/");
@@ -173,7 +209,11 @@ fn mutual_tls_with_nginx_verifying_client_certificates() {
         assert_eq!(r.json()["config"]["http_version"], version);
         let lines = n.logged(logged);
         assert_eq!(lines.len(), logged);
-        assert!(all_over(&lines[logged - 400..], protocol), "{:?}", lines.last());
+        assert!(
+            all_over(&lines[logged - 400..], protocol),
+            "{:?}",
+            lines.last()
+        );
     }
 
     // Without the certificate: nginx answers 400, a failed run (exit 1) whose error
@@ -182,7 +222,10 @@ fn mutual_tls_with_nginx_verifying_client_certificates() {
     assert_eq!(r.code, 1, "{}", r.explain());
     assert_eq!(r.u("/totals/ok"), 0);
     assert_eq!(r.u("/errors/status"), 50);
-    let said = r.json()["error_texts"]["kept"][0]["text"].as_str().unwrap().to_string();
+    let said = r.json()["error_texts"]["kept"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(
         said.starts_with(":status 400: 400 No required SSL certificate"),
         "{said}"
@@ -192,24 +235,59 @@ fn mutual_tls_with_nginx_verifying_client_certificates() {
 #[test]
 fn serve_requires_client_certificates_with_client_ca() {
     let Some(pki) = Pki::make() else { return };
-    let (ca, cert, key) = (pki.path("ca.pem"), pki.path("client.pem"), pki.path("client.key"));
+    let (ca, cert, key) = (
+        pki.path("ca.pem"),
+        pki.path("client.pem"),
+        pki.path("client.key"),
+    );
     let (scert, skey) = (pki.path("server.pem"), pki.path("server.key"));
     let mut s = Served::start_as(
         "http",
-        &["--tls", "--cert", &scert, "--key", &skey, "--client-ca", &ca, "--threads", "1"],
+        &[
+            "--tls",
+            "--cert",
+            &scert,
+            "--key",
+            &skey,
+            "--client-ca",
+            &ca,
+            "--threads",
+            "1",
+        ],
     );
     let url = format!("https://localhost:{}/", s.port);
 
     // wirebench with and without its certificate.
-    let r = run_json(&["http", &url, "--ca", &ca, "--cert", &cert, "--key", &key, "-n", "300", "-c", "3"]);
+    let r = run_json(&[
+        "http", &url, "--ca", &ca, "--cert", &cert, "--key", &key, "-n", "300", "-c", "3",
+    ]);
     r.assert_clean(300);
-    let r = run_json(&["http", &url, "--ca", &ca, "-n", "10", "-c", "1", "--timeout", "2s"]);
+    let r = run_json(&[
+        "http",
+        &url,
+        "--ca",
+        &ca,
+        "-n",
+        "10",
+        "-c",
+        "1",
+        "--timeout",
+        "2s",
+    ]);
     assert_ne!(r.code, 0, "{}", r.explain());
     assert_eq!(r.u("/totals/ok"), 0, "{}", r.explain());
 
     if have("curl") {
         let curl = |with_cert: bool| {
-            let mut args = vec!["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", &ca];
+            let mut args = vec![
+                "-sS",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--cacert",
+                &ca,
+            ];
             if with_cert {
                 args.extend(["--cert", &cert, "--key", &key]);
             }
@@ -234,7 +312,10 @@ fn grpc_over_tls_against_serve_grpc() {
     let Some(pki) = Pki::make() else { return };
     let ca = pki.path("ca.pem");
     let (scert, skey) = (pki.path("server.pem"), pki.path("server.key"));
-    let s = Served::start_as("grpc", &["--tls", "--cert", &scert, "--key", &skey, "--threads", "1"]);
+    let s = Served::start_as(
+        "grpc",
+        &["--tls", "--cert", &scert, "--key", &skey, "--threads", "1"],
+    );
     let r = run_json(&[
         "grpc",
         &format!("https://localhost:{}", s.port),
@@ -269,21 +350,90 @@ fn grpc_over_tls_against_serve_grpc() {
 #[test]
 fn client_certificate_flags_refused_in_one_sentence() {
     let Some(pki) = Pki::make() else { return };
-    let (ca, cert, key) = (pki.path("ca.pem"), pki.path("client.pem"), pki.path("client.key"));
+    let (ca, cert, key) = (
+        pki.path("ca.pem"),
+        pki.path("client.pem"),
+        pki.path("client.key"),
+    );
     let skey = pki.path("server.key");
     let missing_file = pki.path("nope.pem");
     let url = "https://localhost:1/";
     for (args, phrase) in [
-        (vec!["http", url, "--ca", &ca, "--cert", &missing_file, "--key", &key], "cannot read certificate file"),
-        (vec!["http", url, "--ca", &ca, "--cert", &cert, "--key", &missing_file], "cannot read a private key"),
-        (vec!["http", url, "--ca", &ca, "--cert", &cert, "--key", &skey], "do not work together"),
-        (vec!["http", url, "--cert", &cert], "takes both --cert and --key"),
-        (vec!["http", "http://127.0.0.1:1/", "--cert", &cert, "--key", &key], "are a TLS client certificate"),
-        (vec!["http", url, "--h2", "--http1.1"], "choose one of --h2 and --http1.1"),
+        (
+            vec![
+                "http",
+                url,
+                "--ca",
+                &ca,
+                "--cert",
+                &missing_file,
+                "--key",
+                &key,
+            ],
+            "cannot read certificate file",
+        ),
+        (
+            vec![
+                "http",
+                url,
+                "--ca",
+                &ca,
+                "--cert",
+                &cert,
+                "--key",
+                &missing_file,
+            ],
+            "cannot read a private key",
+        ),
+        (
+            vec!["http", url, "--ca", &ca, "--cert", &cert, "--key", &skey],
+            "do not work together",
+        ),
+        (
+            vec!["http", url, "--cert", &cert],
+            "takes both --cert and --key",
+        ),
+        (
+            vec![
+                "http",
+                "http://127.0.0.1:1/",
+                "--cert",
+                &cert,
+                "--key",
+                &key,
+            ],
+            "are a TLS client certificate",
+        ),
+        (
+            vec!["http", url, "--h2", "--http1.1"],
+            "choose one of --h2 and --http1.1",
+        ),
         (vec!["serve", "http", "--client-ca", &ca], "add --tls"),
-        (vec!["http", "http://wirebench.test:8080/", "--connect-to", "127.0.0.1"], "has no port"),
-        (vec!["http", "--connect-to", "127.0.0.1:1"], "give the target"),
-        (vec!["redis", "127.0.0.1:1", "--tls", "--cert", &cert, "--key", &skey], "do not work together"),
+        (
+            vec![
+                "http",
+                "http://wirebench.test:8080/",
+                "--connect-to",
+                "127.0.0.1",
+            ],
+            "has no port",
+        ),
+        (
+            vec!["http", "--connect-to", "127.0.0.1:1"],
+            "give the target",
+        ),
+        (
+            vec![
+                "redis",
+                "127.0.0.1:1",
+                "--tls",
+                "--cert",
+                &cert,
+                "--key",
+                &skey,
+            ],
+            "do not work together",
+        ),
     ] {
         let mut p = Proc::wirebench(&args);
         let code = p.finish(RUN_LIMIT);
@@ -315,10 +465,17 @@ fn connect_to_keeps_the_urls_name() {
         "2",
     ]);
     r.assert_clean(300);
-    assert_eq!(r.json()["target"], format!("http://wirebench.test:{}/", plain.port));
+    assert_eq!(
+        r.json()["target"],
+        format!("http://wirebench.test:{}/", plain.port)
+    );
     let lines = plain.logged(300);
     assert_eq!(lines.len(), 300);
-    assert!(lines.iter().all(|l| l == "200 wirebench.test HTTP/1.1"), "{:?}", lines[0]);
+    assert!(
+        lines.iter().all(|l| l == "200 wirebench.test HTTP/1.1"),
+        "{:?}",
+        lines[0]
+    );
 
     let tls = Nginx::start_conf(
         " ssl http2",
@@ -344,7 +501,9 @@ fn connect_to_keeps_the_urls_name() {
     let lines = tls.logged(300);
     assert_eq!(lines.len(), 300);
     assert!(
-        lines.iter().all(|l| l == "200 wirebench.test wirebench.test HTTP/2.0"),
+        lines
+            .iter()
+            .all(|l| l == "200 wirebench.test wirebench.test HTTP/2.0"),
         "{:?}",
         lines[0]
     );

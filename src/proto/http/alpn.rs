@@ -32,8 +32,7 @@ pub fn speak_h2(a: &mut HttpArgs, shared: &LoadArgs) -> Result<bool> {
     let Some(trust) = client.tls else {
         return Ok(a.h2);
     };
-    let (addr, host) =
-        crate::net::connect_to::aim(&url.host_port(), shared.connect_to.as_deref())?;
+    let (addr, host) = crate::net::connect_to::aim(&url.host_port(), shared.connect_to.as_deref())?;
     let offer: &[&[u8]] = if a.h2 {
         &[b"h2"]
     } else {

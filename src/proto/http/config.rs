@@ -23,12 +23,13 @@ pub const MAX_TEST_HEADER: u64 = 1 << 20;
 /// `wirebench http`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
 #[command(
-    about = "Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process)",
+    about = "Load an HTTP/1.1 or HTTP/2 server at URL (no URL: start the built-in one in this process)",
     after_long_help = "Examples:
   wirebench http                                          # the built-in server, 10 s
   wirebench http http://127.0.0.1:8080/ -t 2 -c 100 -d 30s  # as wrk -t2 -c100 -d30s
   wirebench http http://127.0.0.1:8081/ -c 50 --body-size 1k -R 20000 --json result.json
-  wirebench http https://127.0.0.1:8443/ --insecure -c 10 -n 100000"
+  wirebench http https://127.0.0.1:8443/ --insecure -c 10 -n 100000   # h2 if the server chooses it
+  wirebench http https://example.test/ --connect-to 127.0.0.1:8443 --ca ca.pem --cert me.pem --key me.key"
 )]
 pub struct HttpArgs {
     /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
