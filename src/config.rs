@@ -4,7 +4,7 @@
 use crate::engine::{LoadShape, Plan, Refill, Stages};
 use crate::error::{Error, Result};
 use crate::flags::{ClientArgs, LoadArgs, PipelineMode, RampArgs, ServerArgs};
-use crate::net::tls::Trust;
+use crate::net::tls::{Identity, Trust};
 use crate::shard::Coordination;
 use crate::units::{parse_bytes, parse_duration};
 use serde_json::json;
@@ -196,6 +196,8 @@ pub struct ClientConfig {
     /// `--source`, when given.
     pub source: Option<SourceFlag>,
     pub tls: Option<Trust>,
+    /// `--cert`/`--key`: the certificate this client shows (mutual TLS).
+    pub identity: Option<Identity>,
     pub coordination: Coordination,
 }
 
@@ -217,6 +219,7 @@ impl ClientConfig {
         }
         check_histogram_bucket(a.histogram)?;
         let tls = client_trust(tls.unwrap_or(a.tls), a.insecure, a.ca.as_ref())?;
+        let identity = client_identity(tls.is_some(), a.cert.as_ref(), a.key.as_ref())?;
         let coordination = Coordination::from_args(&a.shard)?;
         Ok(ClientConfig {
             ramp,
@@ -229,6 +232,7 @@ impl ClientConfig {
             },
             source: a.source.as_deref().map(SourceFlag::parse).transpose()?,
             tls,
+            identity,
             coordination,
         })
     }
@@ -248,6 +252,8 @@ pub struct LoadConfig {
     /// `--source`, when given (what a load without it uses: `commands::load_sources`).
     pub source: Option<SourceFlag>,
     pub tls: Option<Trust>,
+    /// `--cert`/`--key`: the certificate this client shows (mutual TLS).
+    pub identity: Option<Identity>,
     pub output: OutputOptions,
     /// `--shard`/`--start-at` (or a scheduler's environment): this run's place among
     /// several generators, and when it starts.
@@ -427,6 +433,7 @@ impl LoadConfig {
             nodelay: !a.no_nodelay,
             source: client.source,
             tls: client.tls,
+            identity: client.identity,
             output: client.output,
             coordination: client.coordination,
             whole: None,
@@ -757,6 +764,9 @@ pub struct ServeConfig {
     pub max_conns_per_thread: usize,
     pub read_buffer: usize,
     pub tls: ServerTlsChoice,
+    /// `--client-ca`: clients must show a certificate this CA signed (mutual TLS).
+    #[serde(default)]
+    pub client_ca: Option<PathBuf>,
     pub stats: Option<Duration>,
     pub debug: bool,
     pub nodelay: bool,
@@ -826,6 +836,11 @@ impl ServeConfig {
                 ))
             }
         };
+        if a.client_ca.is_some() && !a.tls {
+            return Err(Error::usage(
+                "--client-ca asks TLS clients for a certificate: add --tls",
+            ));
+        }
         let stats = a
             .stats
             .as_deref()
@@ -842,6 +857,7 @@ impl ServeConfig {
             max_conns_per_thread: a.max_conns_per_thread,
             read_buffer: read_buffer as usize,
             tls,
+            client_ca: a.client_ca.clone(),
             stats,
             debug: a.debug,
             nodelay: !a.no_nodelay,
@@ -858,6 +874,27 @@ pub fn check_histogram_bucket(bucket_us: Option<u64>) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The client's certificate from `--cert` and `--key`: both or neither, and only for TLS.
+pub fn client_identity(
+    tls: bool,
+    cert: Option<&PathBuf>,
+    key: Option<&PathBuf>,
+) -> Result<Option<Identity>> {
+    match (cert, key) {
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) if !tls => Err(Error::usage(
+            "--cert and --key are a TLS client certificate: use an https://, wss://, amqps:// URL or --tls",
+        )),
+        (Some(c), Some(k)) => Ok(Some(Identity {
+            cert: c.clone(),
+            key: k.clone(),
+        })),
+        _ => Err(Error::usage(
+            "a client certificate takes both --cert and --key",
+        )),
+    }
 }
 
 /// The client's TLS trust from `--tls`, `--insecure` and `--ca`; None without `--tls`.

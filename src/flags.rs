@@ -107,6 +107,9 @@ pub struct LoadArgs {
     /// Most bytes the run's connections may keep together (unfinished replies, requests and answers not written yet), each thread an equal share; a connection that would take its thread past its share is dropped as too_large and counted in totals.over_budget (e.g. 512m, 4g) [default: 1g].
     #[arg(long, value_name = "SIZE")]
     pub memory_budget: Option<String>,
+    /// Connect to HOST:PORT instead of the target's address; the Host header, :authority, TLS server name and certificate name stay the target's (curl's and oha's --connect-to; their FROM_HOST:FROM_PORT:HOST:PORT form too).
+    #[arg(long, value_name = "HOST:PORT", hide_short_help = true)]
+    pub connect_to: Option<String>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
     #[command(flatten)]
@@ -159,6 +162,22 @@ pub struct ClientArgs {
         hide_short_help = true
     )]
     pub ca: Option<PathBuf>,
+    /// TLS: this client's certificate (chain), PEM, for servers that ask for one (mutual TLS); with --key.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "TLS",
+        hide_short_help = true
+    )]
+    pub cert: Option<PathBuf>,
+    /// TLS: the private key of --cert, PEM.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "TLS",
+        hide_short_help = true
+    )]
+    pub key: Option<PathBuf>,
     #[command(flatten)]
     pub shard: ShardArgs,
 }
@@ -251,6 +270,9 @@ pub struct ServerArgs {
     /// TLS private key, PEM.
     #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub key: Option<PathBuf>,
+    /// With --tls: require every client to show a certificate signed by a CA in FILE, PEM (mutual TLS).
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub client_ca: Option<PathBuf>,
     /// Print counters every INTERVAL and at exit [default interval: 5s].
     #[arg(long, value_name = "INTERVAL", num_args = 0..=1, default_missing_value = "5s")]
     pub stats: Option<String>,

@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
-# HTTP/2 generators against nginx (h2c, prior knowledge, one worker on CPU 0):
-# `wirebench http --h2` vs h2load, both on CPU 1 with one thread, C connections and M
+# HTTP/2 generators against nginx (h2c, prior knowledge, one worker on CPU 0; with
+# TLS=1, as benchsuite/http2/tls.sh runs it, h2 over TLS chosen by ALPN with a
+# self-signed ECDSA P-256 certificate made here, which neither client verifies: h2load
+# never does, wirebench with --insecure): `wirebench http --h2` vs h2load, both on
+# CPU 1 with one thread, C connections and M
 # streams each, N requests: req/s and requests per generator CPU-second (user + system
 # time of the generator process, from getrusage of the child). Each count is the tool's
 # own: h2load's succeeded, wirebench's totals.ok, each held to N. ROUNDS rounds, the
 # order swapped every round.
 #
 # Usage: flock -x /work/locks/bench.lock bash benchsuite/http2/client.sh
-# Knobs: ROUNDS=3 N=300000 C=50 M=10 BASE_PORT=19200
-#        WIREBENCH=path (default target/release/wirebench) OUT=benchsuite/runs/<date>/http2-client
+# Knobs: ROUNDS=3 N=300000 C=50 M=10 BASE_PORT=19200 TLS=0
+#        WIREBENCH=path (default target/release/wirebench)
+#        OUT=benchsuite/runs/<date>/http2-client (http2-tls with TLS=1)
 set -euo pipefail
 # shellcheck source=../lib/nginx.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" http2-client
-knobs ROUNDS=3 N=300000 C=50 M=10 BASE_PORT=19200
+if [[ ${TLS:-0} == 1 ]]; then name=http2-tls; else name=http2-client; fi
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/nginx.sh" "$name"
+knobs ROUNDS=3 N=300000 C=50 M=10 BASE_PORT=19200 TLS=0
 WB=${WIREBENCH:-${CARGO_TARGET_DIR:-$REPO/target}/release/wirebench}
 need_tools h2load taskset python3
 PORT=$BASE_PORT
+scheme=http listener=h2c insecure=()
+if [[ $TLS == 1 ]]; then
+    need_tools openssl
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+    scheme=https listener="h2 over TLS" insecure=(--insecure)
+fi
 
 # The generator's command under a Python parent that reports its CPU time and wall time.
 cat >"$WORK/timed.py" <<'PY'
@@ -32,12 +45,12 @@ PY
 measure() { # ROUND GENERATOR
     local tag=r$1_$2 url timing
     PORT=$((PORT + 1))
-    start_nginx_h2c
-    url="http://127.0.0.1:$PORT/"
+    if [[ $TLS == 1 ]]; then start_nginx_h2_tls "$WORK/cert.pem" "$WORK/key.pem"; else start_nginx_h2c; fi
+    url="$scheme://127.0.0.1:$PORT/"
     if [[ $2 == h2load ]]; then
         timing=$(taskset -c 1 python3 "$WORK/timed.py" "$OUT/$tag.out" h2load -t 1 -n "$N" -c "$C" -m "$M" "$url")
     else
-        timing=$(taskset -c 1 python3 "$WORK/timed.py" "$OUT/$tag.out" "$WB" http --h2 "$url" -t 1 -c "$C" --max-streams "$M" -n "$N" --json "$OUT/$tag.json")
+        timing=$(taskset -c 1 python3 "$WORK/timed.py" "$OUT/$tag.out" "$WB" http --h2 "$url" "${insecure[@]}" -t 1 -c "$C" --max-streams "$M" -n "$N" --json "$OUT/$tag.json")
     fi
     stop_nginx
     python3 - "$1" "$2" "$timing" "$OUT/$tag.out" "$OUT/$tag.json" "$N" >>"$OUT/raw.tsv" <<'PY'
@@ -64,15 +77,16 @@ for ((round = 1; round <= ROUNDS; round++)); do
     if ((round % 2)); then order="wirebench h2load"; else order="h2load wirebench"; fi
     for gen in $order; do measure "$round" "$gen"; done
 done
-python3 - "$OUT/raw.tsv" >"$OUT/summary.txt" <<'PY'
+python3 - "$OUT/raw.tsv" "$listener" >"$OUT/summary.txt" <<'PY'
 import statistics, sys
+listener = sys.argv[2]
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
 by = {}
 for rnd, gen, _, _, per_cpu, rps in rows:
     by.setdefault(rnd, {})[gen] = (float(per_cpu), float(rps))
 cpu = [r["wirebench"][0] / r["h2load"][0] for r in by.values()]
 rps = [r["wirebench"][1] / r["h2load"][1] for r in by.values()]
-print(f"requests per generator CPU-second, wirebench http --h2 / h2load (nginx h2c): median {statistics.median(cpu):.3f}x "
+print(f"requests per generator CPU-second, wirebench http --h2 / h2load (nginx {listener}): median {statistics.median(cpu):.3f}x "
       f"range {min(cpu):.3f}-{max(cpu):.3f} over {len(cpu)} rounds: {' '.join(f'{x:.3f}' for x in cpu)}")
 print(f"req/s, wirebench http --h2 / h2load: median {statistics.median(rps):.3f}x "
       f"range {min(rps):.3f}-{max(rps):.3f}: {' '.join(f'{x:.3f}' for x in rps)}")

@@ -33,11 +33,21 @@ stop_nginx() { stop_server QUIT; }
 
 # start_nginx_h2c: as start_nginx nolog, its listener speaking h2c (HTTP/2 by prior
 # knowledge, `listen ... http2`).
-start_nginx_h2c() {
+start_nginx_h2c() { start_nginx_listening "http2"; }
+
+# start_nginx_h2_tls CERT KEY: as start_nginx nolog, its listener speaking TLS with the
+# certificate and key (PEM) and h2 chosen by ALPN (`listen ... ssl http2`).
+start_nginx_h2_tls() {
+    start_nginx_listening "ssl http2; ssl_certificate $1; ssl_certificate_key $2"
+}
+
+# start_nginx_listening OPTIONS: as start_nginx nolog, with OPTIONS after its listen
+# address.
+start_nginx_listening() {
     start_nginx nolog
     stop_nginx
-    sed -i "s#listen 127.0.0.1:$PORT;#listen 127.0.0.1:$PORT http2;#" "$NGINX_DIR/nginx.conf"
+    sed -i "s#listen 127.0.0.1:$PORT;#listen 127.0.0.1:$PORT $1;#" "$NGINX_DIR/nginx.conf"
     taskset -c 0 "$NGINX" -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR/" 2>/dev/null &
     PID=$!
-    wait_port "$PORT" || { echo "!! nginx (h2c) did not start" >&2; exit 1; }
+    wait_port "$PORT" || { echo "!! nginx ($1) did not start" >&2; exit 1; }
 }

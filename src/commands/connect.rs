@@ -107,6 +107,7 @@ fn builtin_server(cert: Option<&SelfSignedFiles>) -> Result<BuiltinServer> {
                 Some((cert, key)) => ServerTlsChoice::Files { cert, key },
                 None => ServerTlsChoice::Off,
             },
+            client_ca: None,
             stats: None,
             debug: false,
             nodelay: true,

@@ -33,7 +33,7 @@ pub fn start_builtin<F: ServerFactory>(
     factory: F,
 ) -> Result<(ServerHandle, Option<Trust>)> {
     let server_tls = match load.tls {
-        Some(_) => Some(tls::server_self_signed()?),
+        Some(_) => Some(tls::server_self_signed(None)?),
         None => None,
     };
     let trust = match (&load.tls, &server_tls) {
@@ -61,9 +61,19 @@ pub fn start_builtin<F: ServerFactory>(
     Ok((handle, trust))
 }
 
-/// The client side of TLS for `host`, when there is a trust to check the server with.
-pub fn client_tls(trust: Option<&Trust>, host: &str) -> Result<Option<ClientTls>> {
-    trust.map(|t| ClientTls::new(t, host)).transpose()
+/// The client side of TLS for `host`, when there is a trust to check the server with:
+/// the load's client certificate shown if asked for, `alpn` offered.
+pub fn client_tls(
+    trust: Option<&Trust>,
+    load: &LoadConfig,
+    alpn: &[&[u8]],
+    host: &str,
+) -> Result<Option<ClientTls>> {
+    let Some(trust) = trust else { return Ok(None) };
+    Ok(Some(ClientTls {
+        config: tls::client_config(trust, load.identity.as_ref(), alpn)?,
+        server_name: tls::server_name(host)?,
+    }))
 }
 
 /// The engine's spec for a load config aimed at `addr`.

@@ -44,8 +44,10 @@ fn load_command<P: Protocol>(cmd: &LoadCommand<P::Args>) -> Result<()> {
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Echo(a) => load_command::<crate::proto::echo::plugin::Echo>(&a),
-        Command::Http(a) if a.proto.h2 => load_command::<crate::proto::http::h2_plugin::Http2>(&a),
-        Command::Http(a) => load_command::<crate::proto::http::plugin::Http>(&a),
+        Command::Http(mut a) => match crate::proto::http::alpn::speak_h2(&mut a.proto, &a.load)? {
+            true => load_command::<crate::proto::http::h2_plugin::Http2>(&a),
+            false => load_command::<crate::proto::http::plugin::Http>(&a),
+        },
         Command::Amqp(a) => load_command::<crate::proto::amqp::plugin::Amqp>(&a),
         Command::Ws(a) => load_command::<crate::proto::ws::plugin::Ws>(&a),
         Command::Grpc(a) => load_command::<crate::proto::grpc::plugin::Grpc>(&a),

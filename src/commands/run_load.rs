@@ -82,7 +82,7 @@ pub(super) fn measure<P: Protocol>(
         addr,
         host,
     } = aim_at::<P>(cfg, target)?;
-    let tls = harness::client_tls(trust.as_ref(), &host)?;
+    let tls = harness::client_tls(trust.as_ref(), l, P::CLIENT_ALPN, &host)?;
     let aim = Aim {
         addr,
         host,

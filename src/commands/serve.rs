@@ -90,8 +90,10 @@ fn serve_with<F: ServerFactory>(
 ) -> Result<()> {
     let tls = match &cfg.tls {
         ServerTlsChoice::Off => None,
-        ServerTlsChoice::Files { cert, key } => Some(tls::server_from_files(cert, key)?),
-        ServerTlsChoice::SelfSigned => Some(tls::server_self_signed()?),
+        ServerTlsChoice::Files { cert, key } => {
+            Some(tls::server_from_files(cert, key, cfg.client_ca.as_deref())?)
+        }
+        ServerTlsChoice::SelfSigned => Some(tls::server_self_signed(cfg.client_ca.as_deref())?),
     };
     // A generated certificate is written out (before the server listens), so a
     // foreign client can trust it.

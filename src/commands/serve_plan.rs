@@ -91,6 +91,7 @@ mod tests {
                     cert: "c.pem".into(),
                     key: "k.pem".into(),
                 },
+                client_ca: None,
                 stats: Some(Duration::from_secs(2)),
                 debug: false,
                 nodelay: true,

@@ -95,6 +95,11 @@ impl ConnectConfig {
         usable: impl Fn(IpAddr) -> bool,
     ) -> Result<Self> {
         let client = ClientConfig::from_args(&a.client, None, MIN_PROGRESS)?;
+        if client.identity.is_some() {
+            return Err(crate::error::Error::usage(
+                "wirebench connect sends no client certificate: drop --cert and --key",
+            ));
+        }
         let asked = Asked::read(a)?;
         Self::choose(asked, client, limits, usable)
     }

@@ -22,7 +22,7 @@ impl ClientTls {
     /// TLS to `host`, checking the server with `trust`.
     pub fn new(trust: &crate::net::tls::Trust, host: &str) -> crate::error::Result<Self> {
         Ok(ClientTls {
-            config: crate::net::tls::client_config(trust)?,
+            config: crate::net::tls::client_config(trust, None, &[])?,
             server_name: crate::net::tls::server_name(host)?,
         })
     }

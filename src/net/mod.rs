@@ -1,6 +1,8 @@
 //! Addresses, listeners, socket options and TLS configurations.
 
 pub mod addr;
+pub mod alpn_probe;
+pub mod connect_to;
 pub mod epoll;
 pub mod free_port;
 pub mod listen;

@@ -62,34 +62,76 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
 fn build_server(
     certs: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
+    client_ca: Option<&Path>,
 ) -> Result<Arc<ServerConfig>> {
-    let cfg = ServerConfig::builder_with_provider(provider())
+    let builder = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| Error::runtime(format!("TLS setup failed: {}", words::config_failure(&e))))?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| {
-            Error::usage(format!(
-                "the TLS certificate and key do not work together: {}",
-                words::config_failure(&e)
-            ))
-        })?;
+        .map_err(|e| Error::runtime(format!("TLS setup failed: {}", words::config_failure(&e))))?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(ca) => builder.with_client_cert_verifier(client_verifier(ca)?),
+    };
+    let cfg = builder.with_single_cert(certs, key).map_err(|e| {
+        Error::usage(format!(
+            "the TLS certificate and key do not work together: {}",
+            words::config_failure(&e)
+        ))
+    })?;
     Ok(Arc::new(cfg))
 }
 
-/// TLS from a certificate chain and private key in PEM files.
-pub fn server_from_files(cert: &Path, key: &Path) -> Result<ServerTls> {
-    let certs = read_certs(cert)?;
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+/// `serve --client-ca FILE`: every client must present a certificate signed by a CA
+/// in FILE (mutual TLS); a client without one fails its handshake.
+fn client_verifier(ca: &Path) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>> {
+    let mut roots = RootCertStore::empty();
+    add_roots(&mut roots, read_certs(ca)?, &ca.display().to_string())?;
+    rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+        .build()
+        .map_err(|e| {
+            let why = match e {
+                rustls::server::VerifierBuilderError::NoRootAnchors => "it holds no CA certificate",
+                _ => "rustls refused its certificates as client CAs",
+            };
+            Error::usage(format!("--client-ca {}: {why}", ca.display()))
+        })
+}
+
+/// Adds every certificate of `certs` (read from `from`) as a trust anchor.
+fn add_roots(
+    roots: &mut RootCertStore,
+    certs: Vec<CertificateDer<'static>>,
+    from: &str,
+) -> Result<()> {
+    for c in certs {
+        roots.add(c).map_err(|e| {
+            Error::usage(format!(
+                "{from} holds a certificate that cannot be trusted as a CA ({})",
+                words::short(&e)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// A private key from a PEM file, or why not in one sentence.
+fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| {
         Error::usage(format!(
             "cannot read a private key from {}: {}",
-            key.display(),
+            path.display(),
             words::pem(&e)
         ))
-    })?;
+    })
+}
+
+/// TLS from a certificate chain and private key in PEM files; with `client_ca`, every
+/// client must present a certificate that CA signed.
+pub fn server_from_files(cert: &Path, key: &Path, client_ca: Option<&Path>) -> Result<ServerTls> {
+    let certs = read_certs(cert)?;
+    let key = read_key(key)?;
     let fp = fingerprint(&certs[0]);
     Ok(ServerTls {
-        config: build_server(certs, key)?,
+        config: build_server(certs, key, client_ca)?,
         fingerprint: fp,
         generated_pem: None,
     })
@@ -111,8 +153,9 @@ pub fn generate_self_signed() -> Result<rcgen::CertifiedKey> {
         .map_err(|e| Error::runtime(format!("cannot generate a certificate: {e}")))
 }
 
-/// TLS with a self-signed certificate for localhost, 127.0.0.1 and ::1, made now.
-pub fn server_self_signed() -> Result<ServerTls> {
+/// TLS with a self-signed certificate for localhost, 127.0.0.1 and ::1, made now; with
+/// `client_ca`, every client must present a certificate that CA signed.
+pub fn server_self_signed(client_ca: Option<&Path>) -> Result<ServerTls> {
     let ck = generate_self_signed()?;
     let der = ck.cert.der().clone();
     let key = PrivateKeyDer::try_from(ck.key_pair.serialize_der())
@@ -120,7 +163,7 @@ pub fn server_self_signed() -> Result<ServerTls> {
     Ok(ServerTls {
         fingerprint: fingerprint(&der),
         generated_pem: Some(ck.cert.pem()),
-        config: build_server(vec![der], key)?,
+        config: build_server(vec![der], key, client_ca)?,
     })
 }
 
@@ -198,49 +241,61 @@ pub enum Trust {
     Insecure,
 }
 
-pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>> {
+/// A client certificate and its key, PEM files (`--cert`, `--key`): mutual TLS.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Identity {
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
+}
+
+/// A client's TLS: whom it trusts, the certificate it shows (if any), and the
+/// application protocols it offers by ALPN, in order of preference.
+pub fn client_config(
+    trust: &Trust,
+    identity: Option<&Identity>,
+    alpn: &[&[u8]],
+) -> Result<Arc<ClientConfig>> {
     let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::runtime(format!("TLS setup failed: {}", words::config_failure(&e))))?;
     let mut roots = RootCertStore::empty();
-    let add_all = |roots: &mut RootCertStore,
-                   certs: Vec<CertificateDer<'static>>,
-                   from: &str|
-     -> Result<()> {
-        for c in certs {
-            roots.add(c).map_err(|e| {
-                Error::usage(format!(
-                    "{from} holds a certificate that cannot be trusted as a CA ({})",
-                    words::short(&e)
-                ))
-            })?;
-        }
-        Ok(())
-    };
-    let cfg = match trust {
+    let builder = match trust {
         Trust::Insecure => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider())))
-            .with_no_client_auth(),
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider()))),
         Trust::CaFile(p) => {
-            add_all(&mut roots, read_certs(p)?, &p.display().to_string())?;
-            builder.with_root_certificates(roots).with_no_client_auth()
+            add_roots(&mut roots, read_certs(p)?, &p.display().to_string())?;
+            builder.with_root_certificates(roots)
         }
         Trust::CaPem(pem) => {
             let certs: Vec<_> = CertificateDer::pem_slice_iter(pem.as_bytes())
                 .collect::<std::result::Result<_, _>>()
                 .map_err(|e| Error::runtime(format!("CA PEM unusable: {}", words::pem(&e))))?;
-            add_all(&mut roots, certs, "the built-in certificate")?;
-            builder.with_root_certificates(roots).with_no_client_auth()
+            add_roots(&mut roots, certs, "the built-in certificate")?;
+            builder.with_root_certificates(roots)
         }
         Trust::System => {
             let found = rustls_native_certs::load_native_certs();
             for c in found.certs {
                 let _ = roots.add(c);
             }
-            builder.with_root_certificates(roots).with_no_client_auth()
+            builder.with_root_certificates(roots)
         }
     };
+    let mut cfg = match identity {
+        None => builder.with_no_client_auth(),
+        Some(id) => builder
+            .with_client_auth_cert(read_certs(&id.cert)?, read_key(&id.key)?)
+            .map_err(|e| {
+                Error::usage(format!(
+                    "the client certificate {} and key {} do not work together: {}",
+                    id.cert.display(),
+                    id.key.display(),
+                    words::config_failure(&e)
+                ))
+            })?,
+    };
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(Arc::new(cfg))
 }
 

@@ -178,7 +178,7 @@ fn alert(a: AlertDescription) -> String {
         A::HandshakeFailure => "the server refused the TLS handshake (alert: handshake failure): it may want a client certificate, a TLS version or cipher suite this client does not offer, or another server name".into(),
         A::ProtocolVersion => "the server speaks neither TLS 1.2 nor TLS 1.3 (alert: protocol version)".into(),
         A::CertificateRequired | A::BadCertificate | A::UnknownCA => format!(
-            "the server wants a client certificate, which this client does not send (alert: {})",
+            "the server wants a client certificate it trusts: give one with --cert and --key (alert: {})",
             alert_name(a)
         ),
         A::UnrecognisedName => "the server does not serve the name this client asked for (alert: unrecognised name): connect by a name the server serves".into(),

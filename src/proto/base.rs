@@ -72,7 +72,13 @@ impl Base {
         server_threads: Option<usize>,
         shared: &LoadArgs,
     ) -> Result<Base> {
-        let target = target.map(crate::net::addr::resolve_target).transpose()?;
+        if target.is_none() {
+            crate::net::connect_to::without_target(shared.connect_to.as_deref())?;
+        }
+        let connect_to = shared.connect_to.as_deref();
+        let target = target
+            .map(|t| crate::net::connect_to::aim(t, connect_to))
+            .transpose()?;
         let server_threads = crate::config::builtin_server_threads(
             target.is_some(),
             server_threads,

@@ -122,6 +122,9 @@ pub trait Protocol: Sized + Sync + 'static {
     /// The ALPN protocols its server offers under `--tls`, in order of preference
     /// (rustls picks the first the client also offers); none by default.
     const ALPN: &'static [&'static [u8]] = &[];
+    /// The ALPN protocols its load offers over TLS, in order of preference; none by
+    /// default.
+    const CLIENT_ALPN: &'static [&'static [u8]] = &[];
     /// Its server's own figures as one line for `serve NAME --stats` and the final report.
     fn serve_line(_figures: &ServerFiguresOf<Self>) -> Option<String> {
         None

@@ -427,7 +427,8 @@ fn rows(fx: &Fixtures) -> Vec<Row> {
         row(&["grpc", "127.0.0.1:9", "--call", "p.S"], "write it as package.Service/Method"),
         row(&["grpc", "127.0.0.1:9"], "give the method to call: --call"),
         row(&["grpc", "-m", "0"], "-m/--max-streams must be at least 1"),
-        row(&["grpc", "https://127.0.0.1:9/", "--call", "p.S/M"], "speaks h2c"),
+        row(&["grpc", "grpcs://127.0.0.1:9/", "--call", "p.S/M"], "scheme 'grpcs' is not supported"),
+        row(&["grpc", "http://127.0.0.1:9/", "--tls", "--call", "p.S/M"], "use https://"),
         row(&["grpc", "--call", "p.S/M", "-H", "te: x"], "-H te is set by wirebench grpc itself"),
         row(&["serve", "grpc", "--max-message", "0"], "--max-message must be between 1 byte and 1 GiB"),
         // ---- ws

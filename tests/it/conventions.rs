@@ -232,6 +232,8 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--tls" => vec!["--tls"],
         "--insecure" => vec!["--tls", "--insecure"],
         "--ca" => vec!["--tls", "--ca", "Cargo.toml"],
+        "--cert" => vec!["--tls", "--cert", "Cargo.toml", "--key", "Cargo.toml"],
+        "--key" => vec!["--tls", "--key", "Cargo.toml", "--cert", "Cargo.toml"],
         "--shard" => vec!["--shard", "0/1"],
         "--run-id" => vec!["--shard", "0/1", "--run-id", "r1"],
         "--start-at" => vec!["--start-at", &in_an_hour],
@@ -249,6 +251,7 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--expect-status" => vec!["--expect-status", "200"],
         "--expect-echo" => vec!["--expect-echo", "--body-size", "10"],
         "--h2" => vec!["--h2", "http://127.0.0.1:9/"],
+        "--http1.1" => vec!["--http1.1", "https://127.0.0.1:9/"],
         "--max-streams" => vec!["--h2", "http://127.0.0.1:9/", "--max-streams", "4"],
         // amqp
         "--mode" => vec!["--mode", "publish"],
@@ -299,15 +302,30 @@ fn sample(flag: &str) -> Option<Vec<String>> {
 }
 
 /// gRPC's own samples where the shared one does not fit: its streams need no --h2
-/// (http's do), and with --tls hidden, --insecure and --ca are refused on their own.
+/// (http's do).
 fn grpc_sample(name: &str, flag: &str) -> Option<Vec<String>> {
     let v: Vec<&str> = match (name, flag) {
         ("grpc", "--max-streams") => vec!["-m", "4"],
-        ("grpc", "--insecure") => vec!["--insecure"],
-        ("grpc", "--ca") => vec!["--ca", "Cargo.toml"],
         _ => return None,
     };
     Some(v.into_iter().map(String::from).collect())
+}
+
+/// `--connect-to` needs a target, each protocol's own kind.
+fn connect_to_sample(name: &str, flag: &str) -> Option<Vec<String>> {
+    if flag != "--connect-to" {
+        return None;
+    }
+    let target: &[&str] = match name {
+        "http" => &["http://wirebench.test:9/"],
+        "ws" => &["ws://wirebench.test:9/"],
+        "amqp" => &["amqp://wirebench.test:9"],
+        "grpc" => &["wirebench.test:9", "--call", "p.S/M"],
+        _ => &["wirebench.test:9"],
+    };
+    let mut v: Vec<String> = target.iter().map(|t| t.to_string()).collect();
+    v.extend(["--connect-to".into(), "127.0.0.1:9".into()]);
+    Some(v)
 }
 
 /// The validated config of a parsed load command: Ok, or the sentence refusing it.
@@ -349,6 +367,7 @@ fn a_protocols_help_lists_the_flags_its_config_takes_and_no_other() {
                 continue;
             }
             let extra = grpc_sample(name, &flag)
+                .or_else(|| connect_to_sample(name, &flag))
                 .or_else(|| sample(&flag))
                 .unwrap_or_else(|| panic!("{name} {flag}: give the test a sample value for it"));
             let argv = ["wirebench", name]

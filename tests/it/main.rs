@@ -77,6 +77,7 @@ mod suite_report;
 mod suite_runner;
 mod suite_verdict;
 mod thresholds;
+mod tls_client;
 mod tui;
 mod ws;
 mod ws_peers;

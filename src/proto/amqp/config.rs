@@ -224,8 +224,11 @@ impl AmqpConfig {
             .max(1);
         let aimed = target
             .as_ref()
-            .map(|t| crate::net::addr::resolve_target(&t.host_port()))
+            .map(|t| crate::net::connect_to::aim(&t.host_port(), shared.connect_to.as_deref()))
             .transpose()?;
+        if aimed.is_none() {
+            crate::net::connect_to::without_target(shared.connect_to.as_deref())?;
+        }
         let (user, password, vhost) = credentials(target.as_ref());
         let base = Base {
             load,

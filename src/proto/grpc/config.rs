@@ -23,19 +23,17 @@ pub const BUILTIN_CALL: &str = "wirebench.Echo/Call";
 /// `wirebench grpc`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
 #[command(
-    about = "Load a gRPC server with unary calls over h2c (no target: start the built-in one)",
-    mut_arg("tls", |a| a.hide(true)),
-    mut_arg("insecure", |a| a.hide(true)),
-    mut_arg("ca", |a| a.hide(true)),
+    about = "Load a gRPC server with unary calls over h2c, or over TLS with https:// or --tls (no target: start the built-in one)",
     mut_arg("pipeline", |a| a.hide(true).long_help("use -m/--max-streams")),
     after_long_help = "Examples:
   wirebench grpc                                      # the built-in echo server, 10 s
   wirebench grpc 127.0.0.1:50051 --call helloworld.Greeter/SayHello \\
       --proto helloworld.proto --data '{\"name\": \"x\"}' -c 10 -m 10
-  wirebench grpc 127.0.0.1:50051 --call bench.Svc/Get --data-file req.bin --deadline 200ms"
+  wirebench grpc 127.0.0.1:50051 --call bench.Svc/Get --data-file req.bin --deadline 200ms
+  wirebench grpc https://127.0.0.1:50051 --ca ca.pem --call bench.Svc/Get --data-file req.bin"
 )]
 pub struct GrpcArgs {
-    /// HOST:PORT or http://HOST:PORT of an h2c gRPC server; none starts the built-in one.
+    /// HOST:PORT or http://HOST:PORT of an h2c gRPC server, https://HOST:PORT (or --tls) over TLS; none starts the built-in one.
     pub target: Option<String>,
     /// The method: package.Service/Method [required with a target].
     #[arg(long, value_name = "METHOD")]
@@ -107,23 +105,19 @@ pub struct GrpcConfig {
     pub deadline_ms: Option<u64>,
 }
 
-/// The target as `host:port`: HOST:PORT or http://HOST:PORT[/].
-fn target(text: &str) -> Result<String> {
+/// The target as `host:port` and whether its URL asks for TLS: HOST:PORT (None),
+/// http://HOST:PORT[/] or https://HOST:PORT[/].
+fn target(text: &str) -> Result<(String, Option<bool>)> {
     if text.contains("://") {
         let u = url::parse(text).map_err(Error::usage)?;
-        if u.tls {
-            return Err(Error::usage(
-                "wirebench grpc speaks h2c (gRPC over plain TCP): give HOST:PORT or an http:// URL",
-            ));
-        }
         if u.path != "/" {
             return Err(Error::usage(format!(
                 "the target {text} has a path: the method goes in --call"
             )));
         }
-        return Ok(u.host_port());
+        return Ok((u.host_port(), Some(u.tls)));
     }
-    Ok(text.to_string())
+    Ok((text.to_string(), None))
 }
 
 /// A file of at most `MAX_MESSAGE` bytes.
@@ -216,12 +210,15 @@ fn metadata(a: &GrpcArgs) -> Result<Vec<(String, String)>> {
 
 impl GrpcConfig {
     pub fn from_args(a: &GrpcArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
-        if shared.client.tls {
-            return Err(Error::usage(
-                "wirebench grpc speaks h2c (gRPC over plain TCP): --tls is not supported",
-            ));
+        let target = a.target.as_deref().map(target).transpose()?;
+        let mut overrides = LoadOverrides {
+            pipeline: Some(streams(a, shared)?),
+            ..LoadOverrides::default()
+        };
+        if let Some((_, Some(tls))) = &target {
+            crate::proto::base::url_tls(shared, *tls, ("http", "https"), &mut overrides)?;
         }
-        let authority = a.target.as_deref().map(target).transpose()?;
+        let authority = target.map(|(authority, _)| authority);
         let call = match (&a.call, &authority) {
             (Some(c), _) => CallName::parse(c)?,
             (None, None) => CallName::parse(BUILTIN_CALL)?,
@@ -230,11 +227,6 @@ impl GrpcConfig {
                     "give the method to call: --call package.Service/Method",
                 ))
             }
-        };
-        let overrides = LoadOverrides {
-            pipeline: Some(streams(a, shared)?),
-            tls: Some(false),
-            ..LoadOverrides::default()
         };
         let load = LoadConfig::from_args(shared, overrides)?;
         let (message, message_source) = message(a, &call)?;

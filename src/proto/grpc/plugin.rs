@@ -60,7 +60,7 @@ impl Protocol for Grpc {
         let authority = Self::authority(cfg, aim);
         let path = own.call.path();
         let request = Request {
-            tls: false,
+            tls: aim.tls,
             authority: &authority,
             path: &path,
             timeout: own.timeout(),
@@ -79,7 +79,8 @@ impl Protocol for Grpc {
 
     fn target_text(cfg: &ConfigOf<Self>, aim: &Aim) -> String {
         format!(
-            "http://{}{}",
+            "{}://{}{}",
+            if aim.tls { "https" } else { "http" },
             Self::authority(cfg, aim),
             cfg.own.call.path()
         )
@@ -139,6 +140,8 @@ impl Protocol for Grpc {
     }
 
     const ALPN: &'static [&'static [u8]] = &[b"h2"];
+    /// gRPC over TLS is HTTP/2 chosen by ALPN.
+    const CLIENT_ALPN: &'static [&'static [u8]] = &[b"h2"];
 
     fn serve_line(figures: &H2Figures) -> Option<String> {
         figures.line()

@@ -23,12 +23,13 @@ pub const MAX_TEST_HEADER: u64 = 1 << 20;
 /// `wirebench http`'s own flags (the shared load flags are `LoadArgs`).
 #[derive(Args, Debug)]
 #[command(
-    about = "Load an HTTP/1.1 server at URL (no URL: start the built-in one in this process)",
+    about = "Load an HTTP/1.1 or HTTP/2 server at URL (no URL: start the built-in one in this process)",
     after_long_help = "Examples:
   wirebench http                                          # the built-in server, 10 s
   wirebench http http://127.0.0.1:8080/ -t 2 -c 100 -d 30s  # as wrk -t2 -c100 -d30s
   wirebench http http://127.0.0.1:8081/ -c 50 --body-size 1k -R 20000 --json result.json
-  wirebench http https://127.0.0.1:8443/ --insecure -c 10 -n 100000"
+  wirebench http https://127.0.0.1:8443/ --insecure -c 10 -n 100000   # h2 if the server chooses it
+  wirebench http https://example.test/ --connect-to 127.0.0.1:8443 --ca ca.pem --cert me.pem --key me.key"
 )]
 pub struct HttpArgs {
     /// http://HOST[:PORT][/PATH] or https://...; none starts the built-in server.
@@ -57,10 +58,16 @@ pub struct HttpArgs {
     /// Check that every response body equals the request body (an echo server).
     #[arg(long, hide_short_help = true)]
     pub expect_echo: bool,
-    /// Speak HTTP/2 over plain TCP (h2c, prior knowledge): each request is a stream.
+    /// Speak only HTTP/2, each request a stream: h2c by prior knowledge for http://, h2 by ALPN for https:// (https:// offers h2 and http/1.1 without it).
     #[arg(long)]
     pub h2: bool,
-    /// With --h2: streams in flight per connection, as h2load's -m [default: 1].
+    /// Speak only HTTP/1.1: for https://, offer only http/1.1 by ALPN.
+    #[arg(long = "http1.1", hide_short_help = true)]
+    pub http1_1: bool,
+    /// What the server chose by ALPN before the run (`alpn::speak_h2`), not a flag.
+    #[arg(skip)]
+    pub alpn: Option<String>,
+    /// With HTTP/2: streams in flight per connection, as h2load's -m [default: 1].
     #[arg(long, value_name = "N", hide_short_help = true)]
     pub max_streams: Option<usize>,
     /// Send the requests of FILE by weight: vegeta's targets format, or TOML (FILE.toml)
@@ -118,8 +125,11 @@ pub struct HttpConfig {
     pub accept: StatusSet,
     pub accept_text: String,
     pub expect_echo: bool,
-    /// HTTP/2 (h2c, prior knowledge) instead of HTTP/1.1.
+    /// HTTP/2 (h2c by prior knowledge, or h2 by ALPN over TLS) instead of HTTP/1.1.
     pub h2: bool,
+    /// What the server chose by ALPN before the run, when the load asked
+    /// (`alpn::speak_h2`): "h2", "http/1.1", "none".
+    pub alpn: Option<String>,
     /// `--request-set`: the requests sent by weight, instead of one request.
     pub set: Option<RequestSet>,
 }
@@ -152,7 +162,7 @@ fn h2_streams(a: &HttpArgs, shared: &LoadArgs, url: Option<&Url>) -> Result<Opti
     if !a.h2 {
         if a.max_streams.is_some() {
             return Err(Error::usage(
-                "--max-streams counts HTTP/2 streams: add --h2 (HTTP/1.1 pipelines with --pipeline)",
+                "--max-streams counts HTTP/2 streams: add --h2, or give an https:// URL of a server that speaks HTTP/2 (HTTP/1.1 pipelines with --pipeline)",
             ));
         }
         return Ok(None);
@@ -169,10 +179,7 @@ fn h2_streams(a: &HttpArgs, shared: &LoadArgs, url: Option<&Url>) -> Result<Opti
     }
     let refuse = |why: &str| Err(Error::usage(why.to_string()));
     match url {
-        None => refuse("the built-in server speaks HTTP/1.1: give --h2 the http:// URL of an HTTP/2 server"),
-        Some(u) if u.tls => refuse(
-            "--h2 speaks h2c (HTTP/2 over plain TCP, prior knowledge): give an http:// URL",
-        ),
+        None => refuse("the built-in server speaks HTTP/1.1: give --h2 the http:// or https:// URL of an HTTP/2 server"),
         _ if shared.pipeline != 1 => {
             refuse("with --h2, requests in flight per connection are streams: use --max-streams, not --pipeline")
         }
@@ -287,6 +294,7 @@ impl HttpConfig {
                 accept_text,
                 expect_echo: a.expect_echo,
                 h2: a.h2,
+                alpn: a.alpn.clone(),
                 set,
             },
         })
@@ -325,6 +333,7 @@ impl HttpConfig {
         v["expect_status"] = json!(self.accept_text);
         v["expect_echo"] = json!(self.expect_echo);
         v["http_version"] = json!(if self.h2 { "2" } else { "1.1" });
+        v["alpn"] = json!(self.alpn);
         if let Some(set) = &self.set {
             v["request_set"] = json!({
                 "file": set.file.display().to_string(),

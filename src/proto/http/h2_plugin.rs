@@ -54,6 +54,15 @@ pub fn header_block(s: &RequestSpec, tls: bool) -> Vec<u8> {
     hpack::encode_strings(&owned)
 }
 
+/// How the load came to speak HTTP/2: over TLS by ALPN, or h2c by prior knowledge.
+fn how_http2(cfg: &ConfigOf<Http2>) -> &'static str {
+    match (cfg.base.load.tls.is_some(), cfg.own.alpn.is_some()) {
+        (true, true) => "HTTP/2 over TLS (h2, the server's choice by ALPN)",
+        (true, false) => "HTTP/2 over TLS (h2 by ALPN)",
+        (false, _) => "HTTP/2 over plain TCP (h2c, prior knowledge)",
+    }
+}
+
 impl Protocol for Http2 {
     const NAME: &'static str = "http";
     type Args = HttpArgs;
@@ -109,7 +118,8 @@ impl Protocol for Http2 {
             (
                 "protocol",
                 format!(
-                    "HTTP/2 over plain TCP (h2c, prior knowledge), {} streams per connection",
+                    "{}, {} streams per connection",
+                    how_http2(cfg),
                     cfg.base.load.shape.pipeline
                 ),
             ),
@@ -147,4 +157,6 @@ impl Protocol for Http2 {
     fn result_blocks_schema() -> &'static str {
         Http::result_blocks_schema()
     }
+
+    const CLIENT_ALPN: &'static [&'static [u8]] = &[b"h2"];
 }

@@ -34,6 +34,8 @@ pub struct Stream {
     /// The start of the body while the status is one the run does not accept.
     pub words: [u8; BODY_WORDS],
     pub words_len: u8,
+    /// `keep_words` is inside an HTML tag.
+    pub in_tag: bool,
 }
 
 impl Stream {
@@ -50,6 +52,7 @@ impl Stream {
             echo_bad: false,
             words: [0; BODY_WORDS],
             words_len: 0,
+            in_tag: false,
         }
     }
 
@@ -63,13 +66,31 @@ impl Stream {
         self.echo_pos = end;
     }
 
-    /// Keeps the start of a wrong response's body.
-    #[inline]
+    /// Keeps the start of a wrong response's body as text: HTML's tags left out and
+    /// runs of white space made one space, so the few bytes kept carry an error page's
+    /// words (nginx's "400 No required SSL certificate was sent"), not its markup.
     pub fn keep_words(&mut self, piece: &[u8]) {
-        let at = self.words_len as usize;
-        let n = piece.len().min(BODY_WORDS - at);
-        self.words[at..at + n].copy_from_slice(&piece[..n]);
-        self.words_len += n as u8;
+        for &b in piece {
+            let at = self.words_len as usize;
+            if at == BODY_WORDS {
+                return;
+            }
+            match b {
+                b'<' => self.in_tag = true,
+                b'>' if self.in_tag => self.in_tag = false,
+                _ if self.in_tag => {}
+                b' ' | b'\t' | b'\r' | b'\n' => {
+                    if at > 0 && self.words[at - 1] != b' ' {
+                        self.words[at] = b' ';
+                        self.words_len += 1;
+                    }
+                }
+                _ => {
+                    self.words[at] = b;
+                    self.words_len += 1;
+                }
+            }
+        }
     }
 }
 
@@ -131,5 +152,28 @@ fn send_body(s: &Sender<'_>, st: &mut Stream, conn: &mut SendWindow, out: &mut V
         st.sent += n;
         conn.take(n);
         st.send.take(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(pieces: &[&[u8]]) -> String {
+        let mut st = Stream::new(1, 0, 0);
+        for p in pieces {
+            st.keep_words(p);
+        }
+        String::from_utf8_lossy(&st.words[..st.words_len as usize]).into_owned()
+    }
+
+    #[test]
+    fn an_error_page_is_kept_as_its_words_at_any_split() {
+        let page = b"<html>\r\n<head><title>400 No required SSL certificate was sent</title></head>\r\n<body>";
+        for cut in 0..page.len() {
+            let (a, b) = page.split_at(cut);
+            assert_eq!(kept(&[a, b]), "400 No required SSL certificate ");
+        }
+        assert_eq!(kept(&[b"plain  text\n\nbody"]), "plain text body");
     }
 }

@@ -3,6 +3,7 @@
 //! server handler; the HTTP/2 client (`h2_*.rs`) and the server's HTTP/2 (`h2serve/`),
 //! chosen per connection by its first bytes (`serve_session.rs`).
 
+pub mod alpn;
 pub mod chunked;
 pub mod client;
 pub mod config;

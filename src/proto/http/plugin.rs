@@ -215,6 +215,9 @@ impl Protocol for Http {
         HttpHandlerFactory::new(cfg.limits)
     }
 
+    /// Over TLS this session speaks HTTP/1.1 only (`alpn.rs` chose it, or `--http1.1`).
+    const CLIENT_ALPN: &'static [&'static [u8]] = &[b"http/1.1"];
+
     /// h2 first: a client offering both gets HTTP/2 (its preface picks the session).
     const ALPN: &'static [&'static [u8]] = &[b"h2", b"http/1.1"];
 

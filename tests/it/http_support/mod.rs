@@ -43,7 +43,9 @@ impl Nginx {
         Nginx::start_conf("", log_format, locations)
     }
 
-    fn start_conf(listen: &str, log_format: &str, locations: &str) -> Nginx {
+    /// nginx with `listen` options, its access log's `log_format` and the server block's
+    /// whole `locations`.
+    pub fn start_conf(listen: &str, log_format: &str, locations: &str) -> Nginx {
         let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
             .into_iter()
             .find(|p| std::path::Path::new(p).is_file())
