@@ -69,7 +69,7 @@ pub fn client_tls(trust: Option<&Trust>, host: &str) -> Result<Option<ClientTls>
 /// The engine's spec for a load config aimed at `addr`.
 pub fn load_spec(
     load: &LoadConfig,
-    addr: SocketAddr,
+    addr: crate::net::unix::Dest,
     tls: Option<ClientTls>,
     stop: Arc<AtomicBool>,
 ) -> LoadSpec {

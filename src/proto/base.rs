@@ -7,14 +7,14 @@ use crate::config::{LoadConfig, LoadOverrides};
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
 use crate::report::format::{count_of, seconds};
+use crate::net::unix::Dest;
 use serde_json::json;
-use std::net::SocketAddr;
 
 /// Where a run's load goes, known once its built-in server (if any) listens.
 #[derive(Clone, Debug)]
 pub struct Aim {
-    /// The address connected to.
-    pub addr: SocketAddr,
+    /// The address connected to: TCP, or a unix socket.
+    pub addr: Dest,
     /// The host a TLS client checks the certificate against.
     pub host: String,
     /// The load started the built-in server at `addr`.
@@ -28,9 +28,9 @@ pub struct Aim {
 pub struct Base {
     /// The shared load flags, validated (the engine's load shape among them).
     pub load: LoadConfig,
-    /// The target given: its address and the host a TLS client checks; None: the
-    /// built-in server.
-    pub target: Option<(SocketAddr, String)>,
+    /// The target given: its address (TCP, or `unix:/path`) and the host a TLS
+    /// client checks; None: the built-in server.
+    pub target: Option<(Dest, String)>,
     /// The built-in server's threads (with no target).
     pub server_threads: usize,
 }
@@ -61,8 +61,21 @@ pub fn url_tls(
     Ok(())
 }
 
+/// A target as typed: `unix:/path` (a unix socket, said `localhost` to TLS), or
+/// HOST:PORT resolved.
+pub fn resolve_dest(text: &str) -> Result<(Dest, String)> {
+    match crate::net::unix::path_of(text) {
+        Some(path) => Ok((
+            crate::net::unix::target(path, "TARGET")?,
+            "localhost".to_string(),
+        )),
+        None => crate::net::addr::resolve_target(text).map(|(a, host)| (Dest::Tcp(a), host)),
+    }
+}
+
 impl Base {
-    /// `load` aimed at `target` (HOST:PORT, resolved here), or with none at the
+    /// `load` aimed at `target` (HOST:PORT, resolved here, or `unix:/path`: a socket
+    /// that must exist, its host `localhost`), or with none at the
     /// built-in server with `server_threads` threads (`--server-threads`, refused with a
     /// target; by default the CPUs the load's threads leave, the load taking half of
     /// them without `-t`: `config::builtin_server_threads`).
@@ -72,7 +85,7 @@ impl Base {
         server_threads: Option<usize>,
         shared: &LoadArgs,
     ) -> Result<Base> {
-        let target = target.map(crate::net::addr::resolve_target).transpose()?;
+        let target = target.map(resolve_dest).transpose()?;
         let server_threads = crate::config::builtin_server_threads(
             target.is_some(),
             server_threads,

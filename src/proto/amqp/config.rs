@@ -225,7 +225,8 @@ impl AmqpConfig {
         let aimed = target
             .as_ref()
             .map(|t| crate::net::addr::resolve_target(&t.host_port()))
-            .transpose()?;
+            .transpose()?
+            .map(|(a, host)| (a.into(), host));
         let (user, password, vhost) = credentials(target.as_ref());
         let base = Base {
             load,
