@@ -80,12 +80,22 @@ impl Base {
     /// target; by default the CPUs the load's threads leave, the load taking half of
     /// them without `-t`: `config::builtin_server_threads`).
     pub fn aim(
-        mut load: LoadConfig,
+        load: LoadConfig,
         target: Option<&str>,
         server_threads: Option<usize>,
         shared: &LoadArgs,
     ) -> Result<Base> {
         let target = target.map(resolve_dest).transpose()?;
+        Base::aim_resolved(load, target, server_threads, shared)
+    }
+
+    /// `aim` with the target already resolved (`unix:` given by a flag of its own).
+    pub fn aim_resolved(
+        mut load: LoadConfig,
+        target: Option<(Dest, String)>,
+        server_threads: Option<usize>,
+        shared: &LoadArgs,
+    ) -> Result<Base> {
         let server_threads = crate::config::builtin_server_threads(
             target.is_some(),
             server_threads,

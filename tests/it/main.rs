@@ -78,5 +78,6 @@ mod suite_runner;
 mod suite_verdict;
 mod thresholds;
 mod tui;
+mod unix_sockets;
 mod ws;
 mod ws_peers;
