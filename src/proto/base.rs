@@ -61,6 +61,23 @@ pub fn url_tls(
     Ok(())
 }
 
+/// `--unix-socket PATH` of a URL's load (http, ws; curl's and oha's flag): the URL's
+/// requests go to the unix socket, and the URL's host is still the one TLS checks and
+/// the requests name. Without a URL there is nothing to send: refused.
+pub fn unix_socket_target(
+    path: &std::path::Path,
+    url_host: Option<&str>,
+    example: &str,
+) -> Result<(Dest, String)> {
+    let Some(host) = url_host else {
+        return Err(Error::usage(format!(
+            "--unix-socket sends a URL's requests to a unix socket: give the URL too (its path and Host are sent), e.g. {example} --unix-socket /run/app.sock"
+        )));
+    };
+    let dest = crate::net::unix::target(&path.to_string_lossy(), "--unix-socket")?;
+    Ok((dest, host.to_string()))
+}
+
 /// A target as typed: `unix:/path` (a unix socket, said `localhost` to TLS), or
 /// HOST:PORT resolved.
 pub fn resolve_dest(text: &str) -> Result<(Dest, String)> {
@@ -89,7 +106,25 @@ impl Base {
         Base::aim_resolved(load, target, server_threads, shared)
     }
 
-    /// `aim` with the target already resolved (`unix:` given by a flag of its own).
+    /// `aim` at `target`, or at the unix socket `--unix-socket` names instead
+    /// (`unix_socket_target`, `url_host`: the URL's host).
+    pub fn aim_or_unix(
+        load: LoadConfig,
+        target: Option<&str>,
+        unix_socket: Option<(&std::path::Path, Option<&str>, &str)>,
+        server_threads: Option<usize>,
+        shared: &LoadArgs,
+    ) -> Result<Base> {
+        match unix_socket {
+            None => Base::aim(load, target, server_threads, shared),
+            Some((path, url_host, example)) => {
+                let dest = unix_socket_target(path, url_host, example)?;
+                Base::aim_resolved(load, Some(dest), server_threads, shared)
+            }
+        }
+    }
+
+    /// `aim` with the target already resolved.
     pub fn aim_resolved(
         mut load: LoadConfig,
         target: Option<(Dest, String)>,

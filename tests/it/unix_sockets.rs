@@ -33,11 +33,17 @@ impl Drop for SocketDir {
 
 /// `wirebench serve echo --listen unix:PATH`, started once it says it listens.
 fn serve_echo_on(path: &str, threads: &str) -> Proc {
+    serve_on("echo", path, threads)
+}
+
+/// `wirebench serve PROTOCOL --listen unix:PATH`, started once it says it listens.
+fn serve_on(protocol: &str, path: &str, threads: &str) -> Proc {
     let listen = format!("unix:{path}");
-    let mut p = Proc::wirebench(&["serve", "echo", "--listen", &listen, "--threads", threads]);
+    let mut p = Proc::wirebench(&["serve", protocol, "--listen", &listen, "--threads", threads]);
+    let ready = format!("wirebench serve {protocol}: listening on");
     let banner = p
-        .wait_line("wirebench serve echo: listening on", Duration::from_secs(20))
-        .unwrap_or_else(|| panic!("serve echo did not start:\n{}", p.stderr()));
+        .wait_line(&ready, Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("serve {protocol} did not start:\n{}", p.stderr()));
     assert!(banner.contains(&format!("listening on unix:{path} ")), "{banner}");
     p
 }
@@ -231,11 +237,13 @@ fn nginx_on_a_unix_socket_logs_every_request_with_the_urls_path_and_host() {
     }
     let dir = SocketDir::new("nginx");
     let sock = dir.path("nginx.sock");
+    // nginx 1.22's `http2` listener speaks only HTTP/2 over plain sockets: one of each.
+    let sock2 = dir.path("nginx-h2.sock");
     // Made readable by the worker, whoever it runs as.
     std::fs::set_permissions(&dir.0, std::os::unix::fs::PermissionsExt::from_mode(0o777))
         .unwrap();
     let nginx = crate::http_support::Nginx::start_with(
-        &format!(" http2;\n    listen unix:{sock} http2"),
+        &format!(";\n    listen unix:{sock};\n    listen unix:{sock2} http2"),
         "location = /via-unix { if ($host != \"app.example\") { return 421; } return 200 \"u\"; }",
     );
     let url = "http://app.example/via-unix";
@@ -243,7 +251,7 @@ fn nginx_on_a_unix_socket_logs_every_request_with_the_urls_path_and_host() {
     r.assert_clean(2000);
     assert_eq!(r.u("/totals/connections"), 4, "{}", r.explain());
     let h2 = run_json(&[
-        "http", url, "--unix-socket", &sock, "--h2", "-m", "4", "-n", "1000", "-c", "2",
+        "http", url, "--unix-socket", &sock2, "--h2", "--max-streams", "4", "-n", "1000", "-c", "2",
     ]);
     h2.assert_clean(1000);
     let lines = nginx.logged(3000);
@@ -259,4 +267,32 @@ fn nginx_on_a_unix_socket_logs_every_request_with_the_urls_path_and_host() {
     assert_eq!(p.finish(Duration::from_secs(20)), 2);
     let line = assert_one_line_error(&p.stderr(), "--unix-socket without a URL");
     assert!(line.contains("--unix-socket sends a URL's requests to a unix socket"), "{line}");
+}
+
+/// `serve ws` and `serve grpc` on unix sockets, loaded by `wirebench ws URL
+/// --unix-socket PATH` and `wirebench grpc unix:PATH`: every message and call answered,
+/// and each server accepted exactly the connections the load opened.
+#[test]
+fn ws_and_grpc_over_unix_sockets_count_exactly() {
+    let dir = SocketDir::new("wsgrpc");
+    for (protocol, n, conns) in [("ws", 2000u64, 3u64), ("grpc", 1000, 2)] {
+        let sock = dir.path(&format!("{protocol}.sock"));
+        let mut server = serve_on(protocol, &sock, "1");
+        let (total, c) = (n.to_string(), conns.to_string());
+        let target = format!("unix:{sock}");
+        let args: Vec<&str> = match protocol {
+            "ws" => vec!["ws", "ws://localhost/", "--unix-socket", &sock],
+            _ => vec!["grpc", &target, "--call", "wirebench.Echo/Call"],
+        };
+        let mut all = args.clone();
+        all.extend(["-n", &total, "-c", &c]);
+        let r = run_json(&all);
+        r.assert_clean(n);
+        assert_eq!(r.u("/totals/connections"), conns, "{}", r.explain());
+        server.terminate();
+        assert_eq!(server.finish(Duration::from_secs(30)), 0, "{}", server.stderr());
+        let out = server.stdout();
+        let line = out.lines().find(|l| l.contains("; final: accepts ")).unwrap();
+        assert_eq!(final_count(line, "accepts"), conns, "{line}");
+    }
 }

@@ -35,7 +35,7 @@ pub const BUILTIN_CALL: &str = "wirebench.Echo/Call";
   wirebench grpc 127.0.0.1:50051 --call bench.Svc/Get --data-file req.bin --deadline 200ms"
 )]
 pub struct GrpcArgs {
-    /// HOST:PORT or http://HOST:PORT of an h2c gRPC server; none starts the built-in one.
+    /// HOST:PORT, http://HOST:PORT or unix:/PATH of an h2c gRPC server; none starts the built-in one.
     pub target: Option<String>,
     /// The method: package.Service/Method [required with a target].
     #[arg(long, value_name = "METHOD")]
@@ -250,7 +250,11 @@ impl GrpcConfig {
         Ok(Configured {
             base: Base::aim(load, authority.as_deref(), a.server_threads, shared)?,
             own: GrpcConfig {
-                authority,
+                // A unix socket's calls name localhost, as gRPC's own clients do.
+                authority: authority.map(|t| match crate::net::unix::path_of(&t) {
+                    Some(_) => "localhost".to_string(),
+                    None => t,
+                }),
                 call,
                 message,
                 message_source,

@@ -187,21 +187,6 @@ fn h2_streams(a: &HttpArgs, shared: &LoadArgs, url: Option<&Url>) -> Result<Opti
     }
 }
 
-/// `--unix-socket PATH` with the URL whose requests go there: the socket, and the
-/// URL's host for TLS (as curl: the URL still names the server, the path only reaches it).
-fn unix_socket_target(
-    path: &std::path::Path,
-    url: Option<&Url>,
-) -> Result<(crate::net::unix::Dest, String)> {
-    let Some(url) = url else {
-        return Err(Error::usage(
-            "--unix-socket sends a URL's requests to a unix socket: give the URL too (its path and Host are sent), e.g. wirebench http http://localhost/ --unix-socket /run/app.sock",
-        ));
-    };
-    let dest = crate::net::unix::target(&path.to_string_lossy(), "--unix-socket")?;
-    Ok((dest, url.host.clone()))
-}
-
 impl HttpConfig {
     pub fn from_args(a: &HttpArgs, shared: &LoadArgs) -> Result<Configured<Self>> {
         let set = a
@@ -291,13 +276,11 @@ impl HttpConfig {
             None => (StatusSet::default(), "2xx".to_string()),
         };
         let target = url.as_ref().map(|u| u.host_port());
-        let base = match &a.unix_socket {
-            None => Base::aim(load, target.as_deref(), a.server_threads, shared)?,
-            Some(path) => {
-                let dest = unix_socket_target(path, url.as_ref())?;
-                Base::aim_resolved(load, Some(dest), a.server_threads, shared)?
-            }
-        };
+        let unix_socket = a.unix_socket.as_deref().map(|p| {
+            let host = url.as_ref().map(|u| u.host.as_str());
+            (p, host, "wirebench http http://localhost/")
+        });
+        let base = Base::aim_or_unix(load, target.as_deref(), unix_socket, a.server_threads, shared)?;
         Ok(Configured {
             base,
             own: HttpConfig {
