@@ -14,6 +14,7 @@ use crate::engine::session::OffsetIds;
 use crate::engine::EngineOutput;
 use crate::error::Result;
 use crate::net::tls::Trust;
+use crate::net::unix::Dest;
 use crate::proto::plugin::{Aim, ConfigOf, FiguresOf, Protocol, ServerFiguresOf};
 use crate::report::console::Console;
 use crate::report::json::JsonSink;
@@ -21,7 +22,6 @@ use crate::report::text;
 use crate::server::ServerHandle;
 use crate::stats::tee::Tee;
 use crate::stats::RunResult;
-use crate::net::unix::Dest;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 

@@ -149,13 +149,10 @@ pub fn listen(path: &Path, backlog: i32) -> Result<std::os::unix::net::UnixListe
             s.set_nonblocking(true)?;
             Ok(s)
         })
-        .map_err(|e| {
-            Error::usage(format!(
-                "cannot listen on {PREFIX}{shown}: {}",
-                words(&e)
-            ))
-        })?;
-    Ok(std::os::unix::net::UnixListener::from(std::os::fd::OwnedFd::from(s)))
+        .map_err(|e| Error::usage(format!("cannot listen on {PREFIX}{shown}: {}", words(&e))))?;
+    Ok(std::os::unix::net::UnixListener::from(
+        std::os::fd::OwnedFd::from(s),
+    ))
 }
 
 /// The path of a `--listen` address that names a unix socket, refusing what cannot
@@ -187,14 +184,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(missing.contains("cannot use unix socket"), "{missing}");
-        let plain = target(file.to_str().unwrap(), "TARGET").unwrap_err().to_string();
-        assert!(plain.ends_with("is not a unix socket (it is a regular file)"), "{plain}");
+        let plain = target(file.to_str().unwrap(), "TARGET")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            plain.ends_with("is not a unix socket (it is a regular file)"),
+            "{plain}"
+        );
         let refused = listen(&file, 16).unwrap_err().to_string();
-        assert!(refused.contains("is a regular file, not a socket"), "{refused}");
+        assert!(
+            refused.contains("is a regular file, not a socket"),
+            "{refused}"
+        );
         assert_eq!(std::fs::read(&file).unwrap(), b"keep me");
 
         let live = listen(&sock, 16).unwrap();
-        assert!(matches!(target(sock.to_str().unwrap(), "TARGET"), Ok(Dest::Unix(_))));
+        assert!(matches!(
+            target(sock.to_str().unwrap(), "TARGET"),
+            Ok(Dest::Unix(_))
+        ));
         let busy = listen(&sock, 16).unwrap_err().to_string();
         assert!(busy.contains("a server is listening there"), "{busy}");
         drop(live);

@@ -6,8 +6,8 @@
 use crate::config::{LoadConfig, LoadOverrides};
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
-use crate::report::format::{count_of, seconds};
 use crate::net::unix::Dest;
+use crate::report::format::{count_of, seconds};
 use serde_json::json;
 
 /// Where a run's load goes, known once its built-in server (if any) listens.

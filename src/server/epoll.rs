@@ -20,8 +20,8 @@ use crate::reactor::transport::{self, Input};
 use crate::reactor::{EpollHandler, Reactor, Stop, OWN_TOKENS};
 use rustls::ServerConnection;
 use std::io::ErrorKind;
-use std::os::fd::OwnedFd;
 use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 /// Listener `i` has token `LISTENER + i` (`OWN_TOKENS` itself is the reactor's stop).

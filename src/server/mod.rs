@@ -291,8 +291,7 @@ fn bind_per_thread(
     addrs: &[SocketAddr],
     probe: bool,
 ) -> Result<(SocketAddr, Vec<Vec<std::os::fd::OwnedFd>>)> {
-    let mut per_thread: Vec<Vec<std::os::fd::OwnedFd>> =
-        (0..threads).map(|_| Vec::new()).collect();
+    let mut per_thread: Vec<Vec<std::os::fd::OwnedFd>> = (0..threads).map(|_| Vec::new()).collect();
     let mut first = None;
     for a in addrs {
         let ls = if probe && a.port() != 0 {

@@ -24,8 +24,8 @@ use crate::reactor::uring_loop::{UringHandler, UringReactor, BGID, IGNORE, OWN, 
 use crate::reactor::{token, Stop};
 use io_uring::{cqueue, opcode, squeue, types};
 use std::io::ErrorKind;
-use std::os::fd::OwnedFd;
 use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 /// The thread's receive buffers in its ring (a power of two). A loop turn gives back

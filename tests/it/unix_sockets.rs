@@ -44,7 +44,10 @@ fn serve_on(protocol: &str, path: &str, threads: &str) -> Proc {
     let banner = p
         .wait_line(&ready, Duration::from_secs(20))
         .unwrap_or_else(|| panic!("serve {protocol} did not start:\n{}", p.stderr()));
-    assert!(banner.contains(&format!("listening on unix:{path} ")), "{banner}");
+    assert!(
+        banner.contains(&format!("listening on unix:{path} ")),
+        "{banner}"
+    );
     p
 }
 
@@ -83,9 +86,17 @@ fn serve_echo_on_a_unix_socket_counts_exactly_what_the_load_sent() {
         conns += r.u("/totals/connections");
     }
     server.terminate();
-    assert_eq!(server.finish(Duration::from_secs(30)), 0, "{}", server.stderr());
+    assert_eq!(
+        server.finish(Duration::from_secs(30)),
+        0,
+        "{}",
+        server.stderr()
+    );
     let out = server.stdout();
-    let line = out.lines().find(|l| l.contains("; final: accepts ")).unwrap();
+    let line = out
+        .lines()
+        .find(|l| l.contains("; final: accepts "))
+        .unwrap();
     assert_eq!(final_count(line, "accepts"), conns, "{line}");
     assert_eq!(final_count(line, "closes"), conns, "{line}");
     assert_eq!(final_count(line, "in"), sent, "{line}");
@@ -175,13 +186,22 @@ impl RedisOnUnix {
             return None;
         }
         let args = [
-            "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
+            "--port",
+            "0",
+            "--unixsocket",
+            sock,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
         ];
         let s = RedisOnUnix {
             _proc: Proc::spawn("redis-server", &args, false),
             sock: sock.to_string(),
         };
-        let up = wait_until(Duration::from_secs(10), || s.cli(&["PING"]).trim() == "PONG");
+        let up = wait_until(Duration::from_secs(10), || {
+            s.cli(&["PING"]).trim() == "PONG"
+        });
         assert!(up, "redis-server did not start on {sock}");
         Some(s)
     }
@@ -214,10 +234,28 @@ fn redis_server_on_a_unix_socket_counts_every_command_sent() {
     };
     let target = format!("unix:{sock}");
     let (sets, gets) = (redis.calls("set"), redis.calls("get"));
-    let r = run_json(&["redis", &target, "-n", "3000", "-c", "4", "--command", "set"]);
+    let r = run_json(&[
+        "redis",
+        &target,
+        "-n",
+        "3000",
+        "-c",
+        "4",
+        "--command",
+        "set",
+    ]);
     r.assert_clean(3000);
     let r2 = run_json(&[
-        "redis", &target, "-n", "2000", "-c", "2", "--command", "get", "--pipeline", "16",
+        "redis",
+        &target,
+        "-n",
+        "2000",
+        "-c",
+        "2",
+        "--command",
+        "get",
+        "--pipeline",
+        "16",
     ]);
     r2.assert_clean(2000);
     assert_eq!(redis.calls("set") - sets, 3000, "{}", r.explain());
@@ -240,8 +278,7 @@ fn nginx_on_a_unix_socket_logs_every_request_with_the_urls_path_and_host() {
     // nginx 1.22's `http2` listener speaks only HTTP/2 over plain sockets: one of each.
     let sock2 = dir.path("nginx-h2.sock");
     // Made readable by the worker, whoever it runs as.
-    std::fs::set_permissions(&dir.0, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-        .unwrap();
+    std::fs::set_permissions(&dir.0, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let nginx = crate::http_support::Nginx::start_with(
         &format!(";\n    listen unix:{sock};\n    listen unix:{sock2} http2"),
         "location = /via-unix { if ($host != \"app.example\") { return 421; } return 200 \"u\"; }",
@@ -251,22 +288,54 @@ fn nginx_on_a_unix_socket_logs_every_request_with_the_urls_path_and_host() {
     r.assert_clean(2000);
     assert_eq!(r.u("/totals/connections"), 4, "{}", r.explain());
     let h2 = run_json(&[
-        "http", url, "--unix-socket", &sock2, "--h2", "--max-streams", "4", "-n", "1000", "-c", "2",
+        "http",
+        url,
+        "--unix-socket",
+        &sock2,
+        "--h2",
+        "--max-streams",
+        "4",
+        "-n",
+        "1000",
+        "-c",
+        "2",
     ]);
     h2.assert_clean(1000);
     let lines = nginx.logged(3000);
     assert_eq!(lines.len(), 3000, "{:?}", &lines[..lines.len().min(5)]);
-    assert_eq!(lines.iter().filter(|l| l.starts_with("200 ") && l.ends_with("HTTP/1.1")).count(), 2000);
-    assert_eq!(lines.iter().filter(|l| l.starts_with("200 ") && l.ends_with("HTTP/2.0")).count(), 1000);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("200 ") && l.ends_with("HTTP/1.1"))
+            .count(),
+        2000
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("200 ") && l.ends_with("HTTP/2.0"))
+            .count(),
+        1000
+    );
     // The same URL over the wrong Host is refused by nginx: the Host sent is the URL's.
     let wrong = run_json(&[
-        "http", "http://other.example/via-unix", "--unix-socket", &sock, "-n", "10", "-c", "1",
+        "http",
+        "http://other.example/via-unix",
+        "--unix-socket",
+        &sock,
+        "-n",
+        "10",
+        "-c",
+        "1",
     ]);
     assert_eq!(wrong.u("/totals/ok"), 0, "{}", wrong.explain());
     let mut p = Proc::wirebench(&["http", "--unix-socket", &sock, "-n", "1"]);
     assert_eq!(p.finish(Duration::from_secs(20)), 2);
     let line = assert_one_line_error(&p.stderr(), "--unix-socket without a URL");
-    assert!(line.contains("--unix-socket sends a URL's requests to a unix socket"), "{line}");
+    assert!(
+        line.contains("--unix-socket sends a URL's requests to a unix socket"),
+        "{line}"
+    );
 }
 
 /// `serve ws` and `serve grpc` on unix sockets, loaded by `wirebench ws URL
@@ -290,9 +359,17 @@ fn ws_and_grpc_over_unix_sockets_count_exactly() {
         r.assert_clean(n);
         assert_eq!(r.u("/totals/connections"), conns, "{}", r.explain());
         server.terminate();
-        assert_eq!(server.finish(Duration::from_secs(30)), 0, "{}", server.stderr());
+        assert_eq!(
+            server.finish(Duration::from_secs(30)),
+            0,
+            "{}",
+            server.stderr()
+        );
         let out = server.stdout();
-        let line = out.lines().find(|l| l.contains("; final: accepts ")).unwrap();
+        let line = out
+            .lines()
+            .find(|l| l.contains("; final: accepts "))
+            .unwrap();
         assert_eq!(final_count(line, "accepts"), conns, "{line}");
     }
 }

@@ -280,7 +280,13 @@ impl HttpConfig {
             let host = url.as_ref().map(|u| u.host.as_str());
             (p, host, "wirebench http http://localhost/")
         });
-        let base = Base::aim_or_unix(load, target.as_deref(), unix_socket, a.server_threads, shared)?;
+        let base = Base::aim_or_unix(
+            load,
+            target.as_deref(),
+            unix_socket,
+            a.server_threads,
+            shared,
+        )?;
         Ok(Configured {
             base,
             own: HttpConfig {

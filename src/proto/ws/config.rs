@@ -132,7 +132,13 @@ impl WsConfig {
             (p, host, "wirebench ws ws://localhost/")
         });
         Ok(Configured {
-            base: Base::aim_or_unix(load, target.as_deref(), unix_socket, a.server_threads, shared)?,
+            base: Base::aim_or_unix(
+                load,
+                target.as_deref(),
+                unix_socket,
+                a.server_threads,
+                shared,
+            )?,
             own: WsConfig {
                 url,
                 min: min as usize,
