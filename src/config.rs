@@ -756,8 +756,12 @@ impl Default for ProtocolTiming {
 pub struct ServeConfig {
     /// The first listen address (the only one unless --listen named a range).
     pub listen: SocketAddr,
-    /// Every listen address, all on one port.
+    /// Every listen address, all on one port (empty with `unix`).
     pub listen_all: Vec<SocketAddr>,
+    /// `--listen unix:/path`: the unix socket listened on instead (`listen` is then
+    /// unspecified, 0.0.0.0:0).
+    #[serde(default)]
+    pub unix: Option<std::path::PathBuf>,
     /// Worker processes (1: serve in this process).
     pub processes: usize,
     pub threads: usize,
@@ -795,13 +799,24 @@ pub fn pacing(a: &crate::flags::PacingArgs) -> Result<crate::server::pacing::Pac
 
 impl ServeConfig {
     pub fn from_args(a: &ServerArgs) -> Result<Self> {
-        let listen_all = if crate::net::range::is_range(&a.listen) {
+        let unix = crate::net::unix::listen_path(&a.listen)?;
+        let listen_all = if unix.is_some() {
+            Vec::new()
+        } else if crate::net::range::is_range(&a.listen) {
             crate::net::range::parse_socket_range("--listen", &a.listen)?
         } else {
             vec![crate::net::addr::resolve(&a.listen)?.0]
         };
-        let listen = listen_all[0];
+        let listen = listen_all
+            .first()
+            .copied()
+            .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
         let processes = at_least_one("--processes", a.processes)?;
+        if unix.is_some() && processes > 1 {
+            return Err(Error::usage(
+                "--processes shares a TCP port between processes (SO_REUSEPORT), which a unix socket cannot do: use --threads to serve unix: with several threads",
+            ));
+        }
         if processes > crate::procs::MAX_SERVER_PROCESSES {
             return Err(Error::usage(format!(
                 "--processes {processes} is more than the {} server worker processes allowed (each holds ~20,000 connections here)",
@@ -852,6 +867,7 @@ impl ServeConfig {
         Ok(ServeConfig {
             listen,
             listen_all,
+            unix,
             processes,
             threads,
             max_conns_per_thread: a.max_conns_per_thread,

@@ -246,7 +246,7 @@ pub struct RampArgs {
 /// Listener, threads, limits, TLS, stats: shared by every built-in server.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
-    /// Address to listen on; a range listens on each (127.0.0.1-127.0.0.20:9000).
+    /// Address to listen on; a range listens on each (127.0.0.1-127.0.0.20:9000); unix:/PATH a unix socket.
     #[arg(long, default_value = "127.0.0.1:8081")]
     pub listen: String,
     /// Worker processes sharing the SO_REUSEPORT listeners (each holds ~20,000 sockets at most here).

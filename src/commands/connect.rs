@@ -97,6 +97,7 @@ fn builtin_server(cert: Option<&SelfSignedFiles>) -> Result<BuiltinServer> {
         serve: ServeConfig {
             listen,
             listen_all: vec![listen],
+            unix: None,
             // Each worker serves in its own process; the group starts
             // `cfg.server_processes` of them.
             processes: 1,

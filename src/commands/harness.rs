@@ -79,7 +79,7 @@ pub fn client_tls(
 /// The engine's spec for a load config aimed at `addr`.
 pub fn load_spec(
     load: &LoadConfig,
-    addr: SocketAddr,
+    addr: crate::net::unix::Dest,
     tls: Option<ClientTls>,
     stop: Arc<AtomicBool>,
 ) -> LoadSpec {

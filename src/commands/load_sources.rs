@@ -74,6 +74,24 @@ impl LoadSources {
         Ok(LoadSources { addrs, how })
     }
 
+    /// The sources of a load to a unix socket: none, as such a socket has no source
+    /// address; `--source` with addresses asks for the impossible and is refused.
+    pub fn for_unix(flag: Option<&SourceFlag>) -> Result<LoadSources> {
+        match flag {
+            Some(SourceFlag::Addrs(_)) => Err(Error::usage(
+                "--source does not apply to a unix: target (a unix socket connection has no source address)",
+            )),
+            Some(SourceFlag::Kernel) => Ok(LoadSources {
+                addrs: Vec::new(),
+                how: How::KernelAsked,
+            }),
+            None => Ok(LoadSources {
+                addrs: Vec::new(),
+                how: How::Unsaid,
+            }),
+        }
+    }
+
     /// The plan's `sources:` row, when there is something to say.
     pub fn row(&self) -> Option<String> {
         let n = self.addrs.len();

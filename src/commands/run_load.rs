@@ -14,6 +14,7 @@ use crate::engine::session::OffsetIds;
 use crate::engine::EngineOutput;
 use crate::error::Result;
 use crate::net::tls::Trust;
+use crate::net::unix::Dest;
 use crate::proto::plugin::{Aim, ConfigOf, FiguresOf, Protocol, ServerFiguresOf};
 use crate::report::console::Console;
 use crate::report::json::JsonSink;
@@ -21,7 +22,6 @@ use crate::report::text;
 use crate::server::ServerHandle;
 use crate::stats::tee::Tee;
 use crate::stats::RunResult;
-use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -84,7 +84,7 @@ pub(super) fn measure<P: Protocol>(
     } = aim_at::<P>(cfg, target)?;
     let tls = harness::client_tls(trust.as_ref(), l, P::CLIENT_ALPN, &host)?;
     let aim = Aim {
-        addr,
+        addr: addr.clone(),
         host,
         builtin,
         tls: trust.is_some(),
@@ -186,12 +186,15 @@ fn sources_and_plan<P: Protocol>(
     aim: &Aim,
 ) -> Result<LoadSources> {
     let l = &cfg.base.load;
-    let sources = LoadSources::choose(
-        l.source.as_ref(),
-        aim.addr,
-        usize::try_from(l.sockets()).unwrap_or(usize::MAX),
-        crate::net::loopback::bindable,
-    )?;
+    let sources = match &aim.addr {
+        Dest::Tcp(addr) => LoadSources::choose(
+            l.source.as_ref(),
+            *addr,
+            usize::try_from(l.sockets()).unwrap_or(usize::MAX),
+            crate::net::loopback::bindable,
+        )?,
+        Dest::Unix(_) => LoadSources::for_unix(l.source.as_ref())?,
+    };
     if !l.output.quiet {
         let mut rows = P::plan_rows(cfg, aim);
         rows.extend(sources.row().map(|r| ("sources", r)));
@@ -207,13 +210,13 @@ fn sources_and_plan<P: Protocol>(
 struct Aimed {
     server: Option<ServerHandle>,
     trust: Option<Trust>,
-    addr: SocketAddr,
+    addr: Dest,
     host: String,
 }
 
 /// The target given, or the built-in server, started first (the run's clock starts once
 /// it listens).
-fn aim_at<P: Protocol>(cfg: &ConfigOf<P>, target: Option<(SocketAddr, String)>) -> Result<Aimed> {
+fn aim_at<P: Protocol>(cfg: &ConfigOf<P>, target: Option<(Dest, String)>) -> Result<Aimed> {
     let l = &cfg.base.load;
     Ok(match target {
         Some((addr, host)) => Aimed {
@@ -226,7 +229,7 @@ fn aim_at<P: Protocol>(cfg: &ConfigOf<P>, target: Option<(SocketAddr, String)>) 
             let factory = P::builtin_server(cfg);
             let (handle, trust) = harness::start_builtin(l, cfg.base.server_threads, factory)?;
             Aimed {
-                addr: handle.addr,
+                addr: Dest::Tcp(handle.addr),
                 server: Some(handle),
                 trust,
                 host: "127.0.0.1".to_string(),

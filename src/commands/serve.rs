@@ -122,7 +122,9 @@ fn serve_with<F: ServerFactory>(
         let addrs = server_group::listen_override()?.unwrap_or_else(|| cfg.listen_all.clone());
         return server_group::run_worker(server_cfg, &addrs, factory, stop);
     }
-    let handle = if cfg.listen_all.len() > 1 {
+    let handle = if let Some(path) = &cfg.unix {
+        server::start_unix(server_cfg, path, factory)?
+    } else if cfg.listen_all.len() > 1 {
         // One port on every address (port 0 picks one free on all of them).
         // The port stays held until this server's listeners are bound.
         let (addrs, _hold) = server_group::settle_port(&cfg.listen_all)?;
@@ -130,7 +132,9 @@ fn serve_with<F: ServerFactory>(
     } else {
         server::start_many(server_cfg, &cfg.listen_all, true, factory)?
     };
-    let addrs = if cfg.listen_all.len() > 1 {
+    let addrs = if let Some(path) = &handle.unix {
+        format!("unix:{}", path.display())
+    } else if cfg.listen_all.len() > 1 {
         format!("{} addresses from {}", cfg.listen_all.len(), handle.addr)
     } else {
         handle.addr.to_string()
@@ -147,7 +151,12 @@ fn serve_with<F: ServerFactory>(
     let extra = || line(&handle.figures::<FiguresOf<F>>());
     let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), &extra);
     let figures = handle.figures_reader();
+    let unix = handle.unix.clone();
     let totals = handle.shutdown();
+    // The socket file is this server's: gone with it, as nginx and redis do.
+    if let Some(path) = unix {
+        let _ = std::fs::remove_file(path);
+    }
     let final_line = || {
         serde_json::from_value::<FiguresOf<F>>(figures())
             .ok()

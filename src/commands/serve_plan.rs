@@ -83,6 +83,7 @@ mod tests {
             serve: ServeConfig {
                 listen: "127.0.0.1:0".parse().expect("literal address"),
                 listen_all: vec!["127.0.0.1:0".parse().expect("literal address")],
+                unix: None,
                 processes: 3,
                 threads: 1,
                 max_conns_per_thread: 7,

@@ -5,6 +5,7 @@
 //! several targets and source addresses (`Spread`), each connection's pair picked by
 //! its number, so shares of a run over processes pick as one run would.
 
+use crate::net::unix::Dest;
 use crate::stats::ErrorKind;
 use rustls::pki_types::ServerName;
 use rustls::ClientConnection;
@@ -65,7 +66,8 @@ impl Spread {
 
 #[derive(Clone)]
 pub struct Connector {
-    pub addr: SocketAddr,
+    /// A TCP address, or a unix socket (no source address, no TCP option).
+    pub addr: Dest,
     pub tls: Option<ClientTls>,
     pub nodelay: bool,
     pub timeout: Duration,
@@ -76,14 +78,17 @@ pub struct Connector {
 
 impl Connector {
     pub fn new(
-        addr: SocketAddr,
+        addr: impl Into<Dest>,
         tls: Option<ClientTls>,
         nodelay: bool,
         timeout: Duration,
         spread: Spread,
     ) -> Connector {
+        let addr = addr.into();
         let ports = crate::sys::proc_fs::ephemeral_ports();
-        let meets_itself = may_meet_itself(addr, &spread, ports);
+        let meets_itself = addr
+            .tcp()
+            .is_some_and(|a| may_meet_itself(a, &spread, ports));
         Connector {
             addr,
             tls,
@@ -98,7 +103,10 @@ impl Connector {
     pub fn set_sources(&mut self, sources: Vec<IpAddr>) {
         self.spread.sources = sources;
         let ports = crate::sys::proc_fs::ephemeral_ports();
-        self.meets_itself = may_meet_itself(self.addr, &self.spread, ports);
+        self.meets_itself = self
+            .addr
+            .tcp()
+            .is_some_and(|a| may_meet_itself(a, &self.spread, ports));
     }
 
     /// True when this connection is connected to itself: a connect to a loopback port
@@ -125,8 +133,14 @@ impl Connector {
     /// Starts a non-blocking connect for this share's connection number `n`:
     /// (descriptor, connected already).
     pub fn start(&self, n: u64) -> Result<(i32, bool), ConnectError> {
-        let (dest, source) = self.spread.pick(self.addr, n);
-        crate::net::socket::start_connect(dest, source, self.nodelay).map_err(|e| {
+        let started = match &self.addr {
+            Dest::Tcp(addr) => {
+                let (dest, source) = self.spread.pick(*addr, n);
+                crate::net::socket::start_connect(dest, source, self.nodelay)
+            }
+            Dest::Unix(path) => crate::net::unix::start_connect(path),
+        };
+        started.map_err(|e| {
             self.failed(
                 ErrorKind::from_connect(&std::io::Error::from_raw_os_error(e)),
                 e,

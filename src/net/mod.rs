@@ -11,3 +11,4 @@ pub mod range;
 pub mod socket;
 pub mod tls;
 pub mod tls_words;
+pub mod unix;

@@ -6,15 +6,15 @@
 use crate::config::{LoadConfig, LoadOverrides};
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
+use crate::net::unix::Dest;
 use crate::report::format::{count_of, seconds};
 use serde_json::json;
-use std::net::SocketAddr;
 
 /// Where a run's load goes, known once its built-in server (if any) listens.
 #[derive(Clone, Debug)]
 pub struct Aim {
-    /// The address connected to.
-    pub addr: SocketAddr,
+    /// The address connected to: TCP, or a unix socket.
+    pub addr: Dest,
     /// The host a TLS client checks the certificate against.
     pub host: String,
     /// The load started the built-in server at `addr`.
@@ -28,9 +28,9 @@ pub struct Aim {
 pub struct Base {
     /// The shared load flags, validated (the engine's load shape among them).
     pub load: LoadConfig,
-    /// The target given: its address and the host a TLS client checks; None: the
-    /// built-in server.
-    pub target: Option<(SocketAddr, String)>,
+    /// The target given: its address (TCP, or `unix:/path`) and the host a TLS
+    /// client checks; None: the built-in server.
+    pub target: Option<(Dest, String)>,
     /// The built-in server's threads (with no target).
     pub server_threads: usize,
 }
@@ -61,24 +61,90 @@ pub fn url_tls(
     Ok(())
 }
 
+/// `--unix-socket PATH` of a URL's load (http, ws; curl's and oha's flag): the URL's
+/// requests go to the unix socket, and the URL's host is still the one TLS checks and
+/// the requests name. Without a URL there is nothing to send: refused.
+pub fn unix_socket_target(
+    path: &std::path::Path,
+    url_host: Option<&str>,
+    example: &str,
+) -> Result<(Dest, String)> {
+    let Some(host) = url_host else {
+        return Err(Error::usage(format!(
+            "--unix-socket sends a URL's requests to a unix socket: give the URL too (its path and Host are sent), e.g. {example} --unix-socket /run/app.sock"
+        )));
+    };
+    let dest = crate::net::unix::target(&path.to_string_lossy(), "--unix-socket")?;
+    Ok((dest, host.to_string()))
+}
+
+/// A target as typed: `unix:/path` (a unix socket, said `localhost` to TLS), or
+/// HOST:PORT resolved, or sent to `connect_to` (`--connect-to`) with its host kept.
+pub fn resolve_dest(text: &str, connect_to: Option<&str>) -> Result<(Dest, String)> {
+    match (crate::net::unix::path_of(text), connect_to) {
+        (Some(_), Some(_)) => Err(Error::usage(
+            "--connect-to sends a HOST:PORT target's connections elsewhere; a unix: target has no host to map",
+        )),
+        (Some(path), None) => Ok((
+            crate::net::unix::target(path, "TARGET")?,
+            "localhost".to_string(),
+        )),
+        (None, _) => crate::net::connect_to::aim(text, connect_to).map(|(a, host)| (Dest::Tcp(a), host)),
+    }
+}
+
 impl Base {
-    /// `load` aimed at `target` (HOST:PORT, resolved here), or with none at the
+    /// `load` aimed at `target` (HOST:PORT, resolved here, or `unix:/path`: a socket
+    /// that must exist, its host `localhost`), or with none at the
     /// built-in server with `server_threads` threads (`--server-threads`, refused with a
     /// target; by default the CPUs the load's threads leave, the load taking half of
     /// them without `-t`: `config::builtin_server_threads`).
     pub fn aim(
-        mut load: LoadConfig,
+        load: LoadConfig,
         target: Option<&str>,
         server_threads: Option<usize>,
         shared: &LoadArgs,
     ) -> Result<Base> {
-        if target.is_none() {
-            crate::net::connect_to::without_target(shared.connect_to.as_deref())?;
-        }
         let connect_to = shared.connect_to.as_deref();
+        if target.is_none() {
+            crate::net::connect_to::without_target(connect_to)?;
+        }
         let target = target
-            .map(|t| crate::net::connect_to::aim(t, connect_to))
+            .map(|t| resolve_dest(t, connect_to))
             .transpose()?;
+        Base::aim_resolved(load, target, server_threads, shared)
+    }
+
+    /// `aim` at `target`, or at the unix socket `--unix-socket` names instead
+    /// (`unix_socket_target`, `url_host`: the URL's host).
+    pub fn aim_or_unix(
+        load: LoadConfig,
+        target: Option<&str>,
+        unix_socket: Option<(&std::path::Path, Option<&str>, &str)>,
+        server_threads: Option<usize>,
+        shared: &LoadArgs,
+    ) -> Result<Base> {
+        match unix_socket {
+            None => Base::aim(load, target, server_threads, shared),
+            Some((path, url_host, example)) => {
+                if shared.connect_to.is_some() {
+                    return Err(Error::usage(
+                        "--connect-to and --unix-socket each say where connections go: give one",
+                    ));
+                }
+                let dest = unix_socket_target(path, url_host, example)?;
+                Base::aim_resolved(load, Some(dest), server_threads, shared)
+            }
+        }
+    }
+
+    /// `aim` with the target already resolved.
+    pub fn aim_resolved(
+        mut load: LoadConfig,
+        target: Option<(Dest, String)>,
+        server_threads: Option<usize>,
+        shared: &LoadArgs,
+    ) -> Result<Base> {
         let server_threads = crate::config::builtin_server_threads(
             target.is_some(),
             server_threads,

@@ -106,7 +106,7 @@ mod tests {
 
     fn aim() -> Aim {
         Aim {
-            addr: "127.0.0.1:9".parse().expect("literal address"),
+            addr: crate::net::unix::Dest::Tcp("127.0.0.1:9".parse().expect("literal address")),
             host: "127.0.0.1".into(),
             builtin: false,
             tls: false,

@@ -17,7 +17,7 @@ use crate::clock::Clock;
 use crate::reactor::transport::Input;
 use crate::reactor::{split, Timers};
 use std::io::ErrorKind;
-use std::net::TcpListener;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -137,7 +137,7 @@ pub trait Core {
     fn end<S>(&mut self, tok: u64, c: &mut Conn<S>) -> bool;
     fn close_fd(&mut self, fd: i32);
     /// The listeners accept again after resting (accept failed for lack of descriptors).
-    fn listen(&mut self, listeners: &[TcpListener]);
+    fn listen(&mut self, listeners: &[OwnedFd]);
 }
 
 /// Runs a connection as far as it can go now. Some: it must be closed.

@@ -20,8 +20,8 @@ use crate::reactor::transport::{self, Input};
 use crate::reactor::{EpollHandler, Reactor, Stop, OWN_TOKENS};
 use rustls::ServerConnection;
 use std::io::ErrorKind;
-use std::net::TcpListener;
 use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 /// Listener `i` has token `LISTENER + i` (`OWN_TOKENS` itself is the reactor's stop).
@@ -37,7 +37,7 @@ pub struct Readiness {
 }
 
 impl Readiness {
-    fn set_listening(&self, listeners: &[TcpListener], on: bool) {
+    fn set_listening(&self, listeners: &[OwnedFd], on: bool) {
         let events = if on { libc::EPOLLIN as u32 } else { 0 };
         for (i, l) in listeners.iter().enumerate() {
             let _ = self.ep.modify(l.as_raw_fd(), events, LISTENER + i as u64);
@@ -138,7 +138,7 @@ impl Core for Readiness {
         socket::close(fd);
     }
 
-    fn listen(&mut self, listeners: &[TcpListener]) {
+    fn listen(&mut self, listeners: &[OwnedFd]) {
         self.set_listening(listeners, true);
     }
 }

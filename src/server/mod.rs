@@ -37,7 +37,11 @@ type FiguresReader = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
 
 /// A running server. Dropping it without `shutdown` leaves the threads running.
 pub struct ServerHandle {
+    /// The TCP address listened on (the first, with several); unspecified (0.0.0.0:0)
+    /// for a server on a unix socket, whose path is `unix`.
     pub addr: SocketAddr,
+    /// The unix socket listened on (`start_unix`).
+    pub unix: Option<std::path::PathBuf>,
     /// One eventfd per thread: written to stop it.
     stop_fds: Vec<i32>,
     threads: Vec<std::thread::JoinHandle<()>>,
@@ -167,7 +171,7 @@ pub fn start<F: ServerFactory>(cfg: ServerConfig, factory: F) -> Result<ServerHa
 /// each port is free; worker processes that share their siblings' SO_REUSEPORT
 /// listeners skip it.
 pub fn start_many<F: ServerFactory>(
-    mut cfg: ServerConfig,
+    cfg: ServerConfig,
     addrs: &[SocketAddr],
     probe: bool,
     factory: F,
@@ -175,9 +179,47 @@ pub fn start_many<F: ServerFactory>(
     if cfg.threads == 0 {
         return Err(Error::usage("--threads must be at least 1"));
     }
+    let (addr, per_thread) = bind_per_thread(cfg.threads, addrs, probe)?;
+    run_threads(cfg, addr, per_thread, factory)
+}
+
+/// Like `start`, listening on the unix socket at `path` (a stale socket file there is
+/// replaced, any other file refused: `net::unix::listen`). Every thread accepts on the
+/// one listener (unix sockets have no SO_REUSEPORT); TCP_NODELAY does not apply.
+pub fn start_unix<F: ServerFactory>(
+    mut cfg: ServerConfig,
+    path: &std::path::Path,
+    factory: F,
+) -> Result<ServerHandle> {
+    if cfg.threads == 0 {
+        return Err(Error::usage("--threads must be at least 1"));
+    }
+    cfg.nodelay = false;
+    let listener = std::os::fd::OwnedFd::from(crate::net::unix::listen(path, 4096)?);
+    let mut per_thread = Vec::with_capacity(cfg.threads);
+    for _ in 1..cfg.threads {
+        let copy = listener
+            .try_clone()
+            .map_err(|e| Error::runtime(format!("cannot share the listener: {e}")))?;
+        per_thread.push(vec![copy]);
+    }
+    per_thread.push(vec![listener]);
+    let unspecified = SocketAddr::from(([0, 0, 0, 0], 0));
+    let mut handle = run_threads(cfg, unspecified, per_thread, factory)?;
+    handle.unix = Some(path.to_path_buf());
+    Ok(handle)
+}
+
+/// Starts a thread per listener set (`per_thread[t]`: thread t's), returning once
+/// every thread's loop is set up.
+fn run_threads<F: ServerFactory>(
+    mut cfg: ServerConfig,
+    addr: SocketAddr,
+    per_thread: Vec<Vec<std::os::fd::OwnedFd>>,
+    factory: F,
+) -> Result<ServerHandle> {
     crate::sys::raise_nofile_limit();
     cfg.pacing.epoch = std::time::Instant::now();
-    let (addr, per_thread) = bind_per_thread(cfg.threads, addrs, probe)?;
     let factory = Arc::new(factory);
     let machinery = Machinery::for_config(&cfg);
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
@@ -233,6 +275,7 @@ pub fn start_many<F: ServerFactory>(
     });
     Ok(ServerHandle {
         addr,
+        unix: None,
         stop_fds,
         threads,
         counters,
@@ -247,9 +290,8 @@ fn bind_per_thread(
     threads: usize,
     addrs: &[SocketAddr],
     probe: bool,
-) -> Result<(SocketAddr, Vec<Vec<std::net::TcpListener>>)> {
-    let mut per_thread: Vec<Vec<std::net::TcpListener>> =
-        (0..threads).map(|_| Vec::new()).collect();
+) -> Result<(SocketAddr, Vec<Vec<std::os::fd::OwnedFd>>)> {
+    let mut per_thread: Vec<Vec<std::os::fd::OwnedFd>> = (0..threads).map(|_| Vec::new()).collect();
     let mut first = None;
     for a in addrs {
         let ls = if probe && a.port() != 0 {
@@ -263,7 +305,7 @@ fn bind_per_thread(
                     Error::runtime(format!("cannot read the listening address: {e}"))
                 })?);
             }
-            per_thread[t].push(l);
+            per_thread[t].push(l.into());
         }
     }
     let addr = first.ok_or_else(|| Error::usage("no address to listen on"))?;

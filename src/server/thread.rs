@@ -14,7 +14,8 @@ use super::session::{ServerFactory, ServerSession};
 use super::timeouts::{Expired, Ticker};
 use crate::clock::Clock;
 use crate::reactor::{token, Handler, Slab, Timers};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,7 +30,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// What a thread is given by `start_many`.
 pub struct ThreadInput<G> {
-    pub listeners: Vec<TcpListener>,
+    pub listeners: Vec<OwnedFd>,
     pub counters: Arc<ThreadCounters>,
     /// An eventfd: readable means stop.
     pub stop_fd: i32,
@@ -45,7 +46,7 @@ pub struct Thread<F: ServerFactory, K> {
     /// What the core keeps for the thread (`Core`).
     pub core: K,
     pub cfg: ServerConfig,
-    pub listeners: Vec<TcpListener>,
+    pub listeners: Vec<OwnedFd>,
     factory: Arc<F>,
     /// What this thread's sessions share (`ServerFactory::Thread`).
     shared: F::Thread,

@@ -24,8 +24,8 @@ use crate::reactor::uring_loop::{UringHandler, UringReactor, BGID, IGNORE, OWN, 
 use crate::reactor::{token, Stop};
 use io_uring::{cqueue, opcode, squeue, types};
 use std::io::ErrorKind;
-use std::net::TcpListener;
 use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 /// The thread's receive buffers in its ring (a power of two). A loop turn gives back
@@ -55,7 +55,7 @@ pub struct Completions {
 }
 
 impl Completions {
-    fn arm_accept(&mut self, i: usize, l: &TcpListener) {
+    fn arm_accept(&mut self, i: usize, l: &OwnedFd) {
         // A direct descriptor is in no process's table: no CLOEXEC (EINVAL).
         let flags = if self.fixed {
             libc::SOCK_NONBLOCK
@@ -206,7 +206,7 @@ impl Core for Completions {
         }
     }
 
-    fn listen(&mut self, listeners: &[TcpListener]) {
+    fn listen(&mut self, listeners: &[OwnedFd]) {
         for i in std::mem::take(&mut self.rearm) {
             if let Some(l) = listeners.get(i) {
                 self.arm_accept(i, l);

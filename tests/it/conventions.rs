@@ -328,6 +328,28 @@ fn connect_to_sample(name: &str, flag: &str) -> Option<Vec<String>> {
     Some(v)
 }
 
+/// `--unix-socket` (http, ws) needs a URL and a live socket: one bound for the
+/// process's life.
+fn unix_socket_sample(name: &str, flag: &str) -> Option<Vec<String>> {
+    static SOCKET: std::sync::OnceLock<(std::os::unix::net::UnixListener, String)> =
+        std::sync::OnceLock::new();
+    if flag != "--unix-socket" {
+        return None;
+    }
+    let (_, path) = SOCKET.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("wb-conv-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        (l, path.to_str().unwrap().to_string())
+    });
+    let url = if name == "ws" {
+        "ws://localhost/"
+    } else {
+        "http://localhost/"
+    };
+    Some(vec![url.to_string(), flag.to_string(), path.clone()])
+}
+
 /// The validated config of a parsed load command: Ok, or the sentence refusing it.
 fn config_of(cli: Cli) -> (String, Result<(), String>) {
     use wirebench::proto::{amqp, echo, grpc, http, redis, ws};
@@ -368,6 +390,7 @@ fn a_protocols_help_lists_the_flags_its_config_takes_and_no_other() {
             }
             let extra = grpc_sample(name, &flag)
                 .or_else(|| connect_to_sample(name, &flag))
+                .or_else(|| unix_socket_sample(name, &flag))
                 .or_else(|| sample(&flag))
                 .unwrap_or_else(|| panic!("{name} {flag}: give the test a sample value for it"));
             let argv = ["wirebench", name]

@@ -79,5 +79,6 @@ mod suite_verdict;
 mod thresholds;
 mod tls_client;
 mod tui;
+mod unix_sockets;
 mod ws;
 mod ws_peers;

@@ -117,7 +117,7 @@ impl<S: ClientSession> Conn<S> {
         self.wake_at = u64::MAX;
         let now = ctx.now();
         let late = now >= self.phase_began + ctx.timeout_ns;
-        let addr = ctx.spec.connector.addr;
+        let addr = &ctx.spec.connector.addr;
         let timeout = ctx.spec.shape.timeout;
         let why = match self.state {
             State::Waiting => return self.begin(slot, ctx),

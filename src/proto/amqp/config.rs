@@ -225,7 +225,8 @@ impl AmqpConfig {
         let aimed = target
             .as_ref()
             .map(|t| crate::net::connect_to::aim(&t.host_port(), shared.connect_to.as_deref()))
-            .transpose()?;
+            .transpose()?
+            .map(|(a, host)| (a.into(), host));
         if aimed.is_none() {
             crate::net::connect_to::without_target(shared.connect_to.as_deref())?;
         }

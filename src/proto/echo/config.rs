@@ -25,7 +25,7 @@ use serde_json::json;
   wirebench echo -t 1 -c 1 --pipeline 10000 --iterations 10 --reconnects 20   # evh_perf's batch plan",
 )]
 pub struct EchoArgs {
-    /// HOST:PORT of the echo server; none starts the built-in server.
+    /// HOST:PORT or unix:/PATH of the echo server; none starts the built-in server.
     pub target: Option<String>,
     /// Payload bytes per message, MIN or MIN..MAX.
     ///

@@ -33,7 +33,7 @@ pub const BUILTIN_CALL: &str = "wirebench.Echo/Call";
   wirebench grpc https://127.0.0.1:50051 --ca ca.pem --call bench.Svc/Get --data-file req.bin"
 )]
 pub struct GrpcArgs {
-    /// HOST:PORT or http://HOST:PORT of an h2c gRPC server, https://HOST:PORT (or --tls) over TLS; none starts the built-in one.
+    /// HOST:PORT or http://HOST:PORT of an h2c gRPC server, https://HOST:PORT (or --tls) over TLS, unix:/PATH; none starts the built-in one.
     pub target: Option<String>,
     /// The method: package.Service/Method [required with a target].
     #[arg(long, value_name = "METHOD")]
@@ -242,7 +242,11 @@ impl GrpcConfig {
         Ok(Configured {
             base: Base::aim(load, authority.as_deref(), a.server_threads, shared)?,
             own: GrpcConfig {
-                authority,
+                // A unix socket's calls name localhost, as gRPC's own clients do.
+                authority: authority.map(|t| match crate::net::unix::path_of(&t) {
+                    Some(_) => "localhost".to_string(),
+                    None => t,
+                }),
                 call,
                 message,
                 message_source,

@@ -75,6 +75,9 @@ pub struct HttpArgs {
     /// (`-n/--requests` is the count of requests, so the set's flag is `--request-set`.)
     #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub request_set: Option<PathBuf>,
+    /// Send the URL's requests (its path and Host) to the unix socket at PATH, as curl's and oha's --unix-socket.
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
+    pub unix_socket: Option<PathBuf>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -280,8 +283,19 @@ impl HttpConfig {
             None => (StatusSet::default(), "2xx".to_string()),
         };
         let target = url.as_ref().map(|u| u.host_port());
+        let unix_socket = a.unix_socket.as_deref().map(|p| {
+            let host = url.as_ref().map(|u| u.host.as_str());
+            (p, host, "wirebench http http://localhost/")
+        });
+        let base = Base::aim_or_unix(
+            load,
+            target.as_deref(),
+            unix_socket,
+            a.server_threads,
+            shared,
+        )?;
         Ok(Configured {
-            base: Base::aim(load, target.as_deref(), a.server_threads, shared)?,
+            base,
             own: HttpConfig {
                 url,
                 method,

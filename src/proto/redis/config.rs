@@ -33,7 +33,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:6379";
   wirebench redis 127.0.0.1:6379 --command mixed:9:1 --distribution zipf -d 30s",
 )]
 pub struct RedisArgs {
-    /// HOST:PORT of the Redis server; none starts the built-in server.
+    /// HOST:PORT or unix:/PATH of the Redis server; none starts the built-in server.
     pub target: Option<String>,
     /// A preset (ping, set, get, mixed:R:W: R GETs per W SETs) or a command template: "SET key:__rand__ __data__" (__rand__ is the key, __data__ its value).
     #[arg(long, default_value = "set")]

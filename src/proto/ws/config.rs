@@ -37,6 +37,9 @@ pub struct WsArgs {
     /// Offer this subprotocol (Sec-WebSocket-Protocol); the server must choose it.
     #[arg(long, value_name = "NAME", hide_short_help = true)]
     pub subprotocol: Option<String>,
+    /// Open the URL's connections (its path and Host) on the unix socket at PATH, as curl's --unix-socket.
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
+    pub unix_socket: Option<std::path::PathBuf>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -124,8 +127,18 @@ impl WsConfig {
         } as usize;
         token("--subprotocol", &a.subprotocol)?;
         let target = url.as_ref().map(|u| u.host_port());
+        let unix_socket = a.unix_socket.as_deref().map(|p| {
+            let host = url.as_ref().map(|u| u.host.as_str());
+            (p, host, "wirebench ws ws://localhost/")
+        });
         Ok(Configured {
-            base: Base::aim(load, target.as_deref(), a.server_threads, shared)?,
+            base: Base::aim_or_unix(
+                load,
+                target.as_deref(),
+                unix_socket,
+                a.server_threads,
+                shared,
+            )?,
             own: WsConfig {
                 url,
                 min: min as usize,

@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn the_plan_lines_and_target_render_from_the_config() {
         let aim = Aim {
-            addr: "127.0.0.1:9".parse().expect("literal address"),
+            addr: crate::net::unix::Dest::Tcp("127.0.0.1:9".parse().expect("literal address")),
             host: "127.0.0.1".into(),
             builtin: false,
             tls: true,
