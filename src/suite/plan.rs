@@ -94,7 +94,7 @@ impl Suite {
                 }
                 let one = RUN_OVERHEAD
                     + match l.stop {
-                        Stop::Duration(d) => d,
+                        Stop::Duration(d) | Stop::Stages(d) => d,
                         Stop::Count(_) => Duration::ZERO,
                     };
                 let n = (l.points.len() as u64).saturating_mul(u64::from(l.repeat));
@@ -339,6 +339,7 @@ count = 1000
             pipeline: 1,
             rate: None,
             run_for: crate::proto::entry::RunFor::Count(1),
+            stages: None,
             timeout: Duration::from_secs(1),
         };
         let argv = l.settings.args(&point).join(" ");

@@ -86,6 +86,12 @@ pub struct LoadSpecFile {
     /// Extra arguments appended to the generator's command line.
     #[serde(default)]
     pub extra_args: Vec<String>,
+    /// The load's shape by stages, as `--stages` reads it (`"10s:1000,20s:5000"`):
+    /// every point runs them instead of `duration`, `count` and `rate`.
+    pub stages: Option<Spanned<String>>,
+    /// Limits every point's result is held to, in `--threshold`'s grammar
+    /// (`["p99<5ms", "errors<0.1%"]`, docs/thresholds.md).
+    pub thresholds: Option<Spanned<Vec<String>>>,
 }
 
 fn default_host() -> Spanned<String> {

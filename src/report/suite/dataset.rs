@@ -43,6 +43,8 @@ pub struct Record {
     /// Its interval rows and measured time: one round of the point's time series.
     pub intervals: Vec<IntervalRow>,
     pub elapsed_s: f64,
+    /// What its load's thresholds measured (a suite file's `thresholds`; none: empty).
+    pub thresholds: Vec<crate::stats::threshold::Verdict>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -156,6 +158,8 @@ pub struct Dataset {
     pub baseline: Option<String>,
     pub loads: Vec<LoadView>,
     pub files: usize,
+    /// The points held to thresholds, in file order.
+    pub held: Vec<super::held::Held>,
 }
 
 /// The `suite` block of a point, as `wirebench suite` writes it (src/suite/runner.rs)
@@ -299,6 +303,7 @@ pub fn from_result(file: &str, r: &RunResult) -> std::result::Result<Record, Str
         busy: r.interference().and_then(|i| i.worst()),
         intervals: r.intervals.clone(),
         elapsed_s: r.elapsed_s,
+        thresholds: r.thresholds.clone(),
     })
 }
 
@@ -399,6 +404,16 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
             loads
         },
         files: records.len(),
+        held: records
+            .iter()
+            .filter(|r| !r.thresholds.is_empty())
+            .map(|r| super::held::Held {
+                file: r.file.clone(),
+                load: r.load.clone(),
+                server: r.server.clone(),
+                verdicts: r.thresholds.clone(),
+            })
+            .collect(),
     })
 }
 

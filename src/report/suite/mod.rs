@@ -6,6 +6,7 @@ pub mod chart;
 pub mod compare;
 pub mod dataset;
 pub mod guard;
+pub mod held;
 pub mod html;
 pub mod markdown;
 pub mod marks;

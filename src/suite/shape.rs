@@ -1,0 +1,91 @@
+//! A suite load's stages and thresholds (`stages = "10s:1000,20s:5000"`,
+//! `thresholds = ["p99<5ms"]`), validated before anything runs: the stages as
+//! `--stages` reads them, the thresholds in `--threshold`'s grammar against what every
+//! point of the load measures. Each problem is `FILE:LINE: sentence naming the key`.
+
+use super::cx::Ctx;
+use super::load::WIREBENCH;
+use super::spec::LoadSpecFile;
+use crate::error::Result;
+use crate::proto::entry::Entry;
+use crate::stats::threshold::{self, Scope, Threshold};
+use crate::stats::Unit;
+use std::time::Duration;
+
+/// A load's stages, checked: the text each point passes as `--stages`, and their sum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SuiteStages {
+    pub text: String,
+    pub total: Duration,
+}
+
+/// The load's `stages`, if given: they parse as `--stages`, and nothing else of the
+/// file shapes the same load (`rate`, `duration`, `count`), which would be ignored.
+pub fn stages_of(
+    cx: &Ctx,
+    who: &str,
+    protocol: &dyn Entry,
+    generator: &str,
+    l: &LoadSpecFile,
+) -> Result<Option<SuiteStages>> {
+    let Some(s) = &l.stages else {
+        return Ok(None);
+    };
+    let refuse = |msg: String| Err(cx.err(s.span(), format!("{who} key `stages`: {msg}")));
+    if protocol.name() == "connect" {
+        return refuse("connect takes no stages (its churn rate is `rate`)".into());
+    }
+    if generator != WIREBENCH {
+        return refuse(format!(
+            "only wirebench runs stages, not the generator {generator}"
+        ));
+    }
+    for (key, given) in [
+        ("rate", l.rate.is_some()),
+        ("duration", l.duration.is_some()),
+        ("count", l.count.is_some()),
+    ] {
+        if given {
+            return refuse(format!(
+                "the stages set the rate and the length of every point: drop `{key}`"
+            ));
+        }
+    }
+    let list = crate::engine::stages::parse("stages", s.get_ref()).map_err(|e| {
+        cx.err(
+            s.span(),
+            format!("{who} key `stages`: {}", e.trim_start_matches("stages: ")),
+        )
+    })?;
+    Ok(Some(SuiteStages {
+        text: s.get_ref().clone(),
+        total: list.iter().map(|s| s.over).sum(),
+    }))
+}
+
+/// The load's `thresholds`, each read and checked against what every point of it
+/// measures: the suite measures the server's CPU, and `rate` needs every point open
+/// loop (`rate` or `stages`). Whether the protocol's items have replies (AMQP without
+/// confirms has none) is known only from its result: a latency there measures nothing,
+/// and fails.
+pub fn thresholds_of(
+    cx: &Ctx,
+    who: &str,
+    protocol: &dyn Entry,
+    open_loop: bool,
+    l: &LoadSpecFile,
+) -> Result<Vec<Threshold>> {
+    let Some(t) = &l.thresholds else {
+        return Ok(Vec::new());
+    };
+    let unit = Unit::new("requests", "answered", true);
+    let scope = Scope {
+        kind: protocol.name(),
+        unit: &unit,
+        open_loop,
+        server_cpu: true,
+        blocks: protocol.result_blocks_schema(),
+    };
+    threshold::parse_all(t.get_ref(), &scope)
+        .map_err(|e| cx.err(t.span(), format!("{who} key `thresholds`: {e}")))
+}
