@@ -52,7 +52,7 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
         (0, None) => Ok(()),
         (0, Some(short)) => Err(Error::ShortFall(short)),
         (n, short) => Err(Error::Threshold(format!(
-            "{n} points failed their thresholds (the table above names them){}",
+            "thresholds failed at {n} of the suite's points (the table above names them){}",
             short.map(|s| format!("; {s}")).unwrap_or_default()
         ))),
     }
