@@ -41,6 +41,7 @@ pub fn run(data: &[u8]) {
         loads,
         files: records.len(),
         held: Vec::new(),
+        searched: Vec::new(),
     };
     let _ = html::render(&d, Path::new("."));
     let _ = markdown::render(&d);

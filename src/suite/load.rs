@@ -5,7 +5,7 @@
 
 use super::cpuset::CpuSet;
 use super::cx::Ctx;
-use super::shape::{stages_of, thresholds_of, SuiteStages};
+use super::shape::{search_of, stages_of, thresholds_of, SuiteStages};
 use super::spec::{load_keys, LoadSpecFile};
 use crate::error::{Error, Result};
 use crate::proto::entry::{Entry, SuiteLoad};
@@ -32,6 +32,8 @@ pub enum Stop {
     Count(u64),
     /// The load's stages (`Load::stages`), lasting this long in all.
     Stages(#[serde(serialize_with = "secs")] Duration),
+    /// A capacity search (`Load::search`), each step lasting this long.
+    Search(#[serde(serialize_with = "secs")] Duration),
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -72,6 +74,9 @@ pub struct Load {
     pub stages: Option<SuiteStages>,
     /// What every point's result is held to (`thresholds`).
     pub thresholds: Vec<Threshold>,
+    /// A capacity search's conditions at every point (`search`), then `stop` is
+    /// `Stop::Search`.
+    pub search: Option<String>,
 }
 
 impl Load {
@@ -138,9 +143,14 @@ pub fn load_of(
         refuse_axes(cx, &who, g.as_ref(), l, &axes, span.clone())?;
     }
     let stages = stages_of(cx, &who, protocol, generator, l)?;
-    let stop = match &stages {
-        Some(s) => Stop::Stages(s.total),
-        None => stop_of(cx, &who, l, tool.as_deref(), span.clone())?,
+    let search = search_of(cx, &who, protocol, generator, l)?;
+    let stop = match (&stages, &search) {
+        (Some(s), _) => Stop::Stages(s.total),
+        (None, Some(_)) => match &l.duration {
+            Some(d) => Stop::Search(cx.duration("duration", d)?),
+            None => Stop::Search(Duration::from_secs(5)),
+        },
+        (None, None) => stop_of(cx, &who, l, tool.as_deref(), span.clone())?,
     };
     drop(tool);
     let open_loop = stages.is_some() || axes.rates.iter().all(Option::is_some);
@@ -178,6 +188,7 @@ pub fn load_of(
         extra_args: l.extra_args.clone(),
         stages,
         thresholds,
+        search,
     })
 }
 

@@ -95,6 +95,7 @@ impl Suite {
                 let one = RUN_OVERHEAD
                     + match l.stop {
                         Stop::Duration(d) | Stop::Stages(d) => d,
+                        Stop::Search(step) => super::shape::search_time(step),
                         Stop::Count(_) => Duration::ZERO,
                     };
                 let n = (l.points.len() as u64).saturating_mul(u64::from(l.repeat));
@@ -340,6 +341,7 @@ count = 1000
             rate: None,
             run_for: crate::proto::entry::RunFor::Count(1),
             stages: None,
+            search: None,
             timeout: Duration::from_secs(1),
         };
         let argv = l.settings.args(&point).join(" ");

@@ -748,7 +748,7 @@ fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
     let threads = gen::threads_for(p.connections, load.threads);
     let plan = match load.stop {
         // An external generator runs no stages (`suite::shape` refuses them).
-        Stop::Duration(d) | Stop::Stages(d) => {
+        Stop::Duration(d) | Stop::Stages(d) | Stop::Search(d) => {
             json!({"type": "duration", "seconds": d.as_secs_f64()})
         }
         Stop::Count(n) => json!({"type": "count", "requests": n}),

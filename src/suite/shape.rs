@@ -89,3 +89,67 @@ pub fn thresholds_of(
     threshold::parse_all(t.get_ref(), &scope)
         .map_err(|e| cx.err(t.span(), format!("{who} key `thresholds`: {e}")))
 }
+
+/// The load's `search`, if given: conditions `--search` reads, each checked against
+/// what a step measures (a step aims at the suite's server, so not its CPU); `rate` is
+/// its upper bound (one search per rate), `duration` each step's length, and nothing
+/// else shapes or judges the same load (`count`, `stages`, `thresholds`).
+pub fn search_of(
+    cx: &Ctx,
+    who: &str,
+    protocol: &dyn Entry,
+    generator: &str,
+    l: &LoadSpecFile,
+) -> Result<Option<String>> {
+    let Some(s) = &l.search else {
+        return Ok(None);
+    };
+    let refuse = |msg: String| Err(cx.err(s.span(), format!("{who} key `search`: {msg}")));
+    if protocol.name() == "connect" {
+        return refuse("connect has no capacity search".into());
+    }
+    if generator != WIREBENCH {
+        return refuse(format!(
+            "only wirebench searches, not the generator {generator}"
+        ));
+    }
+    if l.rate.is_none() {
+        return refuse("give `rate`: the highest rate each search tries".into());
+    }
+    for (key, given, why) in [
+        ("count", l.count.is_some(), "each step lasts `duration`"),
+        ("stages", l.stages.is_some(), "each step runs one flat rate"),
+        (
+            "thresholds",
+            l.thresholds.is_some(),
+            "its conditions are what each step is held to",
+        ),
+    ] {
+        if given {
+            return refuse(format!("drop `{key}`: {why}"));
+        }
+    }
+    let unit = Unit::new("requests", "answered", true);
+    let scope = Scope {
+        kind: protocol.name(),
+        unit: &unit,
+        open_loop: true,
+        server_cpu: false,
+        blocks: protocol.result_blocks_schema(),
+    };
+    let texts: Vec<String> = s
+        .get_ref()
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .collect();
+    threshold::parse_all(&texts, &scope)
+        .map_err(|e| cx.err(s.span(), format!("{who} key `search`: {e}")))?;
+    Ok(Some(s.get_ref().clone()))
+}
+
+/// The most a search of `step`-long steps may take: every step (at most
+/// `commands::search_steps::MAX_STEPS`, and a rerun) with its warm-up, a fifth of the
+/// step, and a second to start.
+pub fn search_time(step: Duration) -> Duration {
+    (step + step / 5 + Duration::from_secs(1)) * 34
+}

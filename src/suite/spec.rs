@@ -92,6 +92,9 @@ pub struct LoadSpecFile {
     /// Limits every point's result is held to, in `--threshold`'s grammar
     /// (`["p99<5ms", "errors<0.1%"]`, docs/thresholds.md).
     pub thresholds: Option<Spanned<Vec<String>>>,
+    /// A capacity search at every point, its conditions as `--search` reads them
+    /// (`"p99<5ms,errors<0.1%"`): `rate` is its upper bound, `duration` each step's.
+    pub search: Option<Spanned<String>>,
 }
 
 fn default_host() -> Spanned<String> {

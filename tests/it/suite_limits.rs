@@ -178,3 +178,77 @@ fn bad_stages_and_thresholds_are_refused_before_anything_runs() {
         );
     }
 }
+
+/// A cell as the report writes a figure of `search.steps`: the JSON's number exactly,
+/// "-" for null.
+fn cell(v: &Value) -> String {
+    match v.as_f64() {
+        Some(_) if v.is_u64() => format!("<td>{}</td>", v.as_u64().unwrap()),
+        Some(f) => format!("<td>{f}</td>"),
+        None => "<td>-</td>".into(),
+    }
+}
+
+#[test]
+fn a_search_point_runs_its_search_and_the_report_draws_its_curve() {
+    let dir = TempPath::new("suite-search", "");
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let suite = dir.path().join("s.toml");
+    // 2 connections, one request in flight each, 10 ms per reply: about 200/s, so a
+    // search from 1,000/s fails at the top and bisects down.
+    std::fs::write(
+        &suite,
+        r#"
+[[server]]
+name = "slow"
+command = "{wirebench} serve echo --listen {addr} --threads 1 --delay 10ms"
+
+[[load]]
+name = "capacity"
+protocol = "echo"
+connections = [2]
+rate = [1000.0]
+duration = "300ms"
+warmup = "0s"
+search = "p99<50ms"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let mut p = Proc::wirebench(&["suite", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let code = p.finish(Duration::from_secs(170));
+    assert!(code == 0 || code == 1, "{code}: {}\n{}", p.stdout(), p.stderr());
+    let doc = point(&out, "capacity__");
+    let argv = doc["suite"]["generator_argv"].to_string();
+    assert!(
+        argv.contains(r#""--search","p99<50ms","--step-duration","300ms""#),
+        "{argv}"
+    );
+    let steps = doc["search"]["steps"].as_array().expect("search.steps").clone();
+    assert!(steps.len() >= 2, "{steps:?}");
+    assert_eq!(steps[0]["asked_per_s"], 1000.0, "-R first");
+
+    let html_file = dir.path().join("r.html");
+    let mut r = Proc::wirebench(&["report", out.to_str().unwrap(), "-o", html_file.to_str().unwrap()]);
+    assert_eq!(r.finish(RUN_LIMIT), 0, "{}", r.stderr());
+    let html = std::fs::read_to_string(&html_file).unwrap();
+    assert!(html.contains("<h2 id=\"searches\">Capacity searches</h2>"));
+    assert_eq!(html.matches("data-chart=\"search-latency\"").count(), 1);
+    assert_eq!(html.matches("data-chart=\"search-errors\"").count(), 1);
+    // Every step, in the order run, with its exact figures.
+    assert_eq!(html.matches("<tr data-step=").count(), steps.len());
+    for (i, s) in steps.iter().enumerate() {
+        let row = format!(
+            "<tr data-step=\"{n}\"><td>{n}{}</td>{}{}{}{}{}{}",
+            if s["rerun"] == true { " (rerun)" } else { "" },
+            cell(&s["asked_per_s"]),
+            cell(&s["achieved_per_s"]),
+            cell(&s["p50_us"]),
+            cell(&s["p99_us"]),
+            cell(&s["sent"]),
+            cell(&s["errors"]),
+            n = i + 1,
+        );
+        assert!(html.contains(&row), "step {}: {row}\n{html}", i + 1);
+    }
+}

@@ -11,6 +11,7 @@ pub mod html;
 pub mod markdown;
 pub mod marks;
 pub mod noise;
+pub mod search_curve;
 pub mod series;
 pub mod table;
 pub mod verdict;
