@@ -158,6 +158,16 @@ fn bad_stages_and_thresholds_are_refused_before_anything_runs() {
             ":6:",
             "connect takes no stages",
         ),
+        (
+            format!("{head}search = \"p99<5ms\"\n"),
+            ":6:",
+            "key `search`: give `rate`: the highest rate each search tries",
+        ),
+        (
+            format!("{head}rate = [100.0]\nsearch = \"p99<5ms,cpu{{server}}<9us\"\n"),
+            ":7:",
+            "key `search`: threshold 'cpu{server}<9us' does not apply",
+        ),
     ];
     for (i, (text, line, what)) in cases.iter().enumerate() {
         let f = dir.path().join(format!("bad{i}.toml"));
@@ -215,21 +225,39 @@ search = "p99<50ms"
     )
     .unwrap();
     let out = dir.path().join("out");
-    let mut p = Proc::wirebench(&["suite", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let mut p = Proc::wirebench(&[
+        "suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let code = p.finish(Duration::from_secs(170));
-    assert!(code == 0 || code == 1, "{code}: {}\n{}", p.stdout(), p.stderr());
+    assert!(
+        code == 0 || code == 1,
+        "{code}: {}\n{}",
+        p.stdout(),
+        p.stderr()
+    );
     let doc = point(&out, "capacity__");
     let argv = doc["suite"]["generator_argv"].to_string();
     assert!(
         argv.contains(r#""--search","p99<50ms","--step-duration","300ms""#),
         "{argv}"
     );
-    let steps = doc["search"]["steps"].as_array().expect("search.steps").clone();
+    let steps = doc["search"]["steps"]
+        .as_array()
+        .expect("search.steps")
+        .clone();
     assert!(steps.len() >= 2, "{steps:?}");
     assert_eq!(steps[0]["asked_per_s"], 1000.0, "-R first");
 
     let html_file = dir.path().join("r.html");
-    let mut r = Proc::wirebench(&["report", out.to_str().unwrap(), "-o", html_file.to_str().unwrap()]);
+    let mut r = Proc::wirebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html_file.to_str().unwrap(),
+    ]);
     assert_eq!(r.finish(RUN_LIMIT), 0, "{}", r.stderr());
     let html = std::fs::read_to_string(&html_file).unwrap();
     assert!(html.contains("<h2 id=\"searches\">Capacity searches</h2>"));
