@@ -142,8 +142,8 @@ pub fn load_of(
     if let Some(g) = &tool {
         refuse_axes(cx, &who, g.as_ref(), l, &axes, span.clone())?;
     }
-    let stages = stages_of(cx, &who, protocol, generator, l)?;
-    let search = search_of(cx, &who, protocol, generator, l)?;
+    let stages = stages_of(cx, &who, protocol, generator, generator == WIREBENCH, l)?;
+    let search = search_of(cx, &who, protocol, generator, generator == WIREBENCH, l)?;
     let stop = match (&stages, &search) {
         (Some(s), _) => Stop::Stages(s.total),
         (None, Some(_)) => match &l.duration {

@@ -4,7 +4,6 @@
 //! point of the load measures. Each problem is `FILE:LINE: sentence naming the key`.
 
 use super::cx::Ctx;
-use super::load::WIREBENCH;
 use super::spec::LoadSpecFile;
 use crate::error::Result;
 use crate::proto::entry::Entry;
@@ -26,6 +25,7 @@ pub fn stages_of(
     who: &str,
     protocol: &dyn Entry,
     generator: &str,
+    wirebench: bool,
     l: &LoadSpecFile,
 ) -> Result<Option<SuiteStages>> {
     let Some(s) = &l.stages else {
@@ -35,7 +35,7 @@ pub fn stages_of(
     if protocol.name() == "connect" {
         return refuse("connect takes no stages (its churn rate is `rate`)".into());
     }
-    if generator != WIREBENCH {
+    if !wirebench {
         return refuse(format!(
             "only wirebench runs stages, not the generator {generator}"
         ));
@@ -99,6 +99,7 @@ pub fn search_of(
     who: &str,
     protocol: &dyn Entry,
     generator: &str,
+    wirebench: bool,
     l: &LoadSpecFile,
 ) -> Result<Option<String>> {
     let Some(s) = &l.search else {
@@ -108,7 +109,7 @@ pub fn search_of(
     if protocol.name() == "connect" {
         return refuse("connect has no capacity search".into());
     }
-    if generator != WIREBENCH {
+    if !wirebench {
         return refuse(format!(
             "only wirebench searches, not the generator {generator}"
         ));
