@@ -1,5 +1,6 @@
 //! `wirebench suite FILE`: validate the file (exit 2 before anything starts), run it,
-//! print one line per server, exit 1 if a server failed or a point fell short.
+//! print one line per server, exit 1 if a server failed or a point fell short, 3 if a
+//! point failed its load's thresholds.
 
 use crate::cli::SuiteArgs;
 use crate::error::{Error, Result};
@@ -34,6 +35,7 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
     let statuses = runner::run(&suite, &opts)?;
     let mut problems = print_statuses(&suite, &statuses);
     print_verdict_and_hint(a);
+    let over: u64 = statuses.iter().map(|s| s.points_over_threshold).sum();
     if stop.load(Ordering::Relaxed) {
         return Err(Error::ShortFall(
             "the suite was interrupted; the servers were stopped".into(),
@@ -42,13 +44,17 @@ pub fn run(a: &SuiteArgs) -> Result<()> {
     if statuses.len() < suite.servers.len() * suite.rounds as usize {
         problems.push("not every server ran".into());
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::ShortFall(format!(
-            "the suite fell short: {}",
-            problems.join("; ")
-        )))
+    let short =
+        (!problems.is_empty()).then(|| format!("the suite fell short: {}", problems.join("; ")));
+    // A failed threshold is exit 3 even when the suite also fell short, as for one run
+    // (commands/verdict.rs); the shortfall is said in the same sentence.
+    match (over, short) {
+        (0, None) => Ok(()),
+        (0, Some(short)) => Err(Error::ShortFall(short)),
+        (n, short) => Err(Error::Threshold(format!(
+            "thresholds failed at {n} of the suite's points (the table above names them){}",
+            short.map(|s| format!("; {s}")).unwrap_or_default()
+        ))),
     }
 }
 
@@ -153,6 +159,9 @@ fn print_statuses(suite: &Suite, statuses: &[runner::ServerStatus]) -> Vec<Strin
 fn print_verdict_and_hint(a: &SuiteArgs) {
     if let Ok(d) = crate::report::suite::dataset::load_dir(&a.out) {
         for l in crate::report::suite::verdict::lines(&d) {
+            println!("{l}");
+        }
+        for l in crate::report::suite::held::lines(&d.held) {
             println!("{l}");
         }
     }

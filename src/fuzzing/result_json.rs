@@ -40,6 +40,8 @@ pub fn run(data: &[u8]) {
         baseline: None,
         loads,
         files: records.len(),
+        held: Vec::new(),
+        searched: Vec::new(),
     };
     let _ = html::render(&d, Path::new("."));
     let _ = markdown::render(&d);

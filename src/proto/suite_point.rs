@@ -26,6 +26,12 @@ pub struct SuitePoint<'a> {
     pub pipeline: u64,
     pub rate: Option<f64>,
     pub run_for: RunFor,
+    /// The load's shape by stages (`--stages`'s text): the point runs them in place of
+    /// `run_for`'s duration and `rate`.
+    pub stages: Option<&'a str>,
+    /// A capacity search's conditions (`--search`'s text): the point searches up to
+    /// `rate`, each step lasting `run_for`'s duration.
+    pub search: Option<&'a str>,
     pub timeout: Duration,
 }
 
@@ -51,11 +57,17 @@ impl SuitePoint<'_> {
     }
 
     /// The shared load flags (`flags::LoadArgs`) that end every argv of a command on
-    /// the load engine: the plan (`-d` or `-n`), the rate and the reply timeout.
+    /// the load engine: the plan (`-d` or `-n`, `--stages`, or `--search` with its
+    /// step), the rate and the reply timeout.
     pub fn shared_args(&self) -> Vec<String> {
-        let mut a = match self.run_for {
-            RunFor::Duration(d) => vec!["-d".into(), format!("{}ms", d.as_millis())],
-            RunFor::Count(n) => vec!["-n".into(), n.to_string()],
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        let mut a = match (self.stages, self.search, self.run_for) {
+            (Some(s), _, _) => vec!["--stages".into(), s.into()],
+            (None, Some(c), RunFor::Duration(d)) => {
+                vec!["--search".into(), c.into(), "--step-duration".into(), ms(d)]
+            }
+            (None, _, RunFor::Duration(d)) => vec!["-d".into(), ms(d)],
+            (None, _, RunFor::Count(n)) => vec!["-n".into(), n.to_string()],
         };
         if let Some(r) = self.rate {
             a.extend(["-R".into(), r.to_string()]);

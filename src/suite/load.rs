@@ -5,10 +5,12 @@
 
 use super::cpuset::CpuSet;
 use super::cx::Ctx;
+use super::shape::{search_of, stages_of, thresholds_of, SuiteStages};
 use super::spec::{load_keys, LoadSpecFile};
 use crate::error::{Error, Result};
 use crate::proto::entry::{Entry, SuiteLoad};
 use crate::proto::generator::{Ask, Generator};
+use crate::stats::threshold::Threshold;
 use crate::units::parse_bytes;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,6 +30,10 @@ pub const MAX_POINTS_PER_LOAD: u64 = 1_000_000;
 pub enum Stop {
     Duration(#[serde(serialize_with = "secs")] Duration),
     Count(u64),
+    /// The load's stages (`Load::stages`), lasting this long in all.
+    Stages(#[serde(serialize_with = "secs")] Duration),
+    /// A capacity search (`Load::search`), each step lasting this long.
+    Search(#[serde(serialize_with = "secs")] Duration),
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -64,6 +70,13 @@ pub struct Load {
     pub cpus: Option<CpuSet>,
     pub timeout: Duration,
     pub extra_args: Vec<String>,
+    /// The shape of every point by stages (`stages`), then `stop` is `Stop::Stages`.
+    pub stages: Option<SuiteStages>,
+    /// What every point's result is held to (`thresholds`).
+    pub thresholds: Vec<Threshold>,
+    /// A capacity search's conditions at every point (`search`), then `stop` is
+    /// `Stop::Search`.
+    pub search: Option<String>,
 }
 
 impl Load {
@@ -129,8 +142,19 @@ pub fn load_of(
     if let Some(g) = &tool {
         refuse_axes(cx, &who, g.as_ref(), l, &axes, span.clone())?;
     }
-    let stop = stop_of(cx, &who, l, tool.as_deref(), span.clone())?;
+    let stages = stages_of(cx, &who, protocol, generator, generator == WIREBENCH, l)?;
+    let search = search_of(cx, &who, protocol, generator, generator == WIREBENCH, l)?;
+    let stop = match (&stages, &search) {
+        (Some(s), _) => Stop::Stages(s.total),
+        (None, Some(_)) => match &l.duration {
+            Some(d) => Stop::Search(cx.duration("duration", d)?),
+            None => Stop::Search(Duration::from_secs(5)),
+        },
+        (None, None) => stop_of(cx, &who, l, tool.as_deref(), span.clone())?,
+    };
     drop(tool);
+    let open_loop = stages.is_some() || axes.rates.iter().all(Option::is_some);
+    let thresholds = thresholds_of(cx, &who, protocol, open_loop, l)?;
     let (points, swept) = sweep(cx, &who, axes, span)?;
     let warmup = match &l.warmup {
         Some(w) => cx.duration("warmup", w)?,
@@ -162,6 +186,9 @@ pub fn load_of(
         repeat,
         threads,
         extra_args: l.extra_args.clone(),
+        stages,
+        thresholds,
+        search,
     })
 }
 

@@ -14,4 +14,5 @@ pub mod profile;
 pub mod ready;
 pub mod runner;
 pub mod sampler;
+pub mod shape;
 pub mod spec;

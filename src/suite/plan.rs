@@ -94,7 +94,8 @@ impl Suite {
                 }
                 let one = RUN_OVERHEAD
                     + match l.stop {
-                        Stop::Duration(d) => d,
+                        Stop::Duration(d) | Stop::Stages(d) => d,
+                        Stop::Search(step) => super::shape::search_time(step),
                         Stop::Count(_) => Duration::ZERO,
                     };
                 let n = (l.points.len() as u64).saturating_mul(u64::from(l.repeat));
@@ -339,6 +340,8 @@ count = 1000
             pipeline: 1,
             rate: None,
             run_for: crate::proto::entry::RunFor::Count(1),
+            stages: None,
+            search: None,
             timeout: Duration::from_secs(1),
         };
         let argv = l.settings.args(&point).join(" ");

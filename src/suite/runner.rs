@@ -10,6 +10,7 @@ use super::process::{shell, Family, Launch};
 use super::sampler::{self, read_family, Sampler, ServerCost};
 use super::{profile, ready};
 use crate::error::{Error, Result};
+use crate::stats::threshold;
 use crate::stats::RunResult;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -45,6 +46,8 @@ pub struct ServerStatus {
     pub pids: Vec<i32>,
     pub points: u64,
     pub points_failed: u64,
+    /// Points whose result failed one of its load's `thresholds`.
+    pub points_over_threshold: u64,
     /// It ignored SIGTERM for the grace period and was killed.
     pub killed: bool,
     /// Processes still alive after the stop (should always be empty).
@@ -577,6 +580,14 @@ impl Run<'_> {
         r.set_server_cpu(Some(cost.cpu_s));
         // The suite's own measure: the generator's counted the server as another's.
         r.set_interference(interference);
+        // Held to the load's thresholds last, with the server's CPU in.
+        if !load.thresholds.is_empty() {
+            let blocks = load.protocol.result_blocks_schema();
+            r.thresholds = threshold::evaluate(&load.thresholds, &r, blocks);
+            if !threshold::all_pass(&r.thresholds) {
+                st.points_over_threshold += 1;
+            }
+        }
         let success = r.outcome.success;
         let meta = self.meta(
             s,
@@ -736,7 +747,10 @@ fn point_line(s: &Server, load: &Load, p: &Point, rep: u32, r: &RunResult, cpu: 
 fn config_of(load: &Load, p: &Point, argv: &[String]) -> Value {
     let threads = gen::threads_for(p.connections, load.threads);
     let plan = match load.stop {
-        Stop::Duration(d) => json!({"type": "duration", "seconds": d.as_secs_f64()}),
+        // An external generator runs no stages (`suite::shape` refuses them).
+        Stop::Duration(d) | Stop::Stages(d) | Stop::Search(d) => {
+            json!({"type": "duration", "seconds": d.as_secs_f64()})
+        }
         Stop::Count(n) => json!({"type": "count", "requests": n}),
     };
     let mut config = json!({

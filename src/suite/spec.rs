@@ -86,6 +86,15 @@ pub struct LoadSpecFile {
     /// Extra arguments appended to the generator's command line.
     #[serde(default)]
     pub extra_args: Vec<String>,
+    /// The load's shape by stages, as `--stages` reads it (`"10s:1000,20s:5000"`):
+    /// every point runs them instead of `duration`, `count` and `rate`.
+    pub stages: Option<Spanned<String>>,
+    /// Limits every point's result is held to, in `--threshold`'s grammar
+    /// (`["p99<5ms", "errors<0.1%"]`, docs/thresholds.md).
+    pub thresholds: Option<Spanned<Vec<String>>>,
+    /// A capacity search at every point, its conditions as `--search` reads them
+    /// (`"p99<5ms,errors<0.1%"`): `rate` is its upper bound, `duration` each step's.
+    pub search: Option<Spanned<String>>,
 }
 
 fn default_host() -> Spanned<String> {

@@ -71,6 +71,7 @@ mod shards_slurm;
 mod soak;
 mod suite_generators;
 mod suite_interference;
+mod suite_limits;
 mod suite_out_safety;
 mod suite_parsers;
 mod suite_report;

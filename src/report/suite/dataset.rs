@@ -43,6 +43,10 @@ pub struct Record {
     /// Its interval rows and measured time: one round of the point's time series.
     pub intervals: Vec<IntervalRow>,
     pub elapsed_s: f64,
+    /// What its load's thresholds measured (a suite file's `thresholds`; none: empty).
+    pub thresholds: Vec<crate::stats::threshold::Verdict>,
+    /// Its capacity search, when it ran one (a suite load's `search`).
+    pub search: Option<crate::stats::search::SearchFigures>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -156,6 +160,10 @@ pub struct Dataset {
     pub baseline: Option<String>,
     pub loads: Vec<LoadView>,
     pub files: usize,
+    /// The points held to thresholds, in file order.
+    pub held: Vec<super::held::Held>,
+    /// The points that ran a capacity search, in file order.
+    pub searched: Vec<super::search_curve::Searched>,
 }
 
 /// The `suite` block of a point, as `wirebench suite` writes it (src/suite/runner.rs)
@@ -299,6 +307,8 @@ pub fn from_result(file: &str, r: &RunResult) -> std::result::Result<Record, Str
         busy: r.interference().and_then(|i| i.worst()),
         intervals: r.intervals.clone(),
         elapsed_s: r.elapsed_s,
+        thresholds: r.thresholds.clone(),
+        search: r.search.clone(),
     })
 }
 
@@ -399,6 +409,28 @@ pub fn load_dir(dir: &Path) -> Result<Dataset> {
             loads
         },
         files: records.len(),
+        held: records
+            .iter()
+            .filter(|r| !r.thresholds.is_empty())
+            .map(|r| super::held::Held {
+                file: r.file.clone(),
+                load: r.load.clone(),
+                server: r.server.clone(),
+                verdicts: r.thresholds.clone(),
+            })
+            .collect(),
+        searched: records
+            .iter()
+            .filter_map(|r| {
+                Some(super::search_curve::Searched {
+                    file: r.file.clone(),
+                    load: r.load.clone(),
+                    server: r.server.clone(),
+                    per_s: r.unit.per_s(),
+                    figures: r.search.clone()?,
+                })
+            })
+            .collect(),
     })
 }
 

@@ -183,6 +183,7 @@ pub fn render(d: &Dataset, dir: &Path) -> String {
     for load in &d.loads {
         load_section(&mut o, load);
     }
+    super::search_curve::section(&mut o, &d.searched);
     if let Some(text) = &d.suite_text {
         let _ = write!(o, "<h2>Suite file</h2><pre>{}</pre>", esc(text));
     }

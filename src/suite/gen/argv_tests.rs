@@ -45,7 +45,7 @@ fn examples() -> Vec<String> {
 
 #[test]
 fn example_suites_first_points_run_the_same_argv() {
-    let pinned: [(&str, &[&str]); 6] = [
+    let pinned: [(&str, &[&str]); 7] = [
         ("examples/amqp-proxy.toml", &[
             "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 1 --size 100 -d 3000ms --timeout 10000ms --json /out/p.json -q",
             "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 1 --size 100 -d 3000ms --timeout 10000ms --json /out/p.json -q --confirm",
@@ -56,6 +56,11 @@ fn example_suites_first_points_run_the_same_argv() {
         ("examples/http-frameworks.toml", &[
             "/wb http http://127.0.0.1:9000/ -t 1 -c 100 -m POST --pipeline 1 --body-size 1024 -d 5000ms --timeout 10000ms --json /out/p.json -q",
             "wrk -t 1 -c 100 -d 5s --timeout 10s --latency -s /out/p.lua http://127.0.0.1:9000/",
+        ]),
+        ("examples/limits.toml", &[
+            "/wb echo 127.0.0.1:9000 -t 1 -c 10 --pipeline 1 --size 64 --stages 3s:20000,5s:20000,2s:0 --timeout 10000ms --json /out/p.json -q",
+            "/wb http http://127.0.0.1:9000/ -t 1 -c 50 -m GET --pipeline 1 --stages 2s:10000,5s:10000 --timeout 10000ms --json /out/p.json -q",
+            "/wb echo 127.0.0.1:9000 -t 1 -c 50 --pipeline 1 --size 64 --search p99<5ms,errors<0.1% --step-duration 2000ms -R 200000 --timeout 10000ms --json /out/p.json -q",
         ]),
         ("examples/quick.toml", &[
             "/wb echo 127.0.0.1:9000 -t 1 -c 1 --pipeline 1 --size 64 -d 3000ms --timeout 10000ms --json /out/p.json -q",

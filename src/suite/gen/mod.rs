@@ -54,7 +54,7 @@ impl Target<'_> {
 
 /// Point `p` of `load` as its protocol sees it, aimed at `addr`, for the plan `stop`
 /// (the point's, or the warm-up's).
-fn suite_point<'a>(load: &Load, p: &Point, stop: Stop, addr: &'a str) -> SuitePoint<'a> {
+fn suite_point<'a>(load: &'a Load, p: &Point, stop: Stop, addr: &'a str) -> SuitePoint<'a> {
     let threads = threads_for(p.connections, load.threads);
     SuitePoint {
         addr,
@@ -64,8 +64,17 @@ fn suite_point<'a>(load: &Load, p: &Point, stop: Stop, addr: &'a str) -> SuitePo
         pipeline: p.pipeline,
         rate: p.rate,
         run_for: match stop {
-            Stop::Duration(d) => RunFor::Duration(d),
+            Stop::Duration(d) | Stop::Stages(d) | Stop::Search(d) => RunFor::Duration(d),
             Stop::Count(n) => RunFor::Count(n),
+        },
+        // Only the point's own run: its warm-up is a flat `Stop::Duration`.
+        stages: match stop {
+            Stop::Stages(_) => load.stages.as_ref().map(|s| s.text.as_str()),
+            _ => None,
+        },
+        search: match stop {
+            Stop::Search(_) => load.search.as_deref(),
+            _ => None,
         },
         timeout: load.timeout,
     }
@@ -76,7 +85,8 @@ pub fn invocation(load: &Load, p: &Point, stop: Stop, t: &Target<'_>) -> Invocat
     let addr = t.addr();
     let point = suite_point(load, p, stop, &addr);
     let expected = match stop {
-        Stop::Duration(d) => d,
+        Stop::Duration(d) | Stop::Stages(d) => d,
+        Stop::Search(step) => super::shape::search_time(step),
         // A count has no natural length; the time limit is generous.
         Stop::Count(_) => Duration::from_secs(600),
     };
