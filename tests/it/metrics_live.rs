@@ -10,7 +10,11 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 /// `GET path` with an Accept header (or none): the status line, the headers, the body.
-fn get(addr: &str, path: &str, accept: Option<&str>) -> Option<(String, String, String)> {
+pub(crate) fn get(
+    addr: &str,
+    path: &str,
+    accept: Option<&str>,
+) -> Option<(String, String, String)> {
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
     let accept = accept
@@ -29,7 +33,7 @@ fn get(addr: &str, path: &str, accept: Option<&str>) -> Option<(String, String, 
 }
 
 /// The value of the sample line that starts with `prefix` (name and labels).
-fn sample(body: &str, prefix: &str) -> Option<f64> {
+pub(crate) fn sample(body: &str, prefix: &str) -> Option<f64> {
     body.lines()
         .find(|l| l.starts_with(prefix))
         .and_then(|l| l.rsplit(' ').next())
@@ -155,7 +159,7 @@ fn scrapers_that_never_read_or_never_ask_do_not_hold_the_run() {
 
 /// Prometheus' HTTP API: the values of a range query's one series over the last 10
 /// minutes, in time order.
-fn range(prom: &str, query: &str) -> Vec<f64> {
+pub(crate) fn range(prom: &str, query: &str) -> Vec<f64> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -190,12 +194,10 @@ fn range(prom: &str, query: &str) -> Vec<f64> {
         .unwrap_or_default()
 }
 
-#[test]
-fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
-    if !have("prometheus") {
-        return;
-    }
-    let (prom_port, port) = (free_port(), free_port());
+/// A real Prometheus on a free loopback port scraping `127.0.0.1:port` every second
+/// (job `wb`): the process, its address, and its directory (kept while it runs).
+pub(crate) fn prometheus_scraping(port: u16) -> (Proc, String, TempPath) {
+    let prom_port = free_port();
     let dir = TempPath::new("prometheus", "");
     std::fs::create_dir_all(dir.path().join("data")).unwrap();
     let config = dir.path().join("prometheus.yml");
@@ -208,7 +210,7 @@ fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
     )
     .unwrap();
     let prom = format!("127.0.0.1:{prom_port}");
-    let mut server = Proc::spawn(
+    let server = Proc::spawn(
         "prometheus",
         &[
             &format!("--config.file={}", config.display()),
@@ -223,6 +225,16 @@ fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
         "prometheus never got ready: {}",
         server.stderr()
     );
+    (server, prom, dir)
+}
+
+#[test]
+fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
+    if !have("prometheus") {
+        return;
+    }
+    let port = free_port();
+    let (mut server, prom, _dir) = prometheus_scraping(port);
     let json = TempPath::new("metrics-prom", ".json");
     let mut p = load(
         port,
