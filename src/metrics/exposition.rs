@@ -157,6 +157,11 @@ impl Writer {
             "Connections established (after TLS, when used).",
             c.connections,
         );
+        self.gauge(
+            "wirebench_connections_open",
+            "Connections established and not closed yet.",
+            f.connections_open as f64,
+        );
         self.histogram(
             "wirebench_latency_seconds",
             "Request latency of the measured phase, fixed buckets.",

@@ -24,6 +24,8 @@ pub struct LoadFigures {
     pub latency: Buckets,
     /// Open loop: requests per second asked.
     pub rate_asked: Option<f64>,
+    /// Connections established and not closed, as of the last progress report.
+    pub connections_open: u64,
     /// Requests per second of the last interval (the final: of the whole measured phase).
     pub rate_achieved: f64,
     /// The run is over and these are its final figures.

@@ -115,6 +115,45 @@ fn the_last_scrape_holds_the_results_figures_in_either_format() {
 }
 
 #[test]
+fn connections_open_counts_the_runs_connections_while_it_goes_then_none() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let json = TempPath::new("metrics-open", ".json");
+    let mut p = load(
+        port,
+        &json,
+        &[
+            "-d",
+            "4s",
+            "-c",
+            "6",
+            "--threads",
+            "2",
+            "--progress",
+            "100ms",
+            "--metrics-linger",
+            "30s",
+        ],
+    );
+    let open = || {
+        get(&addr, "/metrics", None).and_then(|(_, _, b)| sample(&b, "wirebench_connections_open{"))
+    };
+    // Mid-run: each of the 6 connections once, from both workers' reports.
+    assert!(
+        wait_until(RUN_LIMIT, || open() == Some(6.0)),
+        "{:?}",
+        open()
+    );
+    assert!(wait_until(RUN_LIMIT, || get(&addr, "/metrics", None)
+        .is_some_and(
+            |(_, _, b)| b.contains("wirebench_run_finished{protocol=\"echo\"} 1")
+        )));
+    assert_eq!(open(), Some(0.0), "the run is over: none open");
+    assert_eq!(ju(&result(&json), "/totals/connections"), 6);
+    p.kill();
+}
+
+#[test]
 fn a_busy_or_remote_address_is_refused_before_the_run() {
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = held.local_addr().unwrap().to_string();

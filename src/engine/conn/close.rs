@@ -59,6 +59,10 @@ impl<S: ClientSession> Conn<S> {
             socket::close(self.fd);
             self.fd = -1;
         }
+        if self.up {
+            self.up = false;
+            ctx.open -= 1;
+        }
         self.tls = None;
         self.gen = self.gen.wrapping_add(1);
         self.wake_at = u64::MAX;
