@@ -185,7 +185,7 @@ mod tests {
                 .count(),
             1
         );
-        assert!(!text.contains("name"), "strings are not figures");
+        assert!(!text.contains("figure=\"name\""), "strings are not figures");
         let om = render(&f, Format::OpenMetrics);
         assert!(om.contains("# TYPE wirebench_server_requests counter\n"));
         assert!(om.ends_with("# EOF\n"));

@@ -177,7 +177,7 @@ impl<S: ClientSession> Conn<S> {
     fn count_connection<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
         let measured = ctx.batch() || self.began >= ctx.measure_start_ns;
         ctx.stats.phase(measured).connections += 1;
-        self.up = true;
+        // Undone when the socket closes in a state past this one (`drop_socket`).
         ctx.open += 1;
     }
 

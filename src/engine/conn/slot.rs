@@ -106,8 +106,6 @@ pub struct Conn<S> {
     pub(super) settled_once: bool,
     /// Open loop: requests go by the schedule (else as replies make room).
     pub(super) open: bool,
-    /// The current socket is established and counted in `Ctx::open` (until it closes).
-    pub(super) up: bool,
     /// The earliest time a timer of this connection is armed for (u64::MAX: none).
     pub wake_at: u64,
 }
@@ -147,7 +145,6 @@ impl<S: ClientSession> Conn<S> {
             backoff_ms: FIRST_BACKOFF_MS,
             attempting: false,
             settled_once: false,
-            up: false,
             wake_at: u64::MAX,
         }
     }
