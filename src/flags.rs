@@ -290,6 +290,24 @@ pub struct ServerArgs {
         hide_short_help = true
     )]
     pub idle_timeout: String,
+    /// Serve the server's counters as live Prometheus/OpenMetrics metrics at http://ADDR/metrics (e.g. 127.0.0.1:9465); loopback only unless --metrics-allow-remote.
+    #[arg(long, value_name = "ADDR", hide_short_help = true)]
+    pub metrics_listen: Option<String>,
+    /// Let --metrics-listen take an address other than loopback (anyone who reaches it can read the metrics).
+    #[arg(long, hide_short_help = true)]
+    pub metrics_allow_remote: bool,
+}
+
+impl ServerArgs {
+    /// The metrics flags as a load's (a server takes no --metrics-linger: it serves
+    /// until it is stopped, so every scrape while its clients run sees its counts).
+    pub fn metrics_args(&self) -> MetricsArgs {
+        MetricsArgs {
+            metrics_listen: self.metrics_listen.clone(),
+            metrics_linger: "0s".into(),
+            metrics_allow_remote: self.metrics_allow_remote,
+        }
+    }
 }
 
 /// The live metrics endpoint of a load or a server (validated by

@@ -56,6 +56,8 @@ impl LiveMetrics {
             load.counters = counters;
             load.latency = Buckets::of(&out.latency);
             load.rate_achieved = out.measured.ok as f64 / out.elapsed.as_secs_f64().max(1e-9);
+            // The engine has closed every connection by now.
+            load.connections_open = 0;
             load.finished = true;
         });
     }

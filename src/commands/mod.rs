@@ -15,6 +15,7 @@ pub mod run_load;
 pub mod search;
 pub mod search_steps;
 pub mod serve;
+pub mod serve_metrics;
 pub mod serve_plan;
 pub mod serve_procs;
 pub mod serve_stats;

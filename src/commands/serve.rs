@@ -1,6 +1,7 @@
 //! `wirebench serve <protocol>`: run a built-in server until SIGINT/SIGTERM, with
 //! counters per interval and at exit.
 
+use super::serve_metrics::ServeMetrics;
 use super::serve_plan::ServePlan;
 use super::serve_stats::{print_final, print_stats_until_stopped};
 use crate::cli::ServerCommand;
@@ -9,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::net::tls;
 use crate::proto::plugin::Protocol;
 use crate::report::format::count_of;
+use crate::server::counters::ServerTotals;
 use crate::server::group as server_group;
 use crate::server::session::{ServerFactory, ServerSession};
 use crate::server::timeouts::Timeouts;
@@ -36,12 +38,18 @@ pub fn run<P: Protocol>(cmd: &ServerCommand<P::ServeArgs>) -> Result<()> {
             "with --processes, give --tls its --cert and --key so every process serves the same certificate",
         ));
     }
+    // Listening before the server does: a busy address is refused before serving.
+    let metrics = match worker {
+        true => None,
+        false => ServeMetrics::start(&cmd.server, P::NAME)?,
+    };
     if cfg.processes > 1 && !worker {
-        return super::serve_procs::parent(cfg, P::NAME, plan.to_env()?, &P::serve_line);
+        let plan = plan.to_env()?;
+        return super::serve_procs::parent(cfg, P::NAME, plan, &P::serve_line, metrics);
     }
     serve_with(
         cfg,
-        worker,
+        (worker, metrics),
         P::serve_timing(&plan.proto),
         P::server(&plan.proto),
         (P::NAME, P::ALPN),
@@ -82,7 +90,7 @@ pub(crate) type FiguresOf<F> = <<F as ServerFactory>::Session as ServerSession>:
 /// words them (merged over threads).
 fn serve_with<F: ServerFactory>(
     cfg: &ServeConfig,
-    worker: bool,
+    (worker, metrics): (bool, Option<ServeMetrics>),
     timing: ProtocolTiming,
     factory: F,
     (name, alpn): (&str, &[&[u8]]),
@@ -149,13 +157,21 @@ fn serve_with<F: ServerFactory>(
     }
 
     let extra = || line(&handle.figures::<FiguresOf<F>>());
-    let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), &extra);
+    let watch = |t: &ServerTotals| {
+        if let Some(m) = &metrics {
+            m.publish(t, Some(&handle.figures_json()));
+        }
+    };
+    let started = print_stats_until_stopped(cfg, &stop, || handle.totals(), &extra, &watch);
     let figures = handle.figures_reader();
     let unix = handle.unix.clone();
     let totals = handle.shutdown();
     // The socket file is this server's: gone with it, as nginx and redis do.
     if let Some(path) = unix {
         let _ = std::fs::remove_file(path);
+    }
+    if let Some(m) = &metrics {
+        m.publish(&totals, Some(&figures()));
     }
     let final_line = || {
         serde_json::from_value::<FiguresOf<F>>(figures())

@@ -17,6 +17,7 @@ pub fn parent<G: Figures>(
     name: &str,
     plan: (String, String),
     line: &dyn Fn(&G) -> Option<String>,
+    metrics: Option<super::serve_metrics::ServeMetrics>,
 ) -> Result<()> {
     let stop = super::load::stop_flag()?;
     let args = super::serve_plan::worker_args(name);
@@ -49,8 +50,17 @@ pub fn parent<G: Figures>(
         },
         // The protocol's own figures, from every worker's latest report.
         &|| line(&g.borrow().figures::<G>()),
+        &|t| {
+            if let Some(m) = &metrics {
+                let figures = serde_json::to_value(g.borrow().figures::<G>()).ok();
+                m.publish(t, figures.as_ref());
+            }
+        },
     );
     let (totals, figures) = g.into_inner().stop_with_figures::<G>();
+    if let Some(m) = &metrics {
+        m.publish(&totals, serde_json::to_value(&figures).ok().as_ref());
+    }
     super::serve_stats::print_final(name, started, &totals, &|| line(&figures));
     Ok(())
 }

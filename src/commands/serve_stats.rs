@@ -53,7 +53,8 @@ pub(crate) struct Served {
     interference: Option<Interference>,
 }
 
-/// Prints counters every --stats interval until SIGINT/SIGTERM; returns when it
+/// Prints counters every --stats interval until SIGINT/SIGTERM, and hands every sum
+/// of them (each 50 ms) to `watch` (the `--metrics-listen` endpoint); returns when it
 /// started and what other processes took from its CPUs meanwhile (this process and
 /// its worker processes are the server's own).
 pub(crate) fn print_stats_until_stopped(
@@ -61,6 +62,7 @@ pub(crate) fn print_stats_until_stopped(
     stop: &std::sync::atomic::AtomicBool,
     mut totals: impl FnMut() -> ServerTotals,
     extra: &dyn Fn() -> Option<String>,
+    watch: &dyn Fn(&ServerTotals),
 ) -> Served {
     let started = Instant::now();
     let machine = Window::open(this_process_tree());
@@ -70,6 +72,7 @@ pub(crate) fn print_stats_until_stopped(
         std::thread::sleep(Duration::from_millis(50));
         // Read every time round, so a multi-process server's reports never pile up.
         let now = totals();
+        watch(&now);
         if let (Some(at), Some(iv)) = (next, cfg.stats) {
             if Instant::now() >= at {
                 println!(

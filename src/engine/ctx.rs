@@ -52,6 +52,8 @@ pub struct Ctx<F: SessionFactory> {
     pub made: u64,
     /// Slots whose run has not ended.
     pub live: usize,
+    /// Connections established and not closed yet (the live endpoint's gauge).
+    pub open: u64,
     /// Batch plans: slots waiting at the barrier of the current step.
     pub parked: usize,
     /// Slots whose requests wait for the end of the loop turn, to go out together

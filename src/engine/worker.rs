@@ -163,6 +163,7 @@ fn new_ctx<F: SessionFactory>(
         made: 0,
         live: n,
         parked: 0,
+        open: 0,
         pending: Pending::with_capacity(n),
         ready: Vec::new(),
         admission: Admission::new(&spec.attempts, spec.shape.threads),
@@ -620,6 +621,7 @@ fn send_connections<F: SessionFactory>(
     counters.add(&ctx.stats.warmup);
     let mut conns = Box::new(ctx.stats.conns);
     conns.add(&ctx.stats.warmup_conns);
+    conns.open = ctx.open;
     let _ = snapshots.send(WorkerReport::Connections {
         worker,
         counters,

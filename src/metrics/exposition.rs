@@ -157,6 +157,11 @@ impl Writer {
             "Connections established (after TLS, when used).",
             c.connections,
         );
+        self.gauge(
+            "wirebench_connections_open",
+            "Connections established and not closed yet.",
+            f.connections_open as f64,
+        );
         self.histogram(
             "wirebench_latency_seconds",
             "Request latency of the measured phase, fixed buckets.",
@@ -198,14 +203,25 @@ impl Writer {
         self.sample(&format!("{name}_count"), "", count);
     }
 
+    /// Each family's `# HELP`/`# TYPE` once, before its first sample.
     fn server(&mut self, f: &ServerFigures) {
+        let mut family = "";
         for s in &f.samples {
-            if s.counter {
-                self.family(s.name, "counter", s.help);
-                self.sample(&format!("{}_total", s.name), "", number(s.value));
-            } else {
-                self.gauge(s.name, s.help, s.value);
+            if s.name != family {
+                family = s.name;
+                let kind = if s.counter { "counter" } else { "gauge" };
+                self.family(s.name, kind, s.help);
             }
+            let extra = match &s.label {
+                Some((k, v)) => format!("{k}=\"{}\"", escape(v)),
+                None => String::new(),
+            };
+            let name = if s.counter {
+                format!("{}_total", s.name)
+            } else {
+                s.name.to_string()
+            };
+            self.sample(&name, &extra, number(s.value));
         }
     }
 }

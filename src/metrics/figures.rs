@@ -24,6 +24,8 @@ pub struct LoadFigures {
     pub latency: Buckets,
     /// Open loop: requests per second asked.
     pub rate_asked: Option<f64>,
+    /// Connections established and not closed, as of the last progress report.
+    pub connections_open: u64,
     /// Requests per second of the last interval (the final: of the whole measured phase).
     pub rate_achieved: f64,
     /// The run is over and these are its final figures.
@@ -43,8 +45,8 @@ impl LoadFigures {
     }
 }
 
-/// A server's own counters (`serve --metrics-listen`), each a name, its help and
-/// whether it only grows; what the server's `--stats` prints.
+/// A server's own counters (`serve --metrics-listen`), in the order they are written;
+/// samples of one family (one name) follow each other.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerFigures {
     pub samples: Vec<ServerSample>,
@@ -54,7 +56,10 @@ pub struct ServerFigures {
 pub struct ServerSample {
     pub name: &'static str,
     pub help: &'static str,
+    /// A counter (only grows) or a gauge.
     pub counter: bool,
+    /// One label beyond the run's, e.g. `("kind", "too_large")`.
+    pub label: Option<(&'static str, String)>,
     pub value: f64,
 }
 

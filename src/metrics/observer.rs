@@ -39,6 +39,7 @@ impl<O: Observer> Observer for Watched<'_, O> {
             e.publish(|f| {
                 let load = f.load.get_or_insert_with(LoadFigures::default);
                 load.counters = *counters;
+                load.connections_open = conns.open;
             });
         }
     }

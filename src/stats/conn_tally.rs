@@ -18,6 +18,9 @@ pub struct ConnTally {
     /// Established connections that ended while idle or held (the peer closed, reset,
     /// spoke unasked, or a request on it failed), by the kind of their end.
     pub lost: [u64; ErrorKind::COUNT],
+    /// Connections open now: set only in a worker's progress report (never in a
+    /// phase's tally), summed over the workers for the live endpoint.
+    pub open: u64,
 }
 
 impl Default for ConnTally {
@@ -25,6 +28,7 @@ impl Default for ConnTally {
         ConnTally {
             failed_errno: [0; ERRNO_SLOTS],
             lost: [0; ErrorKind::COUNT],
+            open: 0,
         }
     }
 }
@@ -48,6 +52,7 @@ impl ConnTally {
         for (a, b) in self.lost.iter_mut().zip(o.lost.iter()) {
             *a += b;
         }
+        self.open += o.open;
     }
 
     /// The non-zero failure counts: (errno, count), by errno.

@@ -57,6 +57,7 @@ mod runs_cli;
 mod schema;
 mod search;
 mod serve_figures;
+mod serve_metrics;
 mod serve_plan;
 mod server_idle_memory;
 mod server_machinery;

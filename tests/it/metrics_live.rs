@@ -10,7 +10,11 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 /// `GET path` with an Accept header (or none): the status line, the headers, the body.
-fn get(addr: &str, path: &str, accept: Option<&str>) -> Option<(String, String, String)> {
+pub(crate) fn get(
+    addr: &str,
+    path: &str,
+    accept: Option<&str>,
+) -> Option<(String, String, String)> {
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
     let accept = accept
@@ -29,7 +33,7 @@ fn get(addr: &str, path: &str, accept: Option<&str>) -> Option<(String, String, 
 }
 
 /// The value of the sample line that starts with `prefix` (name and labels).
-fn sample(body: &str, prefix: &str) -> Option<f64> {
+pub(crate) fn sample(body: &str, prefix: &str) -> Option<f64> {
     body.lines()
         .find(|l| l.starts_with(prefix))
         .and_then(|l| l.rsplit(' ').next())
@@ -111,6 +115,45 @@ fn the_last_scrape_holds_the_results_figures_in_either_format() {
 }
 
 #[test]
+fn connections_open_counts_the_runs_connections_while_it_goes_then_none() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let json = TempPath::new("metrics-open", ".json");
+    let mut p = load(
+        port,
+        &json,
+        &[
+            "-d",
+            "4s",
+            "-c",
+            "6",
+            "--threads",
+            "2",
+            "--progress",
+            "100ms",
+            "--metrics-linger",
+            "30s",
+        ],
+    );
+    let open = || {
+        get(&addr, "/metrics", None).and_then(|(_, _, b)| sample(&b, "wirebench_connections_open{"))
+    };
+    // Mid-run: each of the 6 connections once, from both workers' reports.
+    assert!(
+        wait_until(RUN_LIMIT, || open() == Some(6.0)),
+        "{:?}",
+        open()
+    );
+    assert!(wait_until(RUN_LIMIT, || get(&addr, "/metrics", None)
+        .is_some_and(
+            |(_, _, b)| b.contains("wirebench_run_finished{protocol=\"echo\"} 1")
+        )));
+    assert_eq!(open(), Some(0.0), "the run is over: none open");
+    assert_eq!(ju(&result(&json), "/totals/connections"), 6);
+    p.kill();
+}
+
+#[test]
 fn a_busy_or_remote_address_is_refused_before_the_run() {
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = held.local_addr().unwrap().to_string();
@@ -155,7 +198,7 @@ fn scrapers_that_never_read_or_never_ask_do_not_hold_the_run() {
 
 /// Prometheus' HTTP API: the values of a range query's one series over the last 10
 /// minutes, in time order.
-fn range(prom: &str, query: &str) -> Vec<f64> {
+pub(crate) fn range(prom: &str, query: &str) -> Vec<f64> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -190,12 +233,10 @@ fn range(prom: &str, query: &str) -> Vec<f64> {
         .unwrap_or_default()
 }
 
-#[test]
-fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
-    if !have("prometheus") {
-        return;
-    }
-    let (prom_port, port) = (free_port(), free_port());
+/// A real Prometheus on a free loopback port scraping `127.0.0.1:port` every second
+/// (job `wb`): the process, its address, and its directory (kept while it runs).
+pub(crate) fn prometheus_scraping(port: u16) -> (Proc, String, TempPath) {
+    let prom_port = free_port();
     let dir = TempPath::new("prometheus", "");
     std::fs::create_dir_all(dir.path().join("data")).unwrap();
     let config = dir.path().join("prometheus.yml");
@@ -208,7 +249,7 @@ fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
     )
     .unwrap();
     let prom = format!("127.0.0.1:{prom_port}");
-    let mut server = Proc::spawn(
+    let server = Proc::spawn(
         "prometheus",
         &[
             &format!("--config.file={}", config.display()),
@@ -223,6 +264,16 @@ fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
         "prometheus never got ready: {}",
         server.stderr()
     );
+    (server, prom, dir)
+}
+
+#[test]
+fn a_real_prometheus_scrapes_a_run_and_reads_its_final_figures() {
+    if !have("prometheus") {
+        return;
+    }
+    let port = free_port();
+    let (mut server, prom, _dir) = prometheus_scraping(port);
     let json = TempPath::new("metrics-prom", ".json");
     let mut p = load(
         port,

@@ -177,6 +177,8 @@ impl<S: ClientSession> Conn<S> {
     fn count_connection<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
         let measured = ctx.batch() || self.began >= ctx.measure_start_ns;
         ctx.stats.phase(measured).connections += 1;
+        // Undone when the socket closes in a state past this one (`drop_socket`).
+        ctx.open += 1;
     }
 
     pub(super) fn tls_step<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {

@@ -58,6 +58,14 @@ impl<S: ClientSession> Conn<S> {
         if self.fd >= 0 {
             socket::close(self.fd);
             self.fd = -1;
+            // Counted in `Ctx::open` as it went to Opening (`count_connection`): a
+            // state, not a flag, so the slot stays as small as it is.
+            if matches!(
+                self.state,
+                State::Opening | State::Running | State::Closing | State::Parked
+            ) {
+                ctx.open = ctx.open.saturating_sub(1);
+            }
         }
         self.tls = None;
         self.gen = self.gen.wrapping_add(1);
