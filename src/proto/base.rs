@@ -109,9 +109,7 @@ impl Base {
         if target.is_none() {
             crate::net::connect_to::without_target(connect_to)?;
         }
-        let target = target
-            .map(|t| resolve_dest(t, connect_to))
-            .transpose()?;
+        let target = target.map(|t| resolve_dest(t, connect_to)).transpose()?;
         Base::aim_resolved(load, target, server_threads, shared)
     }
 
