@@ -149,6 +149,12 @@ fn connections_open_counts_the_runs_connections_while_it_goes_then_none() {
             |(_, _, b)| b.contains("wirebench_run_finished{protocol=\"echo\"} 1")
         )));
     assert_eq!(open(), Some(0.0), "the run is over: none open");
+    // The endpoint's last publish comes before the result file is written.
+    let written = || {
+        std::fs::read_to_string(json.path())
+            .is_ok_and(|s| serde_json::from_str::<Value>(&s).is_ok())
+    };
+    assert!(wait_until(RUN_LIMIT, written), "no result written");
     assert_eq!(ju(&result(&json), "/totals/connections"), 6);
     p.kill();
 }
