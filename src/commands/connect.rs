@@ -108,6 +108,7 @@ fn builtin_server(cert: Option<&SelfSignedFiles>) -> Result<BuiltinServer> {
                 None => ServerTlsChoice::Off,
             },
             stats: None,
+            stats_json: None,
             debug: false,
             nodelay: true,
             // Held connections may sit silent longer than any idle timeout.

@@ -92,6 +92,7 @@ mod tests {
                     key: "k.pem".into(),
                 },
                 stats: Some(Duration::from_secs(2)),
+                stats_json: None,
                 debug: false,
                 nodelay: true,
                 idle_timeout: None,

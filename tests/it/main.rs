@@ -59,6 +59,7 @@ mod search;
 mod serve_figures;
 mod serve_metrics;
 mod serve_plan;
+mod serve_stats_json;
 mod server_idle_memory;
 mod server_machinery;
 mod server_pacing;
