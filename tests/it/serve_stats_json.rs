@@ -4,21 +4,8 @@
 //! server listens.
 
 use crate::common::{free_port, wait_until, Proc, Served, TempPath, RUN_LIMIT};
+use crate::serve_metrics::field;
 use serde_json::Value;
-
-/// The number after `word` in a counters line ("requests 5,000" -> 5000).
-fn field(line: &str, word: &str) -> u64 {
-    let at = line
-        .find(word)
-        .unwrap_or_else(|| panic!("{word:?} in {line}"))
-        + word.len();
-    let digits: String = line[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == ',')
-        .filter(char::is_ascii_digit)
-        .collect();
-    digits.parse().unwrap()
-}
 
 fn rows(path: &TempPath) -> Vec<Value> {
     std::fs::read_to_string(path.path())
@@ -71,10 +58,10 @@ fn rows_add_up_to_the_final_line(extra: &[&str]) {
         ("bytes_in", "bytes in "),
         ("bytes_out", " out "),
     ] {
-        assert_eq!(sum(&r, key), field(&line, word), "{key}: {line}");
+        assert_eq!(sum(&r, key), field(&line, word) as u64, "{key}: {line}");
         assert_eq!(
             last["total"][key].as_u64(),
-            Some(field(&line, word)),
+            Some(field(&line, word) as u64),
             "{key}"
         );
     }
