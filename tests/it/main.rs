@@ -72,6 +72,7 @@ mod shards_netns;
 mod shards_slurm;
 mod soak;
 mod suite_generators;
+mod suite_grpc;
 mod suite_interference;
 mod suite_out_safety;
 mod suite_parsers;
