@@ -772,6 +772,9 @@ pub struct ServeConfig {
     #[serde(default)]
     pub client_ca: Option<PathBuf>,
     pub stats: Option<Duration>,
+    /// `--stats-json`: where the intervals' rows go (checked writable by `from_args`).
+    #[serde(default)]
+    pub stats_json: Option<PathBuf>,
     pub debug: bool,
     pub nodelay: bool,
     /// --idle-timeout (None: never).
@@ -864,6 +867,21 @@ impl ServeConfig {
         if stats.is_some_and(|d| d < Duration::from_millis(10)) {
             return Err(Error::usage("--stats interval must be at least 10ms"));
         }
+        if let Some(path) = &a.stats_json {
+            if stats.is_none() {
+                return Err(Error::usage(
+                    "--stats-json writes the --stats intervals: add --stats",
+                ));
+            }
+            // Created (or emptied) now, so a path that cannot be written is refused
+            // before the server listens.
+            std::fs::File::create(path).map_err(|e| {
+                Error::usage(format!(
+                    "--stats-json {}: cannot write it: {e}",
+                    path.display()
+                ))
+            })?;
+        }
         Ok(ServeConfig {
             listen,
             listen_all,
@@ -875,6 +893,7 @@ impl ServeConfig {
             tls,
             client_ca: a.client_ca.clone(),
             stats,
+            stats_json: a.stats_json.clone(),
             debug: a.debug,
             nodelay: !a.no_nodelay,
             idle_timeout: timeout_flag("--idle-timeout", &a.idle_timeout)?,

@@ -276,6 +276,9 @@ pub struct ServerArgs {
     /// Print counters every INTERVAL and at exit [default interval: 5s].
     #[arg(long, value_name = "INTERVAL", num_args = 0..=1, default_missing_value = "5s")]
     pub stats: Option<String>,
+    /// With --stats: write each interval's counters to FILE as a JSON line, and one more at stop (they add up to the final counters).
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub stats_json: Option<PathBuf>,
     /// Print every connection's accept and close on stderr.
     #[arg(long, hide_short_help = true)]
     pub debug: bool,

@@ -110,6 +110,7 @@ fn builtin_server(cert: Option<&SelfSignedFiles>) -> Result<BuiltinServer> {
             },
             client_ca: None,
             stats: None,
+            stats_json: None,
             debug: false,
             nodelay: true,
             // Held connections may sit silent longer than any idle timeout.

@@ -19,6 +19,7 @@ pub mod serve_metrics;
 pub mod serve_plan;
 pub mod serve_procs;
 pub mod serve_stats;
+pub mod serve_stats_log;
 pub mod verdict;
 
 // suites and reports (issue 7)

@@ -94,6 +94,7 @@ mod tests {
                 },
                 client_ca: None,
                 stats: Some(Duration::from_secs(2)),
+                stats_json: None,
                 debug: false,
                 nodelay: true,
                 idle_timeout: None,

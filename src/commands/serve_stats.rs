@@ -3,6 +3,7 @@
 //! Shared by a single-process server (serve.rs) and the parent of --processes
 //! (serve_procs.rs).
 
+use super::serve_stats_log::StatsLog;
 use crate::config::ServeConfig;
 use crate::report::format::group;
 use crate::server::counters::ServerTotals;
@@ -51,6 +52,8 @@ fn timing_counts(t: &ServerTotals) -> String {
 pub(crate) struct Served {
     started: Instant,
     interference: Option<Interference>,
+    /// `--stats-json`: its last row is written with the final counters.
+    log: Option<StatsLog>,
 }
 
 /// Prints counters every --stats interval until SIGINT/SIGTERM, and hands every sum
@@ -68,6 +71,7 @@ pub(crate) fn print_stats_until_stopped(
     let machine = Window::open(this_process_tree());
     let mut last = ServerTotals::default();
     let mut next = cfg.stats.map(|iv| started + iv);
+    let mut log = cfg.stats_json.as_deref().and_then(StatsLog::open);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         // Read every time round, so a multi-process server's reports never pile up.
@@ -86,6 +90,7 @@ pub(crate) fn print_stats_until_stopped(
                     println!("[{:>7.1}s] {line}", started.elapsed().as_secs_f64());
                 }
                 last = now;
+                log = log.and_then(|l| l.row(started.elapsed(), &now, false));
                 next = Some(at + iv);
             }
         }
@@ -93,6 +98,7 @@ pub(crate) fn print_stats_until_stopped(
     Served {
         started,
         interference: machine.close(this_process_tree(), &[]),
+        log,
     }
 }
 
@@ -102,6 +108,10 @@ pub(crate) fn print_final(
     totals: &ServerTotals,
     extra: &dyn Fn() -> Option<String>,
 ) {
+    if let Some(log) = served.log {
+        // The rest since the last interval, so the rows add up to the final line.
+        let _ = log.row(served.started.elapsed(), totals, true);
+    }
     // The loop before the counters: scripts read the counters to the line's end.
     println!(
         "wirebench serve {name}: stopped after {:.1}s; loop: {}; {}",

@@ -6,7 +6,7 @@ use crate::common::{free_port, have, wait_until, Proc, Served, RUN_LIMIT};
 use crate::metrics_live::{get, prometheus_scraping, range, sample};
 
 /// The number after `word` in a counters line ("requests 5,000" -> 5000).
-fn field(line: &str, word: &str) -> f64 {
+pub fn field(line: &str, word: &str) -> f64 {
     let at = line
         .find(word)
         .unwrap_or_else(|| panic!("{word:?} in {line}"))
