@@ -22,6 +22,7 @@ mod memory;
 mod read;
 mod schedule;
 mod slot;
+mod tunnel;
 mod write;
 
 pub use crate::reactor::token as key;

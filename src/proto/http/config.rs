@@ -71,6 +71,9 @@ pub struct HttpArgs {
     /// Send the URL's requests (its path and Host) to the unix socket at PATH, as curl's and oha's --unix-socket.
     #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub unix_socket: Option<PathBuf>,
+    /// Connect through an HTTP CONNECT proxy: http://[USER:PASS@]HOST[:PORT], as curl's and oha's -x.
+    #[arg(short = 'x', long, value_name = "URL", hide_short_help = true)]
+    pub proxy: Option<String>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -280,13 +283,26 @@ impl HttpConfig {
             let host = url.as_ref().map(|u| u.host.as_str());
             (p, host, "wirebench http http://localhost/")
         });
-        let base = Base::aim_or_unix(
-            load,
-            target.as_deref(),
-            unix_socket,
-            a.server_threads,
-            shared,
-        )?;
+        let base = match a.proxy.as_deref() {
+            Some(proxy) => crate::proto::proxied::aim(
+                load,
+                crate::proto::proxied::Through {
+                    proxy,
+                    authority: target.as_deref(),
+                    host: url.as_ref().map_or("", |u| u.host.as_str()),
+                    unix: unix_socket.is_some(),
+                },
+                a.server_threads,
+                shared,
+            )?,
+            None => Base::aim_or_unix(
+                load,
+                target.as_deref(),
+                unix_socket,
+                a.server_threads,
+                shared,
+            )?,
+        };
         Ok(Configured {
             base,
             own: HttpConfig {

@@ -40,6 +40,9 @@ pub struct WsArgs {
     /// Open the URL's connections (its path and Host) on the unix socket at PATH, as curl's --unix-socket.
     #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub unix_socket: Option<std::path::PathBuf>,
+    /// Connect through an HTTP CONNECT proxy: http://[USER:PASS@]HOST[:PORT], as curl's and oha's -x.
+    #[arg(short = 'x', long, value_name = "URL", hide_short_help = true)]
+    pub proxy: Option<String>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -132,13 +135,26 @@ impl WsConfig {
             (p, host, "wirebench ws ws://localhost/")
         });
         Ok(Configured {
-            base: Base::aim_or_unix(
-                load,
-                target.as_deref(),
-                unix_socket,
-                a.server_threads,
-                shared,
-            )?,
+            base: match a.proxy.as_deref() {
+                Some(proxy) => crate::proto::proxied::aim(
+                    load,
+                    crate::proto::proxied::Through {
+                        proxy,
+                        authority: target.as_deref(),
+                        host: url.as_ref().map_or("", |u| u.host.as_str()),
+                        unix: unix_socket.is_some(),
+                    },
+                    a.server_threads,
+                    shared,
+                )?,
+                None => Base::aim_or_unix(
+                    load,
+                    target.as_deref(),
+                    unix_socket,
+                    a.server_threads,
+                    shared,
+                )?,
+            },
             own: WsConfig {
                 url,
                 min: min as usize,
