@@ -72,19 +72,17 @@ pub fn parse(text: &str) -> Result<ProxyUrl> {
     if host_port.is_empty() || host_port.starts_with(':') {
         return Err(bad("has no host"));
     }
-    let has_port = match host_port.rsplit_once(':') {
-        Some((h, p)) => {
-            !h.ends_with(':') && !(h.starts_with('[') && !h.ends_with(']')) && {
-                if p.parse::<u16>().is_err() {
-                    return Err(bad(&format!(
-                        "has the port '{p}', not a number up to 65535"
-                    )));
-                }
-                true
-            }
-        }
-        None => false,
+    // The port follows the last ':', unless that ':' is inside an IPv6 literal ("[::1]").
+    let port = match host_port.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') || (h.starts_with('[') && h.ends_with(']')) => Some(p),
+        _ => None,
     };
+    if let Some(p) = port.filter(|p| p.parse::<u16>().is_err()) {
+        return Err(bad(&format!(
+            "has the port '{p}', not a number up to 65535"
+        )));
+    }
+    let has_port = port.is_some();
     let host_port = if has_port {
         host_port.to_string()
     } else {
