@@ -48,3 +48,26 @@ pub fn aim(
     base.tunnel = Some(Arc::new(tunnel));
     Ok(base)
 }
+
+/// A URL's load (http, ws): through `proxy` when given, else at the URL's `target`
+/// (HOST:PORT) or its `--unix-socket` (`Base::aim_or_unix`).
+pub fn aim_url(
+    load: LoadConfig,
+    proxy: Option<&str>,
+    target: Option<&str>,
+    url_host: Option<&str>,
+    unix_socket: Option<(&std::path::Path, Option<&str>, &str)>,
+    server_threads: Option<usize>,
+    shared: &LoadArgs,
+) -> Result<Base> {
+    let Some(proxy) = proxy else {
+        return Base::aim_or_unix(load, target, unix_socket, server_threads, shared);
+    };
+    let through = Through {
+        proxy,
+        authority: target,
+        host: url_host.unwrap_or_default(),
+        unix: unix_socket.is_some(),
+    };
+    aim(load, through, server_threads, shared)
+}

@@ -10,7 +10,7 @@ use super::url::{self, Url};
 use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
-use crate::proto::base::{url_tls, Base, Configured};
+use crate::proto::base::{url_tls, Configured};
 use crate::units::parse_bytes;
 use clap::Args;
 use serde_json::json;
@@ -283,26 +283,15 @@ impl HttpConfig {
             let host = url.as_ref().map(|u| u.host.as_str());
             (p, host, "wirebench http http://localhost/")
         });
-        let base = match a.proxy.as_deref() {
-            Some(proxy) => crate::proto::proxied::aim(
-                load,
-                crate::proto::proxied::Through {
-                    proxy,
-                    authority: target.as_deref(),
-                    host: url.as_ref().map_or("", |u| u.host.as_str()),
-                    unix: unix_socket.is_some(),
-                },
-                a.server_threads,
-                shared,
-            )?,
-            None => Base::aim_or_unix(
-                load,
-                target.as_deref(),
-                unix_socket,
-                a.server_threads,
-                shared,
-            )?,
-        };
+        let base = crate::proto::proxied::aim_url(
+            load,
+            a.proxy.as_deref(),
+            target.as_deref(),
+            url.as_ref().map(|u| u.host.as_str()),
+            unix_socket,
+            a.server_threads,
+            shared,
+        )?;
         Ok(Configured {
             base,
             own: HttpConfig {

@@ -7,7 +7,7 @@ use super::url;
 use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
-use crate::proto::base::{url_tls, Base, Configured};
+use crate::proto::base::{url_tls, Configured};
 use crate::proto::http::url::Url;
 use crate::units::{parse_bytes, parse_size_range};
 use clap::Args;
@@ -135,26 +135,15 @@ impl WsConfig {
             (p, host, "wirebench ws ws://localhost/")
         });
         Ok(Configured {
-            base: match a.proxy.as_deref() {
-                Some(proxy) => crate::proto::proxied::aim(
-                    load,
-                    crate::proto::proxied::Through {
-                        proxy,
-                        authority: target.as_deref(),
-                        host: url.as_ref().map_or("", |u| u.host.as_str()),
-                        unix: unix_socket.is_some(),
-                    },
-                    a.server_threads,
-                    shared,
-                )?,
-                None => Base::aim_or_unix(
-                    load,
-                    target.as_deref(),
-                    unix_socket,
-                    a.server_threads,
-                    shared,
-                )?,
-            },
+            base: crate::proto::proxied::aim_url(
+                load,
+                a.proxy.as_deref(),
+                target.as_deref(),
+                url.as_ref().map(|u| u.host.as_str()),
+                unix_socket,
+                a.server_threads,
+                shared,
+            )?,
             own: WsConfig {
                 url,
                 min: min as usize,
