@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test (unit and integration) with the `ci` profile (optimised, no LTO).
 # First installs, as root from Debian's packages, the real peers the tests drive:
-# nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, python3-pika, Chromium, perf,
+# nginx, wrk, ab, h2load, curl, RabbitMQ, haproxy, tinyproxy (the -x proxy), python3-pika, Chromium, perf,
 # openssl, python3-yaml (reads the rendered Kubernetes manifests), Slurm and munge (the sharded
 # runs), iproute2 (network namespaces), python3-websockets, redis-server and redis-tools
 # (redis-cli, redis-benchmark), python3-pip (for Python's hdrhistogram, from PyPI), prometheus (scrapes --metrics-listen); then websocat (crates.io), grpcio (PyPI, in a venv), vegeta and ghz (Go module proxy). That is about 150 packages and a few minutes the first time; nothing
@@ -18,7 +18,7 @@ declare -A peers=(
     [curl]=curl [rabbitmq-server]=rabbitmq-server [haproxy]=haproxy [chromium]=chromium
     [perf]=linux-perf [python3]=python3
     [srun]=slurm-wlm [slurmctld]=slurm-wlm [slurmd]=slurm-wlm [munged]=munge [ip]=iproute2
-    [setpriv]=util-linux
+    [setpriv]=util-linux [tinyproxy]=tinyproxy
     [redis-server]=redis-server [redis-cli]=redis-tools [redis-benchmark]=redis-tools
     [prometheus]=prometheus
 )

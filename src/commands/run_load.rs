@@ -94,6 +94,7 @@ pub(super) fn measure<P: Protocol>(
 
     let mut spec = harness::load_spec(l, addr, tls, stop);
     spec.connector.set_sources(sources.addrs.clone());
+    spec.connector.tunnel = cfg.base.tunnel.clone();
     P::connection_policy(cfg, &mut spec);
     // A ramp is warm-up unless measured: the result says when measuring began.
     let measure_start = spec.shape.measure_start();
@@ -198,6 +199,7 @@ fn sources_and_plan<P: Protocol>(
     if !l.output.quiet {
         let mut rows = P::plan_rows(cfg, aim);
         rows.extend(sources.row().map(|r| ("sources", r)));
+        rows.extend(cfg.base.tunnel.as_ref().map(|t| ("proxy", t.shown.clone())));
         console.print(&text::config_table(
             &format!("wirebench {} {}", P::NAME, env!("CARGO_PKG_VERSION")),
             &rows,

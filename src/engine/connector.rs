@@ -72,6 +72,8 @@ pub struct Connector {
     pub nodelay: bool,
     pub timeout: Duration,
     pub spread: Spread,
+    /// An HTTP CONNECT proxy's tunnel to the target (`addr` is then the proxy's).
+    pub tunnel: Option<Arc<crate::net::proxy::Tunnel>>,
     /// Whether a connection could meet itself (see `may_meet_itself`), decided once.
     meets_itself: bool,
 }
@@ -95,6 +97,7 @@ impl Connector {
             nodelay,
             timeout,
             spread,
+            tunnel: None,
             meets_itself,
         }
     }

@@ -184,6 +184,7 @@ fn pick_uring<F: SessionFactory>(args: &WorkerArgs<F>, ctx: &mut Ctx<F>) -> Opti
     // epoll on both ends (BENCHMARKS.md#design-choices-and-the-measurements-behind-them).
     let on_uring = uring_loop::wanted()
         && spec.connector.tls.is_none()
+        && spec.connector.tunnel.is_none()
         && spec.shape.rate.is_none()
         && spec.per_connection.is_none()
         && !matches!(spec.shape.plan, Plan::Hold);

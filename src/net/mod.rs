@@ -7,6 +7,7 @@ pub mod epoll;
 pub mod free_port;
 pub mod listen;
 pub mod loopback;
+pub mod proxy;
 pub mod range;
 pub mod socket;
 pub mod tls;

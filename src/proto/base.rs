@@ -33,6 +33,9 @@ pub struct Base {
     pub target: Option<(Dest, String)>,
     /// The built-in server's threads (with no target).
     pub server_threads: usize,
+    /// `--proxy`: `target` is then the proxy's address, and this its tunnel to the
+    /// target (`proto::proxied`).
+    pub tunnel: Option<std::sync::Arc<crate::net::proxy::Tunnel>>,
 }
 
 /// A protocol's validated load: the shared part and its own settings.
@@ -153,6 +156,7 @@ impl Base {
             load,
             target,
             server_threads,
+            tunnel: None,
         })
     }
 

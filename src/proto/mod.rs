@@ -13,6 +13,7 @@ pub mod grpc;
 pub mod h2;
 pub mod http;
 pub mod plugin;
+pub mod proxied;
 pub mod redis;
 pub mod registered;
 pub mod suite_point;

@@ -350,6 +350,21 @@ fn unix_socket_sample(name: &str, flag: &str) -> Option<Vec<String>> {
     Some(vec![url.to_string(), flag.to_string(), path.clone()])
 }
 
+/// `-x/--proxy` (http, ws, grpc) needs a target to tunnel to (the proxy is not
+/// reached while a config is validated).
+fn proxy_sample(name: &str, flag: &str) -> Option<Vec<String>> {
+    if flag != "--proxy" {
+        return None;
+    }
+    let target: &[&str] = match name {
+        "ws" => &["ws://127.0.0.1:9/"],
+        "grpc" => &["127.0.0.1:9", "--call", "a.B/C"],
+        _ => &["http://127.0.0.1:9/"],
+    };
+    let proxy = [flag, "http://127.0.0.1:3128"];
+    Some(target.iter().chain(&proxy).map(|s| s.to_string()).collect())
+}
+
 /// The validated config of a parsed load command: Ok, or the sentence refusing it.
 fn config_of(cli: Cli) -> (String, Result<(), String>) {
     use wirebench::proto::{amqp, echo, grpc, http, redis, ws};
@@ -391,6 +406,7 @@ fn a_protocols_help_lists_the_flags_its_config_takes_and_no_other() {
             let extra = grpc_sample(name, &flag)
                 .or_else(|| connect_to_sample(name, &flag))
                 .or_else(|| unix_socket_sample(name, &flag))
+                .or_else(|| proxy_sample(name, &flag))
                 .or_else(|| sample(&flag))
                 .unwrap_or_else(|| panic!("{name} {flag}: give the test a sample value for it"));
             let argv = ["wirebench", name]

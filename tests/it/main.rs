@@ -50,6 +50,7 @@ mod output_truth;
 mod pipeline_mode;
 mod progress_truth;
 mod protocol_lists;
+mod proxy;
 mod ramp;
 mod redis;
 mod result_typed;

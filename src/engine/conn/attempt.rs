@@ -157,6 +157,19 @@ impl<S: ClientSession> Conn<S> {
             let e = ctx.spec.connector.met_itself_error();
             return self.connect_failed(slot, ctx, e);
         }
+        if ctx.spec.connector.tunnel.is_some() {
+            return self.tunnel_start(slot, ctx);
+        }
+        self.after_tunnel(slot, ctx)
+    }
+
+    /// Connected to the target (through the proxy's tunnel, when there is one): TLS,
+    /// then the opening exchange.
+    pub(super) fn after_tunnel<F: SessionFactory<Session = S>>(
+        &mut self,
+        slot: u32,
+        ctx: &mut Ctx<F>,
+    ) {
         match ctx.spec.connector.tls_session() {
             None => {
                 self.count_connection(ctx);

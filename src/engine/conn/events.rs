@@ -35,6 +35,7 @@ impl<S: ClientSession> Conn<S> {
                     self.connected(slot, ctx);
                 }
             }
+            State::Proxy => self.tunnel_step(slot, ctx),
             State::Tls => self.tls_step(slot, ctx),
             State::Opening | State::Closing => self.exchange(slot, ctx, false),
             State::Running => self.pump_after(slot, events, ctx),
@@ -128,6 +129,9 @@ impl<S: ClientSession> Conn<S> {
                 return self.arm(slot, at, ctx);
             }
             State::Connecting => format!("connecting to {addr} timed out"),
+            State::Proxy => {
+                format!("the proxy at {addr} did not answer CONNECT within {timeout:?}")
+            }
             State::Tls => format!("TLS handshake with {addr} timed out"),
             State::Opening => format!("the handshake did not finish within {timeout:?}"),
             State::Closing => {
@@ -135,7 +139,7 @@ impl<S: ClientSession> Conn<S> {
             }
         };
         let errno = match self.state {
-            State::Connecting | State::Tls => libc::ETIMEDOUT,
+            State::Connecting | State::Proxy | State::Tls => libc::ETIMEDOUT,
             _ => 0,
         };
         let e = ConnectError {

@@ -10,7 +10,8 @@
 //! into it (`events.rs`), a connection attempt (`attempt.rs`), the opening and closing
 //! exchanges (`exchange.rs`), the drive step of a running connection (`drive.rs`) over
 //! its refill (`fill.rs`), open-loop pacing (`schedule.rs`), write (`write.rs`) and read
-//! (`read.rs`) paths, the bytes it keeps (`memory.rs`) and how its run ends (`close.rs`).
+//! (`read.rs`) paths, the bytes it keeps (`memory.rs`), how its run ends (`close.rs`), and
+//! the tunnel through an HTTP CONNECT proxy before TLS (`tunnel.rs`).
 
 mod attempt;
 mod close;
@@ -22,6 +23,7 @@ mod memory;
 mod read;
 mod schedule;
 mod slot;
+mod tunnel;
 mod write;
 
 pub use crate::reactor::token as key;

@@ -34,6 +34,8 @@ pub enum State {
     /// Waiting for its start (the ramp) or a back-off; the timer starts it.
     Waiting,
     Connecting,
+    /// Asking an HTTP CONNECT proxy for a tunnel (`conn/tunnel.rs`).
+    Proxy,
     Tls,
     Opening,
     Running,

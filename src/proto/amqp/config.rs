@@ -235,6 +235,7 @@ impl AmqpConfig {
             load,
             target: aimed,
             server_threads,
+            tunnel: None,
         };
         let own = AmqpConfig {
             client: ClientOptions {

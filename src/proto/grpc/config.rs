@@ -35,6 +35,9 @@ pub const BUILTIN_CALL: &str = "wirebench.Echo/Call";
 pub struct GrpcArgs {
     /// HOST:PORT or http://HOST:PORT of an h2c gRPC server, https://HOST:PORT (or --tls) over TLS, unix:/PATH; none starts the built-in one.
     pub target: Option<String>,
+    /// Connect through an HTTP CONNECT proxy: http://[USER:PASS@]HOST[:PORT], as curl's and oha's -x.
+    #[arg(short = 'x', long, value_name = "URL", hide_short_help = true)]
+    pub proxy: Option<String>,
     /// The method: package.Service/Method [required with a target].
     #[arg(long, value_name = "METHOD")]
     pub call: Option<String>,
@@ -103,6 +106,12 @@ pub struct GrpcConfig {
     pub message_source: String,
     pub metadata: Vec<(String, String)>,
     pub deadline_ms: Option<u64>,
+}
+
+/// The host of HOST:PORT (IPv6 without its brackets).
+fn host_of(authority: &str) -> &str {
+    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+    host.trim_start_matches('[').trim_end_matches(']')
 }
 
 /// The target as `host:port` and whether its URL asks for TLS: HOST:PORT (None),
@@ -240,7 +249,22 @@ impl GrpcConfig {
             ),
         };
         Ok(Configured {
-            base: Base::aim(load, authority.as_deref(), a.server_threads, shared)?,
+            base: match a.proxy.as_deref() {
+                Some(proxy) => crate::proto::proxied::aim(
+                    load,
+                    crate::proto::proxied::Through {
+                        proxy,
+                        authority: authority.as_deref(),
+                        host: authority.as_deref().map_or("", host_of),
+                        unix: authority
+                            .as_deref()
+                            .is_some_and(|t| t.starts_with(crate::net::unix::PREFIX)),
+                    },
+                    a.server_threads,
+                    shared,
+                )?,
+                None => Base::aim(load, authority.as_deref(), a.server_threads, shared)?,
+            },
             own: GrpcConfig {
                 // A unix socket's calls name localhost, as gRPC's own clients do.
                 authority: authority.map(|t| match crate::net::unix::path_of(&t) {

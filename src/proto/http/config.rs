@@ -10,7 +10,7 @@ use super::url::{self, Url};
 use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::{LoadArgs, PacingArgs};
-use crate::proto::base::{url_tls, Base, Configured};
+use crate::proto::base::{url_tls, Configured};
 use crate::units::parse_bytes;
 use clap::Args;
 use serde_json::json;
@@ -78,6 +78,9 @@ pub struct HttpArgs {
     /// Send the URL's requests (its path and Host) to the unix socket at PATH, as curl's and oha's --unix-socket.
     #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub unix_socket: Option<PathBuf>,
+    /// Connect through an HTTP CONNECT proxy: http://[USER:PASS@]HOST[:PORT], as curl's and oha's -x.
+    #[arg(short = 'x', long, value_name = "URL", hide_short_help = true)]
+    pub proxy: Option<String>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -287,9 +290,11 @@ impl HttpConfig {
             let host = url.as_ref().map(|u| u.host.as_str());
             (p, host, "wirebench http http://localhost/")
         });
-        let base = Base::aim_or_unix(
+        let base = crate::proto::proxied::aim_url(
             load,
+            a.proxy.as_deref(),
             target.as_deref(),
+            url.as_ref().map(|u| u.host.as_str()),
             unix_socket,
             a.server_threads,
             shared,

@@ -7,7 +7,7 @@ use super::url;
 use crate::config::{LoadConfig, LoadOverrides, ProtocolTiming};
 use crate::error::{Error, Result};
 use crate::flags::LoadArgs;
-use crate::proto::base::{url_tls, Base, Configured};
+use crate::proto::base::{url_tls, Configured};
 use crate::proto::http::url::Url;
 use crate::units::{parse_bytes, parse_size_range};
 use clap::Args;
@@ -40,6 +40,9 @@ pub struct WsArgs {
     /// Open the URL's connections (its path and Host) on the unix socket at PATH, as curl's --unix-socket.
     #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub unix_socket: Option<std::path::PathBuf>,
+    /// Connect through an HTTP CONNECT proxy: http://[USER:PASS@]HOST[:PORT], as curl's and oha's -x.
+    #[arg(short = 'x', long, value_name = "URL", hide_short_help = true)]
+    pub proxy: Option<String>,
     /// Built-in server only: its threads [default: the CPUs the load threads leave].
     #[arg(long, hide_short_help = true)]
     pub server_threads: Option<usize>,
@@ -132,9 +135,11 @@ impl WsConfig {
             (p, host, "wirebench ws ws://localhost/")
         });
         Ok(Configured {
-            base: Base::aim_or_unix(
+            base: crate::proto::proxied::aim_url(
                 load,
+                a.proxy.as_deref(),
                 target.as_deref(),
+                url.as_ref().map(|u| u.host.as_str()),
                 unix_socket,
                 a.server_threads,
                 shared,
