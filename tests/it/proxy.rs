@@ -179,7 +179,7 @@ fn the_proxys_refusals_are_failed_connections_with_its_status() {
 
 #[test]
 fn bad_proxy_input_is_one_sentence_and_exit_2() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &[
                 "http",
@@ -226,6 +226,17 @@ fn bad_proxy_input_is_one_sentence_and_exit_2() {
         (
             &["echo", "127.0.0.1:9", "-x", "http://127.0.0.1:3128"],
             "-x",
+        ),
+        (
+            &[
+                "http",
+                "http://wirebench.test:9/",
+                "-x",
+                "http://127.0.0.1:3128",
+                "--connect-to",
+                "127.0.0.1:9",
+            ],
+            "--connect-to and --proxy each say where connections go",
         ),
     ];
     for (args, words) in cases {
