@@ -72,6 +72,10 @@ pub struct RunResult {
     /// Open loop (`--rate`) only: asked versus achieved, and the schedule's lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<super::rate::RateFigures>,
+    /// `--stages` only: each stage's figures, requests by the stage they were meant to
+    /// go in (docs/stages.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<super::stages::StageFigures>>,
     /// This result is one shard of a larger run (`--shard I/N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardInfo>,
