@@ -41,8 +41,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{run_worker, WorkerArgs, WorkerReport};
 
-pub use crate::stats::Observer;
 use crate::stats::stages::StageFigures;
+pub use crate::stats::Observer;
 
 /// Everything the engine measured; protocols turn it into a `RunResult`. `X`: the
 /// protocol's own figures of the measured phase, merged over workers.

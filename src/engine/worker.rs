@@ -602,7 +602,9 @@ fn is_set(flag: &Option<Arc<std::sync::atomic::AtomicBool>>) -> bool {
 fn stats_for(shape: &super::spec::LoadShape) -> WorkerStats {
     let mut stats = WorkerStats::new(shape.rate.is_some());
     if !shape.stages.is_empty() && shape.rate.is_some() {
-        stats.stages = Some(crate::stats::stages::StageTally::new(shape.stages.ends_ns()));
+        stats.stages = Some(crate::stats::stages::StageTally::new(
+            shape.stages.ends_ns(),
+        ));
     }
     stats
 }

@@ -141,8 +141,8 @@ pub fn merge(
     let mut all = Vec::with_capacity(parts.len());
     for (i, p) in parts.iter().enumerate() {
         let p = p.ok_or("some parts ran by stages (--stages) and others not")?;
-        let same = p.len() == first.len()
-            && p.iter().zip(first).all(|(a, b)| a.seconds == b.seconds);
+        let same =
+            p.len() == first.len() && p.iter().zip(first).all(|(a, b)| a.seconds == b.seconds);
         if !same {
             return Err(format!(
                 "part {} ran other stages (their number or lengths differ from part 1's)",
@@ -226,11 +226,18 @@ mod tests {
         // Both parts' samples in one table: 1 us from the first, 9 us (to HDR's
         // precision) from the second.
         assert_eq!(m[1].latency_us.min, 1.0);
-        assert!((m[1].latency_us.max - 9.0).abs() < 0.01, "{:?}", m[1].latency_us);
+        assert!(
+            (m[1].latency_us.max - 9.0).abs() < 0.01,
+            "{:?}",
+            m[1].latency_us
+        );
         assert_eq!(m[1].achieved_per_s, 4.0);
         assert_eq!(m[1].asked_per_s, 20.0);
         let rounds = merge(&[Some(&a), Some(&b)], false).unwrap().unwrap();
-        assert_eq!((rounds[1].achieved_per_s, rounds[1].asked_per_s), (2.0, 10.0));
+        assert_eq!(
+            (rounds[1].achieved_per_s, rounds[1].asked_per_s),
+            (2.0, 10.0)
+        );
         assert_eq!(m[0].sent + m[2].sent, 0);
     }
 

@@ -69,6 +69,7 @@ mod shards;
 mod shards_netns;
 mod shards_slurm;
 mod soak;
+mod stage_figures;
 mod suite_generators;
 mod suite_interference;
 mod suite_limits;
