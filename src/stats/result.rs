@@ -4,7 +4,8 @@
 
 use super::error_texts::ErrorTexts;
 use super::event_loop::LoopCounts;
-use super::latency::{Latency, LatencySummary};
+pub use super::latency::HistogramBlob;
+use super::latency::LatencySummary;
 use super::outcome::{Counters, ErrorKind};
 use super::snapshot::IntervalRow;
 use super::unit::Unit;
@@ -157,27 +158,6 @@ pub struct Throughput {
     pub mb_per_s: Option<f64>,
     /// Request bytes per second, 10^6 bytes.
     pub mb_sent_per_s: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct HistogramBlob {
-    pub format: String,
-    pub unit: String,
-    pub significant_digits: u8,
-    pub count: u64,
-    pub data: String,
-}
-
-impl HistogramBlob {
-    pub fn of(l: &Latency) -> Self {
-        HistogramBlob {
-            format: "hdrhistogram-v2-deflate-base64".into(),
-            unit: "ns".into(),
-            significant_digits: 3,
-            count: l.count(),
-            data: l.encode(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -5,8 +5,7 @@
 //! allocation beyond each stage's table on its first sample. The run's `StageFigures`
 //! are the workers' tallies added, and merge exactly, stage by stage.
 
-use super::latency::{Latency, LatencySummary};
-use super::result::HistogramBlob;
+use super::latency::{HistogramBlob, Latency, LatencySummary};
 use serde::{Deserialize, Serialize};
 
 /// One stage's counts and latency, as a worker records them.
