@@ -81,7 +81,8 @@ fn each_stage_counts_what_the_server_saw_sent_in_it() {
     // A request counts in the stage it was meant to go in; the server sees when it
     // went. They agree while no request went MARGIN_S or more after its time, which
     // the run's own lag (`rate.behind_s`) bounds: a run behind by that much (a loaded
-    // machine) proves nothing either way and is run again.
+    // machine) proves nothing about the server's side and is run again; the third
+    // such run is held to everything but that comparison.
     for attempt in 1..=3 {
         let (port, counts) = echo_counting_stages();
         let target = format!("127.0.0.1:{port}");
@@ -97,16 +98,15 @@ fn each_stage_counts_what_the_server_saw_sent_in_it() {
         };
         assert!(wait_until(Duration::from_secs(5), || seen() >= sent));
         assert_stages_add_up(j);
-        if j["rate"]["behind_s"].as_f64().unwrap() >= MARGIN_S {
-            assert!(
-                attempt < 3,
-                "the client fell {MARGIN_S} s behind three times"
-            );
+        let on_time = j["rate"]["behind_s"].as_f64().unwrap() < MARGIN_S;
+        if !on_time && attempt < 3 {
             continue;
         }
         let server: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let client: Vec<u64> = (0..3).map(|k| stage_u(j, k, "sent")).collect();
-        assert_eq!(client, server, "{}", r.explain());
+        if on_time {
+            assert_eq!(client, server, "{}", r.explain());
+        }
         assert_eq!(client, [6, 11, 5], "each stage's integral");
         for (k, asked) in [(0, 5.5), (1, 11.0), (2, 5.5)] {
             assert_eq!(j["stages"][k]["asked_per_s"], asked);
