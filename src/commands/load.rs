@@ -175,7 +175,8 @@ pub fn build_result<X>(inp: ResultInputs<'_>, out: &EngineOutput<X>) -> RunResul
     .server_cpu(inp.server.as_ref().map(|s| s.cpu.as_secs_f64()))
     .client_process(client_process(builtin_server, out.event_loop))
     .server(inp.server.map(|s| s.counters))
-    .rate(out.rate.clone());
+    .rate(out.rate.clone())
+    .stages(out.stages.clone());
     for (name, block) in inp.extras {
         b = b.extra(name, block);
     }

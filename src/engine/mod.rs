@@ -41,6 +41,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{run_worker, WorkerArgs, WorkerReport};
 
+use crate::stats::stages::StageFigures;
 pub use crate::stats::Observer;
 
 /// Everything the engine measured; protocols turn it into a `RunResult`. `X`: the
@@ -74,6 +75,9 @@ pub struct EngineOutput<X = ()> {
     pub event_loop: LoopCounts,
     /// What the peers said when things failed, measured phase, merged over workers.
     pub texts: ErrorTexts,
+    /// `--stages`: the figures of each stage, requests by the stage they were meant to
+    /// go in.
+    pub stages: Option<Vec<crate::stats::stages::StageFigures>>,
 }
 
 /// Whether an interval row starts at or after a duration plan's end (`drain_from_s`,
@@ -237,7 +241,9 @@ fn merge_workers<F: SessionFactory>(
         warmup_conns: ConnTally::default(),
         event_loop: LoopCounts::default(),
         texts: ErrorTexts::default(),
+        stages: None,
     };
+    let mut stages: Option<crate::stats::stages::StageTally> = None;
     let mut texts = Vec::with_capacity(handles.len());
     let mut finish_ns = measure_start_ns;
     let mut max_lag_ns = 0;
@@ -259,6 +265,11 @@ fn merge_workers<F: SessionFactory>(
         }
         out.client_cpu += w.cpu;
         texts.push(std::mem::take(&mut w.stats.texts));
+        match (stages.as_mut(), w.stats.stages.take()) {
+            (Some(all), Some(t)) => all.add(&t),
+            (None, t) => stages = t,
+            _ => {}
+        }
         if out.first_connect_error.is_none() {
             out.first_connect_error = w.stats.first_connect_error.clone();
         }
@@ -268,7 +279,25 @@ fn merge_workers<F: SessionFactory>(
     out.texts = ErrorTexts::merge_all(&texts);
     out.elapsed = Duration::from_nanos(finish_ns - measure_start_ns);
     out.rate = rate_figures(spec, &out, max_lag_ns);
+    out.stages = stages.map(|t| stage_figures(spec, &t));
     Ok(out)
+}
+
+/// Each stage's figures: its counts and latency, the rate its curve asked over it and
+/// the rate sent in it.
+fn stage_figures(spec: &LoadSpec, t: &crate::stats::stages::StageTally) -> Vec<StageFigures> {
+    let list = spec.shape.stages.list();
+    let curve = stages::Curve::new(list);
+    let mut from = 0.0;
+    list.iter()
+        .zip(&t.per)
+        .map(|(s, c)| {
+            let to = from + s.over.as_nanos() as f64;
+            let asked = curve.asked_by(to) - curve.asked_by(from);
+            from = to;
+            StageFigures::new(s.over.as_secs_f64(), s.target, asked, c)
+        })
+        .collect()
 }
 
 /// Open loop: what was asked against what was sent, over the sending window, and how

@@ -84,7 +84,7 @@ pub fn settle(
 fn credit(req: &InFlight, now: u64, tally: &mut Tally, stats: &mut WorkerStats) {
     let corrected = now.saturating_sub(req.intended_ns);
     let actual = now.saturating_sub(req.sent_ns);
-    tally.ok(req.measured, corrected, actual, stats);
+    tally.ok(req.measured, req.intended_ns, corrected, actual, stats);
 }
 
 /// `settle` for several requests at once, a wrong reply or a reply on a lane.
@@ -106,13 +106,13 @@ fn settle_each(
             Verdict::Error(k) => {
                 // An answer in step (a 404, a Redis error reply, a nack) is a reply:
                 // it has a latency, though it does not count as correct.
-                stats.record_error(req.measured, k);
+                let corrected = now.saturating_sub(req.intended_ns);
+                stats.record_error(req.measured, k, req.intended_ns, Some(corrected));
                 if req.measured {
-                    let corrected = now.saturating_sub(req.intended_ns);
                     stats.record_latency(corrected, now.saturating_sub(req.sent_ns), 1);
                 }
             }
-            Verdict::Fatal(k) => stats.record_error(req.measured, k),
+            Verdict::Fatal(k) => stats.record_error(req.measured, k, req.intended_ns, None),
         }
     };
     let q = &mut b.inflight;

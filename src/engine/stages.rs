@@ -59,6 +59,18 @@ impl Stages {
         self.list().iter().map(|s| s.over).sum()
     }
 
+    /// Each stage's end, ns from the run's start.
+    pub fn ends_ns(&self) -> Vec<u64> {
+        let mut end = Duration::ZERO;
+        self.list()
+            .iter()
+            .map(|s| {
+                end += s.over;
+                end.as_nanos() as u64
+            })
+            .collect()
+    }
+
     /// The highest target.
     pub fn peak(&self) -> f64 {
         self.list().iter().map(|s| s.target).fold(0.0, f64::max)

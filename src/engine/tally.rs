@@ -15,6 +15,9 @@ pub struct Tally {
     ok: [u64; 2],
     /// The current run of equal measured latencies: (corrected, actual, count).
     run: (u64, u64, u64),
+    /// The intended send time of the run's requests (one read settles them at one
+    /// time, so equal latencies mean one intended time): their stage (`--stages`).
+    run_intended: u64,
 }
 
 impl Tally {
@@ -24,6 +27,7 @@ impl Tally {
     pub fn ok(
         &mut self,
         measured: bool,
+        intended_ns: u64,
         corrected_ns: u64,
         actual_ns: u64,
         stats: &mut WorkerStats,
@@ -33,18 +37,19 @@ impl Tally {
             return;
         }
         let (c, a, n) = &mut self.run;
-        if *n > 0 && *c == corrected_ns && *a == actual_ns {
+        if *n > 0 && *c == corrected_ns && *a == actual_ns && self.run_intended == intended_ns {
             *n += 1;
         } else {
             self.flush_run(stats);
             self.run = (corrected_ns, actual_ns, 1);
+            self.run_intended = intended_ns;
         }
     }
 
     fn flush_run(&mut self, stats: &mut WorkerStats) {
         let (c, a, n) = self.run;
         if n > 0 {
-            stats.record_latency(c, a, n);
+            stats.record_replied(self.run_intended, c, a, n);
             self.run.2 = 0;
         }
     }
@@ -77,7 +82,7 @@ mod tests {
             (true, 9_000, 4_000),
             (true, 5_000, 4_000),
         ] {
-            t.ok(measured, c, a, &mut stats);
+            t.ok(measured, 0, c, a, &mut stats);
         }
         t.commit(&mut stats);
         assert_eq!((stats.measured.ok, stats.warmup.ok), (5, 1));

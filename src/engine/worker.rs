@@ -138,7 +138,7 @@ fn new_ctx<F: SessionFactory>(
         worker: args.index,
         clock: args.clock,
         epoll: Epoll::new()?,
-        stats: WorkerStats::new(spec.shape.rate.is_some()),
+        stats: stats_for(&spec.shape),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
         // The interval and rate curve every slot's schedule shares (each keeps its
@@ -597,6 +597,18 @@ fn admit_waiting<F: SessionFactory>(ctx: &mut Ctx<F>, conns: &mut [Conn<F::Sessi
 
 fn is_set(flag: &Option<Arc<std::sync::atomic::AtomicBool>>) -> bool {
     flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+/// A worker's statistics: open loop keeps the uncorrected latency too; stages, a
+/// tally per stage made here, before the run.
+fn stats_for(shape: &super::spec::LoadShape) -> WorkerStats {
+    let mut stats = WorkerStats::new(shape.rate.is_some());
+    if !shape.stages.is_empty() && shape.rate.is_some() {
+        stats.stages = Some(crate::stats::stages::StageTally::new(
+            shape.stages.ends_ns(),
+        ));
+    }
+    stats
 }
 
 /// Hold plans: requests may go from now; every held connection starts its schedule

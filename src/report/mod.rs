@@ -6,6 +6,7 @@ pub mod image;
 pub mod json;
 pub mod progress;
 pub mod search;
+pub mod stages;
 pub mod text;
 pub mod thresholds;
 pub mod tui;

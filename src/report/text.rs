@@ -48,6 +48,7 @@ pub fn summary(r: &RunResult) -> String {
     traffic_lines(&mut s, r);
     connection_lines(&mut s, r);
     latency_lines(&mut s, r);
+    s.push_str(&super::stages::table(r.stages.as_ref()));
     cost_lines(&mut s, r);
     s
 }

@@ -194,6 +194,28 @@ pub mod null_when_empty {
     }
 }
 
+/// A histogram as a result stores it: HdrHistogram's V2 deflate encoding in base64.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HistogramBlob {
+    pub format: String,
+    pub unit: String,
+    pub significant_digits: u8,
+    pub count: u64,
+    pub data: String,
+}
+
+impl HistogramBlob {
+    pub fn of(l: &Latency) -> Self {
+        HistogramBlob {
+            format: "hdrhistogram-v2-deflate-base64".into(),
+            unit: "ns".into(),
+            significant_digits: 3,
+            count: l.count(),
+            data: l.encode(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub mod result_builder;
 pub mod search;
 pub mod shard;
 pub mod snapshot;
+pub mod stages;
 pub mod tee;
 pub mod threshold;
 pub mod unit;

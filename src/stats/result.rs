@@ -4,7 +4,8 @@
 
 use super::error_texts::ErrorTexts;
 use super::event_loop::LoopCounts;
-use super::latency::{Latency, LatencySummary};
+pub use super::latency::HistogramBlob;
+use super::latency::LatencySummary;
 use super::outcome::{Counters, ErrorKind};
 use super::snapshot::IntervalRow;
 use super::unit::Unit;
@@ -72,6 +73,10 @@ pub struct RunResult {
     /// Open loop (`--rate`) only: asked versus achieved, and the schedule's lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<super::rate::RateFigures>,
+    /// `--stages` only: each stage's figures, requests by the stage they were meant to
+    /// go in (docs/stages.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<super::stages::StageFigures>>,
     /// This result is one shard of a larger run (`--shard I/N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardInfo>,
@@ -153,27 +158,6 @@ pub struct Throughput {
     pub mb_per_s: Option<f64>,
     /// Request bytes per second, 10^6 bytes.
     pub mb_sent_per_s: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct HistogramBlob {
-    pub format: String,
-    pub unit: String,
-    pub significant_digits: u8,
-    pub count: u64,
-    pub data: String,
-}
-
-impl HistogramBlob {
-    pub fn of(l: &Latency) -> Self {
-        HistogramBlob {
-            format: "hdrhistogram-v2-deflate-base64".into(),
-            unit: "ns".into(),
-            significant_digits: 3,
-            count: l.count(),
-            data: l.encode(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

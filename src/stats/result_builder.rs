@@ -84,6 +84,7 @@ impl RunResult {
                 },
                 extras: BTreeMap::new(),
                 rate: None,
+                stages: None,
                 thresholds: Vec::new(),
                 search: None,
                 shard: None,
@@ -154,6 +155,12 @@ impl RunResultBuilder {
 
     pub fn rate(mut self, r: Option<RateFigures>) -> Self {
         self.r.rate = r;
+        self
+    }
+
+    /// `--stages`: each stage's figures.
+    pub fn stages(mut self, s: Option<Vec<super::stages::StageFigures>>) -> Self {
+        self.r.stages = s;
         self
     }
 

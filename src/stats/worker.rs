@@ -7,6 +7,7 @@ use super::error_texts::ErrorTexts;
 use super::event_loop::LoopCounts;
 use super::latency::Latency;
 use super::outcome::{Counters, ErrorKind};
+use super::stages::StageTally;
 
 pub struct WorkerStats {
     /// Requests sent during warm-up: counted apart, never in results.
@@ -34,6 +35,9 @@ pub struct WorkerStats {
     pub event_loop: LoopCounts,
     /// What the peers said when requests or connections failed, measured phase.
     pub texts: ErrorTexts,
+    /// `--stages`: measured requests by the stage they were meant to go in, made once
+    /// before the run (`stats::stages`).
+    pub stages: Option<StageTally>,
 }
 
 impl WorkerStats {
@@ -50,6 +54,7 @@ impl WorkerStats {
             warmup_conns: ConnTally::default(),
             event_loop: LoopCounts::default(),
             texts: ErrorTexts::default(),
+            stages: None,
         }
     }
 
@@ -124,8 +129,39 @@ impl WorkerStats {
         }
     }
 
+    /// `n` correct measured replies to requests meant to go at `intended_ns`: their
+    /// latency (`record_latency`) and, with `--stages`, their stage's count and latency.
     #[inline]
-    pub fn record_error(&mut self, measured: bool, kind: ErrorKind) {
+    pub fn record_replied(&mut self, intended_ns: u64, corrected_ns: u64, actual_ns: u64, n: u64) {
+        self.record_latency(corrected_ns, actual_ns, n);
+        if let Some(s) = self.stages.as_mut() {
+            s.ok(intended_ns, corrected_ns, n);
+        }
+    }
+
+    /// An error of a request meant to go at `intended_ns`: in its phase and, measured,
+    /// in its stage; `corrected_ns`: its latency when it was answered in step (a wrong
+    /// reply, recorded apart with `record_latency`).
+    #[inline]
+    pub fn record_error(
+        &mut self,
+        measured: bool,
+        kind: ErrorKind,
+        intended_ns: u64,
+        corrected_ns: Option<u64>,
+    ) {
         self.phase(measured).error(kind, 1);
+        if let Some(s) = self.stages.as_mut().filter(|_| measured) {
+            s.error(intended_ns, corrected_ns);
+        }
+    }
+
+    /// A measured request sent, meant to go at `intended_ns`, in its stage (`--stages`;
+    /// `record_sent` counts it in the totals).
+    #[inline]
+    pub fn stage_sent(&mut self, intended_ns: u64) {
+        if let Some(s) = self.stages.as_mut() {
+            s.sent(intended_ns);
+        }
     }
 }

@@ -72,6 +72,7 @@ mod shards;
 mod shards_netns;
 mod shards_slurm;
 mod soak;
+mod stage_figures;
 mod suite_generators;
 mod suite_grpc;
 mod suite_interference;

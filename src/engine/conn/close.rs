@@ -147,7 +147,8 @@ impl<S: ClientSession> Conn<S> {
             return;
         };
         for r in b.inflight.drain(..) {
-            ctx.stats.record_error(r.measured, kind);
+            ctx.stats
+                .record_error(r.measured, kind, r.intended_ns, None);
         }
         b.on_write = 0;
         for (measured, count) in [(false, b.written[0]), (true, b.written[1])] {

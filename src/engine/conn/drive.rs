@@ -147,7 +147,8 @@ impl<S: ClientSession> Conn<S> {
             .is_some_and(|oldest| now.saturating_sub(oldest.sent_ns) >= ctx.timeout_ns);
         if late {
             if let Some(r) = self.pop_oldest() {
-                ctx.stats.record_error(r.measured, ErrorKind::Timeout);
+                ctx.stats
+                    .record_error(r.measured, ErrorKind::Timeout, r.intended_ns, None);
             }
         }
         late

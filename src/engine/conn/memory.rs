@@ -100,7 +100,8 @@ impl<S: ClientSession> Conn<S> {
         let Some(r) = self.busy.as_mut().and_then(|b| b.pop_awaited()) else {
             return End::Failed(ErrorKind::TooLarge);
         };
-        ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
+        ctx.stats
+            .record_error(r.measured, ErrorKind::TooLarge, r.intended_ns, None);
         End::Failed(ErrorKind::Dropped)
     }
 }

@@ -204,7 +204,8 @@ impl<S: ClientSession> Conn<S> {
             let Some(r) = self.busy.as_mut().and_then(|b| b.pop_awaited()) else {
                 return Some(End::Failed(ErrorKind::TooLarge));
             };
-            ctx.stats.record_error(r.measured, ErrorKind::TooLarge);
+            ctx.stats
+                .record_error(r.measured, ErrorKind::TooLarge, r.intended_ns, None);
             return Some(End::Dropped(ErrorKind::TooLarge));
         }
         if from_kept {

@@ -52,6 +52,9 @@ impl<S: ClientSession> Conn<S> {
             self.next_intended = schedule.intended(self.offset_ns, self.sent_k);
             let before = ctx.out.len();
             self.push_requests(1, intended, now, measured, ctx);
+            if measured {
+                ctx.stats.stage_sent(intended);
+            }
             let t = &mut tally[measured as usize];
             t.0 += 1;
             t.1 += (ctx.out.len() - before) as u64;

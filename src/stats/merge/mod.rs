@@ -165,6 +165,10 @@ pub fn merge(parts: &[Part<'_>], of: Of, blocks: BlockMerge) -> Result<RunResult
     .client_process(client_process)
     .server(server)
     .rate(rate(&rs, of, elapsed_s)?)
+    .stages(super::stages::merge(
+        &rs.iter().map(|r| r.stages.as_ref()).collect::<Vec<_>>(),
+        of.side_by_side(),
+    )?)
     .finish(shortfall(&order, of));
     merged.extras = parts::extras(&rs, &merged, blocks)?;
     // Interference adds up exactly when every part measured it (interference/figures.rs).
