@@ -18,6 +18,21 @@ pub struct SuiteStages {
     pub total: Duration,
 }
 
+/// Why a key only wirebench's own loads take is refused for this load, if it is:
+/// `connect` (`on_connect` says why) or an external generator (wirebench `does` it).
+fn only_wirebench(
+    protocol: &dyn Entry,
+    generator: &str,
+    wirebench: bool,
+    on_connect: &str,
+    does: &str,
+) -> Option<String> {
+    if protocol.name() == "connect" {
+        return Some(on_connect.to_string());
+    }
+    (!wirebench).then(|| format!("only wirebench {does}, not the generator {generator}"))
+}
+
 /// The load's `stages`, if given: they parse as `--stages`, and nothing else of the
 /// file shapes the same load (`rate`, `duration`, `count`), which would be ignored.
 pub fn stages_of(
@@ -32,13 +47,9 @@ pub fn stages_of(
         return Ok(None);
     };
     let refuse = |msg: String| Err(cx.err(s.span(), format!("{who} key `stages`: {msg}")));
-    if protocol.name() == "connect" {
-        return refuse("connect takes no stages (its churn rate is `rate`)".into());
-    }
-    if !wirebench {
-        return refuse(format!(
-            "only wirebench runs stages, not the generator {generator}"
-        ));
+    let connect = "connect takes no stages (its churn rate is `rate`)";
+    if let Some(why) = only_wirebench(protocol, generator, wirebench, connect, "runs stages") {
+        return refuse(why);
     }
     for (key, given) in [
         ("rate", l.rate.is_some()),
@@ -106,13 +117,9 @@ pub fn search_of(
         return Ok(None);
     };
     let refuse = |msg: String| Err(cx.err(s.span(), format!("{who} key `search`: {msg}")));
-    if protocol.name() == "connect" {
-        return refuse("connect has no capacity search".into());
-    }
-    if !wirebench {
-        return refuse(format!(
-            "only wirebench searches, not the generator {generator}"
-        ));
+    let connect = "connect has no capacity search";
+    if let Some(why) = only_wirebench(protocol, generator, wirebench, connect, "searches") {
+        return refuse(why);
     }
     if l.rate.is_none() {
         return refuse("give `rate`: the highest rate each search tries".into());
