@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Watching a run, what it costs (issue 32 figure): a load's rate with nothing watching
 # (plain: progress lines to a file), with a scraper reading its --metrics-listen
-# endpoint every second (curl, pinned beside the generator so its cost counts against
-# the load), and with the live terminal view (--tui, on a pty made by `script`).
+# endpoint every second, and with the live terminal view (--tui, on a pty made by
+# `script`). The scraper is one long-lived process, as Prometheus is (scrape.py: one
+# GET a second, each on a new connection since the endpoint closes after each answer),
+# pinned beside the generator so its cost counts against the load; it starts before
+# the load and waits for the endpoint, so its own start-up is not in the run.
 # echo 100 x 16 and http 50 x 1 against the built-in servers (`BIN serve echo|http`,
 # server on CPU 0, generator on CPU 1), ROUNDS rounds, the three modes' order rotating
 # each round; every run has --progress 1s, so the figures change once a second in all.
@@ -18,7 +21,6 @@ REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 OUT=${OUT:-$REPO/benchsuite/runs/$(date +%F)/live}
 mkdir -p "$OUT"
 command -v script >/dev/null || { echo "needs script(1) (util-linux) for the --tui runs" >&2; exit 2; }
-command -v curl >/dev/null || { echo "needs curl for the scraper" >&2; exit 2; }
 SERVER_PID=""
 SCRAPER_PID=""
 # A killed child's wait is non-zero: not a failure of the script.
@@ -38,18 +40,19 @@ run_one() {
         plain) "${cmd[@]}" --no-tui > "$base.txt" 2>&1 ;;
         scraper)
             mport=$(free_port)
-            "${cmd[@]}" --no-tui --metrics-listen "127.0.0.1:$mport" > "$base.txt" 2>&1 &
-            local load_pid=$!
-            taskset -c 1 bash -c "while :; do curl -s -o /dev/null http://127.0.0.1:$mport/metrics; sleep 1; done" &
+            taskset -c 1 python3 "$SCRIPT_DIR/scrape.py" "http://127.0.0.1:$mport/metrics" "$base.scrapes" &
             SCRAPER_PID=$!
-            wait "$load_pid"
+            sleep 0.5
+            "${cmd[@]}" --no-tui --metrics-listen "127.0.0.1:$mport" > "$base.txt" 2>&1
             stop_scraper ;;
         tui) script -qfc "$(printf '%q ' "${cmd[@]}") --tui" /dev/null > "$base.txt" 2>&1 ;;
     esac
-    echo -e "$r\t$load\t$mode\t$(field "$base.json" "j['throughput']['msgs_per_s']")" >> "$OUT/rate.tsv"
+    local scrapes=0
+    [[ $mode == scraper ]] && scrapes=$(grep -c $'\t200\t' "$base.scrapes" || true)
+    echo -e "$r\t$load\t$mode\t$(field "$base.json" "j['throughput']['msgs_per_s']")\t$scrapes" >> "$OUT/rate.tsv"
 }
 
-echo -e "round\tload\tmode\tper_s" > "$OUT/rate.tsv"
+echo -e "round\tload\tmode\tper_s\tscrapes" > "$OUT/rate.tsv"
 modes=(plain scraper tui)
 for load in echo http; do
     port=$(free_port)
@@ -76,4 +79,6 @@ for load in ("echo", "http"):
     for mode in ("scraper", "tui"):
         ratios = [rate[(load, mode, k)] / rate[(load, "plain", k)] for k in rounds]
         print(f"  {mode} / plain: median {statistics.median(ratios):.3f}, range {min(ratios):.3f}-{max(ratios):.3f}")
+    scrapes = [int(r["scrapes"]) for r in rows if r["load"] == load and r["mode"] == "scraper"]
+    print(f"  scrapes answered 200 per scraper run: {scrapes}")
 PY
