@@ -21,9 +21,12 @@ pub mod plan;
 pub mod progress;
 pub mod report;
 pub mod reports;
+pub mod series;
 pub mod sharding;
+pub mod steps;
 pub mod summary;
 pub mod worker;
+pub mod worker_steps;
 
 use crate::error::{Error, Result};
 

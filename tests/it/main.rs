@@ -14,6 +14,7 @@ mod bounds_echo;
 mod bounds_http;
 mod cli_errors;
 mod connect;
+mod connect_intervals;
 mod connect_defaults;
 mod conventions;
 mod doc_links;
