@@ -66,7 +66,12 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "PIDS")]
     pub server_pid: Option<String>,
     /// Length of one interval of the result's series: one row (connects established and failed, connect latency p50-max) and one histogram each, every process's merged [default: 1s].
-    #[arg(long, value_name = "DURATION", default_value = "1s", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        hide_short_help = true
+    )]
     pub interval: String,
     /// Write every interval's connect-latency histogram to FILE as it ends: an HdrHistogram interval log (HistogramLogAnalyzer, HdrHistogram's log readers).
     #[arg(long, value_name = "FILE", hide_short_help = true)]

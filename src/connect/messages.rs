@@ -165,7 +165,10 @@ pub enum WorkerMsg {
     /// Step `step` of the series (the measured phase in steps of `--interval`, from
     /// the worker's start): its counts and its connect-latency histogram, encoded in
     /// `row.histogram` when it timed any. Sent once a step is over, in order.
-    Interval { step: u64, row: IntervalRow },
+    Interval {
+        step: u64,
+        row: IntervalRow,
+    },
     /// `c` (and `ramp`) as in `Connected`; `Progress` counts the ramp in its `c`.
     Final {
         c: Counts,

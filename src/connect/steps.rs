@@ -6,8 +6,8 @@
 //! step. Each worker counts its steps from its own start; they start together at `go`.
 
 use crate::stats::intervals::{add_counts, summarise};
-use crate::stats::{IntervalRow, Latency, Observer};
 use crate::stats::merge::intervals::MAX_ROWS;
+use crate::stats::{IntervalRow, Latency, Observer};
 use std::collections::VecDeque;
 
 /// Nobody to tell (no `--hlog`).
@@ -172,7 +172,16 @@ mod tests {
             [2, 1, 1]
         );
         assert_eq!(rows[0].total_ok, 3);
-        assert_eq!(rows[0].max_us, Some(Latency::decode(&step(1.0, &[9_000_000]).histogram.unwrap()).unwrap().inner().max() as f64 / 1e3));
+        assert_eq!(
+            rows[0].max_us,
+            Some(
+                Latency::decode(&step(1.0, &[9_000_000]).histogram.unwrap())
+                    .unwrap()
+                    .inner()
+                    .max() as f64
+                    / 1e3
+            )
+        );
         assert_eq!(rows[2].p50_us, None);
         assert!(rows.iter().all(|r| r.histogram.is_none()));
     }

@@ -141,7 +141,9 @@ fn two_connect_shards_merge_per_wall_clock_step_exactly() {
         std::fs::write(f.path(), serde_json::to_string(s).unwrap()).unwrap();
         // A shard's rows keep their histograms, whose counts are the rows'.
         for row in s["intervals"].as_array().unwrap() {
-            let h = row["histogram"].as_str().map(|t| Latency::decode(t).unwrap());
+            let h = row["histogram"]
+                .as_str()
+                .map(|t| Latency::decode(t).unwrap());
             assert_eq!(h.map_or(0, |h| h.count()), ju(row, "/count"), "{row}");
         }
     }
