@@ -138,7 +138,7 @@ fn new_ctx<F: SessionFactory>(
         worker: args.index,
         clock: args.clock,
         epoll: Epoll::new()?,
-        stats: stats_for(&spec),
+        stats: stats_for(spec),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
         // The interval and rate curve every slot's schedule shares (each keeps its
