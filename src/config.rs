@@ -172,7 +172,7 @@ pub struct OutputOptions {
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
 
 /// `--interval`, validated.
-fn series_interval(text: &str) -> Result<Duration> {
+pub fn series_interval(text: &str) -> Result<Duration> {
     let d = duration_flag("--interval", text)?;
     if d < MIN_INTERVAL {
         return Err(Error::usage(format!(

@@ -33,6 +33,7 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
         .transpose()?;
     // `--json -`: the JSON takes stdout, the rest goes to stderr.
     let console = Console::for_json(cfg.output.json.as_deref());
+    let hlog = super::harness::interval_log_at(cfg.hlog.as_deref(), &cfg.coordination, "connect")?;
     let stop = load::stop_flag()?;
     if !cfg.output.quiet {
         console.print(&text::config_table(
@@ -56,7 +57,7 @@ pub fn run(args: &ConnectArgs) -> Result<()> {
     // Interference from the workers' start to their end: they are this process's
     // children, so their time is the run's own.
     let machine = Window::open(this_process_tree());
-    let run = parent::run(&cfg, &stop, builtin)?;
+    let run = parent::run(&cfg, &stop, builtin, hlog)?;
     let interference = machine.close(this_process_tree(), &[]);
     drop(cert);
     let outcome = judge::judge(&cfg, &run);

@@ -94,6 +94,7 @@ pub fn load_spec(
         shape: load.shape,
         interval: load.interval,
         keep_interval_histograms: load.coordination.shard.is_some(),
+        interval_handshakes: false,
         stop,
         per_connection: None,
         attempts: Default::default(),
@@ -136,10 +137,20 @@ impl PhaseStart {
 /// `--hlog`: the interval log, created before the run (a path that cannot be written
 /// is bad input, exit 2), its lines tagged with the load's name and its shard.
 pub fn interval_log(load: &LoadConfig, name: &str) -> Result<Option<HlogWriter>> {
-    let Some(path) = load.hlog.as_deref() else {
+    interval_log_at(load.hlog.as_deref(), &load.coordination, name)
+}
+
+/// `--hlog`'s writer for a command named `name` (tagged with its shard), created before
+/// the run: a path that cannot be written is bad input.
+pub fn interval_log_at(
+    path: Option<&std::path::Path>,
+    coordination: &crate::shard::Coordination,
+    name: &str,
+) -> Result<Option<HlogWriter>> {
+    let Some(path) = path else {
         return Ok(None);
     };
-    let tag = match load.coordination.shard.as_ref() {
+    let tag = match coordination.shard.as_ref() {
         Some(s) => format!("{name}.shard{}", s.index),
         None => name.to_string(),
     };

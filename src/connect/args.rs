@@ -65,6 +65,17 @@ pub struct ConnectArgs {
     /// A separately started server's process ids (comma-separated), to report its memory per connection.
     #[arg(long, value_name = "PIDS")]
     pub server_pid: Option<String>,
+    /// Length of one interval of the result's series: one row (connects established and failed, connect latency p50-max) and one histogram each, every process's merged [default: 1s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        hide_short_help = true
+    )]
+    pub interval: String,
+    /// Write every interval's connect-latency histogram to FILE as it ends: an HdrHistogram interval log (HistogramLogAnalyzer, HdrHistogram's log readers).
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub hlog: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub client: ClientArgs,
 }

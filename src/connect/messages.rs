@@ -2,6 +2,7 @@
 //! share of the plan (JSON in its environment), commands (lines on its stdin), and its
 //! counters (JSON lines on its stdout).
 
+use crate::stats::IntervalRow;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -47,6 +48,13 @@ pub struct WorkerSpec {
     /// `--ramp`: this worker's connections (churn: slots) start spread over it.
     #[serde(default)]
     pub ramp: Option<crate::engine::Ramp>,
+    /// `--interval`, ms: the length of one step of the series (`WorkerMsg::Interval`).
+    #[serde(default = "default_step_ms")]
+    pub step_ms: u64,
+}
+
+fn default_step_ms() -> u64 {
+    1000
 }
 
 /// A worker's counters; the parent adds them up.
@@ -153,6 +161,13 @@ pub enum WorkerMsg {
         /// the time after it). None: the ramp, if any, is counted in `c`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ramp: Option<Counts>,
+    },
+    /// Step `step` of the series (the measured phase in steps of `--interval`, from
+    /// the worker's start): its counts and its connect-latency histogram, encoded in
+    /// `row.histogram` when it timed any. Sent once a step is over, in order.
+    Interval {
+        step: u64,
+        row: IntervalRow,
     },
     /// `c` (and `ramp`) as in `Connected`; `Progress` counts the ramp in its `c`.
     Final {

@@ -7,7 +7,9 @@
 //! `sharding.rs` and the machine's `capacity.rs`); the parent (`parent.rs`) runs it
 //! over its worker processes (`worker.rs`, speaking `messages.rs`; their reports kept
 //! by `reports.rs`, shown by `progress.rs`), judges it (`judge.rs`) and reports it
-//! (`report.rs`, the JSON; `summary.rs`, the text read from it).
+//! (`report.rs`, the JSON; `summary.rs`, the text read from it). The series of
+//! connect latency per `--interval`: each worker's steps (`worker_steps.rs`), merged
+//! by the parent as they come (`steps.rs`) and written to `--hlog` (`series.rs`).
 
 pub mod args;
 pub mod block_merge;
@@ -21,9 +23,12 @@ pub mod plan;
 pub mod progress;
 pub mod report;
 pub mod reports;
+pub mod series;
 pub mod sharding;
+pub mod steps;
 pub mod summary;
 pub mod worker;
+pub mod worker_steps;
 
 use crate::error::{Error, Result};
 

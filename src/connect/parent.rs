@@ -8,12 +8,14 @@ use super::plan::{ConnectConfig, Mode};
 use super::progress::Progress;
 use super::report::{Memory, Run, Timeline};
 use super::reports::{self, ClientReports, FinalParts};
+use super::series::Series;
 use crate::engine::{Ramp, Share};
 use crate::error::{Error, Result};
 use crate::net::tls::Trust;
 use crate::procs::group::Group;
 use crate::procs::workers::{Ended, Launch};
 use crate::server::group::ServerGroup;
+use crate::stats::hlog::HlogWriter;
 use crate::stats::merge::histograms;
 use crate::stats::result::ClientProcess;
 use crate::sys::proc_fs as memory;
@@ -28,8 +30,14 @@ pub struct BuiltinServer {
     pub ca_pem: Option<String>,
 }
 
-/// Runs the plan, against `builtin` when the plan has no target.
-pub fn run(cfg: &ConnectConfig, stop: &AtomicBool, builtin: Option<BuiltinServer>) -> Result<Run> {
+/// Runs the plan, against `builtin` when the plan has no target; each interval of the
+/// series is written to `hlog` as it ends.
+pub fn run(
+    cfg: &ConnectConfig,
+    stop: &AtomicBool,
+    builtin: Option<BuiltinServer>,
+    hlog: Option<HlogWriter>,
+) -> Result<Run> {
     // The built-in server first, in its own processes, so its memory is its own.
     let server = match (&cfg.targets, &builtin) {
         (None, Some(b)) => Some(ServerGroup::start(
@@ -64,6 +72,7 @@ pub fn run(cfg: &ConnectConfig, stop: &AtomicBool, builtin: Option<BuiltinServer
     let mut r = Running {
         cfg,
         stop,
+        series: Series::new(cfg, clients.len(), hlog),
         clients,
         server,
         progress: Progress::new(cfg),
@@ -83,7 +92,8 @@ pub fn run(cfg: &ConnectConfig, stop: &AtomicBool, builtin: Option<BuiltinServer
     r.progress.finish();
     // Exiting with ~20,000 sockets takes a while, and dozens of workers share a CPU:
     // be patient, and hold it against a worker only if its report is missing too.
-    let (reports, ended) = r.clients.reap(Duration::from_secs(60));
+    let (mut reports, ended) = r.clients.reap(Duration::from_secs(60));
+    let intervals = r.series.finish(&mut reports)?;
     let server_cpu_s =
         (!server_pids.is_empty()).then(|| server_cpu(&server_pids) - before.server_cpu_s);
     // After the clients left, the built-in server should be back to no connections.
@@ -92,6 +102,7 @@ pub fn run(cfg: &ConnectConfig, stop: &AtomicBool, builtin: Option<BuiltinServer
         s.stop()
     });
     let mut run = gathered(&reports, &ended);
+    run.intervals = intervals;
     run.server_cpu_s = server_cpu_s;
     run.timeline = Timeline {
         reached_s: reached.as_secs_f64(),
@@ -114,6 +125,7 @@ struct Running<'a> {
     clients: Group<ClientReports>,
     server: Option<ServerGroup>,
     progress: Progress,
+    series: Series,
     /// When the workers were told to go.
     t0: Instant,
 }
@@ -127,6 +139,7 @@ impl Running<'_> {
     /// built-in server's counters.
     fn turn(&mut self) {
         self.clients.poll(Duration::from_millis(20));
+        self.series.take(self.t0, self.clients.reports_mut());
         let so_far = reports::sum(self.clients.reports());
         self.progress.tick(self.t0, &so_far, self.cfg, false);
         if let Some(s) = &mut self.server {
@@ -250,6 +263,7 @@ fn gathered(all: &[ClientReports], ended: &[Ended]) -> Run {
         server_cpu_s: None,
         timeline: Timeline::default(),
         memory: Memory::default(),
+        intervals: Vec::new(),
         server: None,
         targets: Vec::new(),
         interrupted: false,
@@ -289,6 +303,7 @@ fn client_launches(cfg: &ConnectConfig, targets: &[SocketAddr], pem: Option<&str
                 ramp: cfg
                     .ramp
                     .map(|r| ramp_share(r, i, p, churn, cfg.total, concurrency)),
+                step_ms: cfg.interval.as_millis().max(1) as u64,
             };
             Launch {
                 args: vec!["connect".to_string()],

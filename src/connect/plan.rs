@@ -9,7 +9,7 @@ use super::args::ConnectArgs;
 use super::capacity::{self, Needs, SERVER_SHARE};
 use super::defaults::{self, Chosen};
 use super::sharding::{self, WholeConnect};
-use crate::config::{duration_flag, ClientConfig, OutputOptions, SourceFlag};
+use crate::config::{duration_flag, series_interval, ClientConfig, OutputOptions, SourceFlag};
 use crate::engine::Ramp;
 use crate::error::{Error, Result};
 use crate::net::loopback::{self, Sources};
@@ -62,6 +62,10 @@ pub struct ConnectConfig {
     /// `--ramp`: connection starts (churn: the slots' first cycles) spread over it;
     /// a hold's is always measured, a churn's only with `--ramp-measured`.
     pub ramp: Option<Ramp>,
+    /// `--interval`: the length of one row of the series (connect latency per interval).
+    pub interval: Duration,
+    /// `--hlog`: where each interval's connect-latency histogram goes.
+    pub hlog: Option<std::path::PathBuf>,
 }
 
 /// Connect's own flags, validated: the whole run as the user gave it, before a
@@ -77,6 +81,8 @@ struct Asked {
     processes: Option<usize>,
     server_processes: Option<usize>,
     server_pids: Vec<u32>,
+    interval: Duration,
+    hlog: Option<std::path::PathBuf>,
 }
 
 impl ConnectConfig {
@@ -173,6 +179,8 @@ impl ConnectConfig {
                 ..r
             }),
             sources,
+            interval: asked.interval,
+            hlog: asked.hlog,
             mode: asked.mode,
             targets: asked.targets,
             host: asked.host,
@@ -248,6 +256,8 @@ impl Asked {
             processes: a.processes,
             server_processes: a.server_processes,
             server_pids,
+            interval: series_interval(&a.interval)?,
+            hlog: a.hlog.clone(),
         })
     }
 }

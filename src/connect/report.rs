@@ -9,7 +9,7 @@ use crate::server::counters::ServerTotals;
 use crate::stats::result::ClientProcess;
 use crate::stats::result::{HistogramBlob, Totals, Warmup};
 use crate::stats::Latency;
-use crate::stats::{LatencySummary, Measured, RunResult, Unit};
+use crate::stats::{IntervalRow, LatencySummary, Measured, RunResult, Unit};
 use crate::sys::limits::KernelLimits;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -30,6 +30,9 @@ pub struct Run {
     pub server_cpu_s: Option<f64>,
     pub timeline: Timeline,
     pub memory: Memory,
+    /// The series: one row per `--interval`, its histogram the connect latency
+    /// (`series.rs`), every worker's merged.
+    pub intervals: Vec<IntervalRow>,
     pub server: Option<ServerTotals>,
     pub targets: Vec<SocketAddr>,
     pub interrupted: bool,
@@ -271,6 +274,7 @@ pub fn build(
     .server_cpu(r.server_cpu_s)
     .client_process(r.client_process.clone())
     .warmup(ramp_warmup(cfg, r.ramp.as_ref()))
+    .intervals(&r.intervals)
     .server(
         r.server
             .as_ref()
@@ -345,6 +349,7 @@ fn config_json(cfg: &ConnectConfig, r: &Run) -> serde_json::Value {
         "hold_s": hold_s,
         "ping_interval_s": ping_s,
         "timeout_s": cfg.timeout.as_secs_f64(),
+        "interval_s": cfg.interval.as_secs_f64(),
         "tls": cfg.tls.is_some(),
         "echo_payload_bytes": super::worker::PING_PAYLOAD,
     });

@@ -1,11 +1,13 @@
 //! What the `connect` parent keeps of each client worker's reports
 //! (`procs::group::Reports`): its latest counts, a churn ramp's apart, whether it is
-//! done connecting, and its final figures; and their sums over the workers (each
+//! done connecting, the steps of its series not yet merged, and its final figures;
+//! and their sums over the workers (each
 //! worker's counts are exact, so are their sums).
 
 use super::messages::{Counts, WorkerMsg};
 use crate::procs::group::Reports;
-use crate::stats::{Latency, LoopCounts};
+use crate::stats::{IntervalRow, Latency, LoopCounts};
+use std::collections::VecDeque;
 
 /// One client worker's reports.
 #[derive(Default)]
@@ -19,6 +21,9 @@ pub struct ClientReports {
     /// Every connection of its share was attempted and settled.
     pub connected: bool,
     pub last: Option<FinalParts>,
+    /// Steps of the series received and not yet taken by the parent's merge
+    /// (`steps.rs`), which takes them at every look, so few wait here.
+    pub steps: VecDeque<(u64, IntervalRow)>,
 }
 
 /// A worker's final figures, beside its counts.
@@ -39,6 +44,7 @@ impl Reports for ClientReports {
         match line {
             WorkerMsg::Ready => self.ready = true,
             WorkerMsg::Progress { c } => self.latest = c,
+            WorkerMsg::Interval { step, row } => self.steps.push_back((step, row)),
             WorkerMsg::Connected { c, ramp } => {
                 self.latest = c;
                 self.ramp = ramp;

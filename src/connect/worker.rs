@@ -10,6 +10,7 @@
 //! Churn is one echo per connection (`per_connection = 1`) on `concurrency` slots.
 
 use super::messages::{Counts, TlsSpec, WorkerMsg, WorkerSpec, CMD_GO, CMD_PING};
+use super::worker_steps::{engine_interval, StepRows};
 use crate::engine::connector::{ClientTls, Connector, Spread};
 use crate::engine::session::OffsetIds;
 use crate::engine::{self, Attempts, LoadShape, LoadSpec, Observer, Plan};
@@ -19,7 +20,7 @@ use crate::net::tls::Trust;
 use crate::procs::group::STOP;
 use crate::procs::workers::{emit, read_commands};
 use crate::proto::echo::client::EchoFactory;
-use crate::stats::{ConnTally, Counters, ErrorKind};
+use crate::stats::{ConnTally, Counters, ErrorKind, IntervalRow, Latency};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -28,8 +29,6 @@ use std::time::Duration;
 
 /// Payload bytes of a ping or churn echo frame (28-byte header besides).
 pub const PING_PAYLOAD: usize = 16;
-/// How often a worker tells the parent its counts.
-const PROGRESS: Duration = Duration::from_millis(100);
 
 /// The whole life of a worker: ready, wait for go, connect (and hold, or churn), report.
 pub fn run(spec: WorkerSpec) -> Result<()> {
@@ -64,9 +63,13 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
     let mut told = Reporter {
         churn: spec.churn,
         connected: false,
+        steps: StepRows::new(step(&spec)),
     };
     let out = engine::run(load, factory, &mut told)
         .map_err(|e| Error::runtime(format!("a connect worker failed: {e}")))?;
+    if let Some((step, row)) = told.steps.take() {
+        emit(&WorkerMsg::Interval { step, row });
+    }
     let (c, ramp) = phases(&out, spec.churn, spec.ramp.is_some_and(|r| !r.measured));
     if !told.connected {
         emit(&WorkerMsg::Connected {
@@ -222,8 +225,10 @@ fn load_spec(
             // A ping's 16 bytes: the default is never near.
             memory_budget: crate::engine::DEFAULT_MEMORY_BUDGET,
         },
-        interval: PROGRESS,
+        // Progress every engine interval; the series' steps are sums of its rows.
+        interval: engine_interval(step(spec)),
         keep_interval_histograms: false,
+        interval_handshakes: true,
         stop,
         per_connection: spec.churn.then_some(1),
         attempts: Attempts {
@@ -236,14 +241,37 @@ fn load_spec(
     }
 }
 
-/// Tells the parent the counts as they come: progress every interval, and (hold)
-/// `connected` once every connection of the share has come up or failed.
+/// The length of one step of the series (`--interval`).
+fn step(spec: &WorkerSpec) -> Duration {
+    Duration::from_millis(spec.step_ms.max(1))
+}
+
+/// Tells the parent the counts as they come: progress every engine interval, (hold)
+/// `connected` once every connection of the share has come up or failed, and each
+/// step of the series once it is over.
 struct Reporter {
     churn: bool,
     connected: bool,
+    steps: StepRows,
+}
+
+impl Reporter {
+    fn row(&mut self, row: &IntervalRow, latency: &Latency) {
+        if let Some((step, row)) = self.steps.add(row, latency) {
+            emit(&WorkerMsg::Interval { step, row });
+        }
+    }
 }
 
 impl Observer for Reporter {
+    fn on_interval(&mut self, row: &IntervalRow, latency: &Latency) {
+        self.row(row, latency);
+    }
+
+    fn on_drain(&mut self, row: &IntervalRow, latency: &Latency) {
+        self.row(row, latency);
+    }
+
     fn on_connections(&mut self, counters: &Counters, conns: &ConnTally, all_up: bool) {
         let c = counts(counters, conns, self.churn);
         if all_up && !self.churn && !self.connected {

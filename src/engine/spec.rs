@@ -147,6 +147,10 @@ pub struct LoadSpec {
     pub interval: Duration,
     /// Each interval row keeps its histogram, encoded (a shard's result, for the merge).
     pub keep_interval_histograms: bool,
+    /// The series' histograms hold connection handshakes (connect to ready), not
+    /// replies: `wirebench connect`, whose figure is the connect latency. The replies'
+    /// latency is still the run's `latency`.
+    pub interval_handshakes: bool,
     /// Set it (Ctrl-C) to stop sending and let replies drain.
     pub stop: Arc<AtomicBool>,
     /// Connection policy: each connection sends exactly this many requests (claimed

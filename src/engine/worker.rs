@@ -138,7 +138,7 @@ fn new_ctx<F: SessionFactory>(
         worker: args.index,
         clock: args.clock,
         epoll: Epoll::new()?,
-        stats: stats_for(&spec.shape),
+        stats: stats_for(spec),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
         // The interval and rate curve every slot's schedule shares (each keeps its
@@ -601,8 +601,12 @@ fn is_set(flag: &Option<Arc<std::sync::atomic::AtomicBool>>) -> bool {
 
 /// A worker's statistics: open loop keeps the uncorrected latency too; stages, a
 /// tally per stage made here, before the run.
-fn stats_for(shape: &super::spec::LoadShape) -> WorkerStats {
+fn stats_for(spec: &LoadSpec) -> WorkerStats {
+    let shape = &spec.shape;
     let mut stats = WorkerStats::new(shape.rate.is_some());
+    if spec.interval_handshakes {
+        stats.interval_handshake = Some(Latency::new());
+    }
     if !shape.stages.is_empty() && shape.rate.is_some() {
         stats.stages = Some(crate::stats::stages::StageTally::new(
             shape.stages.ends_ns(),

@@ -1,7 +1,7 @@
 //! Arbitrary text as what wirebench's processes hand each other, read as the reader
 //! reads it. The first byte picks which:
 //! 0. a `connect` worker's line to its parent (`WorkerMsg`): counts added up with the
-//!    ramp's, the histograms of a final report decoded;
+//!    ramp's, the histograms of a final report decoded, a step of the series merged;
 //! 1. a `serve` worker's line to its parent (`ServerMsg`): counters added up;
 //! 2. a `connect` worker's spec from its environment (`WorkerSpec`);
 //! 3. a `serve` worker's plan from its environment (`ServePlan::from_text`), for the
@@ -70,6 +70,13 @@ fn connect_line(text: &str) {
             let _ = Latency::decode(&connect_hist);
             let _ = Latency::decode(&echo_hist);
             (c, ramp)
+        }
+        Ok(WorkerMsg::Interval { step, row }) => {
+            // As the parent merges it: a step far ahead is refused, not allocated up to.
+            let mut steps = crate::connect::steps::Steps::new(1, true);
+            let _ = steps.add(0, step, &row);
+            steps.finish(&mut crate::connect::steps::Nobody);
+            return;
         }
         Ok(WorkerMsg::Ready) | Err(_) => return,
     };

@@ -105,6 +105,11 @@ impl<R: Reports> Group<R> {
         &self.reports
     }
 
+    /// The same, for taking what they queued (a series' rows as they come).
+    pub fn reports_mut(&mut self) -> &mut [R] {
+        &mut self.reports
+    }
+
     /// Whether `f` holds for every worker still there (a worker that is gone said all
     /// it will say).
     pub fn all(&self, f: impl Fn(&R) -> bool) -> bool {

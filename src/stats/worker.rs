@@ -23,6 +23,10 @@ pub struct WorkerStats {
     /// Connection handshakes (connect to ready for requests) of protocols that have one,
     /// measured phase only.
     pub handshake: Latency,
+    /// This interval's handshakes, when the series is of handshakes
+    /// (`LoadSpec::interval_handshakes`): recorded here only, folded into `handshake`
+    /// by `close_interval`, as `interval` is into `latency`.
+    pub interval_handshake: Option<Latency>,
     /// This interval's latency. Each reply is recorded here only (one histogram
     /// increment per reply); `close_interval` folds it into `latency`.
     pub interval: Latency,
@@ -49,6 +53,7 @@ impl WorkerStats {
             uncorrected: open_loop.then(Latency::new),
             interval: Latency::new(),
             handshake: Latency::new(),
+            interval_handshake: None,
             first_connect_error: None,
             conns: ConnTally::default(),
             warmup_conns: ConnTally::default(),
@@ -99,9 +104,28 @@ impl WorkerStats {
     /// Ends an interval: returns its latency and adds it to the run's. The interval's
     /// table goes with it (no copy); the next interval records into `next`, an emptied
     /// table back from the aggregator (`stats::intervals::Recycler`) or none yet.
+    /// With a series of handshakes, the interval's handshakes go instead, and the
+    /// replies' table is emptied in place for the next interval.
     pub fn close_interval(&mut self, next: Latency) -> Latency {
         self.latency.add(&self.interval);
-        std::mem::replace(&mut self.interval, next)
+        match self.interval_handshake.as_mut() {
+            None => std::mem::replace(&mut self.interval, next),
+            Some(h) => {
+                self.interval.reset();
+                self.handshake.add(h);
+                std::mem::replace(h, next)
+            }
+        }
+    }
+
+    /// A connection's handshake (connect to ready), measured phase: into the
+    /// interval's table when the series is of handshakes, else the run's.
+    #[inline]
+    pub fn record_handshake(&mut self, ns: u64) {
+        match self.interval_handshake.as_mut() {
+            Some(h) => h.record(ns),
+            None => self.handshake.record(ns),
+        }
     }
 
     /// `n` correct replies (their latency is recorded apart; their bytes were counted

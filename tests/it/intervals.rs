@@ -18,12 +18,12 @@ fn pylib() -> std::path::PathBuf {
 }
 
 /// One interval as hdrh read it: tag, count, max (ns), start and end (ms since the epoch).
-type Read = (String, u64, u64, f64, f64);
+pub(crate) type Read = (String, u64, u64, f64, f64);
 
 /// Reads an interval log with `hdrh.log.HistogramLogReader` (a reference histogram of
 /// wirebench's bounds), one line per interval: tag, count, max (ns), start and end
 /// (ms since the epoch). None when the package is not installed.
-fn read_with_hdrh(log: &str) -> Option<Vec<Read>> {
+pub(crate) fn read_with_hdrh(log: &str) -> Option<Vec<Read>> {
     const PY: &str = r#"
 import sys
 from hdrh.histogram import HdrHistogram
@@ -150,7 +150,7 @@ fn bad_interval_and_unwritable_log_are_one_sentence_before_the_run() {
 
 /// The merged step (0-based) that holds the middle of a row spanning `begin_s` to
 /// `end_s` after the merged start.
-fn step_of(begin_s: f64, end_s: f64, step: f64) -> usize {
+pub(crate) fn step_of(begin_s: f64, end_s: f64, step: f64) -> usize {
     ((begin_s + end_s) / 2.0 / step).floor() as usize
 }
 

@@ -15,6 +15,7 @@ mod bounds_http;
 mod cli_errors;
 mod connect;
 mod connect_defaults;
+mod connect_intervals;
 mod conventions;
 mod doc_links;
 mod doc_links_in_code;

@@ -182,6 +182,7 @@ fn run_with(
         },
         interval: Duration::from_secs(1),
         keep_interval_histograms: false,
+        interval_handshakes: false,
         stop: Arc::new(AtomicBool::new(false)),
         per_connection,
         attempts: Default::default(),

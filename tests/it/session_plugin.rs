@@ -246,6 +246,7 @@ fn spec(
         },
         interval: Duration::from_secs(1),
         keep_interval_histograms: false,
+        interval_handshakes: false,
         stop: Arc::new(AtomicBool::new(false)),
         per_connection: None,
         attempts: Default::default(),

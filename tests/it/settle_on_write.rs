@@ -229,6 +229,7 @@ fn run(goodbye: bool, requests: u64, size: usize, rate: Option<f64>) -> (EngineO
         },
         interval: Duration::from_secs(1),
         keep_interval_histograms: false,
+        interval_handshakes: false,
         stop: Arc::new(AtomicBool::new(false)),
         per_connection: None,
         attempts: Default::default(),

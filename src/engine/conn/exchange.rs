@@ -220,7 +220,7 @@ impl<S: ClientSession> Conn<S> {
         self.settle_attempt(ctx);
         let now = ctx.now();
         if self.began >= ctx.measure_start_ns || ctx.batch() {
-            ctx.stats.handshake.record(now.saturating_sub(self.began));
+            ctx.stats.record_handshake(now.saturating_sub(self.began));
         }
         self.failing_since.clear();
         self.state = State::Running;
