@@ -38,6 +38,11 @@ pub trait Generator {
     fn name(&self) -> &'static str;
     /// Why it cannot do `ask` (completing "wrk ..."), or None when it can.
     fn refuses(&self, ask: Ask) -> Option<&'static str>;
+    /// Why it cannot run the load's protocol settings (its block), completing
+    /// "wrk ..."; None when it can. Refused when the suite file is read.
+    fn refuses_settings(&self) -> Option<&'static str> {
+        None
+    }
     /// Its command line for point `p`; the files of the run are `{prefix}.EXT`.
     fn command(&self, p: &SuitePoint<'_>, prefix: &Path) -> Command;
     /// What it printed (stdout and stderr together) and its `aux` file, read into the

@@ -1,9 +1,14 @@
 //! The wrk, ab and h2load parsers on output captured from real runs of those tools
 //! against nginx (tests/fixtures/generators/, captured on this project's machine:
-//! wrk 4.1.0, ab 2.3, h2load nghttp2 1.52.0), and their results against the schema.
+//! wrk 4.1.0, ab 2.3, h2load nghttp2 1.52.0; the `h2load-h2c-*` files are h2load in
+//! its h2c mode against `serve http`), and their results against the schema.
 
 use serde_json::Value;
+use std::time::Duration;
+use wirebench::proto::entry::{RunFor, SuitePoint};
+use wirebench::proto::generator::Generator;
 use wirebench::proto::http::gen::{ab, h2load, wrk};
+use wirebench::proto::http::suite_settings::{HttpSuite, Version};
 use wirebench::suite::gen::external::{to_result, Context, ExternalRun};
 
 fn fx(name: &str) -> String {
@@ -124,6 +129,56 @@ fn h2load_post_run() {
         .unwrap();
     assert!(r.latency.summary().min <= first as f64 + 1.0);
     validate(&r);
+}
+
+/// h2load in its h2c mode: the same summary and --log-file as over HTTP/1.1.
+#[test]
+fn h2load_h2c_runs() {
+    let log = fx("h2load-h2c-post-1k.log");
+    let out = fx("h2load-h2c-post-1k.out");
+    assert_eq!(h2load::application_protocol(&out), Some("h2c"));
+    let r = h2load::parse(&out, Some(&log), 1024).unwrap();
+    assert_eq!((r.ok, r.request_errors()), (3000, 0));
+    assert_eq!((r.bytes_received, r.bytes_sent), (3_321_224, 3000 * 1024));
+    assert!((r.elapsed_s - 0.03686).abs() < 1e-9, "{}", r.elapsed_s);
+    assert_eq!(r.latency.count(), 3000);
+    assert_eq!(r.accounting.holds(), Some(true));
+    let r = h2load::parse(&fx("h2load-h2c-503.out"), Some(&fx("h2load-h2c-503.log")), 0).unwrap();
+    assert_eq!((r.ok, r.errors.get("status").copied()), (0, Some(200)));
+    assert_eq!(r.latency.count(), 200);
+    assert_eq!(validate(&r)["outcome"]["success"], false);
+}
+
+/// A load's `version` is what h2load must have spoken: an h2c run read for an
+/// HTTP/1.1 load (or the other way round) is refused, not counted.
+#[test]
+fn h2load_is_held_to_the_loads_http_version() {
+    let point = SuitePoint {
+        addr: "127.0.0.1:1",
+        threads: 1,
+        connections: 4,
+        size: 1024,
+        pipeline: 8,
+        rate: None,
+        run_for: RunFor::Count(3000),
+        stages: None,
+        search: None,
+        timeout: Duration::from_secs(10),
+    };
+    let settings = |version| HttpSuite {
+        method: "POST".into(),
+        path: "/".into(),
+        version,
+    };
+    let (h2, h1) = (settings(Version::H2), settings(Version::H1));
+    let h2c_out = fx("h2load-h2c-post-1k.out");
+    let log = fx("h2load-h2c-post-1k.log");
+    let r = h2load::H2load(&h2).parse(&h2c_out, Some(&log), &point).unwrap();
+    assert_eq!(r.ok, 3000);
+    let e = h2load::H2load(&h1).parse(&h2c_out, Some(&log), &point).unwrap_err();
+    assert_eq!(e, "h2load spoke h2c, not the http/1.1 the load's version asks for");
+    let e = h2load::H2load(&h2).parse(&fx("h2load-404.out"), None, &point).unwrap_err();
+    assert_eq!(e, "h2load spoke http/1.1, not the h2c the load's version asks for");
 }
 
 #[test]
