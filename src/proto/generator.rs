@@ -7,6 +7,7 @@
 
 use super::suite_point::SuitePoint;
 use crate::stats::latency::Latency;
+use crate::stats::Unit;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -111,6 +112,11 @@ pub struct ExternalRun {
     pub resolution_us: u64,
     /// Whether the tool's own counts add up.
     pub accounting: Accounting,
+    /// What one counted item is, when not an answered request (gRPC: calls answered OK).
+    pub unit: Option<Unit>,
+    /// The protocol's own result blocks, as its own load writes them (gRPC's
+    /// `grpc_status`), by name.
+    pub blocks: BTreeMap<String, serde_json::Value>,
 }
 
 impl ExternalRun {

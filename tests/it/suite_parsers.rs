@@ -1,12 +1,14 @@
 //! The wrk, ab and h2load parsers on output captured from real runs of those tools
 //! against nginx (tests/fixtures/generators/, captured on this project's machine:
 //! wrk 4.1.0, ab 2.3, h2load nghttp2 1.52.0; the `h2load-h2c-*` files are h2load in
-//! its h2c mode against `serve http`), and their results against the schema.
+//! its h2c mode against `serve http`; the `ghz-*` files ghz 0.93.0's `--format json`
+//! against `serve grpc`), and their results against the schema.
 
 use serde_json::Value;
 use std::time::Duration;
 use wirebench::proto::entry::{RunFor, SuitePoint};
 use wirebench::proto::generator::Generator;
+use wirebench::proto::grpc::ghz;
 use wirebench::proto::http::gen::{ab, h2load, wrk};
 use wirebench::proto::http::suite_settings::{HttpSuite, Version};
 use wirebench::suite::gen::external::{to_result, Context, ExternalRun};
@@ -20,11 +22,15 @@ fn fx(name: &str) -> String {
 }
 
 fn validate(run: &ExternalRun) -> Value {
+    validate_as(run, "http")
+}
+
+fn validate_as(run: &ExternalRun, kind: &'static str) -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let v = jsonschema::draft202012::new(&schema).unwrap();
     let cx = Context {
-        kind: "http",
+        kind,
         target: "http://127.0.0.1:21080/".into(),
         config: serde_json::json!({"threads": 1, "connections": 10, "pipeline": 1, "plan": {"type": "duration"}}),
         started_unix_ms: 1,
@@ -264,4 +270,48 @@ fn generators_own_counts_are_checked_not_assumed() {
     let doc = validate(&h2load::parse(&bad, None, 0).unwrap());
     assert_eq!(holds(&doc), false);
     assert_eq!(doc["outcome"]["success"], false);
+}
+
+/// ghz's JSON: its count exact, the calls by status as `wirebench grpc` names them
+/// (`grpc_status`), the latency of every OK call from its per-call details.
+#[test]
+fn ghz_runs() {
+    let json = fx("ghz-count-300.json");
+    let r = ghz::parse(&json).unwrap();
+    assert_eq!((r.ok, r.request_errors()), (300, 0));
+    assert_eq!(r.latency.count(), 300);
+    assert!((r.elapsed_s - 0.023876367).abs() < 1e-12, "{}", r.elapsed_s);
+    let doc = validate_as(&r, "grpc");
+    // ghz's fastest and slowest calls (82,394 and 4,621,368 ns) are the histogram's ends.
+    let us = |k: &str| doc["latency_us"][k].as_f64().unwrap();
+    assert!((us("min") - 82.394).abs() < 0.1, "{}", doc["latency_us"]);
+    assert!((us("max") / 4621.368 - 1.0).abs() < 0.01, "{}", doc["latency_us"]);
+    assert_eq!(doc["grpc_status"], serde_json::json!({"OK": 300}));
+    assert_eq!(doc["totals"]["invariant_holds"], true);
+    assert_eq!(doc["unit"]["noun"], "calls");
+    assert_eq!(doc["outcome"]["success"], true);
+
+    let r = ghz::parse(&fx("ghz-deadline-100.json")).unwrap();
+    assert_eq!((r.ok, r.errors.get("status").copied()), (0, Some(100)));
+    assert_eq!(r.latency.count(), 0, "only OK calls are timed");
+    let doc = validate_as(&r, "grpc");
+    assert_eq!(doc["grpc_status"], serde_json::json!({"DEADLINE_EXCEEDED": 100}));
+    assert_eq!(
+        doc["outcome"]["reason"],
+        "ghz got no successful response (100 status)"
+    );
+
+    let r = ghz::parse(&fx("ghz-refused.json")).unwrap();
+    let doc = validate_as(&r, "grpc");
+    assert_eq!(doc["grpc_status"], serde_json::json!({"UNAVAILABLE": 20}));
+    assert_eq!(doc["totals"]["sent"], 20);
+
+    // One call fewer by status than counted: not added up, and said.
+    let bad = json.replace(r#"{"OK":300}"#, r#"{"OK":299}"#);
+    assert_ne!(bad, json);
+    let doc = validate_as(&ghz::parse(&bad).unwrap(), "grpc");
+    assert_eq!(doc["totals"]["invariant_holds"], false);
+    let why = doc["outcome"]["reason"].as_str().unwrap();
+    assert!(why.contains("count != calls by status: 300 != 299"), "{why}");
+    assert!(ghz::parse("Error: connection refused").is_err());
 }
