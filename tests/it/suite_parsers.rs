@@ -149,7 +149,12 @@ fn h2load_h2c_runs() {
     assert!((r.elapsed_s - 0.03686).abs() < 1e-9, "{}", r.elapsed_s);
     assert_eq!(r.latency.count(), 3000);
     assert_eq!(r.accounting.holds(), Some(true));
-    let r = h2load::parse(&fx("h2load-h2c-503.out"), Some(&fx("h2load-h2c-503.log")), 0).unwrap();
+    let r = h2load::parse(
+        &fx("h2load-h2c-503.out"),
+        Some(&fx("h2load-h2c-503.log")),
+        0,
+    )
+    .unwrap();
     assert_eq!((r.ok, r.errors.get("status").copied()), (0, Some(200)));
     assert_eq!(r.latency.count(), 200);
     assert_eq!(validate(&r)["outcome"]["success"], false);
@@ -179,12 +184,24 @@ fn h2load_is_held_to_the_loads_http_version() {
     let (h2, h1) = (settings(Version::H2), settings(Version::H1));
     let h2c_out = fx("h2load-h2c-post-1k.out");
     let log = fx("h2load-h2c-post-1k.log");
-    let r = h2load::H2load(&h2).parse(&h2c_out, Some(&log), &point).unwrap();
+    let r = h2load::H2load(&h2)
+        .parse(&h2c_out, Some(&log), &point)
+        .unwrap();
     assert_eq!(r.ok, 3000);
-    let e = h2load::H2load(&h1).parse(&h2c_out, Some(&log), &point).unwrap_err();
-    assert_eq!(e, "h2load spoke h2c, not the http/1.1 the load's version asks for");
-    let e = h2load::H2load(&h2).parse(&fx("h2load-404.out"), None, &point).unwrap_err();
-    assert_eq!(e, "h2load spoke http/1.1, not the h2c the load's version asks for");
+    let e = h2load::H2load(&h1)
+        .parse(&h2c_out, Some(&log), &point)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "h2load spoke h2c, not the http/1.1 the load's version asks for"
+    );
+    let e = h2load::H2load(&h2)
+        .parse(&fx("h2load-404.out"), None, &point)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "h2load spoke http/1.1, not the h2c the load's version asks for"
+    );
 }
 
 #[test]
@@ -285,7 +302,11 @@ fn ghz_runs() {
     // ghz's fastest and slowest calls (82,394 and 4,621,368 ns) are the histogram's ends.
     let us = |k: &str| doc["latency_us"][k].as_f64().unwrap();
     assert!((us("min") - 82.394).abs() < 0.1, "{}", doc["latency_us"]);
-    assert!((us("max") / 4621.368 - 1.0).abs() < 0.01, "{}", doc["latency_us"]);
+    assert!(
+        (us("max") / 4621.368 - 1.0).abs() < 0.01,
+        "{}",
+        doc["latency_us"]
+    );
     assert_eq!(doc["grpc_status"], serde_json::json!({"OK": 300}));
     assert_eq!(doc["totals"]["invariant_holds"], true);
     assert_eq!(doc["unit"]["noun"], "calls");
@@ -295,7 +316,10 @@ fn ghz_runs() {
     assert_eq!((r.ok, r.errors.get("status").copied()), (0, Some(100)));
     assert_eq!(r.latency.count(), 0, "only OK calls are timed");
     let doc = validate_as(&r, "grpc");
-    assert_eq!(doc["grpc_status"], serde_json::json!({"DEADLINE_EXCEEDED": 100}));
+    assert_eq!(
+        doc["grpc_status"],
+        serde_json::json!({"DEADLINE_EXCEEDED": 100})
+    );
     assert_eq!(
         doc["outcome"]["reason"],
         "ghz got no successful response (100 status)"
@@ -312,6 +336,9 @@ fn ghz_runs() {
     let doc = validate_as(&ghz::parse(&bad).unwrap(), "grpc");
     assert_eq!(doc["totals"]["invariant_holds"], false);
     let why = doc["outcome"]["reason"].as_str().unwrap();
-    assert!(why.contains("count != calls by status: 300 != 299"), "{why}");
+    assert!(
+        why.contains("count != calls by status: 300 != 299"),
+        "{why}"
+    );
     assert!(ghz::parse("Error: connection refused").is_err());
 }

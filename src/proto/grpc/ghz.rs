@@ -32,11 +32,6 @@ impl Generator for Ghz<'_> {
         )
     }
 
-    fn refuses_settings(&self) -> Option<&'static str> {
-        (!self.0.message.iter().any(|f| f == "--proto"))
-            .then_some("needs the method's .proto: give `proto` (it would otherwise ask the server for reflection, which serve grpc does not offer)")
-    }
-
     fn command(&self, p: &SuitePoint<'_>, prefix: &Path) -> Command {
         let out = with_ext(prefix, ".ghz.json");
         let mut a: Vec<String> = vec!["ghz".into(), "--insecure".into()];
@@ -126,8 +121,8 @@ fn count(v: &Value, what: &str) -> Result<u64, String> {
 
 /// ghz's `--format json` result, read into the shared shape.
 pub fn parse(json: &str) -> Result<ExternalRun, String> {
-    let doc: Value = serde_json::from_str(json)
-        .map_err(|e| format!("ghz's result is not JSON ({e})"))?;
+    let doc: Value =
+        serde_json::from_str(json).map_err(|e| format!("ghz's result is not JSON ({e})"))?;
     let total = count(&doc["count"], "count")?;
     let elapsed_ns = count(&doc["total"], "total")?;
     let mut by_status: BTreeMap<&'static str, u64> = BTreeMap::new();

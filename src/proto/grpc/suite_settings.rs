@@ -10,8 +10,7 @@ use crate::proto::entry::string_keys;
 pub struct GrpcSuite {
     /// `package.Service/Method`; by default `wirebench.Echo/Call`.
     pub call: String,
-    /// `proto`, `data`, `data_file` as `wirebench grpc`'s flags and values, in the
-    /// block's order.
+    /// `proto`, `data`, `data_file` as `wirebench grpc`'s flags and values, by key.
     pub message: Vec<String>,
 }
 

@@ -25,7 +25,12 @@ impl SuiteLoad for HttpSuite {
         // HTTP/2's requests in flight per connection are streams.
         a.extend(match self.version {
             Version::H1 => ["--pipeline".into(), p.pipeline.to_string()].to_vec(),
-            Version::H2 => ["--h2".into(), "--max-streams".into(), p.pipeline.to_string()].to_vec(),
+            Version::H2 => [
+                "--h2".into(),
+                "--max-streams".into(),
+                p.pipeline.to_string(),
+            ]
+            .to_vec(),
         });
         if p.size > 0 {
             a.extend(["--body-size".into(), p.size.to_string()]);

@@ -56,8 +56,8 @@ fn example_suites_first_points_run_the_same_argv() {
         ("examples/h2-grpc-generators.toml", &[
             "/wb http http://127.0.0.1:9000/ -t 1 -c 10 -m GET --h2 --max-streams 10 -d 3000ms --timeout 10000ms --json /out/p.json -q",
             "h2load -c 10 -t 1 -m 10 -D 3 --log-file /out/p.log http://127.0.0.1:9000/",
-            "/wb grpc 127.0.0.1:9000 --call bench.Echo/Say --proto tests/peers/bench.proto --data {\"name\": \"ab\", \"n\": 3} -t 1 -c 10 -m 10 -d 3000ms --timeout 10000ms --json /out/p.json -q",
-            "ghz --insecure --call bench.Echo/Say --proto tests/peers/bench.proto -d {\"name\": \"ab\", \"n\": 3} --connections 10 -c 100 --cpus 1 -z 3000ms --duration-stop wait -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000",
+            "/wb grpc 127.0.0.1:9000 --call bench.Echo/Say --data {\"name\": \"ab\", \"n\": 3} --proto tests/peers/bench.proto -t 1 -c 10 -m 10 -d 3000ms --timeout 10000ms --json /out/p.json -q",
+            "ghz --insecure --call bench.Echo/Say -d {\"name\": \"ab\", \"n\": 3} --proto tests/peers/bench.proto --connections 10 -c 100 --cpus 1 -z 3000ms --duration-stop wait -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000",
         ]),
         ("examples/http-frameworks.toml", &[
             "/wb http http://127.0.0.1:9000/ -t 1 -c 100 -m POST --pipeline 1 --body-size 1024 -d 5000ms --timeout 10000ms --json /out/p.json -q",
@@ -107,7 +107,7 @@ fn other_protocols_and_generators_run_the_same_argv() {
         ("protocol = \"http\"\nconnections = [4]\npipeline = [8]\nbody_size = [\"1k\"]\nhttp = { version = \"2\" }\n",
          "/wb http http://127.0.0.1:9000/ -t 1 -c 4 -m POST --h2 --max-streams 8 --body-size 1024 -d 5000ms --timeout 10000ms --json /out/p.json -q"),
         ("protocol = \"grpc\"\ngenerator = \"ghz\"\nconnections = [2]\npipeline = [4]\ncount = 100\ngrpc = { call = \"bench.Echo/Say\", proto = \"/p/bench.proto\", data = '{\"name\": \"ab\"}' }\n",
-         "ghz --insecure --call bench.Echo/Say --proto /p/bench.proto -d {\"name\": \"ab\"} --connections 2 -c 8 --cpus 1 -n 100 -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
+         "ghz --insecure --call bench.Echo/Say -d {\"name\": \"ab\"} --proto /p/bench.proto --connections 2 -c 8 --cpus 1 -n 100 -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
         ("protocol = \"grpc\"\ngenerator = \"ghz\"\nconnections = [3]\nduration = \"2s\"\ngrpc = { proto = \"/p/b.proto\", data_file = \"/p/req.bin\" }\n",
          "ghz --insecure --call wirebench.Echo/Call --proto /p/b.proto -B /p/req.bin --connections 3 -c 3 --cpus 1 -z 2000ms --duration-stop wait -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
         ("protocol = \"echo\"\nconnections = [6]\nthreads = 4\nrate = [250.5]\ncount = 9\nextra_args = [\"--tls\"]\n",
