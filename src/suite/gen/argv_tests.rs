@@ -109,7 +109,7 @@ fn other_protocols_and_generators_run_the_same_argv() {
         ("protocol = \"grpc\"\ngenerator = \"ghz\"\nconnections = [2]\npipeline = [4]\ncount = 100\ngrpc = { call = \"bench.Echo/Say\", proto = \"/p/bench.proto\", data = '{\"name\": \"ab\"}' }\n",
          "ghz --insecure --call bench.Echo/Say -d {\"name\": \"ab\"} --proto /p/bench.proto --connections 2 -c 8 --cpus 1 -n 100 -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
         ("protocol = \"grpc\"\ngenerator = \"ghz\"\nconnections = [3]\nduration = \"2s\"\ngrpc = { proto = \"/p/b.proto\", data_file = \"/p/req.bin\" }\n",
-         "ghz --insecure --call wirebench.Echo/Call --proto /p/b.proto -B /p/req.bin --connections 3 -c 3 --cpus 1 -z 2000ms --duration-stop wait -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
+         "ghz --insecure --call wirebench.Echo/Call -B /p/req.bin --proto /p/b.proto --connections 3 -c 3 --cpus 1 -z 2000ms --duration-stop wait -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
         ("protocol = \"echo\"\nconnections = [6]\nthreads = 4\nrate = [250.5]\ncount = 9\nextra_args = [\"--tls\"]\n",
          "/wb echo 127.0.0.1:9000 -t 3 -c 6 --pipeline 1 --size 64 -n 9 -R 250.5 --timeout 10000ms --json /out/p.json -q --tls"),
         ("protocol = \"amqp\"\nconnections = [2]\nbody_size = [\"100\"]\nduration = \"1s\"\n",
