@@ -1,12 +1,14 @@
 //! Arbitrary text as what an external generator printed, read as `suite` reads it:
-//! the first byte picks the tool (wrk, ab, h2load) and, for ab and h2load, whether
-//! its data file (ab's -g file, h2load's --log-file) exists; the rest is the tool's
-//! output and, after a 0xFF byte, that file. Nothing may panic; a refusal is one
+//! the first byte picks the tool (wrk, ab, h2load, ghz) and, for ab and h2load,
+//! whether its data file (ab's -g file, h2load's --log-file) exists; the rest is the
+//! tool's output (ghz's: its `--format json` result file) and, after a 0xFF byte, that
+//! file. Nothing may panic; a refusal is one
 //! sentence; what is accepted becomes a result (`external::to_result`) whose
 //! histogram holds the tool's latency count, whose sent count is ok + errors, whose
 //! summary prints and which serializes.
 //! Run: `cargo +nightly fuzz run generator_output`.
 
+use crate::proto::grpc::ghz;
 use crate::proto::http::gen::{ab, h2load, wrk};
 use crate::stats::latency::Latency;
 use crate::suite::gen::external::{to_result, Context};
@@ -25,10 +27,11 @@ pub fn run(data: &[u8]) {
         return;
     };
     let file = (pick & 4 != 0).then_some(file);
-    let parsed = match pick % 3 {
+    let parsed = match pick % 4 {
         0 => wrk::parse(out, 100),
         1 => ab::parse(out, file),
-        _ => h2load::parse(out, file, 100),
+        2 => h2load::parse(out, file, 100),
+        _ => ghz::parse(out),
     };
     let run = match parsed {
         Ok(r) => r,

@@ -7,6 +7,7 @@
 
 use super::suite_point::SuitePoint;
 use crate::stats::latency::Latency;
+use crate::stats::Unit;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -38,6 +39,11 @@ pub trait Generator {
     fn name(&self) -> &'static str;
     /// Why it cannot do `ask` (completing "wrk ..."), or None when it can.
     fn refuses(&self, ask: Ask) -> Option<&'static str>;
+    /// Why it cannot run the load's protocol settings (its block), completing
+    /// "wrk ..."; None when it can. Refused when the suite file is read.
+    fn refuses_settings(&self) -> Option<&'static str> {
+        None
+    }
     /// Its command line for point `p`; the files of the run are `{prefix}.EXT`.
     fn command(&self, p: &SuitePoint<'_>, prefix: &Path) -> Command;
     /// What it printed (stdout and stderr together) and its `aux` file, read into the
@@ -106,6 +112,11 @@ pub struct ExternalRun {
     pub resolution_us: u64,
     /// Whether the tool's own counts add up.
     pub accounting: Accounting,
+    /// What one counted item is, when not an answered request (gRPC: calls answered OK).
+    pub unit: Option<Unit>,
+    /// The protocol's own result blocks, as its own load writes them (gRPC's
+    /// `grpc_status`), by name.
+    pub blocks: BTreeMap<String, serde_json::Value>,
 }
 
 impl ExternalRun {

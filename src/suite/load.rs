@@ -140,6 +140,11 @@ pub fn load_of(
         .then(|| settings.generator(generator))
         .flatten();
     if let Some(g) = &tool {
+        if let Some(why) = g.refuses_settings() {
+            let at = block.map_or(l.generator.span(), |b| b.span());
+            let key = protocol.name();
+            return Err(refusal(cx, &who, g.as_ref(), at, key, why));
+        }
         refuse_axes(cx, &who, g.as_ref(), l, &axes, span.clone())?;
     }
     let stages = stages_of(cx, &who, protocol, generator, generator == WIREBENCH, l)?;

@@ -92,9 +92,15 @@ impl Family {
     fn signal_all(&self, sig: i32) {
         // SAFETY: kill with a negative pid signals our own child's group.
         unsafe { libc::kill(-self.pid, sig) };
+        // Only members that left the group: one signal each. A second SIGTERM or
+        // SIGINT is "exit now" to wirebench (its server's final counters and a
+        // load's report would be lost).
         for p in self.members() {
             // SAFETY: p is a live descendant of a process we started.
-            unsafe { libc::kill(p, sig) };
+            if unsafe { libc::getpgid(p) } != self.pid {
+                // SAFETY: as above.
+                unsafe { libc::kill(p, sig) };
+            }
         }
     }
 

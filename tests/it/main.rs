@@ -76,6 +76,7 @@ mod soak;
 mod stage_figures;
 mod suite_generators;
 mod suite_grpc;
+mod suite_h2_grpc;
 mod suite_interference;
 mod suite_limits;
 mod suite_out_safety;

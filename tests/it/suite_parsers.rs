@@ -1,9 +1,16 @@
 //! The wrk, ab and h2load parsers on output captured from real runs of those tools
 //! against nginx (tests/fixtures/generators/, captured on this project's machine:
-//! wrk 4.1.0, ab 2.3, h2load nghttp2 1.52.0), and their results against the schema.
+//! wrk 4.1.0, ab 2.3, h2load nghttp2 1.52.0; the `h2load-h2c-*` files are h2load in
+//! its h2c mode against `serve http`; the `ghz-*` files ghz 0.93.0's `--format json`
+//! against `serve grpc`), and their results against the schema.
 
 use serde_json::Value;
+use std::time::Duration;
+use wirebench::proto::entry::{RunFor, SuitePoint};
+use wirebench::proto::generator::Generator;
+use wirebench::proto::grpc::ghz;
 use wirebench::proto::http::gen::{ab, h2load, wrk};
+use wirebench::proto::http::suite_settings::{HttpSuite, Version};
 use wirebench::suite::gen::external::{to_result, Context, ExternalRun};
 
 fn fx(name: &str) -> String {
@@ -15,11 +22,15 @@ fn fx(name: &str) -> String {
 }
 
 fn validate(run: &ExternalRun) -> Value {
+    validate_as(run, "http")
+}
+
+fn validate_as(run: &ExternalRun, kind: &'static str) -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let v = jsonschema::draft202012::new(&schema).unwrap();
     let cx = Context {
-        kind: "http",
+        kind,
         target: "http://127.0.0.1:21080/".into(),
         config: serde_json::json!({"threads": 1, "connections": 10, "pipeline": 1, "plan": {"type": "duration"}}),
         started_unix_ms: 1,
@@ -126,6 +137,73 @@ fn h2load_post_run() {
     validate(&r);
 }
 
+/// h2load in its h2c mode: the same summary and --log-file as over HTTP/1.1.
+#[test]
+fn h2load_h2c_runs() {
+    let log = fx("h2load-h2c-post-1k.log");
+    let out = fx("h2load-h2c-post-1k.out");
+    assert_eq!(h2load::application_protocol(&out), Some("h2c"));
+    let r = h2load::parse(&out, Some(&log), 1024).unwrap();
+    assert_eq!((r.ok, r.request_errors()), (3000, 0));
+    assert_eq!((r.bytes_received, r.bytes_sent), (3_321_224, 3000 * 1024));
+    assert!((r.elapsed_s - 0.03686).abs() < 1e-9, "{}", r.elapsed_s);
+    assert_eq!(r.latency.count(), 3000);
+    assert_eq!(r.accounting.holds(), Some(true));
+    let r = h2load::parse(
+        &fx("h2load-h2c-503.out"),
+        Some(&fx("h2load-h2c-503.log")),
+        0,
+    )
+    .unwrap();
+    assert_eq!((r.ok, r.errors.get("status").copied()), (0, Some(200)));
+    assert_eq!(r.latency.count(), 200);
+    assert_eq!(validate(&r)["outcome"]["success"], false);
+}
+
+/// A load's `version` is what h2load must have spoken: an h2c run read for an
+/// HTTP/1.1 load (or the other way round) is refused, not counted.
+#[test]
+fn h2load_is_held_to_the_loads_http_version() {
+    let point = SuitePoint {
+        addr: "127.0.0.1:1",
+        threads: 1,
+        connections: 4,
+        size: 1024,
+        pipeline: 8,
+        rate: None,
+        run_for: RunFor::Count(3000),
+        stages: None,
+        search: None,
+        timeout: Duration::from_secs(10),
+    };
+    let settings = |version| HttpSuite {
+        method: "POST".into(),
+        path: "/".into(),
+        version,
+    };
+    let (h2, h1) = (settings(Version::H2), settings(Version::H1));
+    let h2c_out = fx("h2load-h2c-post-1k.out");
+    let log = fx("h2load-h2c-post-1k.log");
+    let r = h2load::H2load(&h2)
+        .parse(&h2c_out, Some(&log), &point)
+        .unwrap();
+    assert_eq!(r.ok, 3000);
+    let e = h2load::H2load(&h1)
+        .parse(&h2c_out, Some(&log), &point)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "h2load spoke h2c, not the http/1.1 the load's version asks for"
+    );
+    let e = h2load::H2load(&h2)
+        .parse(&fx("h2load-404.out"), None, &point)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "h2load spoke http/1.1, not the h2c the load's version asks for"
+    );
+}
+
 #[test]
 fn h2load_non_2xx_and_refused() {
     let r = h2load::parse(&fx("h2load-404.out"), Some(&fx("h2load-404.log")), 0).unwrap();
@@ -209,4 +287,58 @@ fn generators_own_counts_are_checked_not_assumed() {
     let doc = validate(&h2load::parse(&bad, None, 0).unwrap());
     assert_eq!(holds(&doc), false);
     assert_eq!(doc["outcome"]["success"], false);
+}
+
+/// ghz's JSON: its count exact, the calls by status as `wirebench grpc` names them
+/// (`grpc_status`), the latency of every OK call from its per-call details.
+#[test]
+fn ghz_runs() {
+    let json = fx("ghz-count-300.json");
+    let r = ghz::parse(&json).unwrap();
+    assert_eq!((r.ok, r.request_errors()), (300, 0));
+    assert_eq!(r.latency.count(), 300);
+    assert!((r.elapsed_s - 0.023876367).abs() < 1e-12, "{}", r.elapsed_s);
+    let doc = validate_as(&r, "grpc");
+    // ghz's fastest and slowest calls (82,394 and 4,621,368 ns) are the histogram's ends.
+    let us = |k: &str| doc["latency_us"][k].as_f64().unwrap();
+    assert!((us("min") - 82.394).abs() < 0.1, "{}", doc["latency_us"]);
+    assert!(
+        (us("max") / 4621.368 - 1.0).abs() < 0.01,
+        "{}",
+        doc["latency_us"]
+    );
+    assert_eq!(doc["grpc_status"], serde_json::json!({"OK": 300}));
+    assert_eq!(doc["totals"]["invariant_holds"], true);
+    assert_eq!(doc["unit"]["noun"], "calls");
+    assert_eq!(doc["outcome"]["success"], true);
+
+    let r = ghz::parse(&fx("ghz-deadline-100.json")).unwrap();
+    assert_eq!((r.ok, r.errors.get("status").copied()), (0, Some(100)));
+    assert_eq!(r.latency.count(), 0, "only OK calls are timed");
+    let doc = validate_as(&r, "grpc");
+    assert_eq!(
+        doc["grpc_status"],
+        serde_json::json!({"DEADLINE_EXCEEDED": 100})
+    );
+    assert_eq!(
+        doc["outcome"]["reason"],
+        "ghz got no successful response (100 status)"
+    );
+
+    let r = ghz::parse(&fx("ghz-refused.json")).unwrap();
+    let doc = validate_as(&r, "grpc");
+    assert_eq!(doc["grpc_status"], serde_json::json!({"UNAVAILABLE": 20}));
+    assert_eq!(doc["totals"]["sent"], 20);
+
+    // One call fewer by status than counted: not added up, and said.
+    let bad = json.replace(r#"{"OK":300}"#, r#"{"OK":299}"#);
+    assert_ne!(bad, json);
+    let doc = validate_as(&ghz::parse(&bad).unwrap(), "grpc");
+    assert_eq!(doc["totals"]["invariant_holds"], false);
+    let why = doc["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("count != calls by status: 300 != 299"),
+        "{why}"
+    );
+    assert!(ghz::parse("Error: connection refused").is_err());
 }

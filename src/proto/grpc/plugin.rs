@@ -157,4 +157,8 @@ impl Protocol for Grpc {
     ) -> std::result::Result<Box<dyn crate::proto::entry::SuiteLoad>, String> {
         super::suite::load(block, sizes)
     }
+
+    fn suite_generators() -> &'static [&'static str] {
+        super::suite::GENERATORS
+    }
 }

@@ -1,40 +1,21 @@
-//! A suite load of gRPC: `grpc = { call = "package.Service/Method", proto = "FILE",
-//! data = "JSON" }` (or `data_file`, raw protobuf bytes), each key passed on as the
-//! command's flag of that name, so every point sends the message given (an empty one
-//! with none; `call` by default `wirebench.Echo/Call`, which `serve grpc` answers),
-//! with the point's pipeline as the streams per connection (`-m`).
+//! A suite load of gRPC (its settings: `suite_settings.rs`), each key of its block
+//! passed on as the command's flag of that name, so every point sends the message
+//! given (an empty one with none; `call` by default `wirebench.Echo/Call`, which
+//! `serve grpc` answers), with the point's pipeline as the streams per connection
+//! (`-m`); or driven by ghz (`ghz.rs`).
 
-use super::config::BUILTIN_CALL;
-use super::message::CallName;
-use crate::proto::entry::{string_keys, SuiteLoad};
+use super::ghz::Ghz;
+use super::suite_settings::GrpcSuite;
+use crate::proto::entry::SuiteLoad;
+use crate::proto::generator::Generator;
 use crate::proto::suite_point::SuitePoint;
 
-#[derive(Debug)]
-pub struct GrpcSuite {
-    call: String,
-    /// `proto`, `data`, `data_file` as their flags and values, in the block's order.
-    message: Vec<String>,
-}
+/// The external generators that drive gRPC loads.
+pub const GENERATORS: &[&str] = &["ghz"];
 
-/// The load's own block, checked (the command checks the message itself when a point
-/// runs); a point size is refused (the message is the one given).
+/// `Entry::suite_load` of gRPC.
 pub fn load(block: Option<&toml::Value>, sizes: &[u64]) -> Result<Box<dyn SuiteLoad>, String> {
-    if sizes.iter().any(|s| *s != 0) {
-        return Err(
-            "gRPC points send the message given (data or data_file): drop body_size".into(),
-        );
-    }
-    let mut call = BUILTIN_CALL.to_string();
-    let mut message = Vec::new();
-    for (key, value) in string_keys(block, &["call", "proto", "data", "data_file"])? {
-        if key == "call" {
-            CallName::parse(value).map_err(|e| e.to_string())?;
-            call = value.to_string();
-        } else {
-            message.extend([format!("--{}", key.replace('_', "-")), value.to_string()]);
-        }
-    }
-    Ok(Box::new(GrpcSuite { call, message }))
+    Ok(Box::new(GrpcSuite::from_block(block, sizes)?))
 }
 
 impl SuiteLoad for GrpcSuite {
@@ -56,5 +37,15 @@ impl SuiteLoad for GrpcSuite {
         ]);
         a.extend(p.shared_args());
         a
+    }
+
+    fn generator(&self, name: &str) -> Option<Box<dyn Generator + '_>> {
+        (name == "ghz").then(|| Box::new(Ghz(self)) as Box<dyn Generator + '_>)
+    }
+
+    fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("call".into(), self.call.clone().into());
+        m
     }
 }

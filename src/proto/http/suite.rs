@@ -3,7 +3,7 @@
 //! (`suite_settings.rs`), and a server's readiness as an answered GET.
 
 use super::gen::{ab::Ab, h2load::H2load, wrk::Wrk};
-use super::suite_settings::{path, HttpSuite};
+use super::suite_settings::{path, HttpSuite, Version};
 use crate::proto::entry::{ReadyProbe, SuiteLoad, SuitePoint};
 use crate::proto::generator::Generator;
 
@@ -21,9 +21,17 @@ impl SuiteLoad for HttpSuite {
             p.connections.to_string(),
             "-m".into(),
             self.method.clone(),
-            "--pipeline".into(),
-            p.pipeline.to_string(),
         ];
+        // HTTP/2's requests in flight per connection are streams.
+        a.extend(match self.version {
+            Version::H1 => ["--pipeline".into(), p.pipeline.to_string()].to_vec(),
+            Version::H2 => [
+                "--h2".into(),
+                "--max-streams".into(),
+                p.pipeline.to_string(),
+            ]
+            .to_vec(),
+        });
         if p.size > 0 {
             a.extend(["--body-size".into(), p.size.to_string()]);
         }
@@ -43,6 +51,7 @@ impl SuiteLoad for HttpSuite {
     fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = serde_json::Map::new();
         m.insert("method".into(), self.method.clone().into());
+        m.insert("http_version".into(), self.version.text().into());
         m
     }
 }

@@ -45,13 +45,19 @@ fn examples() -> Vec<String> {
 
 #[test]
 fn example_suites_first_points_run_the_same_argv() {
-    let pinned: [(&str, &[&str]); 7] = [
+    let pinned: [(&str, &[&str]); 8] = [
         ("examples/amqp-proxy.toml", &[
             "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 1 --size 100 -d 3000ms --timeout 10000ms --json /out/p.json -q",
             "/wb amqp amqp://guest:guest@127.0.0.1:9000/ --mode publish -t 1 -c 1 --size 100 -d 3000ms --timeout 10000ms --json /out/p.json -q --confirm",
         ]),
         ("examples/echo-servers.toml", &[
             "/wb echo 127.0.0.1:9000 -t 1 -c 1 --pipeline 1 --size 31 -d 5000ms --timeout 10000ms --json /out/p.json -q",
+        ]),
+        ("examples/h2-grpc-generators.toml", &[
+            "/wb http http://127.0.0.1:9000/ -t 1 -c 10 -m GET --h2 --max-streams 10 -d 3000ms --timeout 10000ms --json /out/p.json -q",
+            "h2load -c 10 -t 1 -m 10 -D 3 --log-file /out/p.log http://127.0.0.1:9000/",
+            "/wb grpc 127.0.0.1:9000 --call bench.Echo/Say --data {\"name\": \"ab\", \"n\": 3} --proto tests/peers/bench.proto -t 1 -c 10 -m 10 -d 3000ms --timeout 10000ms --json /out/p.json -q",
+            "ghz --insecure --call bench.Echo/Say -d {\"name\": \"ab\", \"n\": 3} --proto tests/peers/bench.proto --connections 10 -c 100 --cpus 1 -z 3000ms --duration-stop wait -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000",
         ]),
         ("examples/http-frameworks.toml", &[
             "/wb http http://127.0.0.1:9000/ -t 1 -c 100 -m POST --pipeline 1 --body-size 1024 -d 5000ms --timeout 10000ms --json /out/p.json -q",
@@ -96,6 +102,14 @@ fn other_protocols_and_generators_run_the_same_argv() {
          "ab -k -q -c 4 -n 100 -s 10 -g /out/p.tsv -u /out/p.body -T text/plain http://127.0.0.1:9000/"),
         ("protocol = \"http\"\ngenerator = \"h2load\"\nconnections = [4]\npipeline = [8]\nduration = \"3s\"\n[load.http]\npath = \"/x\"\n",
          "h2load --h1 -c 4 -t 1 -m 8 -D 3 --log-file /out/p.log http://127.0.0.1:9000/x"),
+        ("protocol = \"http\"\ngenerator = \"h2load\"\nconnections = [4]\npipeline = [8]\ncount = 100\nhttp = { version = \"2\" }\n",
+         "h2load -c 4 -t 1 -m 8 -n 100 --log-file /out/p.log http://127.0.0.1:9000/"),
+        ("protocol = \"http\"\nconnections = [4]\npipeline = [8]\nbody_size = [\"1k\"]\nhttp = { version = \"2\" }\n",
+         "/wb http http://127.0.0.1:9000/ -t 1 -c 4 -m POST --h2 --max-streams 8 --body-size 1024 -d 5000ms --timeout 10000ms --json /out/p.json -q"),
+        ("protocol = \"grpc\"\ngenerator = \"ghz\"\nconnections = [2]\npipeline = [4]\ncount = 100\ngrpc = { call = \"bench.Echo/Say\", proto = \"/p/bench.proto\", data = '{\"name\": \"ab\"}' }\n",
+         "ghz --insecure --call bench.Echo/Say -d {\"name\": \"ab\"} --proto /p/bench.proto --connections 2 -c 8 --cpus 1 -n 100 -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
+        ("protocol = \"grpc\"\ngenerator = \"ghz\"\nconnections = [3]\nduration = \"2s\"\ngrpc = { proto = \"/p/b.proto\", data_file = \"/p/req.bin\" }\n",
+         "ghz --insecure --call wirebench.Echo/Call -B /p/req.bin --proto /p/b.proto --connections 3 -c 3 --cpus 1 -z 2000ms --duration-stop wait -t 10000ms -O json -o /out/p.ghz.json 127.0.0.1:9000"),
         ("protocol = \"echo\"\nconnections = [6]\nthreads = 4\nrate = [250.5]\ncount = 9\nextra_args = [\"--tls\"]\n",
          "/wb echo 127.0.0.1:9000 -t 3 -c 6 --pipeline 1 --size 64 -n 9 -R 250.5 --timeout 10000ms --json /out/p.json -q --tls"),
         ("protocol = \"amqp\"\nconnections = [2]\nbody_size = [\"100\"]\nduration = \"1s\"\n",

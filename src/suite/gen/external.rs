@@ -54,7 +54,7 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
         m.insert("generator".into(), run.tool.into());
         m.insert("latency_resolution_us".into(), run.resolution_us.into());
     }
-    RunResult::builder(Measured {
+    let mut builder = RunResult::builder(Measured {
         kind: cx.kind,
         target: cx.target,
         config,
@@ -78,13 +78,19 @@ pub fn to_result(run: &ExternalRun, cx: Context) -> RunResult {
             invariant_holds: run.accounting.holds(),
         },
         errors: err_map,
-        unit: Unit::new("requests", "answered", true),
+        unit: run
+            .unit
+            .clone()
+            .unwrap_or_else(|| Unit::new("requests", "answered", true)),
         latency: &run.latency,
         client_cpu_s: cx.client_cpu_s,
     })
     .warmup(Warmup {
         duration_s: cx.warmup_s,
         ..Default::default()
-    })
-    .finish(reason)
+    });
+    for (name, block) in &run.blocks {
+        builder = builder.extra(name, block.clone());
+    }
+    builder.finish(reason)
 }

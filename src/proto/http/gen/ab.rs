@@ -2,7 +2,7 @@
 //! request; times in whole milliseconds, which is all the resolution ab has).
 
 use super::super::suite_settings::HttpSuite;
-use super::{whole_secs, NO_PIPELINE, NO_RATE};
+use super::{h1_only, whole_secs, NO_PIPELINE, NO_RATE};
 use crate::proto::entry::{RunFor, SuitePoint};
 use crate::proto::generator::{
     field_after, with_ext, Accounting, Ask, Command, ExternalRun, Generator,
@@ -23,6 +23,10 @@ impl Generator for Ab<'_> {
             Ask::Pipeline => Some(NO_PIPELINE),
             Ask::Count => None,
         }
+    }
+
+    fn refuses_settings(&self) -> Option<&'static str> {
+        h1_only(self.0)
     }
 
     fn command(&self, p: &SuitePoint<'_>, prefix: &Path) -> Command {

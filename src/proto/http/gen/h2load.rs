@@ -1,13 +1,15 @@
-//! h2load (HTTP/1.1 with --h1): the parser of its summary and of its --log-file
-//! (one line per request: start time, status, duration in microseconds).
+//! h2load: HTTP/1.1 with `--h1`, or h2c by prior knowledge for a load of
+//! `version = "2"` (the point's pipeline its streams per connection, `-m`); the parser
+//! of its summary and of its --log-file (one line per request: start time, status,
+//! duration in microseconds), the same for both.
 
-use super::super::suite_settings::HttpSuite;
+use super::super::suite_settings::{HttpSuite, Version};
 use super::{whole_secs, NO_RATE};
 use crate::proto::entry::{RunFor, SuitePoint};
 use crate::proto::generator::{with_ext, Accounting, Ask, Command, ExternalRun, Generator};
 use std::path::Path;
 
-/// h2load over HTTP/1.1 (`--h1`), set up for a suite load.
+/// h2load, set up for a suite load.
 pub struct H2load<'a>(pub &'a HttpSuite);
 
 impl Generator for H2load<'_> {
@@ -23,7 +25,11 @@ impl Generator for H2load<'_> {
         let log = with_ext(prefix, ".log");
         let mut c = Command::default();
         let a = &mut c.argv;
-        a.extend(["h2load", "--h1", "-c"].map(String::from));
+        a.push("h2load".into());
+        if self.0.version == Version::H1 {
+            a.push("--h1".into());
+        }
+        a.push("-c".into());
         a.extend([
             p.connections.to_string(),
             "-t".into(),
@@ -60,8 +66,22 @@ impl Generator for H2load<'_> {
         aux: Option<&str>,
         p: &SuitePoint<'_>,
     ) -> Result<ExternalRun, String> {
-        parse(output, aux, p.size)
+        let want = match self.0.version {
+            Version::H1 => "http/1.1",
+            Version::H2 => "h2c",
+        };
+        match application_protocol(output) {
+            Some(spoke) if spoke != want => Err(format!(
+                "h2load spoke {spoke}, not the {want} the load's version asks for"
+            )),
+            _ => parse(output, aux, p.size),
+        }
     }
+}
+
+/// What h2load says it spoke ("Application protocol: h2c"), once connected.
+pub fn application_protocol(out: &str) -> Option<&str> {
+    line(out, "Application protocol: ").map(str::trim)
 }
 
 /// "requests: 5000 total, 5000 started, ..." -> the number before `what`.

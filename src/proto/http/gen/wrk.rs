@@ -12,7 +12,7 @@
 //! correction added (stats.c `stats_correct`); `recorded` takes it back out.
 
 use super::super::suite_settings::HttpSuite;
-use super::{whole_secs, NO_PIPELINE, NO_RATE};
+use super::{h1_only, whole_secs, NO_PIPELINE, NO_RATE};
 use crate::proto::entry::{RunFor, SuitePoint};
 use crate::proto::generator::{with_ext, Accounting, Ask, Command, ExternalRun, Generator};
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +32,10 @@ impl Generator for Wrk<'_> {
             Ask::Pipeline => NO_PIPELINE,
             Ask::Count => "runs only for a duration",
         })
+    }
+
+    fn refuses_settings(&self) -> Option<&'static str> {
+        h1_only(self.0)
     }
 
     fn command(&self, p: &SuitePoint<'_>, prefix: &Path) -> Command {
