@@ -234,7 +234,7 @@ fn figures(plan: &Plan, s: &Search, steps: &[(SearchStep, RunResult)]) -> Search
         first_fail_per_s: s.first_fail(),
         steps: steps.iter().map(|(x, _)| x.clone()).collect(),
         confidence: Confidence {
-            settled: reruns.iter().all(|r| r.first == r.again),
+            settled: Confidence::settled(s.highest_pass(), s.first_fail(), &reruns),
             resolution_per_s: s.highest_pass().zip(s.first_fail()).map(|(p, f)| f - p),
             reruns,
         },

@@ -109,8 +109,20 @@ fn confidence(f: &SearchFigures) -> String {
     } else {
         "unsettled"
     };
-    match said.is_empty() {
+    // An end the search never ran again: it stopped at its step cap first.
+    let not_rerun: Vec<String> = [f.highest_pass_per_s, f.first_fail_per_s]
+        .into_iter()
+        .flatten()
+        .filter(|end| !f.confidence.reruns.iter().any(|r| r.rate_per_s == *end))
+        .map(|end| format!("{} not re-run (the step cap came first)", rate(end)))
+        .collect();
+    let mut parts = Vec::new();
+    if !said.is_empty() {
+        parts.push(format!("on rerun {}", said.join(", ")));
+    }
+    parts.extend(not_rerun);
+    match parts.is_empty() {
         true => format!("confidence:   {head}: no step was re-run\n"),
-        false => format!("confidence:   {head}: on rerun {}\n", said.join(", ")),
+        false => format!("confidence:   {head}: {}\n", parts.join("; ")),
     }
 }

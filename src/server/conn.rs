@@ -41,6 +41,9 @@ pub struct Conn<S> {
     pub eof: bool,
     /// Closed: waiting for its operations in flight to finish before close(2) (io_uring).
     pub ending: bool,
+    /// Sweeps that found a timeout passed while the socket held input the core had not
+    /// reported yet (`thread::check_deadlines` waits for it, within bounds).
+    pub lagging: u8,
     pub session: S,
     pub extra: Option<Box<Extra>>,
 }
@@ -163,6 +166,7 @@ impl<S: ServerSession> Conn<S> {
             closing: false,
             eof: false,
             ending: false,
+            lagging: 0,
             session,
             extra: None,
         }

@@ -136,8 +136,32 @@ pub trait Core {
     /// frees it once its operations in flight are done.
     fn end<S>(&mut self, tok: u64, c: &mut Conn<S>) -> bool;
     fn close_fd(&mut self, fd: i32);
+    /// Asked when a timeout is about to close the connection: whether its socket holds
+    /// input (bytes, its end, an error) the core has not handed to the server yet.
+    /// A server thread that was starved of CPU (or stopped) wakes with its clock past
+    /// deadlines whose events are still queued (epoll's ready list, io_uring's
+    /// completions): such a connection was not silent.
+    fn unreported_input<S>(&self, c: &Conn<S>) -> bool {
+        !c.paused && socket_has_input(c.fd)
+    }
+    /// Asks for the connection's input again (a completion core's receive that stayed
+    /// silent is replaced).
+    fn read_again<S>(&mut self, _tok: u64, _c: &mut Conn<S>) {}
     /// The listeners accept again after resting (accept failed for lack of descriptors).
     fn listen(&mut self, listeners: &[OwnedFd]);
+}
+
+/// Whether socket `fd` holds bytes, its peer's end or an error: a zero-wait poll,
+/// which consumes nothing.
+pub fn socket_has_input(fd: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN | libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, its count 1, no wait.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents != 0
 }
 
 /// Runs a connection as far as it can go now. Some: it must be closed.

@@ -234,12 +234,40 @@ impl<F: ServerFactory, K: Core> Thread<F, K> {
                 expired.push((tok, Closed::Timeout(e)));
             }
         }
+        // A connection whose socket holds input the core has not handed over was not
+        // silent: the server is behind (a thread starved of CPU, or stopped, wakes past
+        // deadlines whose events are still queued), or a receive stalled. It waits a
+        // timeout's length more (LAGGING_WAIT sweeps), has its receive asked again, and
+        // is closed after as long again.
+        let core = &mut self.core;
+        let conns = &mut self.conns;
+        expired.retain(|(tok, why)| {
+            let Some(c) = conns.get_mut(*tok) else {
+                return false;
+            };
+            if !matches!(why, Closed::Timeout(_))
+                || c.lagging >= 2 * LAGGING_WAIT
+                || !core.unreported_input(c)
+            {
+                return true;
+            }
+            c.lagging += 1;
+            if c.lagging == LAGGING_WAIT {
+                core.read_again(*tok, c);
+            }
+            false
+        });
         for (tok, why) in expired.drain(..) {
             self.close(tok, why);
         }
         self.expired = expired;
     }
 }
+
+/// Sweeps (a tenth of the shortest timeout each) a timed-out connection whose socket
+/// holds unreported input waits before its receive is replaced, and again before it is
+/// closed all the same.
+const LAGGING_WAIT: u8 = 10;
 
 fn publish<G: Clone>(to: &Mutex<G>, f: &G) {
     if let Ok(mut g) = to.lock() {

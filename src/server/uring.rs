@@ -206,6 +206,20 @@ impl Core for Completions {
         }
     }
 
+    /// Direct descriptors are in no process table to poll; otherwise as any core, for
+    /// a connection whose receive is armed.
+    fn unreported_input<S>(&self, c: &Conn<S>) -> bool {
+        !self.fixed && c.receiving && !c.paused && super::driver::socket_has_input(c.fd)
+    }
+
+    /// The receive is cancelled; its final completion arms a fresh one, which reports
+    /// what the socket holds as it starts.
+    fn read_again<S>(&mut self, tok: u64, c: &mut Conn<S>) {
+        if c.receiving {
+            self.cancel_recv(tok);
+        }
+    }
+
     fn listen(&mut self, listeners: &[OwnedFd]) {
         for i in std::mem::take(&mut self.rearm) {
             if let Some(l) = listeners.get(i) {

@@ -44,11 +44,23 @@ pub struct SearchStep {
 /// rerun counts as failing.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Confidence {
-    /// Every rerun agreed with its first step.
+    /// Both ends of the boundary were re-run, and every rerun agreed with its first step.
     pub settled: bool,
     /// first_fail - highest_pass, requests per second (null without both).
     pub resolution_per_s: Option<f64>,
     pub reruns: Vec<Rerun>,
+}
+
+impl Confidence {
+    /// Settled: both ends (those there are) were run again, and every rerun agreed with
+    /// its first run. A search its step cap stopped before it re-ran an end is not.
+    pub fn settled(pass: Option<f64>, fail: Option<f64>, reruns: &[Rerun]) -> bool {
+        [pass, fail]
+            .into_iter()
+            .flatten()
+            .all(|end| reruns.iter().any(|r| r.rate_per_s == end))
+            && reruns.iter().all(|r| r.first == r.again)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -56,4 +68,31 @@ pub struct Rerun {
     pub rate_per_s: f64,
     pub first: bool,
     pub again: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rerun(rate_per_s: f64, first: bool, again: bool) -> Rerun {
+        Rerun {
+            rate_per_s,
+            first,
+            again,
+        }
+    }
+
+    #[test]
+    fn settled_needs_both_ends_re_run_and_every_rerun_agreeing() {
+        let both = [rerun(1000.0, true, true), rerun(1020.0, false, false)];
+        assert!(Confidence::settled(Some(1000.0), Some(1020.0), &both));
+        // Stopped by the step cap before the highest pass was run again.
+        let one = [rerun(1020.0, false, false)];
+        assert!(!Confidence::settled(Some(1000.0), Some(1020.0), &one));
+        assert!(!Confidence::settled(Some(1000.0), Some(1020.0), &[]));
+        let disagreed = [rerun(1000.0, true, false), rerun(990.0, true, true)];
+        assert!(!Confidence::settled(Some(990.0), Some(1000.0), &disagreed));
+        // Nothing passed: the one end there is.
+        assert!(Confidence::settled(None, Some(4.0), &[rerun(4.0, false, false)]));
+    }
 }

@@ -65,6 +65,7 @@ mod serve_stats_json;
 mod server_idle_memory;
 mod server_machinery;
 mod server_pacing;
+mod server_resets;
 mod server_thread_state;
 mod server_timeouts;
 mod session_plugin;

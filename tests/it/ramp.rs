@@ -2,7 +2,7 @@
 //! the counts stay exact (the ramp is warm-up unless `--ramp-measured`, but for
 //! connect's hold, whose time to all established the ramp is part of).
 
-use crate::common::run_json;
+use crate::common::{behind_by, run_json};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -315,11 +315,19 @@ fn an_open_loop_ramp_sends_its_integral_and_the_duration_follows_it() {
         let r = run_json(&args);
         let sent = r.u("/totals/sent");
         let in_ramp = r.json()["warmup"]["sent"].as_u64().unwrap_or(0);
+        // Within one per connection, plus what the run says it fell behind by: the
+        // measured phase ends at the deadline by the clock, so a loop behind its
+        // schedule then (a loaded machine) has not sent that much of it.
+        let slack = 4 + behind_by(r.json(), 1000.0);
         if measured {
-            assert!(sent.abs_diff(3000) <= 4, "{}", r.explain());
+            assert!(sent <= 3004 && sent + slack >= 3000, "{}", r.explain());
         } else {
-            assert!(in_ramp.abs_diff(1000) <= 4, "{}", r.explain());
-            assert!(sent.abs_diff(2000) <= 4, "{}", r.explain());
+            assert!(in_ramp.abs_diff(1000) <= slack, "{}", r.explain());
+            assert!(
+                sent <= 2004 && sent + in_ramp + slack >= 3000,
+                "{}",
+                r.explain()
+            );
         }
         assert_eq!(
             frames(&received, sent + in_ramp),

@@ -63,20 +63,27 @@ fn a_search_over_a_known_server_ends_near_its_capacity() {
     assert_eq!(steps[1]["asked_per_s"], 2000.0);
     let n = steps.len();
     assert!(n <= 32, "{n}");
-    assert_eq!(steps[n - 1]["rerun"], true);
-    for end in [pass, fail] {
-        let again = steps
-            .iter()
-            .filter(|x| x["asked_per_s"].as_f64() == Some(end));
-        assert!(
-            again.clone().any(|x| x["rerun"] == true),
-            "{end} not re-run: {s}"
-        );
-    }
     let reruns = s["confidence"]["reruns"].as_array().unwrap();
-    assert!(reruns.len() >= 2, "{s}");
-    let settled = reruns.iter().all(|x| x["first"] == x["again"]);
-    assert_eq!(s["confidence"]["settled"], settled);
+    let rerun_at = |end: f64| {
+        steps
+            .iter()
+            .any(|x| x["asked_per_s"].as_f64() == Some(end) && x["rerun"] == true)
+    };
+    let agreed = reruns.iter().all(|x| x["first"] == x["again"]);
+    if n < 32 {
+        // The search ended by itself: re-running the bracket's ends.
+        assert_eq!(steps[n - 1]["rerun"], true, "{s}");
+        for end in [pass, fail] {
+            assert!(rerun_at(end), "{end} not re-run: {s}");
+        }
+        assert!(reruns.len() >= 2, "{s}");
+        assert_eq!(s["confidence"]["settled"], agreed, "{s}");
+    } else {
+        // Where a loaded machine's steps disagree with themselves, the 32-step cap can
+        // come before an end is re-run: the search then says it is not settled.
+        let settled = agreed && rerun_at(pass) && rerun_at(fail);
+        assert_eq!(s["confidence"]["settled"], settled, "{s}");
+    }
     // Every step that passed at or below the boundary was judged by the condition
     // itself: its p99 is under 50 ms.
     for st in steps.iter().filter(|x| x["pass"] == true) {

@@ -179,7 +179,7 @@ fn worker_processes_get_the_timeouts() {
 
 /// `wirebench serve PROTOCOL EXTRA` on the loop `loop_` (`WIREBENCH_SERVER_LOOP`; "":
 /// the default, io_uring).
-fn served_on(loop_: &str, protocol: &str, extra: &[&str]) -> Served {
+pub(crate) fn served_on(loop_: &str, protocol: &str, extra: &[&str]) -> Served {
     let ready = format!("wirebench serve {protocol}: listening on");
     let var = format!("WIREBENCH_SERVER_LOOP={loop_}");
     let mut last = String::new();

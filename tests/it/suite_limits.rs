@@ -104,9 +104,12 @@ thresholds = ["errors>=1"]
     assert_eq!(argv[at + 1], "1s:200,1s:200");
     assert!(!argv.contains(&"-d"), "{argv:?}");
     let sent = held["totals"]["sent"].as_u64().unwrap();
+    // Within one per connection, plus what the point says it fell behind by (a loaded
+    // machine's loop that is behind at the end has not sent that much).
+    let slack = behind_by(&held, 200.0);
     assert!(
-        sent.abs_diff(300) <= 2,
-        "the stages' integral, within one per connection: {sent}"
+        sent <= 302 && sent + 2 + slack >= 300,
+        "the stages' integral, within one per connection and the lag ({slack}): {sent}"
     );
     assert_eq!(held["config"]["stages"][0]["target_per_s"], 200.0);
     let verdicts = held["thresholds"].as_array().unwrap();

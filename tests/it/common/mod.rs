@@ -388,6 +388,15 @@ pub fn progress_lines(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.starts_with("[ ")).collect()
 }
 
+/// At most how many requests an open-loop run had not sent when its deadline came:
+/// how far it says it fell behind its schedule (`rate.behind_s`) at `rate_per_s`,
+/// rounded up. The measured phase ends at the deadline by the clock, so a loaded
+/// machine's loop that is behind then has not sent that much of its schedule.
+pub fn behind_by(result: &Value, rate_per_s: f64) -> u64 {
+    let behind_s = result["rate"]["behind_s"].as_f64().unwrap_or(0.0);
+    (behind_s * rate_per_s).ceil() as u64
+}
+
 /// Runs `wirebench <args> --json FILE -q` to its end (bounded) and reads the result.
 pub fn run_json(args: &[&str]) -> RunOut {
     run_json_watching_memory(args).0
