@@ -42,6 +42,9 @@ pub enum State {
     Closing,
     /// Batch plans: at the worker's barrier (connected or not).
     Parked,
+    /// Connection stages: not wanted open now; no socket, no timer, until the worker
+    /// asks it back (`engine::vus`).
+    Off,
     /// The slot's run is over.
     Done,
 }
@@ -108,6 +111,9 @@ pub struct Conn<S> {
     pub(super) settled_once: bool,
     /// Open loop: requests go by the schedule (else as replies make room).
     pub(super) open: bool,
+    /// Connection stages: asked to leave (no new request; once its replies are in, the
+    /// goodbye, then `State::Off`).
+    pub(super) leaving: bool,
     /// The earliest time a timer of this connection is armed for (u64::MAX: none).
     pub wake_at: u64,
 }
@@ -139,6 +145,7 @@ impl<S: ClientSession> Conn<S> {
             },
             offset_ns: offset.unwrap_or(0.0),
             open: offset.is_some(),
+            leaving: false,
             sent_k: 0,
             phase_began: 0,
             began: 0,
