@@ -214,7 +214,9 @@ pub fn parse_any(flag: &str, text: &str) -> Result<Stages, String> {
     for (i, item) in text.split(',').enumerate() {
         let n = i + 1;
         let (d, t) = item.trim().split_once(':').ok_or_else(|| {
-            format!("{flag}: stage {n} ({item:?}) is not DURATION:TARGET (e.g. 30s:1000 or 30s:50c)")
+            format!(
+                "{flag}: stage {n} ({item:?}) is not DURATION:TARGET (e.g. 30s:1000 or 30s:50c)"
+            )
         })?;
         let over = crate::units::parse_duration(d.trim())
             .map_err(|e| format!("{flag}: stage {n}: {e}"))?;

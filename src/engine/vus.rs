@@ -33,7 +33,11 @@ impl ConnTargets {
             to.push(s.target);
             was = s.target;
         }
-        ConnTargets { starts_ns, from, to }
+        ConnTargets {
+            starts_ns,
+            from,
+            to,
+        }
     }
 
     /// The stages' end, ns from the run's start.
@@ -203,7 +207,9 @@ mod tests {
         assert_eq!(ends.map(|e| t.at(e)), [7, 2, 9]);
         // Never more than one connection per change, never a step back.
         let w = walk(&t);
-        assert!(w.windows(2).all(|p| p[0].1.abs_diff(p[1].1) == 1 && p[1].0 > p[0].0));
+        assert!(w
+            .windows(2)
+            .all(|p| p[0].1.abs_diff(p[1].1) == 1 && p[1].0 > p[0].0));
         assert_eq!(w.len(), 1 + 7 + 5 + 7);
     }
 

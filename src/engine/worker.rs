@@ -85,9 +85,10 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     let mut uring = pick_uring(&args, &mut ctx);
     let batch = batch_of(&spec.shape.plan);
     let conns = start_slots(&args, &mut ctx, batch.is_some());
-    let vus = spec.shape.stages.is_connections().then(|| {
-        super::vus::Vus::new(spec.shape.stages.list(), args.index, spec.shape.threads)
-    });
+    let vus =
+        spec.shape.stages.is_connections().then(|| {
+            super::vus::Vus::new(spec.shape.stages.list(), args.index, spec.shape.threads)
+        });
     let mut w = Worker {
         vus,
         // An interval ends at a duration plan's end at the latest: what comes after it

@@ -255,11 +255,15 @@ pub fn merge(
         };
         merged.push(StageFigures {
             seconds: f.seconds,
-            target_per_s: f.target_per_s.map(|_| rate(|s| s.target_per_s.unwrap_or(0.0))),
+            target_per_s: f
+                .target_per_s
+                .map(|_| rate(|s| s.target_per_s.unwrap_or(0.0))),
             target_connections: f
                 .target_connections
                 .map(|_| count(|s| s.target_connections.unwrap_or(0))),
-            asked_per_s: f.asked_per_s.map(|_| rate(|s| s.asked_per_s.unwrap_or(0.0))),
+            asked_per_s: f
+                .asked_per_s
+                .map(|_| rate(|s| s.asked_per_s.unwrap_or(0.0))),
             achieved_per_s: rate(|s| s.achieved_per_s),
             sent: of().map(|s| s.sent).sum(),
             ok: of().map(|s| s.ok).sum(),
@@ -366,12 +370,19 @@ mod tests {
         let b = vec![StageFigures::of_connections(1.0, 6, &c(5, 6))];
         let m = merge(&[Some(&a), Some(&b)], true).unwrap().unwrap();
         assert_eq!(
-            (m[0].target_connections, m[0].connections_at_end, m[0].connections_peak),
+            (
+                m[0].target_connections,
+                m[0].connections_at_end,
+                m[0].connections_peak
+            ),
             (Some(10), 9, 10)
         );
         assert_eq!((m[0].target_per_s, m[0].asked_per_s), (None, None));
         let r = merge(&[Some(&a), Some(&b)], false).unwrap().unwrap();
-        assert_eq!((r[0].target_connections, r[0].connections_peak), (Some(5), 5));
+        assert_eq!(
+            (r[0].target_connections, r[0].connections_peak),
+            (Some(5), 5)
+        );
         // A rate stage and a connection stage of the same length are other stages.
         let rate = vec![StageFigures::new(1.0, 10.0, 10.0, &c(0, 0))];
         let e = merge(&[Some(&a), Some(&rate)], true).unwrap_err();
