@@ -331,8 +331,37 @@ mod tests {
             ("1s:fast", "is not a number"),
             ("1s:0,2s:0", "every stage's target is 0"),
             ("soon:10", "stage 1"),
+            (
+                "1s:5c",
+                "connection stages (a target like 50c) do not apply here",
+            ),
         ] {
             let e = p(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_list_is_all_rates_or_all_connections() {
+        let any = |t: &str| parse_any("--stages", t);
+        let c = any("1s:5c, 2s:0c").unwrap();
+        assert!(c.is_connections());
+        assert_eq!(c.list(), [stage(1, 5.0), stage(2, 0.0)]);
+        assert!(!any("1s:5,2s:0").unwrap().is_connections());
+        for (bad, says) in [
+            (
+                "1s:5c,2s:10",
+                "stage 2 is a rate and stage 1 a number of connections",
+            ),
+            (
+                "1s:10,2s:5c",
+                "stage 1 is a rate and stage 2 a number of connections",
+            ),
+            ("1s:2.5c", "not a whole number of connections"),
+            ("1s:-1c", "not a whole number of connections"),
+            ("1s:0c,1s:0c", "every stage's target is 0"),
+        ] {
+            let e = any(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
     }
