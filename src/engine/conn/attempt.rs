@@ -65,7 +65,7 @@ impl<S: ClientSession> Conn<S> {
 
     /// Starts the slot's next connection, if the plan goes on.
     pub fn begin<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
-        if self.leaving {
+        if self.leaving() {
             // Connection stages: no longer wanted (a back-off or a turn ended).
             return self.rest(slot, ctx);
         }

@@ -100,7 +100,7 @@ impl<S: ClientSession> Conn<S> {
         if ctx.batch() {
             return self.park(ctx);
         }
-        if self.leaving {
+        if self.leaving() {
             return self.rest(slot, ctx);
         }
         if ctx.per_connection.is_none() && !ctx.conn_stages {

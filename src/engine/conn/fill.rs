@@ -17,7 +17,8 @@ impl<S: ClientSession> Conn<S> {
         now: u64,
         ctx: &Ctx<F>,
     ) -> bool {
-        if ctx.stopping || self.leaving || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
+        if ctx.stopping || self.leaving() || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d)
+        {
             return false;
         }
         if matches!(ctx.spec.shape.plan, Plan::Hold) && !(ctx.released && self.open_loop()) {

@@ -3,7 +3,7 @@
 //! says its goodbye and rests (`State::Off`) with no socket and no timer, until asked
 //! back or the run ends.
 
-use super::slot::{Conn, State};
+use super::slot::{Conn, Pace, State};
 use crate::engine::ctx::Ctx;
 use crate::engine::session::{ClientSession, SessionFactory};
 
@@ -11,7 +11,9 @@ impl<S: ClientSession> Conn<S> {
     /// Wanted open: a slot at rest connects now; one still leaving stays (its
     /// connection goes on, or opens again after its goodbye: `after_close`).
     pub fn stay<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
-        self.leaving = false;
+        if self.leaving() {
+            self.pace = Pace::Closed;
+        }
         if self.state == State::Off {
             self.begin(slot, ctx);
         }
@@ -20,7 +22,7 @@ impl<S: ClientSession> Conn<S> {
     /// No longer wanted open: a running connection drains and says goodbye (at once
     /// when idle); one coming up does so once up; one waiting rests.
     pub fn leave<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
-        self.leaving = true;
+        self.pace = Pace::Leaving;
         match self.state {
             State::Running => self.pump(slot, ctx),
             State::Waiting => self.rest(slot, ctx),
