@@ -49,10 +49,13 @@ fn rate_stages(
     let Some(text) = &a.stages else {
         return Ok((Stages::default(), plan, a.rate));
     };
-    let list = crate::engine::stages::parse("--stages", text).map_err(Error::usage)?;
+    let stages = crate::engine::stages::parse_any("--stages", text).map_err(Error::usage)?;
     let refuse = |why: &str| Err(Error::usage(why.to_string()));
     if batch {
         return refuse("--stages does not combine with a batch plan (--iterations/--reconnects)");
+    }
+    if client.ramp.is_some() && stages.is_connections() {
+        return refuse("--stages and --ramp both open the connections over time: write the ramp as the first stage (e.g. --stages 2s:50c,10s:50c)");
     }
     if client.ramp.is_some() {
         return refuse("--stages and --ramp both shape the rate: write the ramp as the first stage (e.g. --stages 2s:1000,10s:1000)");
@@ -62,19 +65,45 @@ fn rate_stages(
             "--stages counts every stage: drop --warmup (make a first stage the warm-up instead)",
         );
     }
-    let stages = Stages::new(&list);
+    if stages.is_connections() {
+        // Closed loop: the stages set the connections, no rate.
+        return Ok((stages, Plan::Duration(stages.total()), None));
+    }
     check_rate(stages.peak())?;
     Ok((stages, Plan::Duration(stages.total()), Some(stages.peak())))
 }
 
-/// The stages as the plan line says them: `2.000s to 1000/s, 3.000s to 0/s`.
+/// The run's connections: `-c` (or the protocol's), or under connection stages their
+/// highest target, `-c` then refused unless left at its default or equal to it.
+fn stage_connections(stages: &Stages, asked: usize, own: Option<usize>) -> Result<usize> {
+    if !stages.is_connections() {
+        return Ok(asked);
+    }
+    let peak = stages.peak() as usize;
+    if own.is_some() || (asked != DEFAULT_CONNECTIONS && asked != peak) {
+        return Err(Error::usage(format!(
+            "-c {asked} and connection stages both set the connections: the stages' highest target ({peak}c) is the run's connection count, so drop -c"
+        )));
+    }
+    Ok(peak)
+}
+
+/// `-c`'s default (flags::LoadArgs).
+const DEFAULT_CONNECTIONS: usize = 10;
+
+/// The stages as the plan line says them: `2.000s to 1000/s, 3.000s to 0/s`, or
+/// `2.000s to 50 connections, ...`.
 fn stages_text(stages: &Stages) -> String {
+    let unit = match stages.is_connections() {
+        true => " connections",
+        false => "/s",
+    };
     let list: Vec<String> = stages
         .list()
         .iter()
         .map(|s| {
             format!(
-                "{} to {}/s",
+                "{} to {}{unit}",
                 crate::report::format::seconds(s.over),
                 show_number(s.target)
             )
@@ -91,7 +120,10 @@ fn stages_json(stages: &Stages) -> serde_json::Value {
     stages
         .list()
         .iter()
-        .map(|s| json!({"seconds": s.over.as_secs_f64(), "target_per_s": s.target}))
+        .map(|s| match stages.is_connections() {
+            true => json!({"seconds": s.over.as_secs_f64(), "target_connections": s.target as u64}),
+            false => json!({"seconds": s.over.as_secs_f64(), "target_per_s": s.target}),
+        })
         .collect()
 }
 
@@ -406,6 +438,7 @@ impl LoadConfig {
             ));
         }
         let (stages, plan, rate) = rate_stages(a, plan, batch, &warmup, &client)?;
+        let connections = stage_connections(&stages, connections, over.connections)?;
         let memory_budget = memory_budget(a.memory_budget.as_deref())?;
         let interval = series_interval(&a.interval)?;
         let tui = (a.tui || !a.no_tui)
@@ -461,6 +494,10 @@ impl LoadConfig {
         let shape = &mut self.shape;
         let (i, n) = (s.index, s.count);
         shape.connections = s.share(shape.connections as u64) as usize;
+        if shape.stages.is_connections() {
+            // Each stage's target shared as -c is, so the shards' counts add up to it.
+            shape.stages = shape.stages.with_targets(|t| s.share(t as u64) as f64);
+        }
         if shape.connections == 0 {
             return Err(Error::usage(format!(
                 "-c {} connections cannot be shared over {n} shards: shard {i} would get none (give -c {n} or more)",
@@ -631,7 +668,10 @@ impl LoadConfig {
                     "up to {r} {per_s} by stages, open loop (latency from intended send time)"
                 ),
             })
-            .unwrap_or_else(|| "closed loop".into())
+            .unwrap_or_else(|| match self.shape.stages.is_connections() {
+                true => "closed loop on each connection, the connections by stages".into(),
+                false => "closed loop".into(),
+            })
     }
 
     /// The config table's TLS line.

@@ -78,7 +78,9 @@ pub struct LoadArgs {
     pub rate: Option<f64>,
     /// Open loop by stages: DURATION:TARGET,... (30s:1000,60s:1000,10s:0), the rate
     /// linear within each stage from the previous target (0 first) to its own, in
-    /// requests per second as -R; the run lasts the stages' sum (docs/stages.md).
+    /// requests per second as -R; or connections by stages, each target with c
+    /// (10s:50c,30s:50c,5s:0c), each running closed loop; the run lasts the stages' sum
+    /// (docs/stages.md).
     #[arg(long, value_name = "LIST", conflicts_with_all = ["rate", "duration", "requests"], hide_short_help = true)]
     pub stages: Option<String>,
     /// Run this long before measuring; excluded from the results.

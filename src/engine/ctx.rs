@@ -46,6 +46,9 @@ pub struct Ctx<F: SessionFactory> {
     /// Seen the stop flag (refreshed by the loop at least every 50 ms).
     pub stopping: bool,
     pub per_connection: Option<u64>,
+    /// Connection stages (`engine::vus`): a slot that said goodbye opens again unless it
+    /// was asked to leave.
+    pub conn_stages: bool,
     /// Open loop: the furthest any connection's schedule fell behind (ns), up to the deadline.
     pub max_lag_ns: u64,
     /// Connections of this worker made so far (their ids).

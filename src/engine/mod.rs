@@ -19,6 +19,7 @@ pub mod stages;
 pub(crate) mod tally;
 pub mod transport;
 mod uring_slots;
+pub mod vus;
 pub mod worker;
 
 pub use admission::Attempts;
@@ -265,7 +266,11 @@ fn merge_workers<F: SessionFactory>(
         }
         out.client_cpu += w.cpu;
         texts.push(std::mem::take(&mut w.stats.texts));
-        match (stages.as_mut(), w.stats.stages.take()) {
+        let tally = w.stats.stages.take().map(|mut t| {
+            t.finish_open();
+            t
+        });
+        match (stages.as_mut(), tally) {
             (Some(all), Some(t)) => all.add(&t),
             (None, t) => stages = t,
             _ => {}
@@ -283,10 +288,17 @@ fn merge_workers<F: SessionFactory>(
     Ok(out)
 }
 
-/// Each stage's figures: its counts and latency, the rate its curve asked over it and
-/// the rate sent in it.
+/// Each stage's figures: its counts and latency, the rate its curve asked over it (rate
+/// stages) and the rate sent in it, its connections.
 fn stage_figures(spec: &LoadSpec, t: &crate::stats::stages::StageTally) -> Vec<StageFigures> {
     let list = spec.shape.stages.list();
+    if spec.shape.stages.is_connections() {
+        return list
+            .iter()
+            .zip(&t.per)
+            .map(|(s, c)| StageFigures::of_connections(s.over.as_secs_f64(), s.target as u64, c))
+            .collect();
+    }
     let curve = stages::Curve::new(list);
     let mut from = 0.0;
     list.iter()

@@ -19,11 +19,14 @@ pub struct Stage {
 /// plain value every part copies.
 pub const MAX_STAGES: usize = 32;
 
-/// A run's stages, up to `MAX_STAGES`; empty: no stages.
+/// A run's stages, up to `MAX_STAGES`; empty: no stages. Rate stages (targets in
+/// requests per second, open loop) unless made by `of_connections` (targets in open
+/// connections, each running closed loop: `engine::vus`).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Stages {
     len: usize,
     list: [Stage; MAX_STAGES],
+    connections: bool,
 }
 
 impl Default for Stage {
@@ -44,6 +47,19 @@ impl Stages {
         }
         s.len = stages.len().min(MAX_STAGES);
         s
+    }
+
+    /// Connection stages (`--stages 10s:50c`): each target a number of connections.
+    pub fn of_connections(stages: &[Stage]) -> Stages {
+        Stages {
+            connections: true,
+            ..Stages::new(stages)
+        }
+    }
+
+    /// Whether the targets are connections (`of_connections`), not rates.
+    pub fn is_connections(&self) -> bool {
+        self.connections && !self.is_empty()
     }
 
     pub fn list(&self) -> &[Stage] {
@@ -74,6 +90,15 @@ impl Stages {
     /// The highest target.
     pub fn peak(&self) -> f64 {
         self.list().iter().map(|s| s.target).fold(0.0, f64::max)
+    }
+
+    /// Every target made `f(target)` (a shard's part of connection targets).
+    pub fn with_targets(&self, f: impl Fn(f64) -> f64) -> Stages {
+        let mut s = *self;
+        for stage in &mut s.list[..s.len] {
+            stage.target = f(stage.target);
+        }
+        s
     }
 
     /// Every target times `share` (a shard's part of the rate).
@@ -169,13 +194,29 @@ impl Curve {
 
 /// The stages `--stages` reads: `DURATION:TARGET` separated by commas (`30s:1000,
 /// 60s:1000,10s:0`). Every stage lasts longer than zero; a target is a rate in requests
-/// per second (0 or more); at least one target is above 0.
+/// per second (0 or more); at least one target is above 0. A list of connection
+/// targets (`10s:50c`) is refused here: `parse_any` reads both.
 pub fn parse(flag: &str, text: &str) -> Result<Vec<Stage>, String> {
+    let stages = parse_any(flag, text)?;
+    if stages.is_connections() {
+        return Err(format!(
+            "{flag}: connection stages (a target like 50c) do not apply here: give rates (e.g. 30s:1000)"
+        ));
+    }
+    Ok(stages.list().to_vec())
+}
+
+/// `--stages` as a load reads it: rate stages (`30s:1000`) or connection stages
+/// (`30s:50c`, a whole number of open connections), never both in one list.
+pub fn parse_any(flag: &str, text: &str) -> Result<Stages, String> {
     let mut stages = Vec::new();
+    let mut kinds = [None::<usize>; 2];
     for (i, item) in text.split(',').enumerate() {
         let n = i + 1;
         let (d, t) = item.trim().split_once(':').ok_or_else(|| {
-            format!("{flag}: stage {n} ({item:?}) is not DURATION:TARGET (e.g. 30s:1000)")
+            format!(
+                "{flag}: stage {n} ({item:?}) is not DURATION:TARGET (e.g. 30s:1000 or 30s:50c)"
+            )
         })?;
         let over = crate::units::parse_duration(d.trim())
             .map_err(|e| format!("{flag}: stage {n}: {e}"))?;
@@ -184,12 +225,11 @@ pub fn parse(flag: &str, text: &str) -> Result<Vec<Stage>, String> {
                 "{flag}: stage {n} lasts no time: every stage must be longer than zero"
             ));
         }
-        let target: f64 = t.trim().parse().map_err(|_| {
-            format!("{flag}: stage {n}: the target {t:?} is not a number of requests per second")
-        })?;
-        if !target.is_finite() || target < 0.0 {
+        let (target, conns) = parse_target(flag, n, t.trim())?;
+        kinds[conns as usize].get_or_insert(n);
+        if let [Some(rate), Some(conn)] = kinds {
             return Err(format!(
-                "{flag}: stage {n}: the target must be 0 or more requests per second, not {t}"
+                "{flag}: stage {rate} is a rate and stage {conn} a number of connections: a list is all rates (30s:1000) or all connections (30s:50c)"
             ));
         }
         stages.push(Stage { over, target });
@@ -205,7 +245,30 @@ pub fn parse(flag: &str, text: &str) -> Result<Vec<Stage>, String> {
             "{flag}: every stage's target is 0: nothing would be sent"
         ));
     }
-    Ok(stages)
+    Ok(match kinds[1] {
+        Some(_) => Stages::of_connections(&stages),
+        None => Stages::new(&stages),
+    })
+}
+
+/// One target: a rate (`1000`) or, with a `c`, a whole number of connections (`50c`);
+/// returns it and whether it is connections.
+fn parse_target(flag: &str, n: usize, t: &str) -> Result<(f64, bool), String> {
+    if let Some(c) = t.strip_suffix('c') {
+        let count: u32 = c.trim().parse().map_err(|_| {
+            format!("{flag}: stage {n}: the target {t:?} is not a whole number of connections (e.g. 50c)")
+        })?;
+        return Ok((count as f64, true));
+    }
+    let target: f64 = t.parse().map_err(|_| {
+        format!("{flag}: stage {n}: the target {t:?} is not a number of requests per second (or of connections, as 50c)")
+    })?;
+    if !target.is_finite() || target < 0.0 {
+        return Err(format!(
+            "{flag}: stage {n}: the target must be 0 or more requests per second, not {t}"
+        ));
+    }
+    Ok((target, false))
 }
 
 #[cfg(test)]
@@ -268,8 +331,37 @@ mod tests {
             ("1s:fast", "is not a number"),
             ("1s:0,2s:0", "every stage's target is 0"),
             ("soon:10", "stage 1"),
+            (
+                "1s:5c",
+                "connection stages (a target like 50c) do not apply here",
+            ),
         ] {
             let e = p(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_list_is_all_rates_or_all_connections() {
+        let any = |t: &str| parse_any("--stages", t);
+        let c = any("1s:5c, 2s:0c").unwrap();
+        assert!(c.is_connections());
+        assert_eq!(c.list(), [stage(1, 5.0), stage(2, 0.0)]);
+        assert!(!any("1s:5,2s:0").unwrap().is_connections());
+        for (bad, says) in [
+            (
+                "1s:5c,2s:10",
+                "stage 2 is a rate and stage 1 a number of connections",
+            ),
+            (
+                "1s:10,2s:5c",
+                "stage 1 is a rate and stage 2 a number of connections",
+            ),
+            ("1s:2.5c", "not a whole number of connections"),
+            ("1s:-1c", "not a whole number of connections"),
+            ("1s:0c,1s:0c", "every stage's target is 0"),
+        ] {
+            let e = any(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
     }

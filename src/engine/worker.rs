@@ -85,7 +85,12 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     let mut uring = pick_uring(&args, &mut ctx);
     let batch = batch_of(&spec.shape.plan);
     let conns = start_slots(&args, &mut ctx, batch.is_some());
+    let vus =
+        spec.shape.stages.is_connections().then(|| {
+            super::vus::Vus::new(spec.shape.stages.list(), args.index, spec.shape.threads)
+        });
     let mut w = Worker {
+        vus,
         // An interval ends at a duration plan's end at the latest: what comes after it
         // is the drain, which is no interval of the measured phase's progress.
         next_tick: (args.measure_start_ns + spec.interval.as_nanos().max(1) as u64)
@@ -159,6 +164,7 @@ fn new_ctx<F: SessionFactory>(
         budget: args.budget,
         stopping: false,
         per_connection: spec.per_connection,
+        conn_stages: spec.shape.stages.is_connections(),
         max_lag_ns: 0,
         made: 0,
         live: n,
@@ -257,6 +263,13 @@ fn start_slots<F: SessionFactory>(
         .shape
         .ramp
         .filter(|_| !batch && spec.shape.rate.is_none());
+    if spec.shape.stages.is_connections() {
+        // Connection stages: every slot rests until the count asks for it (`vus`).
+        for (slot, c) in conns.iter_mut().enumerate() {
+            c.leave(slot as u32, ctx);
+        }
+        return conns;
+    }
     let fresh = spread.is_none() && !batch && ctx.admission.limited();
     if fresh {
         ctx.admission.wait_fresh(n as u32);
@@ -319,6 +332,8 @@ struct Worker<'a, F: SessionFactory> {
     interval_ns: u64,
     ticks: u64,
     batch: Option<Batch>,
+    /// Connection stages: which slots are wanted open, over time.
+    vus: Option<super::vus::Vus>,
     /// The report that every slot's first attempt settled has gone.
     up_sent: bool,
     index: usize,
@@ -389,6 +404,10 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
 
     fn after_wake(&mut self, now: u64) -> Option<u64> {
         admit_waiting(&mut self.ctx, &mut self.conns);
+        let vus_at = match self.vus.as_mut() {
+            Some(v) => v.step(now, &mut self.ctx, &mut self.conns),
+            None => u64::MAX,
+        };
         if !self.up_sent && self.ctx.unsettled == 0 {
             self.up_sent = true;
             send_connections(&self.ctx, self.index, self.snapshots);
@@ -418,7 +437,7 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
         if self.ctx.live == 0 {
             return None;
         }
-        let mut next = self.next_tick;
+        let mut next = self.next_tick.min(vus_at);
         if let Some(at) = self.batch.as_ref().and_then(|b| b.resume_at) {
             next = next.min(at);
         }
@@ -607,7 +626,7 @@ fn stats_for(spec: &LoadSpec) -> WorkerStats {
     if spec.interval_handshakes {
         stats.interval_handshake = Some(Latency::new());
     }
-    if !shape.stages.is_empty() && shape.rate.is_some() {
+    if !shape.stages.is_empty() {
         stats.stages = Some(crate::stats::stages::StageTally::new(
             shape.stages.ends_ns(),
         ));

@@ -16,6 +16,9 @@ pub struct StageCount {
     pub errors: u64,
     /// Latency from the intended send time, of every reply timed (as the run's).
     pub latency: Latency,
+    /// Connections open at the stage's end, and the most open at once in it.
+    pub open_end: u64,
+    pub open_peak: u64,
 }
 
 /// A worker's counts per stage: `ends_ns[i]`, the end of stage `i` from the run's
@@ -26,6 +29,9 @@ pub struct StageTally {
     /// so the next is mostly in it or the one after.
     at: usize,
     pub per: Vec<StageCount>,
+    /// The stage the open count was last seen in, and that count.
+    open_at: usize,
+    open_now: u64,
 }
 
 impl StageTally {
@@ -36,6 +42,38 @@ impl StageTally {
             ends_ns,
             at: 0,
             per,
+            open_at: 0,
+            open_now: 0,
+        }
+    }
+
+    /// The open connections became `open` at `t_ns`. Stages passed since the last
+    /// change end with the count before it; a change from the last stage's end on
+    /// (the run's closing) counts in none.
+    #[inline]
+    pub fn open(&mut self, t_ns: u64, open: u64) {
+        let last = self.ends_ns.len() - 1;
+        if t_ns >= self.ends_ns[last] {
+            return;
+        }
+        while self.open_at < last && t_ns >= self.ends_ns[self.open_at] {
+            self.per[self.open_at].open_end = self.open_now;
+            self.open_at += 1;
+            self.per[self.open_at].open_peak = self.open_now;
+        }
+        self.open_now = open;
+        let s = &mut self.per[self.open_at];
+        s.open_peak = s.open_peak.max(open);
+    }
+
+    /// The run is over: the stages after the last change hold its count to their end.
+    pub fn finish_open(&mut self) {
+        let now = self.open_now;
+        for (i, s) in self.per.iter_mut().enumerate().skip(self.open_at) {
+            s.open_end = now;
+            if i > self.open_at {
+                s.open_peak = now;
+            }
         }
     }
 
@@ -58,6 +96,12 @@ impl StageTally {
     #[inline]
     pub fn sent(&mut self, intended_ns: u64) {
         self.at(intended_ns).sent += 1;
+    }
+
+    /// `n` requests meant to go (and sent) at `t_ns`.
+    #[inline]
+    pub fn sent_n(&mut self, t_ns: u64, n: u64) {
+        self.at(t_ns).sent += n;
     }
 
     /// `n` correct replies to requests meant to go at `intended_ns`, each `corrected_ns`.
@@ -85,23 +129,38 @@ impl StageTally {
             a.ok += b.ok;
             a.errors += b.errors;
             a.latency.add(&b.latency);
+            // Each worker's highest: their sum bounds the run's from above (workers
+            // hold equal shares, so they peak together).
+            a.open_end += b.open_end;
+            a.open_peak += b.open_peak;
         }
     }
 }
 
-/// One stage in the result: its length, its target, the rate it asked (its integral
-/// over its length) and achieved, its counts and latency (an exact histogram).
+/// One stage in the result: its length, its target (a rate, or connections), the
+/// rate it asked (its integral over its length; rate stages) and achieved, its counts
+/// and latency (an exact histogram), and the connections open at its end and at most.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StageFigures {
     pub seconds: f64,
-    pub target_per_s: f64,
-    /// The requests the stage's curve asks for over it, per second of it.
-    pub asked_per_s: f64,
+    /// Rate stages: where the stage's rate ends; null for connection stages.
+    pub target_per_s: Option<f64>,
+    /// Connection stages: the connections the stage ends at; null for rate stages.
+    #[serde(default)]
+    pub target_connections: Option<u64>,
+    /// Rate stages: the requests the stage's curve asks for over it, per second of it.
+    pub asked_per_s: Option<f64>,
     /// The requests sent in it (by intended send time), per second of it.
     pub achieved_per_s: f64,
     pub sent: u64,
     pub ok: u64,
     pub errors: u64,
+    /// Connections open at the stage's end, and the most open at once in it (over
+    /// several workers or shards: the sum of each one's).
+    #[serde(default)]
+    pub connections_at_end: u64,
+    #[serde(default)]
+    pub connections_peak: u64,
     #[serde(with = "super::latency::null_when_empty")]
     pub latency_us: LatencySummary,
     pub histogram: HistogramBlob,
@@ -111,13 +170,33 @@ impl StageFigures {
     /// A stage of `seconds` to `target_per_s`, asking `asked` requests in all.
     pub fn new(seconds: f64, target_per_s: f64, asked: f64, c: &StageCount) -> StageFigures {
         StageFigures {
+            target_per_s: Some(target_per_s),
+            asked_per_s: Some(asked / seconds),
+            ..StageFigures::counted(seconds, c)
+        }
+    }
+
+    /// A connection stage of `seconds` to `target` connections.
+    pub fn of_connections(seconds: f64, target: u64, c: &StageCount) -> StageFigures {
+        StageFigures {
+            target_connections: Some(target),
+            ..StageFigures::counted(seconds, c)
+        }
+    }
+
+    /// What every stage has: its counts, latency and connections.
+    fn counted(seconds: f64, c: &StageCount) -> StageFigures {
+        StageFigures {
             seconds,
-            target_per_s,
-            asked_per_s: asked / seconds,
+            target_per_s: None,
+            target_connections: None,
+            asked_per_s: None,
             achieved_per_s: c.sent as f64 / seconds,
             sent: c.sent,
             ok: c.ok,
             errors: c.errors,
+            connections_at_end: c.open_end,
+            connections_peak: c.open_peak,
             latency_us: c.latency.summary(),
             histogram: HistogramBlob::of(&c.latency),
         }
@@ -140,11 +219,14 @@ pub fn merge(
     let mut all = Vec::with_capacity(parts.len());
     for (i, p) in parts.iter().enumerate() {
         let p = p.ok_or("some parts ran by stages (--stages) and others not")?;
-        let same =
-            p.len() == first.len() && p.iter().zip(first).all(|(a, b)| a.seconds == b.seconds);
+        let same = p.len() == first.len()
+            && p.iter().zip(first).all(|(a, b)| {
+                a.seconds == b.seconds
+                    && a.target_connections.is_some() == b.target_connections.is_some()
+            });
         if !same {
             return Err(format!(
-                "part {} ran other stages (their number or lengths differ from part 1's)",
+                "part {} ran other stages (their number, lengths or kind differ from part 1's)",
                 i + 1
             ));
         }
@@ -164,14 +246,30 @@ pub fn merge(
                 sum / n
             }
         };
+        let count = |g: fn(&StageFigures) -> u64| {
+            let sum: u64 = of().map(g).sum();
+            match side_by_side {
+                true => sum,
+                false => (sum as f64 / n).round() as u64,
+            }
+        };
         merged.push(StageFigures {
             seconds: f.seconds,
-            target_per_s: rate(|s| s.target_per_s),
-            asked_per_s: rate(|s| s.asked_per_s),
+            target_per_s: f
+                .target_per_s
+                .map(|_| rate(|s| s.target_per_s.unwrap_or(0.0))),
+            target_connections: f
+                .target_connections
+                .map(|_| count(|s| s.target_connections.unwrap_or(0))),
+            asked_per_s: f
+                .asked_per_s
+                .map(|_| rate(|s| s.asked_per_s.unwrap_or(0.0))),
             achieved_per_s: rate(|s| s.achieved_per_s),
             sent: of().map(|s| s.sent).sum(),
             ok: of().map(|s| s.ok).sum(),
             errors: of().map(|s| s.errors).sum(),
+            connections_at_end: count(|s| s.connections_at_end),
+            connections_peak: count(|s| s.connections_peak),
             latency_us: latency.summary(),
             histogram: HistogramBlob::of(&latency),
         });
@@ -231,13 +329,64 @@ mod tests {
             m[1].latency_us
         );
         assert_eq!(m[1].achieved_per_s, 4.0);
-        assert_eq!(m[1].asked_per_s, 20.0);
+        assert_eq!(m[1].asked_per_s, Some(20.0));
         let rounds = merge(&[Some(&a), Some(&b)], false).unwrap().unwrap();
         assert_eq!(
             (rounds[1].achieved_per_s, rounds[1].asked_per_s),
-            (2.0, 10.0)
+            (2.0, Some(10.0))
         );
         assert_eq!(m[0].sent + m[2].sent, 0);
+    }
+
+    #[test]
+    fn the_open_connections_end_each_stage_and_peak_in_it() {
+        let mut t = tally();
+        // Stage 0 (to 1,000): up to 3, then 2 at its end; stage 1 (to 3,000): no
+        // change, so 2 throughout; stage 2 (to 4,000): 5 at most, 4 at its end; the
+        // closing after the last end counts in none.
+        for (at, open) in [(10, 1), (20, 2), (30, 3), (900, 2), (3_100, 5), (3_500, 4)] {
+            t.open(at, open);
+        }
+        t.open(4_000, 0);
+        t.finish_open();
+        let ends: Vec<u64> = t.per.iter().map(|s| s.open_end).collect();
+        let peaks: Vec<u64> = t.per.iter().map(|s| s.open_peak).collect();
+        assert_eq!((ends, peaks), (vec![2, 2, 4], vec![3, 2, 5]));
+        let mut other = tally();
+        other.open(5, 7);
+        other.finish_open();
+        t.add(&other);
+        assert_eq!((t.per[1].open_end, t.per[2].open_peak), (9, 12));
+    }
+
+    #[test]
+    fn connection_stages_merge_their_connections() {
+        let c = |end: u64, peak: u64| StageCount {
+            open_end: end,
+            open_peak: peak,
+            ..StageCount::default()
+        };
+        let a = vec![StageFigures::of_connections(1.0, 4, &c(4, 4))];
+        let b = vec![StageFigures::of_connections(1.0, 6, &c(5, 6))];
+        let m = merge(&[Some(&a), Some(&b)], true).unwrap().unwrap();
+        assert_eq!(
+            (
+                m[0].target_connections,
+                m[0].connections_at_end,
+                m[0].connections_peak
+            ),
+            (Some(10), 9, 10)
+        );
+        assert_eq!((m[0].target_per_s, m[0].asked_per_s), (None, None));
+        let r = merge(&[Some(&a), Some(&b)], false).unwrap().unwrap();
+        assert_eq!(
+            (r[0].target_connections, r[0].connections_peak),
+            (Some(5), 5)
+        );
+        // A rate stage and a connection stage of the same length are other stages.
+        let rate = vec![StageFigures::new(1.0, 10.0, 10.0, &c(0, 0))];
+        let e = merge(&[Some(&a), Some(&rate)], true).unwrap_err();
+        assert!(e.contains("kind differ"), "{e}");
     }
 
     #[test]

@@ -180,6 +180,24 @@ impl WorkerStats {
         }
     }
 
+    /// `n` measured requests sent now (closed loop: connection stages), in the stage of
+    /// `now_ns`.
+    #[inline]
+    pub fn stage_sent_n(&mut self, now_ns: u64, n: u64) {
+        if let Some(s) = self.stages.as_mut() {
+            s.sent_n(now_ns, n);
+        }
+    }
+
+    /// The worker's open connections changed to `open` at `now_ns` (per stage: the
+    /// count at its end and its highest).
+    #[inline]
+    pub fn stage_open(&mut self, now_ns: u64, open: u64) {
+        if let Some(s) = self.stages.as_mut() {
+            s.open(now_ns, open);
+        }
+    }
+
     /// A measured request sent, meant to go at `intended_ns`, in its stage (`--stages`;
     /// `record_sent` counts it in the totals).
     #[inline]

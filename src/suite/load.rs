@@ -129,7 +129,7 @@ pub fn load_of(
             ));
         }
     }
-    let axes = axes_of(cx, &who, protocol, l)?;
+    let mut axes = axes_of(cx, &who, protocol, l)?;
     let settings = protocol
         .suite_load(block.map(|b| b.get_ref()), &axes.bodies)
         .map_err(|e| {
@@ -148,6 +148,10 @@ pub fn load_of(
         refuse_axes(cx, &who, g.as_ref(), l, &axes, span.clone())?;
     }
     let stages = stages_of(cx, &who, protocol, generator, generator == WIREBENCH, l)?;
+    if let Some(peak) = stages.as_ref().and_then(|s| s.connections) {
+        // Connection stages: every point opens up to their highest target.
+        axes.conns = vec![peak];
+    }
     let search = search_of(cx, &who, protocol, generator, generator == WIREBENCH, l)?;
     let stop = match (&stages, &search) {
         (Some(s), _) => Stop::Stages(s.total),
@@ -158,7 +162,8 @@ pub fn load_of(
         (None, None) => stop_of(cx, &who, l, tool.as_deref(), span.clone())?,
     };
     drop(tool);
-    let open_loop = stages.is_some() || axes.rates.iter().all(Option::is_some);
+    let rate_stages = stages.as_ref().is_some_and(|s| s.connections.is_none());
+    let open_loop = rate_stages || axes.rates.iter().all(Option::is_some);
     let thresholds = thresholds_of(cx, &who, protocol, open_loop, l)?;
     let (points, swept) = sweep(cx, &who, axes, span)?;
     let warmup = match &l.warmup {

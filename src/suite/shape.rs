@@ -11,11 +11,13 @@ use crate::stats::threshold::{self, Scope, Threshold};
 use crate::stats::Unit;
 use std::time::Duration;
 
-/// A load's stages, checked: the text each point passes as `--stages`, and their sum.
+/// A load's stages, checked: the text each point passes as `--stages`, their sum, and
+/// for connection stages (`10s:50c`) their highest target, every point's connections.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SuiteStages {
     pub text: String,
     pub total: Duration,
+    pub connections: Option<u64>,
 }
 
 /// Why a key only wirebench's own loads take is refused for this load, if it is:
@@ -51,26 +53,36 @@ pub fn stages_of(
     if let Some(why) = only_wirebench(protocol, generator, wirebench, connect, "runs stages") {
         return refuse(why);
     }
-    for (key, given) in [
-        ("rate", l.rate.is_some()),
-        ("duration", l.duration.is_some()),
-        ("count", l.count.is_some()),
-    ] {
-        if given {
-            return refuse(format!(
-                "the stages set the rate and the length of every point: drop `{key}`"
-            ));
-        }
-    }
-    let list = crate::engine::stages::parse("stages", s.get_ref()).map_err(|e| {
+    let list = crate::engine::stages::parse_any("stages", s.get_ref()).map_err(|e| {
         cx.err(
             s.span(),
             format!("{who} key `stages`: {}", e.trim_start_matches("stages: ")),
         )
     })?;
+    let what = match list.is_connections() {
+        true => "connections",
+        false => "rate",
+    };
+    for (key, given) in [
+        ("rate", l.rate.is_some()),
+        ("duration", l.duration.is_some()),
+        ("count", l.count.is_some()),
+        // A default (no span) is no axis given.
+        (
+            "connections",
+            list.is_connections() && l.connections.span() != (0..0),
+        ),
+    ] {
+        if given {
+            return refuse(format!(
+                "the stages set the {what} and the length of every point: drop `{key}`"
+            ));
+        }
+    }
     Ok(Some(SuiteStages {
         text: s.get_ref().clone(),
-        total: list.iter().map(|s| s.over).sum(),
+        total: list.total(),
+        connections: list.is_connections().then(|| list.peak() as u64),
     }))
 }
 

@@ -13,6 +13,7 @@ mod bad_input;
 mod bounds_echo;
 mod bounds_http;
 mod cli_errors;
+mod conn_stages;
 mod connect;
 mod connect_defaults;
 mod connect_intervals;

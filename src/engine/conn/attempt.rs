@@ -65,6 +65,10 @@ impl<S: ClientSession> Conn<S> {
 
     /// Starts the slot's next connection, if the plan goes on.
     pub fn begin<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
+        if self.leaving() {
+            // Connection stages: no longer wanted (a back-off or a turn ended).
+            return self.rest(slot, ctx);
+        }
         let now = ctx.now();
         if ctx.batch() {
             if ctx.stopping {
@@ -192,6 +196,7 @@ impl<S: ClientSession> Conn<S> {
         ctx.stats.phase(measured).connections += 1;
         // Undone when the socket closes in a state past this one (`drop_socket`).
         ctx.open += 1;
+        ctx.stats.stage_open(ctx.now(), ctx.open);
     }
 
     pub(super) fn tls_step<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {

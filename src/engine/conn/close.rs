@@ -65,6 +65,7 @@ impl<S: ClientSession> Conn<S> {
                 State::Opening | State::Running | State::Closing | State::Parked
             ) {
                 ctx.open = ctx.open.saturating_sub(1);
+                ctx.stats.stage_open(ctx.now(), ctx.open);
             }
         }
         self.tls = None;
@@ -99,9 +100,14 @@ impl<S: ClientSession> Conn<S> {
         if ctx.batch() {
             return self.park(ctx);
         }
-        if ctx.per_connection.is_none() {
+        if self.leaving() {
+            return self.rest(slot, ctx);
+        }
+        if ctx.per_connection.is_none() && !ctx.conn_stages {
             return self.retire(slot, ctx);
         }
+        // Connection stages: a slot asked back while it said goodbye opens again (or
+        // retires, the run being over: `begin`).
         self.backoff_ms = FIRST_BACKOFF_MS;
         self.begin(slot, ctx);
     }

@@ -39,7 +39,7 @@ impl<S: ClientSession> Conn<S> {
             State::Tls => self.tls_step(slot, ctx),
             State::Opening | State::Closing => self.exchange(slot, ctx, false),
             State::Running => self.pump_after(slot, events, ctx),
-            State::Waiting | State::Parked | State::Done => {}
+            State::Waiting | State::Parked | State::Off | State::Done => {}
         }
     }
 
@@ -123,7 +123,7 @@ impl<S: ClientSession> Conn<S> {
         let why = match self.state {
             State::Waiting => return self.begin(slot, ctx),
             State::Running => return self.pump(slot, ctx),
-            State::Parked | State::Done => return,
+            State::Parked | State::Off | State::Done => return,
             _ if !late => {
                 let at = self.phase_began + ctx.timeout_ns;
                 return self.arm(slot, at, ctx);
@@ -157,7 +157,7 @@ impl<S: ClientSession> Conn<S> {
     /// The stop flag was seen: a slot waiting to start ends now, a running one drains.
     pub fn on_stop<F: SessionFactory<Session = S>>(&mut self, slot: u32, ctx: &mut Ctx<F>) {
         match self.state {
-            State::Waiting if !ctx.batch() => self.retire(slot, ctx),
+            State::Waiting | State::Off if !ctx.batch() => self.retire(slot, ctx),
             State::Running => self.pump(slot, ctx),
             _ => {}
         }

@@ -17,7 +17,8 @@ impl<S: ClientSession> Conn<S> {
         now: u64,
         ctx: &Ctx<F>,
     ) -> bool {
-        if ctx.stopping || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d) {
+        if ctx.stopping || self.leaving() || ctx.deadline_ns.is_some_and(|d| intended.max(now) >= d)
+        {
             return false;
         }
         if matches!(ctx.spec.shape.plan, Plan::Hold) && !(ctx.released && self.open_loop()) {
@@ -103,6 +104,10 @@ impl<S: ClientSession> Conn<S> {
             self.push_requests(n, now, now, measured, ctx);
             let bytes = (ctx.out.len() - before) as u64;
             ctx.stats.record_sent(measured, n, bytes);
+            if measured {
+                // Connection stages: sent now, so in the stage of now.
+                ctx.stats.stage_sent_n(now, n);
+            }
         }
     }
 }

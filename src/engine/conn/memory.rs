@@ -26,7 +26,8 @@ impl<S: ClientSession> Conn<S> {
         if b.output.capacity() > 0 {
             b.output = Vec::new();
         }
-        let far = self.open && self.next_intended.saturating_sub(now) >= IDLE_RELEASE_NS;
+        let far = self.pace == super::slot::Pace::Open
+            && self.next_intended.saturating_sub(now) >= IDLE_RELEASE_NS;
         if far && b.is_empty() {
             if let Some(b) = self.busy.take() {
                 pool.give(b);

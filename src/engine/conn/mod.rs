@@ -10,7 +10,8 @@
 //! into it (`events.rs`), a connection attempt (`attempt.rs`), the opening and closing
 //! exchanges (`exchange.rs`), the drive step of a running connection (`drive.rs`) over
 //! its refill (`fill.rs`), open-loop pacing (`schedule.rs`), write (`write.rs`) and read
-//! (`read.rs`) paths, the bytes it keeps (`memory.rs`), how its run ends (`close.rs`), and
+//! (`read.rs`) paths, the bytes it keeps (`memory.rs`), how its run ends (`close.rs`),
+//! connection stages' opening and leaving (`stay.rs`), and
 //! the tunnel through an HTTP CONNECT proxy before TLS (`tunnel.rs`).
 
 mod attempt;
@@ -23,6 +24,7 @@ mod memory;
 mod read;
 mod schedule;
 mod slot;
+mod stay;
 mod tunnel;
 mod write;
 

@@ -10,7 +10,7 @@ impl<S: ClientSession> Conn<S> {
     /// Open loop: skips the sends scheduled before `t` (a held connection released:
     /// what it would have sent before is not a backlog).
     pub fn skip_schedule_until(&mut self, t: u64, shared: Option<&Schedule>) {
-        if let Some(s) = shared.filter(|_| self.open) {
+        if let Some(s) = shared.filter(|_| self.open_loop()) {
             while self.next_intended < t {
                 self.sent_k += 1;
                 self.next_intended = s.intended(self.offset_ns, self.sent_k);
@@ -24,7 +24,7 @@ impl<S: ClientSession> Conn<S> {
         now: u64,
         ctx: &mut Ctx<F>,
     ) {
-        if !self.open {
+        if !self.open_loop() {
             return;
         }
         // Taken out of the worker's context for the loop (a move, no count kept) and

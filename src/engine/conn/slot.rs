@@ -42,8 +42,19 @@ pub enum State {
     Closing,
     /// Batch plans: at the worker's barrier (connected or not).
     Parked,
+    /// Connection stages: not wanted open now; no socket, no timer, until the worker
+    /// asks it back (`engine::vus`).
+    Off,
     /// The slot's run is over.
     Done,
+}
+
+/// How a connection's requests go (`Conn::pace`).
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(super) enum Pace {
+    Closed,
+    Open,
+    Leaving,
 }
 
 /// How `Conn::drive` runs a connection with requests to make.
@@ -106,8 +117,10 @@ pub struct Conn<S> {
     pub(super) attempting: bool,
     /// The slot's first attempt has settled (up, failed, or never made).
     pub(super) settled_once: bool,
-    /// Open loop: requests go by the schedule (else as replies make room).
-    pub(super) open: bool,
+    /// How requests go: by the schedule (open loop), as replies make room (closed
+    /// loop), or not at all (leaving). One byte for the three: connection stages,
+    /// whose connections leave, run closed loop only.
+    pub(super) pace: Pace,
     /// The earliest time a timer of this connection is armed for (u64::MAX: none).
     pub wake_at: u64,
 }
@@ -138,7 +151,10 @@ impl<S: ClientSession> Conn<S> {
                 _ => 0,
             },
             offset_ns: offset.unwrap_or(0.0),
-            open: offset.is_some(),
+            pace: match offset {
+                Some(_) => Pace::Open,
+                None => Pace::Closed,
+            },
             sent_k: 0,
             phase_began: 0,
             began: 0,
@@ -227,8 +243,16 @@ impl<S: ClientSession> Conn<S> {
         used > 0
     }
 
+    #[inline]
     pub(super) fn open_loop(&self) -> bool {
-        self.open
+        self.pace == Pace::Open
+    }
+
+    /// Connection stages: asked to leave (no new request; once its replies are in, the
+    /// goodbye, then `State::Off`).
+    #[inline]
+    pub(super) fn leaving(&self) -> bool {
+        self.pace == Pace::Leaving
     }
 }
 
