@@ -93,6 +93,10 @@ mod tests {
         let disagreed = [rerun(1000.0, true, false), rerun(990.0, true, true)];
         assert!(!Confidence::settled(Some(990.0), Some(1000.0), &disagreed));
         // Nothing passed: the one end there is.
-        assert!(Confidence::settled(None, Some(4.0), &[rerun(4.0, false, false)]));
+        assert!(Confidence::settled(
+            None,
+            Some(4.0),
+            &[rerun(4.0, false, false)]
+        ));
     }
 }

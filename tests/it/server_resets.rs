@@ -5,7 +5,6 @@
 //! that says every deadline passed. Each is closed as the reset it is, on either loop:
 //! no timeout is counted, every byte sent is read.
 
-use crate::common::*;
 use crate::server_timeouts::served_on;
 use std::io::Write;
 use std::net::TcpStream;
@@ -60,7 +59,14 @@ fn resets_queued_while_the_server_was_stopped_are_not_timeouts() {
         let mut server = served_on(
             loop_,
             "http",
-            &["--threads", "1", "--idle-timeout", "2s", "--header-timeout", "1s"],
+            &[
+                "--threads",
+                "1",
+                "--idle-timeout",
+                "2s",
+                "--header-timeout",
+                "1s",
+            ],
         );
         let addr = server.addr();
         let peers: Vec<TcpStream> = (0..PEERS)
