@@ -259,6 +259,18 @@ fn churn_counts_are_exact() {
 }
 
 #[test]
+fn a_churn_for_a_duration_is_a_valid_result() {
+    // It asks for no count: config.connections is 0, which the schema allows for it.
+    let r = run_json(&["connect", "--churn", "-d", "1s", "--concurrency", "8"]);
+    assert_eq!(r.code, 0, "{}", r.explain());
+    let j = r.json();
+    assert_valid(j);
+    assert_eq!(ju(j, "/config/connections"), 0);
+    assert_eq!(j["config"]["plan"]["type"], "duration");
+    assert!(ju(j, "/connect/churn/cycles_ok") > 0, "{}", r.explain());
+}
+
+#[test]
 fn refused_connections_are_counted_by_errno() {
     // Nothing listens on a port we just released: every attempt is ECONNREFUSED.
     let port = free_port();
