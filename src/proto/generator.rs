@@ -107,6 +107,9 @@ pub struct ExternalRun {
     pub connect_errors: u64,
     pub bytes_received: u64,
     pub bytes_sent: u64,
+    /// What `bytes_sent` counts, when not the request bodies (the result's
+    /// `config.bytes_sent_counts`): a tool that reports no bytes says so.
+    pub bytes_sent_counts: Option<&'static str>,
     pub latency: Latency,
     /// Smallest latency step the tool can tell apart, microseconds.
     pub resolution_us: u64,

@@ -654,10 +654,14 @@ impl Run<'_> {
                 l => format!("{e}; it said: {l}"),
             }
         })?;
+        let mut config = config_of(load, p, &inv.argv);
+        if let Some(counts) = parsed.bytes_sent_counts {
+            config["bytes_sent_counts"] = json!(counts);
+        }
         let cx = external::Context {
             kind: load.protocol.name(),
             target: inv.argv.last().cloned().unwrap_or_default(),
-            config: config_of(load, p, &inv.argv),
+            config,
             started_unix_ms: started_ms,
             warmup_s: 0.0,
             client_cpu_s: client_cpu,

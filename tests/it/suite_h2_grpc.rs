@@ -132,6 +132,17 @@ fn h2_and_grpc_points_count_what_their_servers_count() {
         assert_eq!(doc["totals"]["sent"], count, "{load}: {}", doc["totals"]);
         assert_eq!(doc["totals"]["invariant_holds"], true, "{load}");
         assert_eq!(served(dir.path(), &server), count, "{load} on {server}");
+        // What `bytes_sent` counts: ghz reports no bytes, h2load is told the bodies.
+        let counts = match load.as_str() {
+            "grpc-ghz" => Some("nothing: ghz reports no byte counts"),
+            "h2c-h2load" => Some("request bodies only"),
+            _ => None,
+        };
+        assert_eq!(
+            doc["config"]["bytes_sent_counts"].as_str(),
+            counts,
+            "{load}"
+        );
         if load.starts_with("grpc") {
             assert_eq!(
                 doc["grpc_status"],
