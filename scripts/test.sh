@@ -117,6 +117,10 @@ installed=$(date +%s)
 # One cargo invocation builds the binary (the integration tests need it) and every test
 # target side by side: a separate `cargo build` first left a core idle in its single-crate
 # phases.
-cargo test --profile ci --all-targets --no-fail-fast
+# Arguments go to cargo: `--no-run` builds without running (.ci/run builds first, then
+# runs the fuzz targets' check beside the tests).
+cargo test --profile ci --all-targets --no-fail-fast "$@"
 
-echo "test.sh: all tests passed in $(( $(date +%s) - installed ))s (installing took $(( installed - started ))s)"
+did="all tests passed"
+[[ " $* " == *" --no-run "* ]] && did="built the tests"
+echo "test.sh: $did in $(( $(date +%s) - installed ))s (installing took $(( installed - started ))s)"
