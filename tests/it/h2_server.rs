@@ -134,6 +134,12 @@ fn h2_over_tls_is_chosen_by_alpn() {
         return;
     }
     let s = ServeHttp::start(&["--threads", "1", "--tls"]);
+    // The server writes this line before it listens, but the thread reading its stderr
+    // may not have taken it in yet when the port answers (on a loaded machine it had
+    // not: "no certificate path in:" and nothing after).
+    wait_until(Duration::from_secs(30), || {
+        s.proc.stderr().contains("written to ")
+    });
     let err = s.proc.stderr();
     let ca = err
         .split("written to ")
