@@ -172,7 +172,12 @@ fn new_ctx<F: SessionFactory>(
         open: 0,
         pending: Pending::with_capacity(n),
         ready: Vec::new(),
-        admission: Admission::new(&spec.attempts, spec.shape.threads),
+        admission: Admission::for_worker(
+            &spec.attempts,
+            spec.shape.threads,
+            args.index,
+            deadline_ns,
+        ),
         released: spec.release.is_none(),
         unsettled: n,
         uring: None,
@@ -630,6 +635,12 @@ fn stats_for(spec: &LoadSpec) -> WorkerStats {
         stats.stages = Some(crate::stats::stages::StageTally::new(
             shape.stages.ends_ns(),
         ));
+    } else if !spec.attempts.stages.is_empty() {
+        // Attempts by stages (connect's churn): each stage's cycles and their connect
+        // latency too.
+        let mut t = crate::stats::stages::StageTally::new(spec.attempts.stages.ends_ns());
+        t.time_connects();
+        stats.stages = Some(t);
     }
     stats
 }

@@ -19,6 +19,13 @@ pub struct StageCount {
     /// Connections open at the stage's end, and the most open at once in it.
     pub open_end: u64,
     pub open_peak: u64,
+    /// Connections established, and attempts that failed, whose attempt started in
+    /// the stage (measured phase).
+    pub connections: u64,
+    pub connect_errors: u64,
+    /// Their connect latency (attempt to established), when the tally times it
+    /// (`StageTally::time_connects`: connect's churn stages).
+    pub connect_latency: Option<Latency>,
 }
 
 /// A worker's counts per stage: `ends_ns[i]`, the end of stage `i` from the run's
@@ -64,6 +71,34 @@ impl StageTally {
         self.open_now = open;
         let s = &mut self.per[self.open_at];
         s.open_peak = s.open_peak.max(open);
+    }
+
+    /// Keep each stage's connect latency too (`connected`).
+    pub fn time_connects(&mut self) {
+        for s in &mut self.per {
+            s.connect_latency.get_or_insert_with(Latency::new);
+        }
+    }
+
+    /// A connection whose attempt started at `began_ns` came up.
+    #[inline]
+    pub fn connected(&mut self, began_ns: u64) {
+        self.at(began_ns).connections += 1;
+    }
+
+    /// The connection whose attempt started at `began_ns` was ready after `ns` (its
+    /// handshakes done), when the tally times connects.
+    #[inline]
+    pub fn connect_took(&mut self, began_ns: u64, ns: u64) {
+        if let Some(l) = self.at(began_ns).connect_latency.as_mut() {
+            l.record(ns);
+        }
+    }
+
+    /// An attempt started at `began_ns` failed.
+    #[inline]
+    pub fn connect_error(&mut self, began_ns: u64) {
+        self.at(began_ns).connect_errors += 1;
     }
 
     /// The run is over: the stages after the last change hold its count to their end.
@@ -129,6 +164,11 @@ impl StageTally {
             a.ok += b.ok;
             a.errors += b.errors;
             a.latency.add(&b.latency);
+            a.connections += b.connections;
+            a.connect_errors += b.connect_errors;
+            if let (Some(x), Some(y)) = (a.connect_latency.as_mut(), b.connect_latency.as_ref()) {
+                x.add(y);
+            }
             // Each worker's highest: their sum bounds the run's from above (workers
             // hold equal shares, so they peak together).
             a.open_end += b.open_end;
@@ -164,6 +204,33 @@ pub struct StageFigures {
     #[serde(with = "super::latency::null_when_empty")]
     pub latency_us: LatencySummary,
     pub histogram: HistogramBlob,
+    /// Connections established and attempts failed, each in the stage its attempt
+    /// started in (measured phase).
+    #[serde(default)]
+    pub connections: u64,
+    #[serde(default)]
+    pub connect_errors: u64,
+    /// connect's churn stages: their connect latency (attempt to established), and its
+    /// exact histogram; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<StageConnects>,
+}
+
+/// A stage's connect latency (connect's churn stages).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StageConnects {
+    #[serde(with = "super::latency::null_when_empty")]
+    pub latency_us: LatencySummary,
+    pub histogram: HistogramBlob,
+}
+
+impl StageConnects {
+    pub fn of(l: &Latency) -> StageConnects {
+        StageConnects {
+            latency_us: l.summary(),
+            histogram: HistogramBlob::of(l),
+        }
+    }
 }
 
 impl StageFigures {
@@ -199,6 +266,9 @@ impl StageFigures {
             connections_peak: c.open_peak,
             latency_us: c.latency.summary(),
             histogram: HistogramBlob::of(&c.latency),
+            connections: c.connections,
+            connect_errors: c.connect_errors,
+            connect: c.connect_latency.as_ref().map(StageConnects::of),
         }
     }
 }
@@ -238,6 +308,15 @@ pub fn merge(
         let of = || all.iter().map(move |p| &p[k]);
         let what = format!("stages[{k}].histogram");
         let latency = super::merge::histograms::add_blobs(&what, of().map(|s| &s.histogram))?;
+        let connect = match of().all(|s| s.connect.is_some()) {
+            true => {
+                let what = format!("stages[{k}].connect.histogram");
+                let blobs = of().filter_map(|s| s.connect.as_ref().map(|c| &c.histogram));
+                let l = super::merge::histograms::add_blobs(&what, blobs)?;
+                Some(StageConnects::of(&l))
+            }
+            false => None,
+        };
         let rate = |g: fn(&StageFigures) -> f64| {
             let sum: f64 = of().map(g).sum();
             if side_by_side {
@@ -272,6 +351,9 @@ pub fn merge(
             connections_peak: count(|s| s.connections_peak),
             latency_us: latency.summary(),
             histogram: HistogramBlob::of(&latency),
+            connections: of().map(|s| s.connections).sum(),
+            connect_errors: of().map(|s| s.connect_errors).sum(),
+            connect,
         });
     }
     Ok(Some(merged))
