@@ -257,7 +257,7 @@ mod tests {
 
     #[test]
     fn stages_pace_the_attempts_of_every_process_together() {
-        let s = |secs, target| crate::engine::Stage {
+        let s = |secs, target| crate::engine::stages::Stage {
             over: std::time::Duration::from_secs(secs),
             target,
         };
