@@ -472,6 +472,48 @@ mod tests {
     }
 
     #[test]
+    fn connections_and_failed_attempts_count_in_their_attempts_stage_and_merge() {
+        let mut t = tally();
+        t.time_connects();
+        // Attempts started at 500 (stage 0) and 2,500 (stage 1); one late to come up.
+        t.connected(500);
+        t.connect_took(500, 40);
+        t.connect_error(2_500);
+        t.connect_error(9_000);
+        t.connected(2_999);
+        t.connect_took(2_999, 70);
+        let per: Vec<(u64, u64)> = t
+            .per
+            .iter()
+            .map(|s| (s.connections, s.connect_errors))
+            .collect();
+        assert_eq!(per, [(1, 0), (1, 1), (0, 1)]);
+        let f: Vec<StageFigures> = t
+            .per
+            .iter()
+            .map(|c| StageFigures::new(1.0, 1.0, 1.0, c))
+            .collect();
+        assert_eq!(f[1].connect.as_ref().unwrap().latency_us.count, 1);
+        let m = merge(&[Some(&f), Some(&f)], true).unwrap().unwrap();
+        let merged: Vec<(u64, u64, u64)> = m
+            .iter()
+            .map(|s| {
+                let timed = s.connect.as_ref().map_or(0, |c| c.latency_us.count);
+                (s.connections, s.connect_errors, timed)
+            })
+            .collect();
+        assert_eq!(merged, [(2, 0, 2), (2, 2, 2), (0, 2, 0)]);
+        // A stage list without connect latency (a load's) merges to none.
+        let plain: Vec<StageFigures> = tally()
+            .per
+            .iter()
+            .map(|c| StageFigures::new(1.0, 1.0, 1.0, c))
+            .collect();
+        let m = merge(&[Some(&plain), Some(&plain)], true).unwrap().unwrap();
+        assert!(m.iter().all(|s| s.connect.is_none()));
+    }
+
+    #[test]
     fn other_stage_lists_are_refused() {
         let a = figures(1, 1_000);
         let mut b = figures(1, 1_000);
