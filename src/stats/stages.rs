@@ -39,6 +39,8 @@ pub struct StageTally {
     /// The stage the open count was last seen in, and that count.
     open_at: usize,
     open_now: u64,
+    /// Connection stages: this worker's share of each stage's target (`aim_at`).
+    targets: Option<Vec<u64>>,
 }
 
 impl StageTally {
@@ -51,15 +53,42 @@ impl StageTally {
             per,
             open_at: 0,
             open_now: 0,
+            targets: None,
         }
     }
 
+    /// Connection stages: the count each stage ends at, this worker's share. A change
+    /// after a stage's end that moves the count toward that stage's target without
+    /// passing it is the stage's own (an open or a leave it asked for that landed
+    /// late on a busy machine), so a stage's `open_end` is its target whenever every
+    /// connection it asked for came up (or went), however late.
+    pub fn aim_at(&mut self, targets: Vec<u64>) {
+        self.targets = Some(targets);
+    }
+
+    /// Whether a change to `open` after the current stage's end is one it asked for:
+    /// toward its target, not past it.
+    fn late_for_stage(&self, open: u64) -> bool {
+        let Some(t) = self.targets.as_ref().and_then(|t| t.get(self.open_at)) else {
+            return false;
+        };
+        let (now, target) = (self.open_now, *t);
+        (now < open && open <= target) || (target <= open && open < now)
+    }
+
     /// The open connections became `open` at `t_ns`. Stages passed since the last
-    /// change end with the count before it; a change from the last stage's end on
-    /// (the run's closing) counts in none.
+    /// change end with the count before it (connection stages: unless the change is
+    /// one the stage asked for, landed late: `aim_at`); a change from the last
+    /// stage's end on (the run's closing) counts in none.
     #[inline]
     pub fn open(&mut self, t_ns: u64, open: u64) {
         let last = self.ends_ns.len() - 1;
+        if t_ns >= self.ends_ns[self.open_at] && self.late_for_stage(open) {
+            self.open_now = open;
+            let s = &mut self.per[self.open_at];
+            s.open_peak = s.open_peak.max(open);
+            return;
+        }
         if t_ns >= self.ends_ns[last] {
             return;
         }
@@ -439,6 +468,34 @@ mod tests {
         other.finish_open();
         t.add(&other);
         assert_eq!((t.per[1].open_end, t.per[2].open_peak), (9, 12));
+    }
+
+    #[test]
+    fn a_connection_a_stage_asked_for_counts_at_its_end_however_late_it_came() {
+        // Stages to 2, 2 and 0 connections (ends 1,000, 3,000, 4,000): the second
+        // connection comes up at 1,200, after the first stage's end; the first stage
+        // still ends on 2 (it asked for it), and its peak is 2. A loss and its
+        // reconnection in the second stage leave it on 2. The last leave lands after
+        // the run's end: the last stage still ends on 0.
+        let mut t = tally();
+        t.aim_at(vec![2, 2, 0]);
+        for (at, open) in [(100, 1), (1_200, 2), (2_000, 1), (2_100, 2), (3_500, 1)] {
+            t.open(at, open);
+        }
+        t.open(4_100, 0);
+        t.finish_open();
+        let ends: Vec<u64> = t.per.iter().map(|s| s.open_end).collect();
+        let peaks: Vec<u64> = t.per.iter().map(|s| s.open_peak).collect();
+        assert_eq!((ends, peaks), (vec![2, 2, 0], vec![2, 2, 2]));
+        // Without targets (rate stages) the same changes count where they came.
+        let mut r = tally();
+        for (at, open) in [(100, 1), (1_200, 2), (3_500, 1)] {
+            r.open(at, open);
+        }
+        r.open(4_100, 0);
+        r.finish_open();
+        let ends: Vec<u64> = r.per.iter().map(|s| s.open_end).collect();
+        assert_eq!(ends, [1, 2, 1]);
     }
 
     #[test]
