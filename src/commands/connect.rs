@@ -146,6 +146,10 @@ fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str,
             ping.map(|p| format!(", ping each every {}", seconds(p)))
                 .unwrap_or_default()
         ),
+        Mode::Churn { duration: Some(_) } if !cfg.stages.is_empty() => format!(
+            "churn (connect, echo, close) by stages of cycles started: {}",
+            stages_text(&cfg.stages)
+        ),
         Mode::Churn { duration: Some(d) } => {
             format!("churn (connect, echo, close) for {}", seconds(*d))
         }
@@ -182,7 +186,9 @@ fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str,
         ("sources", sources),
         (
             "connect rate",
-            if cfg.rate > 0.0 {
+            if !cfg.stages.is_empty() {
+                "by the stages".into()
+            } else if cfg.rate > 0.0 {
                 format!("{}/s", group(cfg.rate as u64))
             } else {
                 "as fast as possible".into()
@@ -205,6 +211,22 @@ fn config_rows(cfg: &ConnectConfig, limits: &KernelLimits) -> Vec<(&'static str,
             ),
         ),
     ]
+}
+
+/// The stages as the plan line says them: `10.000s to 500/s, 5.000s to 0/s`.
+fn stages_text(stages: &crate::engine::Stages) -> String {
+    let list: Vec<String> = stages
+        .list()
+        .iter()
+        .map(|s| {
+            format!(
+                "{} to {}/s",
+                seconds(s.over),
+                group(s.target.round() as u64)
+            )
+        })
+        .collect();
+    list.join(", ")
 }
 
 /// A self-signed certificate and key for localhost/127.0.0.1 in a private temp

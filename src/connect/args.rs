@@ -41,6 +41,9 @@ pub struct ConnectArgs {
     /// With --churn: cycle for this long instead of -n.
     #[arg(short = 'd', long)]
     pub duration: Option<String>,
+    /// With --churn: cycles started per second by stages instead of -d and --connect-rate, DURATION:TARGET,... (10s:500,20s:500,5s:0), linear within each stage from the previous target (0 first) to its own; the run lasts their sum (docs/stages.md).
+    #[arg(long, value_name = "LIST", hide_short_help = true)]
+    pub stages: Option<String>,
     /// New connections per second over all processes (0: as fast as possible).
     #[arg(long, default_value_t = 0.0)]
     pub connect_rate: f64,

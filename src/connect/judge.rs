@@ -54,6 +54,16 @@ pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
             if measured.cycles_ok == 0 {
                 why.push(format!("no cycle completed{after_ramp}"));
             }
+            // Stages: the cycles they asked, as the loads' open loop is held to its
+            // rate (`stats::rate::ACHIEVED_AT_LEAST`).
+            let asked = stages_asked(&cfg.stages);
+            if (measured.attempts as f64) < asked * crate::stats::rate::ACHIEVED_AT_LEAST {
+                why.push(format!(
+                    "the stages asked {} cycles and {} started",
+                    group(asked.round() as u64),
+                    group(measured.attempts)
+                ));
+            }
         }
     }
     if c.failed() > 0 {
@@ -87,5 +97,14 @@ pub fn judge(cfg: &ConnectConfig, r: &Run) -> Outcome {
     }
     Outcome {
         reason: (!why.is_empty()).then(|| why.join("; ")),
+    }
+}
+
+/// The cycles churn stages ask over the run (their curve's integral); 0 without.
+fn stages_asked(stages: &crate::engine::Stages) -> f64 {
+    let curve = crate::engine::stages::Curve::new(stages.list());
+    match stages.is_empty() {
+        true => 0.0,
+        false => curve.asked_by(stages.total().as_nanos() as f64),
     }
 }

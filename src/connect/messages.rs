@@ -51,6 +51,17 @@ pub struct WorkerSpec {
     /// `--interval`, ms: the length of one step of the series (`WorkerMsg::Interval`).
     #[serde(default = "default_step_ms")]
     pub step_ms: u64,
+    /// `--stages` (churn): cycles started per second by stages, over every process;
+    /// this worker starts the run's cycles `k processes + index` (`engine::Attempts`).
+    #[serde(default)]
+    pub stages: Vec<crate::engine::Stage>,
+    /// The client processes sharing the stages.
+    #[serde(default = "one")]
+    pub processes: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn default_step_ms() -> u64 {
@@ -192,5 +203,8 @@ pub enum WorkerMsg {
         /// Its engine threads per event loop.
         #[serde(default)]
         event_loop: crate::stats::LoopCounts,
+        /// `--stages`: its figures per stage, its part of each stage's targets.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stages: Option<Vec<crate::stats::stages::StageFigures>>,
     },
 }

@@ -10,6 +10,8 @@
 //! (`report.rs`, the JSON; `summary.rs`, the text read from it). The series of
 //! connect latency per `--interval`: each worker's steps (`worker_steps.rs`), merged
 //! by the parent as they come (`steps.rs`) and written to `--hlog` (`series.rs`).
+//! Churn stages (`--stages`): each worker's engine paces its cycles by them and
+//! counts per stage; the parent adds the workers' stages; `stage_table.rs` prints them.
 
 pub mod args;
 pub mod block_merge;
@@ -25,6 +27,7 @@ pub mod report;
 pub mod reports;
 pub mod series;
 pub mod sharding;
+pub mod stage_table;
 pub mod steps;
 pub mod summary;
 pub mod worker;

@@ -267,7 +267,16 @@ fn gathered(all: &[ClientReports], ended: &[Ended]) -> Run {
         server: None,
         targets: Vec::new(),
         interrupted: false,
+        stages: stage_sums(&finals),
     }
+}
+
+/// `--stages`: the workers' figures added stage by stage (each ran its part of every
+/// stage's targets, so the sums are the whole run's); None without stages, or when a
+/// worker did not report them (then no stage's figure is whole).
+fn stage_sums(finals: &[&FinalParts]) -> Option<Vec<crate::stats::stages::StageFigures>> {
+    let parts: Vec<_> = finals.iter().map(|f| f.stages.as_ref()).collect();
+    crate::stats::stages::merge(&parts, true).ok().flatten()
 }
 
 /// Each client worker's command line and its share of the plan (in its environment).
@@ -304,6 +313,8 @@ fn client_launches(cfg: &ConnectConfig, targets: &[SocketAddr], pem: Option<&str
                     .ramp
                     .map(|r| ramp_share(r, i, p, churn, cfg.total, concurrency)),
                 step_ms: cfg.interval.as_millis().max(1) as u64,
+                stages: cfg.stages.list().to_vec(),
+                processes: p,
             };
             Launch {
                 args: vec!["connect".to_string()],

@@ -10,7 +10,7 @@ use super::capacity::{self, Needs, SERVER_SHARE};
 use super::defaults::{self, Chosen};
 use super::sharding::{self, WholeConnect};
 use crate::config::{duration_flag, series_interval, ClientConfig, OutputOptions, SourceFlag};
-use crate::engine::Ramp;
+use crate::engine::{Ramp, Stages};
 use crate::error::{Error, Result};
 use crate::net::loopback::{self, Sources};
 use crate::net::range;
@@ -66,6 +66,9 @@ pub struct ConnectConfig {
     pub interval: Duration,
     /// `--hlog`: where each interval's connect-latency histogram goes.
     pub hlog: Option<std::path::PathBuf>,
+    /// `--stages` (churn): cycles started per second by stages, this shard's part;
+    /// empty without. The run lasts their sum (`Mode::Churn`'s duration).
+    pub stages: Stages,
 }
 
 /// Connect's own flags, validated: the whole run as the user gave it, before a
@@ -83,6 +86,7 @@ struct Asked {
     server_pids: Vec<u32>,
     interval: Duration,
     hlog: Option<std::path::PathBuf>,
+    stages: Stages,
 }
 
 impl ConnectConfig {
@@ -107,6 +111,11 @@ impl ConnectConfig {
             ));
         }
         let asked = Asked::read(a)?;
+        if client.ramp.is_some() && !asked.stages.is_empty() {
+            return Err(Error::usage(
+                "--stages and --ramp both shape the rate of new cycles: write the ramp as the first stage (e.g. --stages 2s:500,10s:500)",
+            ));
+        }
         Self::choose(asked, client, limits, usable)
     }
 
@@ -167,6 +176,7 @@ impl ConnectConfig {
                 concurrency: asked.concurrency,
                 sources: all_sources.len(),
                 processes: asked.processes,
+                stages: asked.stages,
             }),
             // A hold's figure is the time to establish all N, and the ramp is part of
             // it: leaving it out would leave out the thing measured, so a hold always
@@ -181,6 +191,11 @@ impl ConnectConfig {
             sources,
             interval: asked.interval,
             hlog: asked.hlog,
+            // A shard starts its part of every stage's cycles (`Shard::rate`).
+            stages: match &shard {
+                Some(s) => asked.stages.with_targets(|t| s.rate(t)),
+                None => asked.stages,
+            },
             mode: asked.mode,
             targets: asked.targets,
             host: asked.host,
@@ -227,7 +242,8 @@ impl Asked {
     fn read(a: &ConnectArgs) -> Result<Asked> {
         let (targets, host) = targets(a.target.as_deref())?;
         let server_pids = server_pids(a.server_pid.as_deref(), targets.is_some())?;
-        let mode = Mode::read(a)?;
+        let stages = read_stages(a)?;
+        let mode = Mode::read(a, &stages)?;
         let total = match (&mode, a.connections) {
             (_, Some(0)) => return Err(Error::usage("-n/--connections must be at least 1")),
             (Mode::Churn { duration: Some(_) }, _) => 0,
@@ -258,18 +274,24 @@ impl Asked {
             server_pids,
             interval: series_interval(&a.interval)?,
             hlog: a.hlog.clone(),
+            stages,
         })
     }
 }
 
 impl Mode {
-    /// `--churn` (with `-d`) or a hold (with `--hold`, `--ping`).
-    fn read(a: &ConnectArgs) -> Result<Mode> {
+    /// `--churn` (with `-d`, or `--stages`) or a hold (with `--hold`, `--ping`).
+    fn read(a: &ConnectArgs, stages: &Stages) -> Result<Mode> {
         if a.churn {
             if a.hold.is_some() || a.ping.is_some() {
                 return Err(Error::usage(
                     "--churn closes every connection after one echo: it takes neither --hold nor --ping",
                 ));
+            }
+            if !stages.is_empty() {
+                return Ok(Mode::Churn {
+                    duration: Some(stages.total()),
+                });
             }
             let duration = a
                 .duration
@@ -306,6 +328,29 @@ impl Mode {
         }
         Ok(Mode::Hold { hold, ping })
     }
+}
+
+/// `--stages`: churn's cycles started per second by stages (rates only), which set the
+/// run's length and pace alone.
+fn read_stages(a: &ConnectArgs) -> Result<Stages> {
+    let Some(text) = a.stages.as_deref() else {
+        return Ok(Stages::default());
+    };
+    let refuse = |why: &str| Err(Error::usage(why));
+    if !a.churn {
+        return refuse("--stages applies to --churn (cycles started per second): a hold opens -n connections and keeps them");
+    }
+    if a.connections.is_some() {
+        return refuse("--stages decides how many cycles start and when: drop -n/--connections");
+    }
+    if a.duration.is_some() {
+        return refuse("the run lasts the stages' sum: drop -d/--duration");
+    }
+    if a.connect_rate != 0.0 {
+        return refuse("--stages sets the rate of new cycles: drop --connect-rate");
+    }
+    let list = crate::engine::stages::parse("--stages", text).map_err(Error::usage)?;
+    Ok(Stages::new(&list))
 }
 
 /// The target's addresses and the name its certificate is checked against; None: the

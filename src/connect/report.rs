@@ -40,6 +40,8 @@ pub struct Run {
     /// The client worker processes' summed peak RSS (VmHWM), read once every
     /// connection was up; the built-in server runs in processes of its own.
     pub client_process: Option<ClientProcess>,
+    /// `--stages` (churn): each stage's figures, every worker's added.
+    pub stages: Option<Vec<crate::stats::stages::StageFigures>>,
 }
 
 #[derive(Default)]
@@ -275,6 +277,7 @@ pub fn build(
     .client_process(r.client_process.clone())
     .warmup(ramp_warmup(cfg, r.ramp.as_ref()))
     .intervals(&r.intervals)
+    .stages(r.stages.clone())
     .server(
         r.server
             .as_ref()
@@ -353,6 +356,15 @@ fn config_json(cfg: &ConnectConfig, r: &Run) -> serde_json::Value {
         "tls": cfg.tls.is_some(),
         "echo_payload_bytes": super::worker::PING_PAYLOAD,
     });
+    if !cfg.stages.is_empty() {
+        // The whole run's stages, as given (every shard the same).
+        let whole = cfg.whole.as_ref().map_or(cfg.stages, |w| w.stages);
+        config["stages"] = whole
+            .list()
+            .iter()
+            .map(|s| serde_json::json!({"seconds": s.over.as_secs_f64(), "target_per_s": s.target}))
+            .collect();
+    }
     if let Some(w) = &cfg.whole {
         config["connections"] = serde_json::json!(w.total);
         config["connections_per_thread"] =

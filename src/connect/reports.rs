@@ -35,6 +35,8 @@ pub struct FinalParts {
     pub peak_rss_bytes: Option<u64>,
     /// The worker's measured phase, seconds (after a ramp left out).
     pub measured_s: f64,
+    /// `--stages`: its figures per stage.
+    pub stages: Option<Vec<crate::stats::stages::StageFigures>>,
 }
 
 impl Reports for ClientReports {
@@ -59,6 +61,7 @@ impl Reports for ClientReports {
                 cpu_s,
                 event_loop,
                 peak_rss_bytes,
+                stages,
                 ..
             } => {
                 self.latest = c;
@@ -71,6 +74,7 @@ impl Reports for ClientReports {
                     event_loop,
                     peak_rss_bytes,
                     measured_s,
+                    stages,
                 });
             }
         }
@@ -136,6 +140,7 @@ mod tests {
             rss_bytes: 0,
             peak_rss_bytes: Some(1 << 20),
             event_loop: LoopCounts::default(),
+            stages: None,
         }
     }
 

@@ -17,6 +17,8 @@ pub struct WholeConnect {
     pub sources: usize,
     /// `--processes` as given (None: each shard derives its own).
     pub processes: Option<usize>,
+    /// `--stages` as given (churn), every shard's together.
+    pub stages: crate::engine::Stages,
 }
 
 /// This shard's share of `total` connections or cycles (0 stays 0: churn for a

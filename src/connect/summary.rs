@@ -20,6 +20,7 @@ pub fn summary(r: &ConnectResult) -> String {
     connections(&mut s, b, c);
     let _ = writeln!(s, "connect (us):  {}", latency_line(&c.connect_latency_us));
     frames(&mut s, b, c);
+    s.push_str(&super::stage_table::table(b.stages.as_ref()));
     // Memory per connection means something only with the connections held.
     if c.churn.is_none() {
         memory(&mut s, c);

@@ -93,6 +93,7 @@ pub fn run(spec: WorkerSpec) -> Result<()> {
         rss_bytes: rss,
         peak_rss_bytes: crate::sys::proc_fs::own_peak_rss_bytes(),
         event_loop: out.event_loop,
+        stages: out.stages,
     });
     Ok(())
 }
@@ -236,6 +237,10 @@ fn load_spec(
             per_s: (spec.rate > 0.0).then_some(spec.rate),
             // Held connections are counted, not replaced; a churn slot goes on.
             retry: spec.churn,
+            // Churn stages: cycle m of the whole run starts when their curve asks for
+            // m, this process taking every `processes`-th.
+            stages: crate::engine::Stages::new(&spec.stages),
+            place: (spec.index as u64, spec.processes.max(1) as u64),
         },
         release: rate.map(|_| release),
     }

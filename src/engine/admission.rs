@@ -3,7 +3,11 @@
 //! `per_s` new attempts a second. A slot over either limit waits its turn in a
 //! queue, served in order as attempts settle or the rate allows: waiting is not a
 //! failure. With neither limit every attempt starts at once and the queue is unused.
+//! The rate is flat (`per_s`) or by stages (`stages`, connect's churn stages): then
+//! attempt m of the whole run is due when the stages' curve (`stages::Curve`, the one
+//! the loads' rate stages run on) has asked for m.
 
+use super::stages::{Curve, Stages};
 use std::collections::VecDeque;
 
 /// The limits of a load (LoadSpec::attempts), over the whole run.
@@ -16,6 +20,14 @@ pub struct Attempts {
     /// A slot whose attempt failed, or whose connection was lost, tries again (after
     /// a back-off); without, the slot's run ends there and the loss is tallied.
     pub retry: bool,
+    /// New attempts per second by rate stages (instead of `per_s`): attempt m of the
+    /// whole run is due when the stages' curve asks for m; empty: none.
+    pub stages: Stages,
+    /// This process's place among the processes sharing `stages` (index, count):
+    /// worker w of `threads` takes the whole run's attempts `(k threads + w) count +
+    /// index`, so every process's and worker's attempts interleave and their sum by
+    /// any time is the curve's.
+    pub place: (u64, u64),
 }
 
 impl Default for Attempts {
@@ -24,8 +36,20 @@ impl Default for Attempts {
             max_connecting: None,
             per_s: None,
             retry: true,
+            stages: Stages::default(),
+            place: (0, 1),
         }
     }
+}
+
+/// A worker's attempts paced by rate stages: its k-th is the run's `k stride + first`.
+struct Paced {
+    curve: Curve,
+    stride: u64,
+    first: u64,
+    /// No attempt waits past this (the run's end): a waiting slot then starts and
+    /// finds the run over.
+    until_ns: u64,
 }
 
 /// One worker's side of the limits.
@@ -33,6 +57,8 @@ pub struct Admission {
     max_connecting: usize,
     /// ns between two starts (0: no rate).
     gap_ns: f64,
+    /// Starts by rate stages instead of `gap_ns`.
+    paced: Option<Paced>,
     /// Attempts in flight now.
     pub connecting: usize,
     /// Attempts started (for the rate).
@@ -54,6 +80,7 @@ impl Admission {
         Admission {
             max_connecting: a.max_connecting.unwrap_or(usize::MAX).max(1),
             gap_ns: per_worker.map_or(0.0, |r| 1e9 / r),
+            paced: None,
             connecting: 0,
             started: 0,
             queue: VecDeque::new(),
@@ -61,9 +88,31 @@ impl Admission {
         }
     }
 
+    /// Worker `worker` of `threads`: with rate stages (`Attempts::stages`), its
+    /// attempts paced by their curve until `until_ns` (the run's end).
+    pub fn for_worker(
+        a: &Attempts,
+        threads: usize,
+        worker: usize,
+        until_ns: Option<u64>,
+    ) -> Admission {
+        let mut adm = Admission::new(a, threads);
+        if !a.stages.is_empty() && !a.stages.is_connections() {
+            let (index, of) = (a.place.0, a.place.1.max(1));
+            let threads = threads.max(1) as u64;
+            adm.paced = Some(Paced {
+                curve: Curve::new(a.stages.list()),
+                stride: threads * of,
+                first: worker as u64 * of + index,
+                until_ns: until_ns.unwrap_or(u64::MAX),
+            });
+        }
+        adm
+    }
+
     /// Whether attempts wait for a limit at all.
     pub fn limited(&self) -> bool {
-        self.max_connecting != usize::MAX || self.gap_ns > 0.0
+        self.max_connecting != usize::MAX || self.gap_ns > 0.0 || self.paced.is_some()
     }
 
     /// Slots `0..n`, never started (generation 0), wait for their first attempt.
@@ -78,7 +127,18 @@ impl Admission {
     /// When the next attempt may start by the rate (ns on the run clock).
     #[inline]
     fn due(&self) -> u64 {
-        (self.started as f64 * self.gap_ns) as u64
+        match &self.paced {
+            None => (self.started as f64 * self.gap_ns) as u64,
+            Some(p) => {
+                let m = self.started * p.stride + p.first;
+                let at = p.curve.time_of(m as f64);
+                // Past the curve's last request (a rate held at 0): the run's end.
+                match at.is_finite() {
+                    true => (at as u64).min(p.until_ns),
+                    false => p.until_ns,
+                }
+            }
+        }
     }
 
     /// Whether an attempt may start at `now`; if so it counts as started.
@@ -133,8 +193,7 @@ mod tests {
         let mut a = Admission::new(
             &Attempts {
                 max_connecting: Some(2),
-                per_s: None,
-                retry: true,
+                ..Attempts::default()
             },
             1,
         );
@@ -149,9 +208,8 @@ mod tests {
         // 1000 a second over two workers: one start per 2 ms each.
         let mut r = Admission::new(
             &Attempts {
-                max_connecting: None,
                 per_s: Some(1000.0),
-                retry: true,
+                ..Attempts::default()
             },
             2,
         );
@@ -169,8 +227,7 @@ mod tests {
         let mut f = Admission::new(
             &Attempts {
                 max_connecting: Some(1),
-                per_s: None,
-                retry: true,
+                ..Attempts::default()
             },
             1,
         );
@@ -182,5 +239,54 @@ mod tests {
         assert_eq!(f.next(0), Some((1, 0)));
         assert_eq!(f.next(0), None);
         assert!(!Admission::new(&Attempts::default(), 1).limited());
+    }
+
+    /// Starts by time over the 3 s of `1s:20,1s:20,1s:0` (10, 20 and 10 attempts
+    /// asked), each worker taking as many as it may at every millisecond.
+    fn starts_by_stage(a: &mut Admission) -> [u64; 3] {
+        let mut n = [0u64; 3];
+        let ms = 1_000_000;
+        for t in (0..3_000).map(|t| t * ms) {
+            while a.try_start(t) {
+                a.settled();
+                n[(t / (1_000 * ms)) as usize] += 1;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn stages_pace_the_attempts_of_every_process_together() {
+        let s = |secs, target| crate::engine::stages::Stage {
+            over: std::time::Duration::from_secs(secs),
+            target,
+        };
+        let stages = Stages::new(&[s(1, 20.0), s(1, 20.0), s(1, 0.0)]);
+        let of = |index: u64, of: u64, worker: usize, threads: usize| {
+            let a = Attempts {
+                stages,
+                place: (index, of),
+                ..Attempts::default()
+            };
+            Admission::for_worker(&a, threads, worker, Some(3_000_000_000))
+        };
+        // Alone: each stage's integral; nothing more once the rate is held at 0, and
+        // the run's end lets a waiting slot through (to find the run over).
+        let mut alone = of(0, 1, 0, 1);
+        assert!(alone.limited());
+        assert_eq!(starts_by_stage(&mut alone), [10, 20, 10]);
+        assert_eq!(alone.wake_at(), None);
+        alone.wait(0, 1);
+        let last = alone.wake_at().unwrap();
+        assert!((2_999_000_000..=3_000_000_000).contains(&last), "{last}");
+        // Two processes of two workers each: interleaved, the same sums.
+        let mut sum = [0u64; 3];
+        for (index, worker) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let mine = starts_by_stage(&mut of(index, 2, worker, 2));
+            for (all, n) in sum.iter_mut().zip(mine) {
+                *all += n;
+            }
+        }
+        assert_eq!(sum, [10, 20, 10]);
     }
 }

@@ -291,8 +291,16 @@ fn merge_workers<F: SessionFactory>(
 /// Each stage's figures: its counts and latency, the rate its curve asked over it (rate
 /// stages) and the rate sent in it, its connections.
 fn stage_figures(spec: &LoadSpec, t: &crate::stats::stages::StageTally) -> Vec<StageFigures> {
-    let list = spec.shape.stages.list();
-    if spec.shape.stages.is_connections() {
+    // Attempts by stages (connect's churn): this process's part of the targets, so
+    // that the processes' figures add up to the whole run's.
+    let share = 1.0 / spec.attempts.place.1.max(1) as f64;
+    let by_attempts = spec.attempts.stages.scaled(share);
+    let stages = match spec.shape.stages.is_empty() {
+        true => &by_attempts,
+        false => &spec.shape.stages,
+    };
+    let list = stages.list();
+    if stages.is_connections() {
         return list
             .iter()
             .zip(&t.per)

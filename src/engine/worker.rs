@@ -143,7 +143,7 @@ fn new_ctx<F: SessionFactory>(
         worker: args.index,
         clock: args.clock,
         epoll: Epoll::new()?,
-        stats: stats_for(spec),
+        stats: stats_for(spec, args.index),
         figures: Default::default(),
         timers: Timers::with_capacity(n * 2),
         // The interval and rate curve every slot's schedule shares (each keeps its
@@ -172,7 +172,12 @@ fn new_ctx<F: SessionFactory>(
         open: 0,
         pending: Pending::with_capacity(n),
         ready: Vec::new(),
-        admission: Admission::new(&spec.attempts, spec.shape.threads),
+        admission: Admission::for_worker(
+            &spec.attempts,
+            spec.shape.threads,
+            args.index,
+            deadline_ns,
+        ),
         released: spec.release.is_none(),
         unsettled: n,
         uring: None,
@@ -619,17 +624,29 @@ fn is_set(flag: &Option<Arc<std::sync::atomic::AtomicBool>>) -> bool {
 }
 
 /// A worker's statistics: open loop keeps the uncorrected latency too; stages, a
-/// tally per stage made here, before the run.
-fn stats_for(spec: &LoadSpec) -> WorkerStats {
+/// tally per stage made here, before the run (connection stages: aiming at worker
+/// `worker`'s share of each stage's target).
+fn stats_for(spec: &LoadSpec, worker: usize) -> WorkerStats {
     let shape = &spec.shape;
     let mut stats = WorkerStats::new(shape.rate.is_some());
     if spec.interval_handshakes {
         stats.interval_handshake = Some(Latency::new());
     }
     if !shape.stages.is_empty() {
-        stats.stages = Some(crate::stats::stages::StageTally::new(
-            shape.stages.ends_ns(),
-        ));
+        let mut t = crate::stats::stages::StageTally::new(shape.stages.ends_ns());
+        if shape.stages.is_connections() {
+            let share = |s: &super::stages::Stage| {
+                super::vus::share(s.target as usize, worker, shape.threads) as u64
+            };
+            t.aim_at(shape.stages.list().iter().map(share).collect());
+        }
+        stats.stages = Some(t);
+    } else if !spec.attempts.stages.is_empty() {
+        // Attempts by stages (connect's churn): each stage's cycles and their connect
+        // latency too.
+        let mut t = crate::stats::stages::StageTally::new(spec.attempts.stages.ends_ns());
+        t.time_connects();
+        stats.stages = Some(t);
     }
     stats
 }

@@ -19,6 +19,13 @@ pub struct StageCount {
     /// Connections open at the stage's end, and the most open at once in it.
     pub open_end: u64,
     pub open_peak: u64,
+    /// Connections established, and attempts that failed, whose attempt started in
+    /// the stage (measured phase).
+    pub connections: u64,
+    pub connect_errors: u64,
+    /// Their connect latency (attempt to established), when the tally times it
+    /// (`StageTally::time_connects`: connect's churn stages).
+    pub connect_latency: Option<Latency>,
 }
 
 /// A worker's counts per stage: `ends_ns[i]`, the end of stage `i` from the run's
@@ -32,6 +39,8 @@ pub struct StageTally {
     /// The stage the open count was last seen in, and that count.
     open_at: usize,
     open_now: u64,
+    /// Connection stages: this worker's share of each stage's target (`aim_at`).
+    targets: Option<Vec<u64>>,
 }
 
 impl StageTally {
@@ -44,15 +53,42 @@ impl StageTally {
             per,
             open_at: 0,
             open_now: 0,
+            targets: None,
         }
     }
 
+    /// Connection stages: the count each stage ends at, this worker's share. A change
+    /// after a stage's end that moves the count toward that stage's target without
+    /// passing it is the stage's own (an open or a leave it asked for that landed
+    /// late on a busy machine), so a stage's `open_end` is its target whenever every
+    /// connection it asked for came up (or went), however late.
+    pub fn aim_at(&mut self, targets: Vec<u64>) {
+        self.targets = Some(targets);
+    }
+
+    /// Whether a change to `open` after the current stage's end is one it asked for:
+    /// toward its target, not past it.
+    fn late_for_stage(&self, open: u64) -> bool {
+        let Some(t) = self.targets.as_ref().and_then(|t| t.get(self.open_at)) else {
+            return false;
+        };
+        let (now, target) = (self.open_now, *t);
+        (now < open && open <= target) || (target <= open && open < now)
+    }
+
     /// The open connections became `open` at `t_ns`. Stages passed since the last
-    /// change end with the count before it; a change from the last stage's end on
-    /// (the run's closing) counts in none.
+    /// change end with the count before it (connection stages: unless the change is
+    /// one the stage asked for, landed late: `aim_at`); a change from the last
+    /// stage's end on (the run's closing) counts in none.
     #[inline]
     pub fn open(&mut self, t_ns: u64, open: u64) {
         let last = self.ends_ns.len() - 1;
+        if t_ns >= self.ends_ns[self.open_at] && self.late_for_stage(open) {
+            self.open_now = open;
+            let s = &mut self.per[self.open_at];
+            s.open_peak = s.open_peak.max(open);
+            return;
+        }
         if t_ns >= self.ends_ns[last] {
             return;
         }
@@ -64,6 +100,34 @@ impl StageTally {
         self.open_now = open;
         let s = &mut self.per[self.open_at];
         s.open_peak = s.open_peak.max(open);
+    }
+
+    /// Keep each stage's connect latency too (`connected`).
+    pub fn time_connects(&mut self) {
+        for s in &mut self.per {
+            s.connect_latency.get_or_insert_with(Latency::new);
+        }
+    }
+
+    /// A connection whose attempt started at `began_ns` came up.
+    #[inline]
+    pub fn connected(&mut self, began_ns: u64) {
+        self.at(began_ns).connections += 1;
+    }
+
+    /// The connection whose attempt started at `began_ns` was ready after `ns` (its
+    /// handshakes done), when the tally times connects.
+    #[inline]
+    pub fn connect_took(&mut self, began_ns: u64, ns: u64) {
+        if let Some(l) = self.at(began_ns).connect_latency.as_mut() {
+            l.record(ns);
+        }
+    }
+
+    /// An attempt started at `began_ns` failed.
+    #[inline]
+    pub fn connect_error(&mut self, began_ns: u64) {
+        self.at(began_ns).connect_errors += 1;
     }
 
     /// The run is over: the stages after the last change hold its count to their end.
@@ -129,6 +193,11 @@ impl StageTally {
             a.ok += b.ok;
             a.errors += b.errors;
             a.latency.add(&b.latency);
+            a.connections += b.connections;
+            a.connect_errors += b.connect_errors;
+            if let (Some(x), Some(y)) = (a.connect_latency.as_mut(), b.connect_latency.as_ref()) {
+                x.add(y);
+            }
             // Each worker's highest: their sum bounds the run's from above (workers
             // hold equal shares, so they peak together).
             a.open_end += b.open_end;
@@ -164,6 +233,33 @@ pub struct StageFigures {
     #[serde(with = "super::latency::null_when_empty")]
     pub latency_us: LatencySummary,
     pub histogram: HistogramBlob,
+    /// Connections established and attempts failed, each in the stage its attempt
+    /// started in (measured phase).
+    #[serde(default)]
+    pub connections: u64,
+    #[serde(default)]
+    pub connect_errors: u64,
+    /// connect's churn stages: their connect latency (attempt to established), and its
+    /// exact histogram; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<StageConnects>,
+}
+
+/// A stage's connect latency (connect's churn stages).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StageConnects {
+    #[serde(with = "super::latency::null_when_empty")]
+    pub latency_us: LatencySummary,
+    pub histogram: HistogramBlob,
+}
+
+impl StageConnects {
+    pub fn of(l: &Latency) -> StageConnects {
+        StageConnects {
+            latency_us: l.summary(),
+            histogram: HistogramBlob::of(l),
+        }
+    }
 }
 
 impl StageFigures {
@@ -199,6 +295,9 @@ impl StageFigures {
             connections_peak: c.open_peak,
             latency_us: c.latency.summary(),
             histogram: HistogramBlob::of(&c.latency),
+            connections: c.connections,
+            connect_errors: c.connect_errors,
+            connect: c.connect_latency.as_ref().map(StageConnects::of),
         }
     }
 }
@@ -238,6 +337,15 @@ pub fn merge(
         let of = || all.iter().map(move |p| &p[k]);
         let what = format!("stages[{k}].histogram");
         let latency = super::merge::histograms::add_blobs(&what, of().map(|s| &s.histogram))?;
+        let connect = match of().all(|s| s.connect.is_some()) {
+            true => {
+                let what = format!("stages[{k}].connect.histogram");
+                let blobs = of().filter_map(|s| s.connect.as_ref().map(|c| &c.histogram));
+                let l = super::merge::histograms::add_blobs(&what, blobs)?;
+                Some(StageConnects::of(&l))
+            }
+            false => None,
+        };
         let rate = |g: fn(&StageFigures) -> f64| {
             let sum: f64 = of().map(g).sum();
             if side_by_side {
@@ -272,6 +380,9 @@ pub fn merge(
             connections_peak: count(|s| s.connections_peak),
             latency_us: latency.summary(),
             histogram: HistogramBlob::of(&latency),
+            connections: of().map(|s| s.connections).sum(),
+            connect_errors: of().map(|s| s.connect_errors).sum(),
+            connect,
         });
     }
     Ok(Some(merged))
@@ -360,6 +471,34 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_a_stage_asked_for_counts_at_its_end_however_late_it_came() {
+        // Stages to 2, 2 and 0 connections (ends 1,000, 3,000, 4,000): the second
+        // connection comes up at 1,200, after the first stage's end; the first stage
+        // still ends on 2 (it asked for it), and its peak is 2. A loss and its
+        // reconnection in the second stage leave it on 2. The last leave lands after
+        // the run's end: the last stage still ends on 0.
+        let mut t = tally();
+        t.aim_at(vec![2, 2, 0]);
+        for (at, open) in [(100, 1), (1_200, 2), (2_000, 1), (2_100, 2), (3_500, 1)] {
+            t.open(at, open);
+        }
+        t.open(4_100, 0);
+        t.finish_open();
+        let ends: Vec<u64> = t.per.iter().map(|s| s.open_end).collect();
+        let peaks: Vec<u64> = t.per.iter().map(|s| s.open_peak).collect();
+        assert_eq!((ends, peaks), (vec![2, 2, 0], vec![2, 2, 2]));
+        // Without targets (rate stages) the same changes count where they came.
+        let mut r = tally();
+        for (at, open) in [(100, 1), (1_200, 2), (3_500, 1)] {
+            r.open(at, open);
+        }
+        r.open(4_100, 0);
+        r.finish_open();
+        let ends: Vec<u64> = r.per.iter().map(|s| s.open_end).collect();
+        assert_eq!(ends, [1, 2, 1]);
+    }
+
+    #[test]
     fn connection_stages_merge_their_connections() {
         let c = |end: u64, peak: u64| StageCount {
             open_end: end,
@@ -387,6 +526,48 @@ mod tests {
         let rate = vec![StageFigures::new(1.0, 10.0, 10.0, &c(0, 0))];
         let e = merge(&[Some(&a), Some(&rate)], true).unwrap_err();
         assert!(e.contains("kind differ"), "{e}");
+    }
+
+    #[test]
+    fn connections_and_failed_attempts_count_in_their_attempts_stage_and_merge() {
+        let mut t = tally();
+        t.time_connects();
+        // Attempts started at 500 (stage 0) and 2,500 (stage 1); one late to come up.
+        t.connected(500);
+        t.connect_took(500, 40);
+        t.connect_error(2_500);
+        t.connect_error(9_000);
+        t.connected(2_999);
+        t.connect_took(2_999, 70);
+        let per: Vec<(u64, u64)> = t
+            .per
+            .iter()
+            .map(|s| (s.connections, s.connect_errors))
+            .collect();
+        assert_eq!(per, [(1, 0), (1, 1), (0, 1)]);
+        let f: Vec<StageFigures> = t
+            .per
+            .iter()
+            .map(|c| StageFigures::new(1.0, 1.0, 1.0, c))
+            .collect();
+        assert_eq!(f[1].connect.as_ref().unwrap().latency_us.count, 1);
+        let m = merge(&[Some(&f), Some(&f)], true).unwrap().unwrap();
+        let merged: Vec<(u64, u64, u64)> = m
+            .iter()
+            .map(|s| {
+                let timed = s.connect.as_ref().map_or(0, |c| c.latency_us.count);
+                (s.connections, s.connect_errors, timed)
+            })
+            .collect();
+        assert_eq!(merged, [(2, 0, 2), (2, 2, 2), (0, 2, 0)]);
+        // A stage list without connect latency (a load's) merges to none.
+        let plain: Vec<StageFigures> = tally()
+            .per
+            .iter()
+            .map(|c| StageFigures::new(1.0, 1.0, 1.0, c))
+            .collect();
+        let m = merge(&[Some(&plain), Some(&plain)], true).unwrap().unwrap();
+        assert!(m.iter().all(|s| s.connect.is_none()));
     }
 
     #[test]

@@ -198,6 +198,32 @@ impl WorkerStats {
         }
     }
 
+    /// A measured connection whose attempt started at `began_ns` came up: in that
+    /// attempt's stage.
+    #[inline]
+    pub fn stage_connected(&mut self, began_ns: u64) {
+        if let Some(s) = self.stages.as_mut() {
+            s.connected(began_ns);
+        }
+    }
+
+    /// A measured connection whose attempt started at `began_ns` was ready after
+    /// `ns`: its stage's connect latency (when kept).
+    #[inline]
+    pub fn stage_connect_took(&mut self, began_ns: u64, ns: u64) {
+        if let Some(s) = self.stages.as_mut() {
+            s.connect_took(began_ns, ns);
+        }
+    }
+
+    /// A measured attempt started at `began_ns` failed: in that attempt's stage.
+    #[inline]
+    pub fn stage_connect_error(&mut self, began_ns: u64) {
+        if let Some(s) = self.stages.as_mut() {
+            s.connect_error(began_ns);
+        }
+    }
+
     /// A measured request sent, meant to go at `intended_ns`, in its stage (`--stages`;
     /// `record_sent` counts it in the totals).
     #[inline]

@@ -17,6 +17,7 @@ mod conn_stages;
 mod connect;
 mod connect_defaults;
 mod connect_intervals;
+mod connect_stages;
 mod conventions;
 mod doc_links;
 mod doc_links_in_code;

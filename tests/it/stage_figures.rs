@@ -173,3 +173,29 @@ fn shards_merge_stage_by_stage() {
     assert_eq!(p.finish(Duration::from_secs(30)), 2, "{}", p.stderr());
     assert!(p.stderr().contains("ran other stages"), "{}", p.stderr());
 }
+
+#[test]
+fn failed_connection_attempts_count_in_the_stage_they_started_in() {
+    // A closed loopback port: every attempt is refused, each counted in the stage it
+    // started in, and the stages' counts add up to the totals'.
+    let port = free_port();
+    let target = format!("127.0.0.1:{port}");
+    let r = run_json(&["echo", &target, "--stages", "1s:10,1s:10", "-c", "2"]);
+    assert_eq!(r.code, 1, "{}", r.explain());
+    let j = r.json();
+    let failed: Vec<u64> = (0..2).map(|k| stage_u(j, k, "connect_errors")).collect();
+    let total = ju(j, "/totals/connect_errors");
+    assert!(total >= 2, "{}", r.explain());
+    assert_eq!(
+        failed.iter().sum::<u64>(),
+        total,
+        "{failed:?}: {}",
+        r.explain()
+    );
+    // Both slots tried at once from the start: the first stage has their first tries.
+    assert!(failed[0] >= 2, "{failed:?}");
+    assert_eq!((0..2).map(|k| stage_u(j, k, "connections")).sum::<u64>(), 0);
+    if let Err(e) = schema_validator("result.schema.json").validate(j) {
+        panic!("the result does not validate: {e}");
+    }
+}

@@ -194,6 +194,9 @@ impl<S: ClientSession> Conn<S> {
     fn count_connection<F: SessionFactory<Session = S>>(&mut self, ctx: &mut Ctx<F>) {
         let measured = ctx.batch() || self.began >= ctx.measure_start_ns;
         ctx.stats.phase(measured).connections += 1;
+        if measured {
+            ctx.stats.stage_connected(self.began);
+        }
         // Undone when the socket closes in a state past this one (`drop_socket`).
         ctx.open += 1;
         ctx.stats.stage_open(ctx.now(), ctx.open);
@@ -236,6 +239,10 @@ impl<S: ClientSession> Conn<S> {
             ctx.stats.conns_at(measured).failed(e.errno);
         }
         ctx.stats.record_connect_error(measured, e.kind, e.detail);
+        if measured {
+            // In the stage its attempt started in (`began`: set as it started).
+            ctx.stats.stage_connect_error(self.began);
+        }
         if ctx.batch() {
             return self.park(ctx);
         }

@@ -220,7 +220,9 @@ impl<S: ClientSession> Conn<S> {
         self.settle_attempt(ctx);
         let now = ctx.now();
         if self.began >= ctx.measure_start_ns || ctx.batch() {
-            ctx.stats.record_handshake(now.saturating_sub(self.began));
+            let took = now.saturating_sub(self.began);
+            ctx.stats.record_handshake(took);
+            ctx.stats.stage_connect_took(self.began, took);
         }
         self.failing_since.clear();
         self.state = State::Running;
