@@ -82,13 +82,18 @@ fn each_stage_counts_what_the_server_saw_sent_in_it() {
     // went. They agree while no request went MARGIN_S or more after its time, which
     // the run's own lag (`rate.behind_s`) bounds: a run behind by that much (a loaded
     // machine) proves nothing about the server's side and is run again; the third
-    // such run is held to everything but that comparison.
+    // such run is held to everything but that comparison, and to what a run that fell
+    // behind may leave unsent: it ends at its deadline by the clock, so it may send up
+    // to `behind_by` fewer and exit 1 (fell short), each stage no more than it asked.
     for attempt in 1..=3 {
         let (port, counts) = echo_counting_stages();
         let target = format!("127.0.0.1:{port}");
         let r = run_with_progress(&["echo", &target, "--stages", STAGES, "-c", "2"]);
         let j = r.json();
-        assert_eq!(r.code, 0, "{}", r.explain());
+        let on_time = j["rate"]["behind_s"].as_f64().unwrap() < MARGIN_S;
+        if !on_time && attempt < 3 {
+            continue;
+        }
         let sent = ju(j, "/totals/sent");
         let seen = || {
             counts
@@ -98,21 +103,26 @@ fn each_stage_counts_what_the_server_saw_sent_in_it() {
         };
         assert!(wait_until(Duration::from_secs(5), || seen() >= sent));
         assert_stages_add_up(j);
-        let on_time = j["rate"]["behind_s"].as_f64().unwrap() < MARGIN_S;
-        if !on_time && attempt < 3 {
-            continue;
-        }
         let server: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let client: Vec<u64> = (0..3).map(|k| stage_u(j, k, "sent")).collect();
+        let integral = [6, 11, 5];
         if on_time {
+            assert_eq!(r.code, 0, "{}", r.explain());
             assert_eq!(client, server, "{}", r.explain());
+            assert_eq!(client, integral, "each stage's integral");
+        } else {
+            assert!(r.code == 0 || r.code == 1, "{}", r.explain());
+            let unsent = 22 - client.iter().sum::<u64>();
+            assert!(unsent <= behind_by(j, 11.0), "{}", r.explain());
+            for (k, (c, asked)) in client.iter().zip(integral).enumerate() {
+                assert!(*c <= asked, "stage {k}: {client:?}");
+            }
         }
-        assert_eq!(client, [6, 11, 5], "each stage's integral");
         for (k, asked) in [(0, 5.5), (1, 11.0), (2, 5.5)] {
             assert_eq!(j["stages"][k]["asked_per_s"], asked);
             assert_eq!(j["stages"][k]["seconds"], 1.0);
         }
-        assert_eq!(stage_u(j, 1, "ok"), 11);
+        assert_eq!(stage_u(j, 1, "ok"), client[1]);
         assert!(j["stages"][1]["latency_us"]["p99"].as_f64().unwrap() > 0.0);
         if let Err(e) = schema_validator("result.schema.json").validate(j) {
             panic!("the result does not validate: {e}");
@@ -127,7 +137,7 @@ fn each_stage_counts_what_the_server_saw_sent_in_it() {
         assert_eq!(rows.len(), 4, "{}", r.stdout);
         let cells: Vec<&str> = rows[2].split_whitespace().collect();
         assert_eq!(&cells[..2], ["2", "1.000"], "{}", r.stdout);
-        assert_eq!(cells[5], "11", "{}", r.stdout);
+        assert_eq!(cells[5], client[1].to_string(), "{}", r.stdout);
         return;
     }
 }
