@@ -213,7 +213,7 @@ impl HeaderDecoder {
     }
 
     /// Makes the table inserts of the remembered block's repeats that change the
-    /// table (`Memo::owed_replays`), by decoding it again that many times.
+    /// table (`Memo::owed_replays`), by decoding its inserts again that many times.
     fn settle(&mut self, copy: &mut Vec<u8>, fields: &mut Vec<Field>) -> Result<(), FrameError> {
         let Some(memo) = self.memo.as_deref_mut() else {
             return Ok(());
@@ -221,7 +221,7 @@ impl HeaderDecoder {
         let replays = memo.owed_replays(self.decoder.max_dynamic_size() as usize);
         for _ in 0..replays {
             copy.clear();
-            copy.extend_from_slice(memo.block());
+            copy.extend_from_slice(memo.replay());
             while !copy.is_empty() {
                 fields.clear();
                 self.decoder

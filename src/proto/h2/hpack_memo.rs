@@ -8,11 +8,11 @@
 //!
 //! Only a block that decodes the same whatever the dynamic table holds is remembered
 //! (`hpack_walk::table_free`). Its repeats still insert into the table, so the decoder
-//! (`hpack.rs`) owes them: before any other block decodes, it replays as many as
-//! change the table (`owed_replays`): the table holds the longest run of newest
-//! inserts that fits its size, so once the replayed inserts outgrow it, older repeats
-//! could leave nothing behind. The table is then exactly as if every repeat had been
-//! decoded.
+//! (`hpack.rs`) owes them: before any other block decodes, it replays the inserts of
+//! as many as change the table (`owed_replays`), written as raw literals (`replay`).
+//! The table holds the longest run of newest inserts that fits its size, so once the
+//! replayed inserts outgrow it, older repeats could leave nothing behind: the table
+//! is then exactly as if every repeat had been decoded.
 
 /// The largest block remembered, and the most decoded bytes (names and values) kept
 /// for it: a connection's memory stays small whatever the server sends.
@@ -25,6 +25,10 @@ const FIELD_OVERHEAD: usize = 32;
 #[derive(Default)]
 pub struct Memo {
     block: Vec<u8>,
+    /// The block's inserts alone, as literals with incremental indexing of literal
+    /// names, not Huffman-coded: what a replay decodes, the same entries in the table
+    /// for a tenth of the block's decoding.
+    inserts_raw: Vec<u8>,
     /// Every field's name then value, one after the other.
     text: Vec<u8>,
     /// Each field's (name length, value length) in `text`.
@@ -67,9 +71,9 @@ impl Memo {
         self.owed
     }
 
-    /// The remembered block.
-    pub fn block(&self) -> &[u8] {
-        &self.block
+    /// What one owed repeat's replay decodes: the block's inserts.
+    pub fn replay(&self) -> &[u8] {
+        &self.inserts_raw
     }
 
     /// How many of the owed repeats the decoder replays so that its table of at most
@@ -90,6 +94,7 @@ impl Memo {
         debug_assert_eq!(self.owed, 0, "a repeat's inserts still owed");
         self.valid = false;
         self.block.clear();
+        self.inserts_raw.clear();
         self.text.clear();
         self.spans.clear();
         self.inserts = 0;
@@ -112,6 +117,9 @@ impl Memo {
         self.spans.push((name.len() as u16, value.len() as u16));
         if indexed {
             self.inserts += name.len() + value.len() + FIELD_OVERHEAD;
+            self.inserts_raw.push(0x40);
+            raw_string(&mut self.inserts_raw, name);
+            raw_string(&mut self.inserts_raw, value);
         }
     }
 
@@ -121,5 +129,52 @@ impl Memo {
             self.block.extend_from_slice(block);
             self.valid = true;
         }
+    }
+}
+
+/// A string literal (RFC 7541 5.2) not Huffman-coded: its length as an integer with a
+/// 7-bit prefix (5.1), then its bytes.
+fn raw_string(out: &mut Vec<u8>, s: &[u8]) {
+    const PREFIX_MAX: usize = 0x7f;
+    if s.len() < PREFIX_MAX {
+        out.push(s.len() as u8);
+    } else {
+        out.push(PREFIX_MAX as u8);
+        let mut rest = s.len() - PREFIX_MAX;
+        while rest >= 0x80 {
+            out.push((rest & 0x7f) as u8 | 0x80);
+            rest >>= 7;
+        }
+        out.push(rest as u8);
+    }
+    out.extend_from_slice(s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_is_the_inserts_as_raw_literals() {
+        let mut m = Memo::default();
+        m.start(b"(the block)", true);
+        m.record(b":status", b"200", false);
+        m.record(b"server", b"nginx", true);
+        let long = vec![b'v'; 300];
+        m.record(b"x", &long, true);
+        m.finish(b"(the block)");
+        // 300 = 127 + 173: 0x7f, then 173 as 0xad 0x01 (low seven bits first).
+        let mut want = b"\x40\x06server\x05nginx\x40\x01x\x7f\xad\x01".to_vec();
+        want.extend_from_slice(&long);
+        assert_eq!(m.replay(), &want[..]);
+        assert!(m.repeat(b"(the block)"));
+        assert!(!m.repeat(b"(another)"));
+        // Inserts of 6+5+32 and 1+300+32 bytes: 11 replays (4,136 bytes) overflow 4,096.
+        assert_eq!(m.owed_replays(4096), 1);
+        for _ in 0..20 {
+            m.repeat(b"(the block)");
+        }
+        assert_eq!(m.owed_replays(4096), 11);
+        assert_eq!(m.owed_replays(4096), 0);
     }
 }

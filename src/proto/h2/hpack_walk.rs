@@ -152,7 +152,9 @@ mod tests {
         let nginx = b"\x88\x76\x89\xaa\x63\x55\xe5\x80\xae\x21\x2e\x1f\x61\x96\xc3\x61\xbe\x94\x13\xaa\x69\x3f\x75\x04\x01\x38\xa0\x85\x71\xa6\x6e\x36\xea\x98\xb4\x6f\x5f\x87\x49\x7c\xa5\x8a\xe8\x19\xaa\x5c\x01\x35";
         assert!(whole(nginx) && table_free(nginx));
         // Static index 61 (www-authenticate) and literal names, with and without indexing.
-        assert!(table_free(b"\xbd\x40\x01a\x01b\x00\x01a\x01b\x10\x01a\x01b\x0f\x2e\x01b"));
+        assert!(table_free(
+            b"\xbd\x40\x01a\x01b\x00\x01a\x01b\x10\x01a\x01b\x0f\x2e\x01b"
+        ));
         // Index 62, the dynamic table's first entry, as a field or as a literal's name.
         assert!(!table_free(b"\x88\xbe"));
         assert!(!table_free(b"\x7e\x01b"));
