@@ -2,7 +2,7 @@
 //! than it was given nor lets a frame past the max frame size through; every frame
 //! written back parses to the same frame; header blocks go through the CONTINUATION
 //! assembly and the HPACK decoder under their caps (nothing past them is kept or
-//! handed out); SETTINGS and WINDOW_UPDATE go through their checks; the HTTP/2
+//! handed out), a remembering decoder handing out exactly what the crate does; SETTINGS and WINDOW_UPDATE go through their checks; the HTTP/2
 //! client session takes the same bytes as a server's. Run:
 //! `cargo +nightly fuzz run h2_frames`.
 
@@ -91,6 +91,7 @@ fn client(data: &[u8]) {
 fn codec(data: &[u8]) {
     let mut asm = Assembly::new(BLOCK_CAP);
     let mut hpack = HeaderDecoder::new(4096, LIST_CAP);
+    let mut remembering = HeaderDecoder::remembering(4096, LIST_CAP);
     let mut settings = Settings::default();
     let mut window = SendWindow::new(65_535);
     let mut at = 0;
@@ -128,8 +129,18 @@ fn codec(data: &[u8]) {
             Ok(Block::Done(b)) => {
                 assert!(b.len() <= BLOCK_CAP.max(MAX_FRAME as usize));
                 let mut list = 0;
-                let decoded = hpack.decode(b, |n, v| list += n.len() + v.len() + 32);
+                let mut fields = Vec::new();
+                let decoded = hpack.decode(b, |n, v| {
+                    list += n.len() + v.len() + 32;
+                    fields.push((n.to_vec(), v.to_vec()));
+                });
                 assert!(list <= LIST_CAP, "{list} bytes handed out");
+                // A decoder remembering its last block hands out what the crate does.
+                let mut again = Vec::new();
+                let remembered = remembering.decode(b, |n, v| again.push((n.to_vec(), v.to_vec())));
+                assert_eq!(fields, again);
+                let words = |e: crate::proto::h2::FrameError| (e.code, e.what, e.too_large);
+                assert_eq!(decoded.map_err(words), remembered.map_err(words));
                 if decoded.is_err() {
                     return;
                 }

@@ -15,6 +15,7 @@
 //! dynamic table), so a block encoded once serves every request alike.
 
 use super::error::{ErrorCode, FrameError};
+use super::hpack_memo::Memo;
 use httlib_hpack::{Decoder, Encoder};
 
 /// Per header field, RFC 7541 4.1 adds 32 bytes to its name and value.
@@ -136,6 +137,9 @@ thread_local! {
 pub struct HeaderDecoder {
     decoder: Decoder<'static>,
     max_list: usize,
+    /// The last block and its fields, for a peer that repeats its header blocks
+    /// (`remembering`): boxed, so a decoder without one stays small.
+    memo: Option<Box<Memo>>,
 }
 
 impl HeaderDecoder {
@@ -145,6 +149,17 @@ impl HeaderDecoder {
         HeaderDecoder {
             decoder: Decoder::with_dynamic_size(table),
             max_list,
+            memo: None,
+        }
+    }
+
+    /// `new`, remembering the last block that decodes the same whatever the table
+    /// holds (`hpack_memo.rs`): a client's, whose server sends one response head over
+    /// and over. Its fields, and the table, are exactly what the crate would make.
+    pub fn remembering(table: u32, max_list: usize) -> HeaderDecoder {
+        HeaderDecoder {
+            memo: Some(Box::default()),
+            ..HeaderDecoder::new(table, max_list)
         }
     }
 
@@ -156,6 +171,12 @@ impl HeaderDecoder {
         block: &[u8],
         mut field: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), FrameError> {
+        if let Some(memo) = self.memo.as_deref_mut() {
+            if memo.repeat(block) {
+                memo.each(&mut field);
+                return Ok(());
+            }
+        }
         if !super::hpack_walk::whole(block) {
             return Err(FrameError::compression(
                 "an HPACK block with a field cut short",
@@ -171,10 +192,44 @@ impl HeaderDecoder {
                 block: copy,
                 fields,
             } = &mut *scratch;
+            self.settle(copy, fields)?;
+            if let Some(memo) = self.memo.as_deref_mut() {
+                memo.start(block, super::hpack_walk::table_free(block));
+            }
             copy.clear();
             copy.extend_from_slice(block);
-            self.decode_copy(copy, fields, &mut field)
+            self.decode_copy(copy, fields, &mut field)?;
+            if let Some(memo) = self.memo.as_deref_mut() {
+                memo.finish(block);
+            }
+            Ok(())
         })
+    }
+
+    /// The repeats handed out from memory whose table inserts are still owed.
+    #[cfg(test)]
+    pub fn repeats_owed(&self) -> u32 {
+        self.memo.as_deref().map_or(0, Memo::owed)
+    }
+
+    /// Makes the table inserts of the remembered block's repeats that change the
+    /// table (`Memo::owed_replays`), by decoding its inserts again that many times.
+    fn settle(&mut self, copy: &mut Vec<u8>, fields: &mut Vec<Field>) -> Result<(), FrameError> {
+        let Some(memo) = self.memo.as_deref_mut() else {
+            return Ok(());
+        };
+        let replays = memo.owed_replays(self.decoder.max_dynamic_size() as usize);
+        for _ in 0..replays {
+            copy.clear();
+            copy.extend_from_slice(memo.replay());
+            while !copy.is_empty() {
+                fields.clear();
+                self.decoder
+                    .decode_exact(copy, fields)
+                    .map_err(|e| FrameError::compression(decoder_words(&e)))?;
+            }
+        }
+        Ok(())
     }
 
     /// `decode` of the block in `copy`, which the crate drains `FIELDS_PER_STEP`
@@ -191,13 +246,16 @@ impl HeaderDecoder {
             self.decoder
                 .decode_exact(copy, fields)
                 .map_err(|e| FrameError::compression(decoder_words(&e)))?;
-            for (name, value, _) in fields.iter() {
+            for (name, value, flags) in fields.iter() {
                 list += name.len() + value.len() + FIELD_OVERHEAD;
                 if list > self.max_list {
                     return Err(FrameError::too_large(
                         ErrorCode::ENHANCE_YOUR_CALM,
                         "a header list longer than its cap",
                     ));
+                }
+                if let Some(memo) = self.memo.as_deref_mut() {
+                    memo.record(name, value, flags & Decoder::WITH_INDEXING != 0);
                 }
                 field(name, value);
             }

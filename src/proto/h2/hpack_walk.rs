@@ -38,14 +38,48 @@ pub fn whole(block: &[u8]) -> bool {
     true
 }
 
+/// The entries of the static table (RFC 7541 Appendix A): an index past it is the
+/// dynamic table's.
+const STATIC_ENTRIES: u64 = 61;
+
+/// Whether a whole `block` decodes the same whatever the dynamic table holds: every
+/// index it names (of a field or of a literal's name) is the static table's, and it
+/// changes no table size. Its inserts (literals with incremental indexing) are the
+/// same every time too, so a repeat of its bytes is a repeat of its fields.
+pub fn table_free(block: &[u8]) -> bool {
+    let mut at = 0;
+    while at < block.len() {
+        let b = &block[at..];
+        let step = if b[0] & 0x80 != 0 {
+            integer(b, 7).filter(|&(_, index)| (1..=STATIC_ENTRIES).contains(&index))
+        } else if b[0] & 0x40 != 0 {
+            literal_named(b, 6).filter(|&(_, index)| index <= STATIC_ENTRIES)
+        } else if b[0] & 0x20 != 0 {
+            None
+        } else {
+            literal_named(b, 4).filter(|&(_, index)| index <= STATIC_ENTRIES)
+        };
+        match step {
+            Some((n, _)) => at += n,
+            None => return false,
+        }
+    }
+    true
+}
+
 /// A literal field (RFC 7541 6.2): its name index, the name itself when the index is
 /// 0, then its value. Its length in bytes, or None when it does not fit.
 fn literal(b: &[u8], prefix: u8) -> Option<usize> {
+    literal_named(b, prefix).map(|(n, _)| n)
+}
+
+/// `literal`'s length and its name's index (0: a literal name).
+fn literal_named(b: &[u8], prefix: u8) -> Option<(usize, u64)> {
     let (mut at, index) = integer(b, prefix)?;
     if index == 0 {
         at += string(&b[at..])?;
     }
-    Some(at + string(&b[at..])?)
+    Some((at + string(&b[at..])?, index))
 }
 
 /// A string literal (RFC 7541 5.2): its length (7-bit prefix) and that many bytes.
@@ -109,5 +143,25 @@ mod tests {
         // A table size update with a 5-bit prefix, then an indexed field.
         assert!(whole(b"\x3f\xe1\x1f\x82"));
         assert!(!whole(b"\x3f\xe1"));
+    }
+
+    #[test]
+    fn a_block_is_table_free_when_it_names_static_entries_only() {
+        // nginx's response head: :status 200 indexed, then server, date, content-type
+        // and content-length as literals with incremental indexing of static names.
+        let nginx = b"\x88\x76\x89\xaa\x63\x55\xe5\x80\xae\x21\x2e\x1f\x61\x96\xc3\x61\xbe\x94\x13\xaa\x69\x3f\x75\x04\x01\x38\xa0\x85\x71\xa6\x6e\x36\xea\x98\xb4\x6f\x5f\x87\x49\x7c\xa5\x8a\xe8\x19\xaa\x5c\x01\x35";
+        assert!(whole(nginx) && table_free(nginx));
+        // Static index 61 (www-authenticate) and literal names, with and without indexing.
+        assert!(table_free(
+            b"\xbd\x40\x01a\x01b\x00\x01a\x01b\x10\x01a\x01b\x0f\x2e\x01b"
+        ));
+        // Index 62, the dynamic table's first entry, as a field or as a literal's name.
+        assert!(!table_free(b"\x88\xbe"));
+        assert!(!table_free(b"\x7e\x01b"));
+        assert!(!table_free(b"\x0f\x2f\x01b"));
+        // Index 0 as a field is no entry at all; a table size update changes the table.
+        assert!(!table_free(b"\x80"));
+        assert!(!table_free(b"\x20\x88"));
+        assert!(table_free(b""));
     }
 }

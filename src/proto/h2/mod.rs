@@ -13,16 +13,21 @@
 //! - `hpack.rs`: a header block assembled from HEADERS/PUSH_PROMISE and CONTINUATION
 //!   frames under a cap, decoded under a header-list-size cap, and encoded;
 //!   `hpack_walk.rs`: a block's fields checked whole before the crate decodes them;
+//!   `hpack_memo.rs`: a client's last block remembered with its fields (a server
+//!   repeats its response head), the dynamic table kept exact;
 //! - `error.rs`: the error codes (RFC 9113 7) and what a parse refuses.
 
 pub mod error;
 pub mod flow;
 pub mod frame;
 pub mod hpack;
+mod hpack_memo;
 mod hpack_walk;
 pub mod settings;
 pub mod write;
 
+#[cfg(test)]
+mod hpack_memo_tests;
 #[cfg(test)]
 mod tests;
 

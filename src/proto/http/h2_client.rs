@@ -108,7 +108,7 @@ impl<X: Exchange> Conn<X> {
             active: 0,
             lane: Lane::ANY,
             asm: Assembly::new(MAX_HEADER_BLOCK),
-            hpack: HeaderDecoder::new(4096, MAX_HEADER_LIST),
+            hpack: HeaderDecoder::remembering(4096, MAX_HEADER_LIST),
             greeted: false,
             ends_open: false,
             said: Said::default(),
