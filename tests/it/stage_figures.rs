@@ -148,9 +148,14 @@ fn shards_merge_stage_by_stage() {
     let target = format!("127.0.0.1:{}", served.port);
     let runs = run_shards(2, &["echo", &target, "--stages", STAGES, "-c", "2"]);
     let parts: Vec<&Value> = runs.iter().map(|r| r.json()).collect();
-    for p in &parts {
+    for (r, p) in runs.iter().zip(&parts) {
         assert_stages_add_up(p);
+        // A shard starved on a loaded machine falls behind its schedule and short
+        // (exit 1, seen 0.4 s behind under a CPU hog); the merged run then says so.
+        let behind = p["rate"]["behind_s"].as_f64().unwrap_or(0.0) > 0.0;
+        assert!(r.code == 0 || (r.code == 1 && behind), "{}", r.explain());
     }
+    let fell_short = runs.iter().map(|r| r.code).max().unwrap_or(0);
     let files: Vec<TempPath> = parts
         .iter()
         .map(|p| {
@@ -162,7 +167,7 @@ fn shards_merge_stage_by_stage() {
     let out = TempPath::new("stage-merged", ".json");
     let names: Vec<&str> = files.iter().map(|f| f.s()).collect();
     let total = parts.iter().map(|p| ju(p, "/totals/ok")).sum();
-    let m = crate::shards::merge_shards(&names, out.path(), total);
+    let m = crate::shards::merge_shards_exiting(&names, out.path(), total, fell_short);
     assert_stages_add_up(&m);
     for k in 0..3 {
         for field in ["sent", "ok", "errors", "histogram/count"] {
