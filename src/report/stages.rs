@@ -1,6 +1,7 @@
 //! The summary's table of stages (`--stages`): per stage its length, target, the rate
 //! it asked and the rate sent in it, its counts and latency (microseconds, from the
-//! intended send time). Requests count in the stage they were meant to go in.
+//! intended send time), and the connection attempts that failed in it. Requests count
+//! in the stage they were meant to go in; failed attempts in the stage they began in.
 
 use super::format::{group, micros, rate};
 use crate::stats::stages::StageFigures;
@@ -15,8 +16,8 @@ pub fn table(stages: Option<&Vec<StageFigures>>) -> String {
     };
     let conns = list.iter().any(|s| s.target_connections.is_some());
     let mut s = String::from(match conns {
-        true => "stages:        #    seconds   conns to     at end       peak     sent/s         sent           ok     errors        p50        p99\n",
-        false => "stages:        #    seconds   target/s    asked/s     sent/s         sent           ok     errors        p50        p99\n",
+        true => "stages:        #    seconds   conns to     at end       peak     sent/s         sent           ok     errors   conn err        p50        p99\n",
+        false => "stages:        #    seconds   target/s    asked/s     sent/s         sent           ok     errors   conn err        p50        p99\n",
     });
     let na = |us: f64, n: u64| if n > 0 { micros(us) } else { "n/a".into() };
     for (i, st) in list.iter().enumerate() {
@@ -39,11 +40,12 @@ pub fn table(stages: Option<&Vec<StageFigures>>) -> String {
         }
         let _ = writeln!(
             s,
-            "{:>10} {:>12} {:>12} {:>10} {:>10} {:>10}",
+            "{:>10} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
             rate(st.achieved_per_s),
             group(st.sent),
             group(st.ok),
             group(st.errors),
+            group(st.connect_errors),
             na(l.p50, l.count),
             na(l.p99, l.count),
         );
@@ -62,6 +64,7 @@ mod tests {
             sent: 1_500,
             ok: 1_499,
             errors: 1,
+            connect_errors: 2,
             ..StageCount::default()
         };
         c.latency.record_n(250_000, 1_499);
@@ -76,7 +79,7 @@ mod tests {
         let cells: Vec<&str> = rows[2].split_whitespace().collect();
         assert_eq!(
             cells,
-            ["2", "1.500", "1,000", "1,000", "1,000", "1,500", "1,499", "1", "250", "250"]
+            ["2", "1.500", "1,000", "1,000", "1,000", "1,500", "1,499", "1", "2", "250", "250"]
         );
         assert!(rows[1].ends_with("n/a        n/a"), "{t}");
         assert_eq!(table(None), "");
@@ -97,7 +100,7 @@ mod tests {
         let cells: Vec<&str> = rows[1].split_whitespace().collect();
         assert_eq!(
             cells,
-            ["1", "2.000", "50", "48", "50", "1,500", "3,000", "3,000", "0", "n/a", "n/a"]
+            ["1", "2.000", "50", "48", "50", "1,500", "3,000", "3,000", "0", "0", "n/a", "n/a"]
         );
         assert_eq!(rows[0].len(), rows[1].len(), "{t}");
     }

@@ -351,7 +351,10 @@ fn rate_stages_send_each_stage_s_integral() {
         "3",
     ]);
     let sent = r.u("/totals/sent");
-    assert!(sent.abs_diff(2000) <= 3, "{}", r.explain());
+    // Within one per connection, less what the run says it fell behind by at its end
+    // (a loaded machine's loop: 1,993 sent, 0.298 s behind, under a CPU hog).
+    let slack = 3 + behind_by(r.json(), 1000.0);
+    assert!(sent <= 2003 && sent + slack >= 2000, "{}", r.explain());
     assert_eq!(frames(&received, sent), sent, "the server's count");
     assert_eq!(r.json()["config"]["stages"][1]["target_per_s"], 1000.0);
 }
