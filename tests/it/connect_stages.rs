@@ -9,7 +9,6 @@
 use crate::common::*;
 use crate::shards::{run_shards, start_in};
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -89,35 +88,10 @@ fn counting_server() -> (String, Arc<Seen>) {
         for s in listener.incoming().flatten() {
             noted.accepts.lock().unwrap().push(Instant::now());
             let noted = noted.clone();
-            std::thread::spawn(move || echo_frames(s, &noted));
+            std::thread::spawn(move || echo_frames_by_stage(s, &ENDS_NS, &noted.frames));
         }
     });
     (addr, seen)
-}
-
-fn echo_frames(mut s: std::net::TcpStream, seen: &Seen) {
-    let _ = s.set_nodelay(true);
-    let mut held = Vec::new();
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = s.read(&mut buf) {
-        if n == 0 {
-            return;
-        }
-        held.extend_from_slice(&buf[..n]);
-        while held.len() >= 28 {
-            let len = u32::from_be_bytes(held[..4].try_into().unwrap()) as usize;
-            if held.len() < 4 + len {
-                break;
-            }
-            let sent_ns = u64::from_be_bytes(held[20..28].try_into().unwrap());
-            let stage = ENDS_NS.iter().position(|e| sent_ns < *e).unwrap_or(2);
-            seen.frames[stage].fetch_add(1, Ordering::Relaxed);
-            if s.write_all(&held[..4 + len]).is_err() {
-                return;
-            }
-            held.drain(..4 + len);
-        }
-    }
 }
 
 fn stage_field(r: &Value, field: &str) -> Vec<u64> {

@@ -5,7 +5,6 @@
 use crate::common::*;
 use crate::shards::run_shards;
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -28,32 +27,9 @@ fn echo_counting_stages() -> (u16, Arc<[AtomicU64; 3]>) {
     let counts: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
     let counted = counts.clone();
     std::thread::spawn(move || {
-        for mut s in listener.incoming().flatten() {
+        for s in listener.incoming().flatten() {
             let counted = counted.clone();
-            std::thread::spawn(move || {
-                let _ = s.set_nodelay(true);
-                let mut held = Vec::new();
-                let mut buf = [0u8; 16 * 1024];
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    held.extend_from_slice(&buf[..n]);
-                    while held.len() >= 28 {
-                        let len = u32::from_be_bytes(held[..4].try_into().unwrap()) as usize;
-                        if held.len() < 4 + len {
-                            break;
-                        }
-                        let sent_ns = u64::from_be_bytes(held[20..28].try_into().unwrap());
-                        let stage = ENDS_NS.iter().position(|e| sent_ns < *e).unwrap_or(2);
-                        counted[stage].fetch_add(1, Ordering::Relaxed);
-                        if s.write_all(&held[..4 + len]).is_err() {
-                            return;
-                        }
-                        held.drain(..4 + len);
-                    }
-                }
-            });
+            std::thread::spawn(move || echo_frames_by_stage(s, &ENDS_NS, &counted[..]));
         }
     });
     (port, counts)

@@ -662,3 +662,34 @@ pub fn peer_counts(mut p: Proc, prefix: &str, within: Duration) -> (u64, u64, u6
     let n = |i: usize| w[i].parse::<u64>().expect("a count");
     (n(1), n(3), n(5))
 }
+
+/// Echoes wirebench's echo frames on `s`, each read whole (4-byte length, then the
+/// send time at bytes 20..28, ns from the client's run start), counting each in the
+/// stage its send time lies in: `ends_ns` holds each stage's end, a time past the
+/// last counting in the last.
+pub fn echo_frames_by_stage(mut s: TcpStream, ends_ns: &[u64], counts: &[AtomicU64]) {
+    use std::io::Write;
+    let _ = s.set_nodelay(true);
+    let mut held = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    let last = ends_ns.len().saturating_sub(1);
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            return;
+        }
+        held.extend_from_slice(&buf[..n]);
+        while held.len() >= 28 {
+            let len = u32::from_be_bytes(held[..4].try_into().unwrap()) as usize;
+            if held.len() < 4 + len {
+                break;
+            }
+            let sent_ns = u64::from_be_bytes(held[20..28].try_into().unwrap());
+            let stage = ends_ns.iter().position(|e| sent_ns < *e).unwrap_or(last);
+            counts[stage].fetch_add(1, Ordering::Relaxed);
+            if s.write_all(&held[..4 + len]).is_err() {
+                return;
+            }
+            held.drain(..4 + len);
+        }
+    }
+}
