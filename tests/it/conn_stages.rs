@@ -126,13 +126,7 @@ fn the_servers_open_connections_follow_the_stages() {
     assert!(most <= 5, "{most} open at once");
 
     // The summary's table names the connections.
-    let rows: Vec<&str> = r
-        .stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("stages:"))
-        .take(7)
-        .collect();
-    assert_eq!(rows.len(), 7, "{}", r.stdout);
+    let rows = stage_table(&r.stdout, 6);
     assert!(rows[0].contains("conns to"), "{}", r.stdout);
     let cells: Vec<&str> = rows[2].split_whitespace().collect();
     assert_eq!(&cells[..5], ["2", "2.000", "4", "4", "4"], "{}", r.stdout);

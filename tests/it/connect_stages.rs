@@ -203,13 +203,7 @@ fn one_churn_by_stages(processes: &str, last: bool) -> bool {
     }
     assert_eq!(j["config"]["plan"]["duration_s"], 3.0);
     // The summary's table: a header and a row per stage, its attempts column.
-    let rows: Vec<&str> = r
-        .stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("stages:"))
-        .take(4)
-        .collect();
-    assert_eq!(rows.len(), 4, "{}", r.stdout);
+    let rows = stage_table(&r.stdout, 3);
     for (row, n) in rows[1..].iter().zip(&client) {
         let cells: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(cells[4], n.to_string(), "{}", r.stdout);

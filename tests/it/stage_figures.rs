@@ -104,13 +104,7 @@ fn each_stage_counts_what_the_server_saw_sent_in_it() {
             panic!("the result does not validate: {e}");
         }
         // The summary's table: a header and a row per stage, its sent column.
-        let rows: Vec<&str> = r
-            .stdout
-            .lines()
-            .skip_while(|l| !l.starts_with("stages:"))
-            .take(4)
-            .collect();
-        assert_eq!(rows.len(), 4, "{}", r.stdout);
+        let rows = stage_table(&r.stdout, 3);
         let cells: Vec<&str> = rows[2].split_whitespace().collect();
         assert_eq!(&cells[..2], ["2", "1.000"], "{}", r.stdout);
         assert_eq!(cells[5], client[1].to_string(), "{}", r.stdout);

@@ -693,3 +693,15 @@ pub fn echo_frames_by_stage(mut s: TcpStream, ends_ns: &[u64], counts: &[AtomicU
         }
     }
 }
+
+/// The summary's stage table in `stdout`: its header line and a row per stage, held
+/// to that many lines.
+pub fn stage_table(stdout: &str, stages: usize) -> Vec<&str> {
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("stages:"))
+        .take(stages + 1)
+        .collect();
+    assert_eq!(rows.len(), stages + 1, "{stdout}");
+    rows
+}
