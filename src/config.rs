@@ -461,6 +461,7 @@ impl LoadConfig {
                 stages,
                 timeout: client.timeout,
                 memory_budget,
+                coalesce: a.coalesce == crate::flags::CoalesceMode::Auto,
             },
             threads_asked,
             nodelay: !a.no_nodelay,
@@ -679,6 +680,15 @@ impl LoadConfig {
         if self.tls.is_some() { "on" } else { "off" }.to_string()
     }
 
+    /// `--coalesce`: "auto" or "off" (the config table's line and the JSON's).
+    pub fn coalesce_text(&self) -> &'static str {
+        if self.shape.coalesce {
+            "auto"
+        } else {
+            "off"
+        }
+    }
+
     /// Sockets this load needs at once (one per connection).
     pub fn sockets(&self) -> u64 {
         self.shape.connections as u64
@@ -704,6 +714,7 @@ impl LoadConfig {
             "stages": stages_json(&shape.stages),
             "timeout_s": shape.timeout.as_secs_f64(),
             "memory_budget_bytes": shape.memory_budget,
+            "coalesce": self.coalesce_text(),
             "nodelay": self.nodelay,
             "tls": self.tls.is_some(),
         });

@@ -225,6 +225,8 @@ fn load_spec(
             timeout,
             // A ping's 16 bytes: the default is never near.
             memory_budget: crate::engine::DEFAULT_MEMORY_BUDGET,
+            // What connect measures is handshakes, read as they come.
+            coalesce: false,
         },
         // Progress every engine interval; the series' steps are sums of its rows.
         interval: engine_interval(step(spec)),

@@ -4,10 +4,12 @@
 
 use super::admission::Admission;
 use super::busy::BusyPool;
+use super::coalesce::Coalesce;
 use super::limits::DRAIN_GRACE;
 use super::ramp::Schedule;
 use super::session::{ClientSession, SessionFactory};
 use super::spec::{LoadSpec, Plan};
+use super::tally::Tally;
 use crate::clock::Clock;
 use crate::net::epoll::Epoll;
 use crate::reactor::{Pending, Timers};
@@ -78,6 +80,8 @@ pub struct Ctx<F: SessionFactory> {
     /// The worker runs on io_uring (`reactor::uring_loop`): its plain sockets' sends,
     /// receives and connect polls go through the ring.
     pub uring: Option<Box<super::uring_slots::UringSlots>>,
+    /// How long the worker naps when it has nothing to do (`coalesce.rs`).
+    pub coalesce: Coalesce,
 }
 
 impl<F: SessionFactory> Ctx<F> {
@@ -100,6 +104,16 @@ impl<F: SessionFactory> Ctx<F> {
     /// This worker's connection number `made` in the run's numbering (`Spread`).
     pub fn connection_number(&self, made: u64) -> u64 {
         made * self.spec.shape.threads as u64 + self.worker as u64
+    }
+
+    /// What one read settled, into the worker's statistics; its last reply's latency
+    /// into the naps' (`coalesce.rs`).
+    #[inline]
+    pub fn commit(&mut self, tally: Tally) {
+        if let Some(latency) = tally.last_latency_ns() {
+            self.coalesce.reply(latency);
+        }
+        tally.commit(&mut self.stats);
     }
 
     pub fn new_session(&mut self) -> F::Session {

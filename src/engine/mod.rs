@@ -5,6 +5,7 @@
 
 pub mod admission;
 pub(crate) mod busy;
+pub mod coalesce;
 pub mod conn;
 pub mod connector;
 mod ctx;

@@ -63,6 +63,9 @@ pub struct LoadShape {
     /// replies, output not written yet), each worker thread an equal share; a
     /// connection that would take its worker past it is dropped (`over_budget`).
     pub memory_budget: usize,
+    /// `--coalesce`: a worker with nothing to do naps before it waits for replies
+    /// (`engine::coalesce`), so replies are read in bursts.
+    pub coalesce: bool,
 }
 
 impl LoadShape {
@@ -180,6 +183,7 @@ mod tests {
             stages: Stages::default(),
             timeout: Duration::from_secs(1),
             memory_budget: crate::engine::limits::DEFAULT_MEMORY_BUDGET,
+            coalesce: true,
         }
     }
 

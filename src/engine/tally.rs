@@ -18,6 +18,9 @@ pub struct Tally {
     /// The intended send time of the run's requests (one read settles them at one
     /// time, so equal latencies mean one intended time): their stage (`--stages`).
     run_intended: u64,
+    /// The last correct reply's latency from when its request went, warm-up or not
+    /// (0: none): what the worker's naps follow (`engine::coalesce`).
+    last_actual: u64,
 }
 
 impl Tally {
@@ -33,6 +36,7 @@ impl Tally {
         stats: &mut WorkerStats,
     ) {
         self.ok[measured as usize] += 1;
+        self.last_actual = actual_ns;
         if !measured {
             return;
         }
@@ -52,6 +56,12 @@ impl Tally {
             stats.record_replied(self.run_intended, c, a, n);
             self.run.2 = 0;
         }
+    }
+
+    /// The last correct reply's latency from when its request went, if there was one.
+    #[inline]
+    pub fn last_latency_ns(&self) -> Option<u64> {
+        (self.last_actual > 0).then_some(self.last_actual)
     }
 
     /// Adds everything tallied to the worker's statistics.

@@ -5,6 +5,7 @@
 
 use super::admission::Admission;
 use super::busy::BusyPool;
+use super::coalesce::Coalesce;
 use super::conn::{Conn, State};
 use super::ctx::Ctx;
 use super::limits::READ_BUFFER;
@@ -77,6 +78,10 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     // of its own, its system calls take no file reference (sys::fd_table).
     crate::sys::fd_table::own_fd_table();
     let spec = args.spec.clone();
+    if spec.shape.coalesce {
+        // Naps of 5-100 us: the default timer slack (50 us) would stretch each.
+        crate::reactor::nap::precise_timers();
+    }
     let deadline_ns = match spec.shape.plan {
         Plan::Duration(_) => spec.shape.deadline().map(|d| d.as_nanos() as u64),
         _ => None,
@@ -181,6 +186,7 @@ fn new_ctx<F: SessionFactory>(
         released: spec.release.is_none(),
         unsettled: n,
         uring: None,
+        coalesce: Coalesce::new(spec.shape.coalesce),
     })
 }
 
@@ -372,6 +378,10 @@ impl<F: SessionFactory> Handler for Worker<'_, F> {
 
     fn pending(&mut self) -> Option<&mut Pending> {
         Some(&mut self.ctx.pending)
+    }
+
+    fn nap_ns(&self) -> u64 {
+        self.ctx.coalesce.nap_ns()
     }
 
     fn on_flush(&mut self, slot: u32) {

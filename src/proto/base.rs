@@ -196,6 +196,7 @@ impl Base {
             ("warmup", seconds(l.shape.warmup)),
             ("tls", l.tls_text()),
             ("nodelay", l.nodelay.to_string()),
+            ("coalesce", l.coalesce_text().into()),
         ]
     }
 }

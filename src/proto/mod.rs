@@ -264,6 +264,7 @@ mod tests {
             "warmup",
             "tls",
             "nodelay",
+            "coalesce",
         ];
         for (argv, own) in [
             (&["echo", "127.0.0.1:9"][..], &["size"][..]),

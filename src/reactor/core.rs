@@ -58,7 +58,7 @@ impl Reactor {
         loop {
             let now = self.clock.now_ns();
             let timeout = self.turn.timeout(h, next, now);
-            let n = h.epoll().wait(&mut self.events, timeout);
+            let n = wait(h, &mut self.events, timeout);
             // The turn's sends are gathered while its events, ready slots and timers
             // are served, and written together at its end (`Pending`).
             if let Some(p) = h.pending() {
@@ -80,4 +80,24 @@ impl Reactor {
             }
         }
     }
+}
+
+/// The turn's wait: at once when there is nothing to nap for; else a look (no wait),
+/// and, if nothing is ready, the handler's nap, another look, and the wait for what is
+/// left of the timeout.
+fn wait<H: EpollHandler>(h: &H, events: &mut [libc::epoll_event], timeout: u64) -> usize {
+    let nap = h.nap_ns().min(timeout);
+    if nap == 0 {
+        return h.epoll().wait(events, timeout);
+    }
+    let n = h.epoll().wait(events, 0);
+    if n > 0 {
+        return n;
+    }
+    super::nap::nap(nap);
+    let n = h.epoll().wait(events, 0);
+    if n > 0 {
+        return n;
+    }
+    h.epoll().wait(events, timeout - nap)
 }

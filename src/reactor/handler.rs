@@ -36,6 +36,11 @@ pub trait Handler {
     /// timeouts, publishing); returns when it next wants waking (ns on the reactor's
     /// clock, `u64::MAX`: only for events and timers), or `None` to end the loop.
     fn after_wake(&mut self, now: u64) -> Option<u64>;
+    /// How long the loop naps (`nap.rs`) when a turn finds nothing to do, before it
+    /// waits; 0 (the default): it waits at once. Never longer than the wait's timeout.
+    fn nap_ns(&self) -> u64 {
+        0
+    }
 }
 
 /// What the epoll loop (`Reactor`) hands a handler: readiness.

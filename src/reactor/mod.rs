@@ -12,6 +12,7 @@
 mod core;
 mod handler;
 mod measured_cpu;
+pub mod nap;
 pub mod pending;
 pub mod slab;
 pub mod timers;

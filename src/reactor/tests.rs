@@ -43,6 +43,10 @@ struct Recorder {
     wakes_left: u32,
     end_on_stop: bool,
     stopped: bool,
+    /// What `nap_ns` says.
+    nap_ns: u64,
+    /// The loop does not end before this token's event came.
+    awaited: Option<u64>,
 }
 
 impl Recorder {
@@ -56,6 +60,8 @@ impl Recorder {
             wakes_left: 200,
             end_on_stop,
             stopped: false,
+            nap_ns: 0,
+            awaited: None,
         }
     }
 }
@@ -112,7 +118,13 @@ impl Handler for Recorder {
             .filter(|s| matches!(s, Seen::Timer(..)))
             .count()
             == 3;
-        (!(self.stopped && timers_done)).then_some(u64::MAX)
+        let came = self
+            .awaited
+            .is_none_or(|t| self.seen.contains(&Seen::Event(t)));
+        (!(self.stopped && timers_done && came)).then_some(u64::MAX)
+    }
+    fn nap_ns(&self) -> u64 {
+        self.nap_ns
     }
 }
 
@@ -147,13 +159,36 @@ fn marked_slot(s: &Seen) -> Option<u32> {
 
 #[test]
 fn events_ready_list_timers_and_a_stop_flag() {
+    events_ready_list_timers_and_a_stop_flag_napping(0);
+}
+
+/// The same with a nap before each wait: nothing is lost, late or out of order, and
+/// an event that comes while the loop waits (after its nap) still wakes it.
+#[test]
+fn a_napping_loop_serves_the_same() {
+    events_ready_list_timers_and_a_stop_flag_napping(50_000);
+}
+
+fn events_ready_list_timers_and_a_stop_flag_napping(nap_ns: u64) {
     let clock = Clock::new();
     let mut h = Recorder::new(false);
+    h.nap_ns = nap_ns;
     let fd = eventfd();
     let tok = token(7, 3);
     h.ep.add(fd, libc::EPOLLIN as u32 | libc::EPOLLET as u32, tok)
         .expect("add");
     signal(fd);
+    let late = eventfd();
+    let late_tok = token(5, 2);
+    h.awaited = Some(late_tok);
+    // A coarse wake-up every 5 ms: 10 s at most, however slowly the signaller runs.
+    h.wakes_left = 2000;
+    h.ep.add(late, libc::EPOLLIN as u32 | libc::EPOLLET as u32, late_tok)
+        .expect("add");
+    let signaller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(2));
+        signal(late);
+    });
     let t0 = clock.now_ns();
     h.timers.arm(t0 + 20_000_000, 2, 1);
     h.timers.arm(t0 + 5_000_000, 1, 9);
@@ -197,6 +232,16 @@ fn events_ready_list_timers_and_a_stop_flag() {
         })
         .collect();
     assert_eq!(timers, [(1, 9), (3, 4), (2, 1)], "in time order");
+    signaller.join().expect("signaller");
+    assert_eq!(
+        h.seen
+            .iter()
+            .filter(|s| **s == Seen::Event(late_tok))
+            .count(),
+        1,
+        "{:?}",
+        h.seen
+    );
     assert_eq!(h.seen.iter().filter(|s| **s == Seen::Stop).count(), 1);
     assert!(
         clock.now_ns() >= t0 + 20_000_000,
@@ -204,6 +249,7 @@ fn events_ready_list_timers_and_a_stop_flag() {
     );
     assert!(h.wakes_left > 0, "ended by the handler, not the bound");
     crate::net::socket::close(fd);
+    crate::net::socket::close(late);
 }
 
 #[test]

@@ -202,6 +202,47 @@ impl UringReactor {
         Ok(())
     }
 
+    /// The turn's wait, its completions taken into `cqes`. Without a nap, one enter:
+    /// it submits the turn's sends and arms, runs the deferred task work (the
+    /// completions), and sleeps only when there is none. With one: an enter that does
+    /// not sleep, and, if it brought nothing but sends' completions (bookkeeping that
+    /// can wait), the nap (`nap.rs`), another such enter, and the wait for what is left
+    /// of the timeout.
+    fn wait(&mut self, timeout: u64, nap: u64) -> std::io::Result<()> {
+        if nap == 0 {
+            super::uring::enter_for(&self.ring, Duration::from_nanos(timeout))?;
+            self.take_completions();
+            return Ok(());
+        }
+        super::uring::enter_for(&self.ring, Duration::ZERO)?;
+        self.take_completions();
+        if self.something_to_do() {
+            return Ok(());
+        }
+        super::nap::nap(nap);
+        super::uring::enter_for(&self.ring, Duration::ZERO)?;
+        self.take_completions();
+        if self.something_to_do() {
+            return Ok(());
+        }
+        super::uring::enter_for(&self.ring, Duration::from_nanos(timeout - nap))?;
+        self.take_completions();
+        Ok(())
+    }
+
+    fn take_completions(&mut self) {
+        self.cqes.extend(
+            self.ring
+                .completion()
+                .map(|c| (c.user_data(), c.result(), c.flags())),
+        );
+    }
+
+    /// A completion besides a send's: bytes received, a handler's own, a stop.
+    fn something_to_do(&self) -> bool {
+        self.cqes.iter().any(|&(ud, _, _)| ud >> KIND_SHIFT != SEND)
+    }
+
     /// Runs until the handler ends the loop (`after_wake` says `None`, or `on_stop`
     /// says true).
     pub fn run<H: UringHandler>(&mut self, h: &mut H) -> std::io::Result<()> {
@@ -215,20 +256,13 @@ impl UringReactor {
             // work late at most).
             let timeout = self.turn.timeout(h, next, now);
             self.push(h.sqes())?;
-            // One enter: submits the turn's sends and arms, runs the deferred task work
-            // (the completions), and sleeps only when there is none.
-            super::uring::enter_for(&self.ring, Duration::from_nanos(timeout))?;
+            self.cqes.clear();
+            self.wait(timeout, h.nap_ns().min(timeout))?;
             now = self.clock.now_ns();
             if let Some(p) = h.pending() {
                 p.start();
             }
             h.woke(now);
-            self.cqes.clear();
-            self.cqes.extend(
-                self.ring
-                    .completion()
-                    .map(|c| (c.user_data(), c.result(), c.flags())),
-            );
             let mut gave = false;
             let mut stop = false;
             for &(ud, res, flags) in &self.cqes {

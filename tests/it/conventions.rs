@@ -228,6 +228,7 @@ fn sample(flag: &str) -> Option<Vec<String>> {
         "--json" => vec!["--json", "-"],
         "--quiet" => vec!["-q"],
         "--no-nodelay" => vec!["--no-nodelay"],
+        "--coalesce" => vec!["--coalesce", "off"],
         "--source" => vec!["--source", "kernel"],
         "--tls" => vec!["--tls"],
         "--insecure" => vec!["--tls", "--insecure"],

@@ -179,6 +179,7 @@ fn run_with(
             stages: Default::default(),
             timeout,
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
+            coalesce: true,
         },
         interval: Duration::from_secs(1),
         keep_interval_histograms: false,

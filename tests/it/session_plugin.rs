@@ -243,6 +243,7 @@ fn spec(
             stages: Default::default(),
             timeout: Duration::from_secs(5),
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
+            coalesce: true,
         },
         interval: Duration::from_secs(1),
         keep_interval_histograms: false,

@@ -226,6 +226,7 @@ fn run(goodbye: bool, requests: u64, size: usize, rate: Option<f64>) -> (EngineO
             stages: Default::default(),
             timeout: Duration::from_secs(5),
             memory_budget: engine::DEFAULT_MEMORY_BUDGET,
+            coalesce: true,
         },
         interval: Duration::from_secs(1),
         keep_interval_histograms: false,

@@ -49,7 +49,7 @@ impl<S: ClientSession> Conn<S> {
                 &mut tally,
                 answered,
             );
-            tally.commit(&mut ctx.stats);
+            ctx.commit(tally);
         }
     }
 
@@ -182,7 +182,7 @@ impl<S: ClientSession> Conn<S> {
                 }
             }
         }
-        tally.commit(&mut ctx.stats);
+        ctx.commit(tally);
         (pos, end)
     }
 

@@ -1,0 +1,37 @@
+//! A loop's nap: a short sleep off the wait queue, taken when a turn finds nothing to
+//! do, before the loop waits (`Handler::nap_ns` says how long).
+//!
+//! Why: a thread asleep in `epoll_wait` or `io_uring_enter` is woken by the first byte
+//! that lands for it, and the sender pays for that wake-up, in its own system call: a
+//! cross-CPU wake and, on a virtual machine, an inter-processor interrupt and its exit
+//! to the hypervisor. A load generator that needs less CPU than its server idles between
+//! replies, so it is woken about once per few replies, and the server spends part of
+//! its time waking it: against nginx on HTTP/2, 0.2-0.4 wake-ups per request and about
+//! 10% of nginx's time (benchsuite/runs/2026-11-28/coalesce). Asleep in `nanosleep`,
+//! the thread is on no wait queue: replies land without waking it, and the next turn
+//! reads them all in one go.
+//!
+//! The cost: a reply that lands during a nap is read up to a nap late, so its latency
+//! reads up to that much high. The load engine keeps naps to 1% of its replies' recent
+//! latency (`engine::coalesce`); a server never naps.
+
+use std::time::Duration;
+
+/// Sleeps `ns` nanoseconds, off every wait queue.
+pub fn nap(ns: u64) {
+    std::thread::sleep(Duration::from_nanos(ns));
+}
+
+/// Timer slack of the calling thread, in nanoseconds: how late the kernel may end its
+/// sleeps and timeouts to group them with others. The default, 50 us, is longer than a
+/// nap: it would make every nap 50 us longer than asked.
+const TIMER_SLACK_NS: libc::c_ulong = 1_000;
+
+/// Makes the calling thread's sleeps and timeouts end within `TIMER_SLACK_NS` of when
+/// they were asked to (its naps, and its waits for a request's scheduled send).
+pub fn precise_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer and touches only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS);
+    }
+}
