@@ -89,7 +89,7 @@ pub struct LoadArgs {
     /// Leave Nagle's algorithm on (TCP_NODELAY is set by default).
     #[arg(long, hide_short_help = true)]
     pub no_nodelay: bool,
-    /// With nothing to do, a worker naps before it waits for replies, so the server does not wake it once per reply: auto naps 1% of the recent reply latency (5-100 us; none under 500 us), off reads every reply as it lands (docs/coalesce.md).
+    /// With nothing to do, a worker naps before it waits for replies, so the server does not wake it once per reply: auto naps 1% of the recent reply latency (15-100 us; none under 1.5 ms), off reads every reply as it lands (docs/coalesce.md).
     #[arg(
         long,
         value_enum,

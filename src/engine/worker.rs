@@ -79,7 +79,7 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     crate::sys::fd_table::own_fd_table();
     let spec = args.spec.clone();
     if spec.shape.coalesce {
-        // Naps of 5-100 us: the default timer slack (50 us) would stretch each.
+        // Naps of 15-100 us: the default timer slack (50 us) would stretch each.
         crate::reactor::nap::precise_timers();
     }
     let deadline_ns = match spec.shape.plan {

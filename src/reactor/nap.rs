@@ -6,8 +6,8 @@
 //! cross-CPU wake and, on a virtual machine, an inter-processor interrupt and its exit
 //! to the hypervisor. A load generator that needs less CPU than its server idles between
 //! replies, so it is woken about once per few replies, and the server spends part of
-//! its time waking it: against nginx on HTTP/2, 0.2-0.4 wake-ups per request and about
-//! 10% of nginx's time (benchsuite/runs/2026-11-28/coalesce). Asleep in `nanosleep`,
+//! its time waking it: against nginx on HTTP/2, 0.3-0.4 wake-ups per request, and nginx
+//! serves it about 15% fewer requests a second than h2load (docs/coalesce.md). Asleep in `nanosleep`,
 //! the thread is on no wait queue: replies land without waking it, and the next turn
 //! reads them all in one go.
 //!
