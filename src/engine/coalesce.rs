@@ -7,7 +7,7 @@
 //! request went (not from when it was meant to go: an open loop's lag is no reason to
 //! read later), 1/8 weight to the newest. Below `MIN_NAP_NS` a nap is not taken: it
 //! spans too few replies to pay for itself (the timer's interrupt, two more looks):
-//! against nginx over HTTP/1.1 at 50 connections, naps of 5-8 us cost 12-20% more
+//! against nginx over HTTP/1.1 at 50 connections, naps of 5-8 us cost 13-20% more
 //! generator CPU per request than none (BENCHMARKS.md). So a server answering within
 //! 1.5 ms is read as it always was. Above `MAX_NAP_NS`, the nap
 //! is held there: slow replies are no reason to leave fast ones unread for long.
