@@ -107,10 +107,12 @@ fn settle_each(
                 // An answer in step (a 404, a Redis error reply, a nack) is a reply:
                 // it has a latency, though it does not count as correct.
                 let corrected = now.saturating_sub(req.intended_ns);
+                let actual = now.saturating_sub(req.sent_ns);
                 stats.record_error(req.measured, k, req.intended_ns, Some(corrected));
                 if req.measured {
-                    stats.record_latency(corrected, now.saturating_sub(req.sent_ns), 1);
+                    stats.record_latency(corrected, actual, 1);
                 }
+                tally.answered(actual);
             }
             Verdict::Fatal(k) => stats.record_error(req.measured, k, req.intended_ns, None),
         }

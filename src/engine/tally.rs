@@ -18,8 +18,9 @@ pub struct Tally {
     /// The intended send time of the run's requests (one read settles them at one
     /// time, so equal latencies mean one intended time): their stage (`--stages`).
     run_intended: u64,
-    /// The last correct reply's latency from when its request went, warm-up or not
-    /// (0: none): what the worker's naps follow (`engine::coalesce`).
+    /// The last reply's latency from when its request went, correct or an answer in
+    /// step (a 404, an error reply), warm-up or not (0: none): what the worker's naps
+    /// follow (`engine::coalesce`).
     last_actual: u64,
 }
 
@@ -58,7 +59,14 @@ impl Tally {
         }
     }
 
-    /// The last correct reply's latency from when its request went, if there was one.
+    /// A reply that is not correct but answers its request in step, `actual_ns` after
+    /// the request went: only the naps' estimate takes it (`ok` takes correct ones).
+    #[inline]
+    pub fn answered(&mut self, actual_ns: u64) {
+        self.last_actual = actual_ns;
+    }
+
+    /// The last reply's latency from when its request went, if there was one.
     #[inline]
     pub fn last_latency_ns(&self) -> Option<u64> {
         (self.last_actual > 0).then_some(self.last_actual)
@@ -105,5 +113,18 @@ mod tests {
             .as_ref()
             .map(|u| u.inner().count_at(4_000));
         assert_eq!(actual, Some(5));
+    }
+
+    #[test]
+    fn the_naps_follow_the_last_answer_correct_or_not_warm_up_or_not() {
+        let mut stats = WorkerStats::new(true);
+        let mut t = Tally::default();
+        assert_eq!(t.last_latency_ns(), None);
+        t.ok(false, 0, 9_000, 8_000, &mut stats);
+        assert_eq!(t.last_latency_ns(), Some(8_000));
+        t.answered(3_000);
+        assert_eq!(t.last_latency_ns(), Some(3_000));
+        t.ok(true, 0, 7_000, 6_000, &mut stats);
+        assert_eq!(t.last_latency_ns(), Some(6_000));
     }
 }

@@ -78,10 +78,6 @@ pub fn run_worker<F: SessionFactory>(args: WorkerArgs<F>) -> std::io::Result<Out
     // of its own, its system calls take no file reference (sys::fd_table).
     crate::sys::fd_table::own_fd_table();
     let spec = args.spec.clone();
-    if spec.shape.coalesce {
-        // Naps of 15-100 us: the default timer slack (50 us) would stretch each.
-        crate::reactor::nap::precise_timers();
-    }
     let deadline_ns = match spec.shape.plan {
         Plan::Duration(_) => spec.shape.deadline().map(|d| d.as_nanos() as u64),
         _ => None,

@@ -6,30 +6,40 @@
 //! cross-CPU wake and, on a virtual machine, an inter-processor interrupt and its exit
 //! to the hypervisor. A load generator that needs less CPU than its server idles between
 //! replies, so it is woken about once per few replies, and the server spends part of
-//! its time waking it: against nginx on HTTP/2, 0.3-0.4 wake-ups per request, and nginx
-//! serves it about 15% fewer requests a second than h2load (docs/coalesce.md). Asleep in `nanosleep`,
-//! the thread is on no wait queue: replies land without waking it, and the next turn
-//! reads them all in one go.
+//! its time waking it (docs/coalesce.md: against nginx on HTTP/2, 0.3-0.4 sleeps per
+//! request over h2c, where nginx serves it 0.94x the requests a second it serves
+//! h2load, and 0.2 over TLS, at 0.72x). Asleep in `nanosleep`, the thread is on no wait
+//! queue: replies land without waking it, and the next turn reads them all in one go.
 //!
-//! The cost: a reply that lands during a nap is read up to a nap late, so its latency
-//! reads up to that much high. The load engine keeps naps to 1% of its replies' recent
+//! The cost: a reply that lands during a nap is read up to a nap late (and the time the
+//! thread takes to run again after it), so its latency reads up to that much high. The load engine keeps naps to 1% of its replies' recent
 //! latency (`engine::coalesce`); a server never naps.
 
 use std::time::Duration;
 
-/// Sleeps `ns` nanoseconds, off every wait queue.
+/// Sleeps `ns` nanoseconds, off every wait queue. The thread's first nap makes its
+/// timers precise (`precise_timers`): a thread that never naps keeps the kernel's.
 pub fn nap(ns: u64) {
+    thread_local! {
+        static PRECISE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    PRECISE.with(|p| {
+        if !p.get() {
+            p.set(true);
+            precise_timers();
+        }
+    });
     std::thread::sleep(Duration::from_nanos(ns));
 }
 
-/// Timer slack of the calling thread, in nanoseconds: how late the kernel may end its
-/// sleeps and timeouts to group them with others. The default, 50 us, is longer than a
-/// nap: it would make every nap 50 us longer than asked.
+/// Timer slack of a napping thread, in nanoseconds: how late the kernel may end its
+/// sleeps and timeouts to group them with others. The default, 50 us, is longer than
+/// most naps: it would make every nap up to 50 us longer than asked.
 const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 
 /// Makes the calling thread's sleeps and timeouts end within `TIMER_SLACK_NS` of when
 /// they were asked to (its naps, and its waits for a request's scheduled send).
-pub fn precise_timers() {
+fn precise_timers() {
     // SAFETY: PR_SET_TIMERSLACK takes one integer and touches only this thread.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS);

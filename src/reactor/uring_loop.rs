@@ -205,9 +205,10 @@ impl UringReactor {
     /// The turn's wait, its completions taken into `cqes`. Without a nap, one enter:
     /// it submits the turn's sends and arms, runs the deferred task work (the
     /// completions), and sleeps only when there is none. With one: an enter that does
-    /// not sleep, and, if it brought nothing but sends' completions (bookkeeping that
-    /// can wait), the nap (`nap.rs`), another such enter, and the wait for what is left
-    /// of the timeout.
+    /// not sleep; if it brought nothing but sends that went whole, the nap (`nap.rs`)
+    /// and another such enter; and only if nothing at all has come, the wait for what
+    /// is left of the timeout. A send's completion may free bytes queued behind it
+    /// (`UringSlots`): it waits at most the nap, never a blocking wait.
     fn wait(&mut self, timeout: u64, nap: u64) -> std::io::Result<()> {
         if nap == 0 {
             super::uring::enter_for(&self.ring, Duration::from_nanos(timeout))?;
@@ -222,7 +223,7 @@ impl UringReactor {
         super::nap::nap(nap);
         super::uring::enter_for(&self.ring, Duration::ZERO)?;
         self.take_completions();
-        if self.something_to_do() {
+        if !self.cqes.is_empty() {
             return Ok(());
         }
         super::uring::enter_for(&self.ring, Duration::from_nanos(timeout - nap))?;
@@ -238,9 +239,12 @@ impl UringReactor {
         );
     }
 
-    /// A completion besides a send's: bytes received, a handler's own, a stop.
+    /// A completion besides a whole send's: bytes received, a failed send, a
+    /// handler's own, a stop.
     fn something_to_do(&self) -> bool {
-        self.cqes.iter().any(|&(ud, _, _)| ud >> KIND_SHIFT != SEND)
+        self.cqes
+            .iter()
+            .any(|&(ud, res, _)| ud >> KIND_SHIFT != SEND || res < 0)
     }
 
     /// Runs until the handler ends the loop (`after_wake` says `None`, or `on_stop`
