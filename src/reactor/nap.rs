@@ -6,10 +6,11 @@
 //! cross-CPU wake and, on a virtual machine, an inter-processor interrupt and its exit
 //! to the hypervisor. A load generator that needs less CPU than its server idles between
 //! replies, so it is woken about once per few replies, and the server spends part of
-//! its time waking it (docs/coalesce.md: against nginx on HTTP/2, 0.3-0.4 sleeps per
-//! request over h2c, where nginx serves it 0.94x the requests a second it serves
-//! h2load, and 0.2 over TLS, at 0.72x). Asleep in `nanosleep`, the thread is on no wait
-//! queue: replies land without waking it, and the next turn reads them all in one go.
+//! its time waking it (docs/coalesce.md: against nginx on HTTP/2, 0.35 sleeps per
+//! request over h2c, where nginx serves it 0.88x the requests a second it serves
+//! h2load, and 0.18 over TLS, at 0.81-0.83x). Asleep in `nanosleep`, the thread is on no
+//! wait queue: replies land without waking it, and the next turn reads them all in one
+//! go.
 //!
 //! The cost: a reply that lands during a nap is read up to a nap late (and the time the
 //! thread takes to run again after it), so its latency reads up to that much high. The load engine keeps naps to 1% of its replies' recent
