@@ -37,7 +37,8 @@ pub trait Handler {
     /// clock, `u64::MAX`: only for events and timers), or `None` to end the loop.
     fn after_wake(&mut self, now: u64) -> Option<u64>;
     /// How long the loop naps (`nap.rs`) when a turn finds nothing to do, before it
-    /// waits; 0 (the default): it waits at once. Never longer than the wait's timeout.
+    /// waits; 0 (the default): it waits at once. A nap longer than the wait's timeout
+    /// is not taken: the loop waits at once.
     fn nap_ns(&self) -> u64 {
         0
     }

@@ -261,7 +261,9 @@ impl UringReactor {
             let timeout = self.turn.timeout(h, next, now);
             self.push(h.sqes())?;
             self.cqes.clear();
-            self.wait(timeout, h.nap_ns().min(timeout))?;
+            // No nap when the deadline comes first (as on epoll: `core::wait`).
+            let nap = h.nap_ns();
+            self.wait(timeout, if nap > timeout { 0 } else { nap })?;
             now = self.clock.now_ns();
             if let Some(p) = h.pending() {
                 p.start();
