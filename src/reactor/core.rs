@@ -82,14 +82,12 @@ impl Reactor {
     }
 }
 
-/// The turn's wait: at once when there is nothing to nap for, or when the deadline
-/// comes before a nap would end (a nap cut short saves too little to pay for itself,
-/// and an open loop's next send may be microseconds away); else a look (no wait), and,
-/// if nothing is ready, the handler's nap, another look, and the wait for what is left
-/// of the timeout.
+/// The turn's wait: at once when there is no nap to take (`nap::nap_before`); else a
+/// look (no wait), and, if nothing is ready, the nap, another look, and the wait for
+/// what is left of the timeout.
 fn wait<H: EpollHandler>(h: &H, events: &mut [libc::epoll_event], timeout: u64) -> usize {
-    let nap = h.nap_ns();
-    if nap == 0 || nap > timeout {
+    let nap = super::nap::nap_before(h, timeout);
+    if nap == 0 {
         return h.epoll().wait(events, timeout);
     }
     let n = h.epoll().wait(events, 0);

@@ -16,7 +16,18 @@
 //! thread takes to run again after it), so its latency reads up to that much high. The load engine keeps naps to 1% of its replies' recent
 //! latency (`engine::coalesce`); a server never naps.
 
+use super::handler::Handler;
 use std::time::Duration;
+
+/// The nap a turn takes before a wait of `timeout` ns: the handler's, or none when the
+/// deadline comes before the nap would end (a nap cut short saves too little to pay
+/// for itself, and an open loop's next send may be microseconds away).
+pub fn nap_before<H: Handler>(h: &H, timeout: u64) -> u64 {
+    match h.nap_ns() {
+        nap if nap > timeout => 0,
+        nap => nap,
+    }
+}
 
 /// Sleeps `ns` nanoseconds, off every wait queue. The thread's first nap makes its
 /// timers precise (`precise_timers`): a thread that never naps keeps the kernel's.

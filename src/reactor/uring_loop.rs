@@ -261,9 +261,7 @@ impl UringReactor {
             let timeout = self.turn.timeout(h, next, now);
             self.push(h.sqes())?;
             self.cqes.clear();
-            // No nap when the deadline comes first (as on epoll: `core::wait`).
-            let nap = h.nap_ns();
-            self.wait(timeout, if nap > timeout { 0 } else { nap })?;
+            self.wait(timeout, super::nap::nap_before(h, timeout))?;
             now = self.clock.now_ns();
             if let Some(p) = h.pending() {
                 p.start();
